@@ -1,0 +1,123 @@
+// Package cli holds what every idpbench main shares: exit codes, the
+// interrupt protocol, version strings and reading secrets without argv.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+)
+
+// Exit codes of every tool.
+const (
+	ExitOK          = 0
+	ExitRuntime     = 1
+	ExitUsage       = 2
+	ExitInterrupted = 130
+)
+
+// UsageError marks an error caused by bad flags or arguments (exit 2).
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
+
+// Usagef returns a UsageError.
+func Usagef(format string, a ...any) error {
+	return UsageError{fmt.Errorf(format, a...)}
+}
+
+// ExitCode maps an error to the tool's exit code.
+func ExitCode(err error) int {
+	var u UsageError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &u):
+		return ExitUsage
+	case errors.Is(err, context.Canceled):
+		return ExitInterrupted
+	default:
+		return ExitRuntime
+	}
+}
+
+// SignalContext returns a context cancelled by the first SIGINT or SIGTERM.
+// After that first signal the default behaviour is restored, so a second
+// SIGINT kills the process.
+func SignalContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case <-ch:
+			signal.Reset(os.Interrupt, syscall.SIGTERM)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { signal.Stop(ch); cancel() }
+}
+
+// buildVersion is set by scripts/lib/common.sh at link time
+// (-X github.com/idpbench/idpbench/internal/cli.buildVersion=...), because
+// builds with -buildvcs=false carry no VCS revision.
+var buildVersion string
+
+// Version returns the version the binary was built from: the link-time
+// version, else the VCS revision, else the module version.
+func Version() string {
+	if buildVersion != "" {
+		return buildVersion
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if dirty {
+			rev += "-dirty"
+		}
+		return rev
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	return "devel"
+}
+
+// ReadSecret returns a secret from a file (flag) or, when no file is given,
+// from the environment variable env. Secrets never come from argv. The
+// trailing newline of the file is trimmed. It returns "" when neither is set.
+func ReadSecret(flagName, file, env string) (string, error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("--%s: %w", flagName, err)
+		}
+		s := strings.TrimRight(string(b), "\r\n")
+		if s == "" {
+			return "", fmt.Errorf("--%s: %s is empty", flagName, file)
+		}
+		return s, nil
+	}
+	return os.Getenv(env), nil
+}

@@ -1,0 +1,106 @@
+package schema
+
+import "time"
+
+// Schema strings of the other records.
+const (
+	ColdstartV1 = "idpbench.coldstart/v1"
+	SampleV1    = "idpbench.sample/v1"
+	MetaV1      = "idpbench.meta/v1"
+)
+
+// Coldstart is how long a product took from start to ready.
+type Coldstart struct {
+	Schema         string `json:"schema"`          // ColdstartV1
+	ToolVersion    string `json:"tool_version"`    // coldstart's VCS revision
+	Product        string `json:"product"`         // product name
+	ProductVersion string `json:"product_version"` // product version
+	// Mode A: fresh database, including initialisation and migrations.
+	// Mode B: initialised database, product restarted.
+	Mode           string    `json:"mode"`
+	Start          time.Time `json:"start"`            // when the command was started (RFC 3339)
+	SecondsToReady float64   `json:"seconds_to_ready"` // seconds from start to the first ready response
+	PeakRSSBytes   int64     `json:"peak_rss_bytes"`   // peak RSS of the process tree until ready, bytes
+	ReadyURL       string    `json:"ready_url"`        // the URL polled
+	ReadyStatus    int       `json:"ready_status"`     // the HTTP status taken as ready
+	Command        []string  `json:"command"`          // the command started (secrets never belong here)
+	Status         string    `json:"status"`           // complete | error | interrupted
+	Error          string    `json:"error,omitempty"`  // why it never became ready
+}
+
+// Sample is one line of sampler output.
+type Sample struct {
+	Schema string    `json:"schema"` // SampleV1
+	T      time.Time `json:"t"`      // sample time (RFC 3339)
+	// Source: "process:<name>", "container:<name>", "postgres" or "host".
+	Source      string  `json:"source"`
+	RSSBytes    int64   `json:"rss_bytes,omitempty"`   // resident set, bytes (process tree total)
+	PSSBytes    int64   `json:"pss_bytes,omitempty"`   // proportional set, bytes, where readable
+	CPUPct      float64 `json:"cpu_pct"`               // since the previous sample, 100 = one core (host: % of all cores)
+	Threads     int64   `json:"threads,omitempty"`     // threads of the process tree
+	Processes   int     `json:"processes,omitempty"`   // processes in the tree
+	XactPerS    float64 `json:"xact_per_s,omitempty"`  // postgres: commits+rollbacks per second
+	RowsPerS    float64 `json:"rows_per_s,omitempty"`  // postgres: rows returned+fetched+written per second
+	Connections int     `json:"connections,omitempty"` // postgres: backends in pg_stat_activity
+	TopQueries  []Query `json:"top_queries,omitempty"` // postgres, last record only: by total time
+}
+
+// Query is one pg_stat_statements row.
+type Query struct {
+	Query   string  `json:"query"`    // normalised text
+	Calls   int64   `json:"calls"`    // executions
+	TotalMS float64 `json:"total_ms"` // total execution time, ms
+	MeanMS  float64 `json:"mean_ms"`  // mean execution time, ms
+}
+
+// Meta describes one product's run: what ran, how it was configured and
+// every deviation from the product's official defaults. aggregate reads it
+// for the header, the fairness appendix and N/A reasons.
+type Meta struct {
+	Schema         string `json:"schema"`          // MetaV1
+	Product        string `json:"product"`         // adapter name, e.g. "hydra"
+	ProductVersion string `json:"product_version"` // exact version run
+	// Status is "ok" when the product ran, "na" when it could not (see NAReason).
+	Status   string `json:"status"`
+	NAReason string `json:"na_reason,omitempty"`
+	// ScenarioNA maps a scenario name to why it has no result for this product.
+	ScenarioNA    map[string]string `json:"scenario_na,omitempty"`
+	Endpoints     map[string]string `json:"endpoints,omitempty"`      // scenario -> URL measured
+	ConfigSources []Link            `json:"config_sources,omitempty"` // where the configuration comes from
+	Settings      map[string]string `json:"settings,omitempty"`       // effective settings worth reporting (pool sizes, heap)
+	Deviations    []Note            `json:"deviations,omitempty"`     // departures from official defaults, each with why
+	Warmups       []Warmup          `json:"warmups,omitempty"`        // non-default warmups and why
+	Pools         []PoolInfo        `json:"pools,omitempty"`          // pools minted for the run
+	Notes         []string          `json:"notes,omitempty"`
+	Database      map[string]string `json:"database,omitempty"` // PostgreSQL version and settings, identical for all products
+	Start         time.Time         `json:"start,omitempty"`    // when this product's run began
+	End           time.Time         `json:"end,omitempty"`      // when it finished
+}
+
+// Link names a configuration source.
+type Link struct {
+	What string `json:"what"`
+	URL  string `json:"url"`
+}
+
+// Note is a deviation with its reason.
+type Note struct {
+	What string `json:"what"`
+	Why  string `json:"why"`
+}
+
+// Warmup records a warmup that differs from the default.
+type Warmup struct {
+	Scenario string  `json:"scenario,omitempty"` // empty = every scenario
+	WarmupS  float64 `json:"warmup_s"`           // seconds
+	Why      string  `json:"why"`
+}
+
+// PoolInfo records one minted pool.
+type PoolInfo struct {
+	Scenario string `json:"scenario"` // scenario that uses it
+	Kind     string `json:"kind"`     // access_token | refresh_token | assertion ...
+	Mode     string `json:"mode"`     // reuse | consume | chain
+	Size     int    `json:"size"`     // credentials
+	Flow     string `json:"flow"`     // mintpool flow
+}

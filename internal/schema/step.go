@@ -1,0 +1,157 @@
+package schema
+
+import "time"
+
+// StepV1 is the schema string of a step result.
+const StepV1 = "idpbench.step/v1"
+
+// Step statuses.
+const (
+	StatusComplete    = "complete"    // the measured window ran to its end
+	StatusInterrupted = "interrupted" // stopped early (SIGINT); counts cover the part that ran
+	StatusError       = "error"       // the step could not measure; see Error
+)
+
+// Latency models: what a latency figure measures.
+const (
+	// ModelClosedLoop: service time under N outstanding requests, from the
+	// moment a request is written to the moment its response is complete.
+	ModelClosedLoop = "closed_loop_service_time"
+	// ModelOpenLoop: latency from each request's intended send time (rate mode,
+	// the wrk2 model), which includes queueing the driver had to do.
+	ModelOpenLoop = "open_loop_intended_start"
+)
+
+// Step is the result of one load step: a warmup, then a measured window.
+type Step struct {
+	Schema         string            `json:"schema"`          // always StepV1 for this struct
+	ToolVersion    string            `json:"tool_version"`    // loadstep's VCS revision or module version
+	Product        string            `json:"product"`         // product under test, e.g. "hydra"
+	ProductVersion string            `json:"product_version"` // product version as given by the run
+	Scenario       string            `json:"scenario"`        // scenario name, see Scenarios
+	Labels         map[string]string `json:"labels,omitempty"`
+
+	TargetURL   string  `json:"target_url"`  // the full endpoint URL (no credentials)
+	Connections int     `json:"connections"` // concurrent connections (-c)
+	RateRPS     float64 `json:"rate_rps"`    // intended total rate in requests/s; 0 = closed loop
+	WarmupS     float64 `json:"warmup_s"`    // warmup before the measured window, seconds
+	DurationS   float64 `json:"duration_s"`  // intended measured window, seconds
+	IntervalS   float64 `json:"interval_s"`  // per-interval histogram length, seconds
+	TimeoutS    float64 `json:"timeout_s"`   // per-request timeout, seconds
+
+	Start  time.Time `json:"start"`           // start of the measured window (RFC 3339)
+	End    time.Time `json:"end"`             // end of the measured window (RFC 3339)
+	Status string    `json:"status"`          // StatusComplete | StatusInterrupted | StatusError
+	Error  string    `json:"error,omitempty"` // why the step failed, when Status is StatusError
+
+	Requests    int64            `json:"requests"`     // ok + failed, requests in the measured window
+	OK          int64            `json:"ok"`           // 2xx responses that passed the scenario check
+	Errors      Errors           `json:"errors"`       // failed requests by class
+	StatusCodes map[string]int64 `json:"status_codes"` // HTTP status -> count, all responses received
+	ErrorRate   float64          `json:"error_rate"`   // failed / requests, a fraction (0.01 = 1%)
+	QPS         float64          `json:"qps"`          // requests per second of the measured window
+
+	LatencyModel string  `json:"latency_model"` // ModelClosedLoop or ModelOpenLoop
+	LatencyMS    Latency `json:"latency_ms"`    // summary of Histogram, milliseconds
+	// Histogram holds every measured request's latency in ns, HdrHistogram V2
+	// compressed, base64 ("HIST..."), geometry New(1, 60e9, 3). In rate mode it
+	// is the service time (from the actual send).
+	Histogram string `json:"histogram"`
+	// CorrectedHistogram is present only in rate mode: latency in ns from each
+	// request's intended send time. Its summary is CorrectedLatencyMS.
+	CorrectedHistogram string   `json:"corrected_histogram,omitempty"`
+	CorrectedLatencyMS *Latency `json:"corrected_latency_ms,omitempty"`
+
+	Intervals []Interval `json:"intervals"` // consecutive slices of the measured window
+	Pool      *PoolUse   `json:"pool,omitempty"`
+	Driver    Driver     `json:"driver"`
+	Host      Host       `json:"host"`
+	// Agents is the number of loadstep processes merged into this record
+	// (aggregate merge); 0 or 1 means a single agent.
+	Agents int `json:"agents,omitempty"`
+}
+
+// Errors counts failed requests by class. Their sum is the failed count.
+type Errors struct {
+	Non2xx        int64 `json:"non2xx"`         // a response with a status outside 200-299
+	Socket        int64 `json:"socket"`         // connect/read/write failure or a malformed response
+	Timeout       int64 `json:"timeout"`        // no complete response within the timeout
+	Check         int64 `json:"check"`          // 2xx, but the body failed the scenario check
+	PoolExhausted int64 `json:"pool_exhausted"` // an iteration found its consume pool empty and could not be sent
+}
+
+// Total is the number of failed requests.
+func (e Errors) Total() int64 {
+	return e.Non2xx + e.Socket + e.Timeout + e.Check + e.PoolExhausted
+}
+
+// Add returns the element-wise sum.
+func (e Errors) Add(o Errors) Errors {
+	return Errors{e.Non2xx + o.Non2xx, e.Socket + o.Socket, e.Timeout + o.Timeout,
+		e.Check + o.Check, e.PoolExhausted + o.PoolExhausted}
+}
+
+// Latency summarises a histogram. All values are milliseconds.
+type Latency struct {
+	Min  float64 `json:"min"`
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P75  float64 `json:"p75"`
+	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+}
+
+// Interval is one slice of the measured window.
+type Interval struct {
+	TS        float64 `json:"t_s"`       // start of the slice, seconds from Step.Start
+	LengthS   float64 `json:"length_s"`  // length of the slice, seconds (the last may be shorter)
+	Requests  int64   `json:"requests"`  // requests completed in the slice
+	Errors    int64   `json:"errors"`    // failed requests completed in the slice
+	QPS       float64 `json:"qps"`       // requests / length_s
+	P50MS     float64 `json:"p50_ms"`    // milliseconds
+	P99MS     float64 `json:"p99_ms"`    // milliseconds
+	MaxMS     float64 `json:"max_ms"`    // milliseconds
+	Histogram string  `json:"histogram"` // same encoding and geometry as Step.Histogram
+}
+
+// PoolUse describes the credential pool a step drew from.
+type PoolUse struct {
+	File    string `json:"file"` // pool path as given ("-" for stdin)
+	Kind    string `json:"kind"` // from the pool header, e.g. "refresh_token"
+	Mode    string `json:"mode"` // reuse | consume | chain
+	Size    int    `json:"size"` // credentials in the pool
+	Used    int64  `json:"used"` // credentials taken (consume) or chains seeded (chain)
+	Minted  string `json:"minted,omitempty"`
+	Expires string `json:"expires,omitempty"`
+}
+
+// Driver describes the load generator's own cost during the measured window.
+type Driver struct {
+	CPUS       float64 `json:"cpu_s"`      // user+system CPU seconds of the loadstep process
+	CPUPct     float64 `json:"cpu_pct"`    // cpu_s / window seconds * 100 (100 = one full core)
+	GOMAXPROCS int     `json:"gomaxprocs"` // cores loadstep may use
+	// Limited is true when the driver was the bottleneck: its CPU was at least
+	// 80% of what it may use (gomaxprocs cores). Such a step is a lower bound.
+	Limited    bool    `json:"limited"`
+	HostCPUPct float64 `json:"host_cpu_pct"` // whole-host busy CPU over the window, percent of all cores
+}
+
+// Host describes the machine loadstep ran on.
+type Host struct {
+	CPUs     int    `json:"cpus"`     // logical CPUs
+	Kernel   string `json:"kernel"`   // kernel release
+	Go       string `json:"go"`       // Go version loadstep was built with
+	OS       string `json:"os"`       // GOOS/GOARCH
+	Hostname string `json:"hostname"` // host name
+}
+
+// LimitedThreshold is the driver CPU share (of what it may use) from which a
+// step counts as driver-limited.
+const LimitedThreshold = 0.80
+
+// SteadyMaxErrorRate is the largest error rate a step may have and still be
+// chosen as a ladder's steady state (0.01%).
+const SteadyMaxErrorRate = 0.0001
