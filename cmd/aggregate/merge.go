@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/idpbench/idpbench/internal/atomicfile"
+	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/report"
+)
+
+type mergeConfig struct {
+	inputs []string
+	output string
+}
+
+func (c mergeConfig) validate() error {
+	if c.output == "" {
+		return cli.Usagef("merge: -o/--output must not be empty (use - for stdout)")
+	}
+	return validateInputs("merge", c.inputs)
+}
+
+const mergeUsage = `Usage: aggregate merge [FLAGS] FILE...
+
+Merges the step records (idpbench.step/v1) of several loadstep agents that ran
+the same step against the same target into one step record, exactly: the
+HdrHistograms are merged bucket by bucket (identical geometry required),
+requests/ok/errors/status codes/connections are summed, intervals are merged
+by index, and latency_ms is recomputed from the merged histogram. qps is the
+sum of the agents' qps, which is only true for one shared measured window: each
+agent's start and end must lie within one interval (interval_s, 1 s when unset)
+of the first file's, else the file that does not overlap is named in an error
+(start agents with a common loadstep --start-at). product, product_version,
+scenario, target_url, interval_s and latency_model must match. Driver CPU is
+summed, limited if any agent was limited; status is complete only when every
+agent completed; agents counts the merged loadstep processes.
+A FILE may hold several records; a directory is walked for *.json; "-" or no
+FILE reads stdin.
+`
+
+const mergeExample = `  aggregate merge agent-*.json | aggregate summary -
+  aggregate merge -o results/latest/hydra/discovery-c64.json agents/discovery-c64-*.json
+`
+
+func runMerge(ctx context.Context, args []string, e env) error {
+	var c mergeConfig
+	fs := newFlagSet("merge")
+	fs.StringVarP(&c.output, "output", "o", "-", "write the merged step JSON to `FILE`, atomically; - = stdout")
+	if err := parse(fs, args, mergeUsage, mergeExample, e); err != nil {
+		return err
+	}
+	c.inputs = inputs(fs)
+	if err := c.validate(); err != nil {
+		return err
+	}
+	in, err := report.Load(ctx, c.inputs, e.stdin, e.warn)
+	if err != nil {
+		return err
+	}
+	if n := len(in.Metas) + len(in.Coldstarts) + len(in.Samples); n > 0 {
+		e.warn(fmt.Sprintf("merge reads step records only; ignoring %d other records/files", n))
+	}
+	s, err := report.Merge(in.Steps)
+	if err != nil {
+		return err
+	}
+	out, err := atomicfile.Create(c.output, 0o644, e.stdout)
+	if err != nil {
+		return err
+	}
+	if err := report.EncodeStep(out, s); err != nil {
+		out.Abort()
+		return fmt.Errorf("writing %s: %w", c.output, err)
+	}
+	return out.Commit()
+}

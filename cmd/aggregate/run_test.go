@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+const run1 = "../../internal/report/testdata/run1"
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func runAgg(ctx context.Context, stdin string, args ...string) result {
+	var out, errb bytes.Buffer
+	code := run(ctx, args, strings.NewReader(stdin), &out, &errb)
+	return result{code, out.String(), errb.String()}
+}
+
+func TestHelpAndUsage(t *testing.T) {
+	tests := []struct {
+		args       []string
+		code       int
+		wantStdout []string
+		wantStderr string
+	}{
+		{[]string{"--help"}, 0, []string{"report", "merge", "summary", "aggregate merge agent-*.json | aggregate summary -"}, ""},
+		{[]string{"report", "--help"}, 0, []string{"--output FILE", "--title", "Example:", "aggregate report results/latest -o"}, ""},
+		{[]string{"merge", "-h"}, 0, []string{"--output FILE", "one interval", "aggregate merge agent-*.json | aggregate summary -"}, ""},
+		{[]string{"summary", "--help"}, 0, []string{"--format FORMAT", "milliseconds", "Example:"}, ""},
+		{[]string{"--version"}, 0, []string{"aggregate "}, ""},
+		{nil, 2, nil, "subcommand is required"},
+		{[]string{"frobnicate"}, 2, nil, `unknown subcommand "frobnicate"`},
+		{[]string{"report", "--bogus"}, 2, nil, "unknown flag: --bogus"},
+		{[]string{"summary", "--format", "xml"}, 2, nil, `--format "xml"`},
+		{[]string{"merge", "-", "-"}, 2, nil, "only once"},
+		{[]string{"report", "-o", ""}, 2, nil, "must not be empty"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			r := runAgg(context.Background(), "", tc.args...)
+			if r.code != tc.code {
+				t.Errorf("exit %d, want %d; stderr %q", r.code, tc.code, r.stderr)
+			}
+			for _, w := range tc.wantStdout {
+				if !strings.Contains(r.stdout, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, r.stdout)
+				}
+			}
+			if !strings.Contains(r.stderr, tc.wantStderr) || (tc.wantStderr != "" && !strings.HasPrefix(r.stderr, "aggregate: ")) {
+				t.Errorf("stderr %q, want %q after \"aggregate: \"", r.stderr, tc.wantStderr)
+			}
+		})
+	}
+}
+
+func TestReportToFile(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "COMPARISON.md")
+	r := runAgg(context.Background(), "", "report", run1, "-o", out, "--title", "Test run")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# Test run", "| S1 discovery | hydra | 12,400 |", "| S6 userinfo | keycloak | 4,700 |"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if r.stdout != "" || strings.Count(r.stderr, "warning") != 1 || !strings.Contains(r.stderr, "notes.json") {
+		t.Errorf("stdout %q stderr %q; want nothing on stdout and one warning naming notes.json", r.stdout, r.stderr)
+	}
+}
+
+func TestReportRejectsV2WithoutWriting(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "COMPARISON.md")
+	r := runAgg(context.Background(), "", "report", run1, "../../internal/report/testdata/v2", "-o", out)
+	if r.code != 1 || !strings.Contains(r.stderr, "discovery-c2.json") || !strings.Contains(r.stderr, "idpbench.step/v2") {
+		t.Errorf("exit %d stderr %q; want 1 naming the v2 file", r.code, r.stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("output exists after a failed report: %v", err)
+	}
+}
+
+func TestReportInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if r := runAgg(ctx, "", "report", run1); r.code != 130 {
+		t.Errorf("exit %d, want 130", r.code)
+	}
+}
+
+// agentFiles writes two agents' copies of one fixture step, same window.
+func agentFiles(t *testing.T, shift time.Duration) (string, string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(run1, "hydra", "discovery-c2.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s schema.Step
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	a := filepath.Join(dir, "agent-0.json")
+	if err := os.WriteFile(a, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.Start, s.End = s.Start.Add(shift), s.End.Add(shift)
+	b2, _ := json.Marshal(s)
+	bf := filepath.Join(dir, "agent-1.json")
+	if err := os.WriteFile(bf, b2, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return a, bf
+}
+
+func TestMergeThenSummary(t *testing.T) {
+	a, b := agentFiles(t, 300*time.Millisecond)
+	m := runAgg(context.Background(), "", "merge", a, b)
+	if m.code != 0 {
+		t.Fatalf("merge exit %d: %s", m.code, m.stderr)
+	}
+	for _, format := range []struct{ name, want string }{
+		{"text", "hydra discovery 4 8,200 0.450"},
+		{"csv", "hydra,discovery,4,8200,"},
+		{"json", `"c":4,"qps":8200,`},
+	} {
+		s := runAgg(context.Background(), m.stdout, "summary", "--format", format.name, "-")
+		if s.code != 0 || !strings.Contains(strings.Join(strings.Fields(s.stdout), " "), format.want) {
+			t.Errorf("summary --format %s: exit %d, output %q, want %q", format.name, s.code, s.stdout, format.want)
+		}
+	}
+}
+
+func TestMergeToFileAndErrors(t *testing.T) {
+	a, b := agentFiles(t, 0)
+	out := filepath.Join(t.TempDir(), "merged.json")
+	if r := runAgg(context.Background(), "", "merge", "-o", out, a, b); r.code != 0 || r.stdout != "" {
+		t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := schema.DecodeStep(f, out)
+	if err != nil || s.Agents != 2 || s.Connections != 4 {
+		t.Errorf("merged step %+v err %v; want 2 agents, c=4", s, err)
+	}
+	_, late2 := agentFiles(t, 5*time.Second)
+	if r := runAgg(context.Background(), "", "merge", a, late2); r.code != 1 || !strings.Contains(r.stderr, late2) {
+		t.Errorf("non-overlapping merge: exit %d stderr %q; want 1 naming %s", r.code, r.stderr, late2)
+	}
+}

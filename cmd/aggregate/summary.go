@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/report"
+)
+
+type summaryConfig struct {
+	inputs []string
+	format string
+}
+
+func (c summaryConfig) validate() error {
+	if !slices.Contains(report.SummaryFormats(), c.format) {
+		return cli.Usagef("summary: --format %q: want one of %s", c.format, strings.Join(report.SummaryFormats(), ", "))
+	}
+	return validateInputs("summary", c.inputs)
+}
+
+const summaryUsage = `Usage: aggregate summary [FLAGS] FILE...
+
+Prints one line per step record: product, scenario, c (connections), qps
+(requests/s), p50_ms, p95_ms, p99_ms (milliseconds), error_rate, status, file.
+text: aligned columns under a header line, rounded numbers, error rate in
+percent. csv: a header line, full-precision numbers, error rate as a fraction.
+json: one JSON object per line with the same fields (error_rate a fraction).
+A FILE may hold several records; a directory is walked for *.json; "-" or no
+FILE reads stdin. Records other than steps are skipped.
+`
+
+const summaryExample = `  aggregate merge agent-*.json | aggregate summary -
+  aggregate summary --format csv results/latest/hydra > hydra.csv
+`
+
+func runSummary(ctx context.Context, args []string, e env) error {
+	var c summaryConfig
+	fs := newFlagSet("summary")
+	fs.StringVarP(&c.format, "format", "f", report.FormatText, "output `FORMAT`: text (aligned columns), csv, or json (JSON lines)")
+	if err := parse(fs, args, summaryUsage, summaryExample, e); err != nil {
+		return err
+	}
+	c.inputs = inputs(fs)
+	if err := c.validate(); err != nil {
+		return err
+	}
+	in, err := report.Load(ctx, c.inputs, e.stdin, e.warn)
+	if err != nil {
+		return err
+	}
+	return report.WriteSummary(e.stdout, report.SummaryRows(in.Steps), c.format)
+}

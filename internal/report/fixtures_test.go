@@ -1,0 +1,309 @@
+package report
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// The fixtures under testdata/ are committed: readers must keep decoding
+// them. Regenerate them (deterministically) with
+//
+//	go test ./internal/report -run TestFixtures -update-fixtures
+var updateFixtures = flag.Bool("update-fixtures", false, "regenerate the step/meta fixtures under testdata/")
+
+// stepSpec describes one synthetic step: latencies drawn from a log-normal
+// distribution are recorded into real histograms, so every histogram field
+// of the fixture is genuine.
+type stepSpec struct {
+	file                string // path under testdata/
+	product, version    string
+	scenario, target    string
+	c                   int
+	qps                 float64 // requests/s to record
+	p50ms, sigma        float64 // log-normal median (ms) and shape
+	errRate             float64 // fraction of requests failed (non-2xx)
+	limited             bool
+	status, phase       string
+	durationS, interval float64
+	start               time.Time
+	schemaString        string // "" = StepV1
+}
+
+var fixtureStart = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+
+// fixtureSpecs is the synthetic run: hydra and keycloak ladders, zitadel N/A.
+func fixtureSpecs() []stepSpec {
+	at := func(min int) time.Time { return fixtureStart.Add(time.Duration(min) * 20 * time.Second) }
+	h := func(sc string, c int, qps, p50 float64) stepSpec {
+		return stepSpec{file: fmt.Sprintf("run1/hydra/%s-c%d.json", sc, c), product: "hydra", version: "v2.3.0",
+			scenario: sc, target: hydraURL(sc), c: c, qps: qps, p50ms: p50, sigma: 0.35, phase: PhaseLadder}
+	}
+	k := func(sc string, c int, qps, p50 float64) stepSpec {
+		return stepSpec{file: fmt.Sprintf("run1/keycloak/%s-c%d.json", sc, c), product: "keycloak", version: "26.0.7",
+			scenario: sc, target: keycloakURL(sc), c: c, qps: qps, p50ms: p50, sigma: 0.45, phase: PhaseLadder}
+	}
+	specs := []stepSpec{
+		h("discovery", 2, 4100, 0.45), h("discovery", 4, 7900, 0.5), h("discovery", 8, 12400, 0.62),
+		with(h("discovery", 16, 13100, 1.1), func(s *stepSpec) { s.limited = true }),
+		h("client_credentials", 2, 210, 9.4), h("client_credentials", 4, 395, 10.1),
+		with(h("client_credentials", 8, 420, 18.5), func(s *stepSpec) { s.errRate = 0.023 }),
+		h("refresh", 2, 150, 13), h("refresh", 4, 260, 15),
+		with(h("refresh", 8, 300, 26), func(s *stepSpec) { s.status = schema.StatusInterrupted; s.durationS = 6 }),
+		k("userinfo", 2, 1800, 1.05), k("userinfo", 4, 3300, 1.2), k("userinfo", 8, 4700, 1.65),
+		with(k("introspect", 2, 900, 2.1), func(s *stepSpec) { s.errRate = 0.004 }),
+		with(k("introspect", 4, 1600, 2.4), func(s *stepSpec) { s.errRate = 0.012 }),
+		with(k("introspect", 8, 2100, 3.6), func(s *stepSpec) { s.errRate = 0.05 }),
+		with(k("discovery", 2, 6000, 0.3), func(s *stepSpec) { s.limited = true }),
+		with(k("discovery", 4, 6500, 0.55), func(s *stepSpec) { s.limited = true }),
+		with(k("userinfo", 32, 4600, 6.8), func(s *stepSpec) {
+			s.file, s.phase, s.durationS, s.interval = "run1/keycloak/gcjitter.json", PhaseGCJitter, 60, 10
+		}),
+		with(h("discovery", 2, 4000, 0.45), func(s *stepSpec) {
+			s.file, s.schemaString = "v2/hydra/discovery-c2.json", "idpbench.step/v2"
+		}),
+	}
+	for i := range specs {
+		specs[i].start = at(i)
+	}
+	return specs
+}
+
+func with(s stepSpec, f func(*stepSpec)) stepSpec {
+	f(&s)
+	return s
+}
+
+func hydraURL(sc string) string {
+	paths := map[string]string{"discovery": "/.well-known/openid-configuration", "userinfo": "/userinfo",
+		"introspect": "/admin/oauth2/introspect"}
+	if p, ok := paths[sc]; ok {
+		return "http://127.0.0.1:4444" + p
+	}
+	return "http://127.0.0.1:4444/oauth2/token"
+}
+
+func keycloakURL(sc string) string {
+	base := "http://127.0.0.1:8080/realms/bench"
+	paths := map[string]string{"discovery": "/.well-known/openid-configuration",
+		"userinfo": "/protocol/openid-connect/userinfo", "introspect": "/protocol/openid-connect/token/introspect"}
+	if p, ok := paths[sc]; ok {
+		return base + p
+	}
+	return base + "/protocol/openid-connect/token"
+}
+
+// synthStep records the spec's latencies into real histograms.
+func synthStep(t testing.TB, sp stepSpec, seed uint64) *schema.Step {
+	t.Helper()
+	dur, iv := cmpOr(sp.durationS, 10), cmpOr(sp.interval, 2)
+	rng := rand.New(rand.NewPCG(seed, 0x1dbe))
+	overall := schema.NewHistogram()
+	s := &schema.Step{
+		Schema: cmpStr(sp.schemaString, schema.StepV1), ToolVersion: "v0.1.0-fixture",
+		Product: sp.product, ProductVersion: sp.version, Scenario: sp.scenario,
+		TargetURL: sp.target, Connections: sp.c, WarmupS: 5, DurationS: dur, IntervalS: iv, TimeoutS: 10,
+		Start: sp.start, End: sp.start.Add(time.Duration(dur * float64(time.Second))),
+		Status: cmpStr(sp.status, schema.StatusComplete), LatencyModel: schema.ModelClosedLoop,
+		Labels: map[string]string{"phase": sp.phase},
+		Host:   schema.Host{CPUs: 2, Kernel: "6.8.0-45-generic", Go: "go1.26.8", OS: "linux/amd64", Hostname: "bench1"},
+	}
+	perInterval := int64(math.Round(sp.qps * iv))
+	for ts := 0.0; ts < dur-1e-9; ts += iv {
+		h := schema.NewHistogram()
+		for range perInterval {
+			ns := int64(sp.p50ms * 1e6 * math.Exp(sp.sigma*rng.NormFloat64()))
+			if err := h.RecordValue(max(ns, 1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		errs := int64(math.Round(float64(perInterval) * sp.errRate))
+		overall.Merge(h)
+		s.Intervals = append(s.Intervals, interval(t, h, ts, iv, errs))
+		s.Requests += perInterval
+		s.Errors.Non2xx += errs
+	}
+	finishStep(t, s, overall, sp)
+	return s
+}
+
+func interval(t testing.TB, h *hdrhistogram.Histogram, ts, length float64, errs int64) schema.Interval {
+	enc, err := schema.EncodeHistogram(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lat := schema.Summarize(h)
+	return schema.Interval{TS: ts, LengthS: length, Requests: h.TotalCount(), Errors: errs,
+		QPS: float64(h.TotalCount()) / length, P50MS: lat.P50, P99MS: lat.P99, MaxMS: lat.Max, Histogram: enc}
+}
+
+func finishStep(t testing.TB, s *schema.Step, overall *hdrhistogram.Histogram, sp stepSpec) {
+	enc, err := schema.EncodeHistogram(overall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Histogram, s.LatencyMS = enc, schema.Summarize(overall)
+	s.OK = s.Requests - s.Errors.Total()
+	s.StatusCodes = map[string]int64{"200": s.OK}
+	if s.Errors.Non2xx > 0 {
+		s.StatusCodes["503"] = s.Errors.Non2xx
+	}
+	s.ErrorRate = float64(s.Errors.Total()) / float64(s.Requests)
+	s.QPS = float64(s.Requests) / s.DurationS
+	pct := 60.0
+	if sp.limited {
+		pct = 170
+	}
+	s.Driver = schema.Driver{CPUS: pct / 100 * s.DurationS, CPUPct: pct, GOMAXPROCS: 2,
+		Limited: sp.limited, HostCPUPct: 97}
+}
+
+func cmpOr(v, def float64) float64 {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+func cmpStr(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// fixtureRecords are the non-step records of run1, keyed by path under testdata/.
+func fixtureRecords() map[string]any {
+	db := map[string]string{"version": "PostgreSQL 15.10", "max_connections": "200", "shared_buffers": "256MB"}
+	return map[string]any{
+		"run1/hydra/meta.json": schema.Meta{
+			Schema: schema.MetaV1, Product: "hydra", ProductVersion: "v2.3.0", Status: MetaOK,
+			ScenarioNA: map[string]string{"auth_code": "the headless login needs a login/consent app this run does not provide"},
+			ConfigSources: []schema.Link{{What: "Hydra configuration reference",
+				URL: "https://www.ory.sh/docs/hydra/reference/configuration"}},
+			Settings:   map[string]string{"DSN max_conns": "25", "strategies.access_token": "opaque"},
+			Deviations: []schema.Note{{What: "log.level=warn", Why: "info logs two lines per request"}},
+			Pools: []schema.PoolInfo{{Scenario: "refresh", Kind: "refresh_token", Mode: "chain", Size: 64,
+				Flow: "hydra-login"}},
+			Database: db, Start: fixtureStart, End: fixtureStart.Add(10 * time.Minute),
+		},
+		"run1/keycloak/meta.json": schema.Meta{
+			Schema: schema.MetaV1, Product: "keycloak", ProductVersion: "26.0.7", Status: MetaOK,
+			ScenarioNA: map[string]string{"jwt_bearer": "Keycloak has no RFC 7523 authorization grant without token exchange"},
+			ConfigSources: []schema.Link{{What: "Keycloak production configuration",
+				URL: "https://www.keycloak.org/server/configuration-production"}},
+			Settings: map[string]string{"db-pool-max-size": "100", "JAVA_OPTS_KC_HEAP": "-XX:MaxRAMPercentage=70"},
+			Warmups:  []schema.Warmup{{WarmupS: 60, Why: "JIT compilation: the first minute runs interpreted code"}},
+			Database: db,
+		},
+		"run1/zitadel/meta.json": schema.Meta{
+			Schema: schema.MetaV1, Product: "zitadel", Status: MetaNA,
+			NAReason: "no Docker engine on this machine and the release binary needs one for its login UI",
+		},
+		"run1/keycloak/coldstart-A.json": schema.Coldstart{
+			Schema: schema.ColdstartV1, Product: "keycloak", ProductVersion: "26.0.7", Mode: "A", Start: fixtureStart,
+			SecondsToReady: 38.2, PeakRSSBytes: 912 << 20, ReadyURL: "http://127.0.0.1:9000/health/ready",
+			ReadyStatus: 200, Command: []string{"kc.sh", "start"}, Status: schema.StatusComplete,
+		},
+		"run1/notes.json": map[string]any{"schema": "otherbench.notes/v3", "text": "not an idpbench record"},
+	}
+}
+
+func fixtureSamples() []schema.Sample {
+	var out []schema.Sample
+	for i := range 3 {
+		out = append(out, schema.Sample{Schema: schema.SampleV1, T: fixtureStart.Add(time.Duration(i) * time.Second),
+			Source: "process:hydra", RSSBytes: int64(80+i) << 20, CPUPct: 120, Threads: 14, Processes: 1})
+	}
+	return out
+}
+
+func writeJSON(t testing.TB, path string, v any) {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeFixtures(t *testing.T) {
+	for i, sp := range fixtureSpecs() {
+		writeJSON(t, filepath.Join("testdata", sp.file), synthStep(t, sp, uint64(i+1)))
+	}
+	for path, rec := range fixtureRecords() {
+		writeJSON(t, filepath.Join("testdata", path), rec)
+	}
+	f, err := os.Create("testdata/run1/hydra/samples.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	enc := json.NewEncoder(f)
+	for _, s := range fixtureSamples() {
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestFixtures proves the committed step fixtures still decode and that
+// their summaries are what their histograms say.
+func TestFixtures(t *testing.T) {
+	if *updateFixtures {
+		writeFixtures(t)
+	}
+	for _, sp := range fixtureSpecs() {
+		if sp.schemaString != "" {
+			continue
+		}
+		t.Run(sp.file, func(t *testing.T) {
+			f, err := os.Open(filepath.Join("testdata", sp.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			s, err := schema.DecodeStep(f, sp.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGenuine(t, s)
+		})
+	}
+}
+
+func checkGenuine(t *testing.T, s *schema.Step) {
+	t.Helper()
+	h, err := schema.DecodeHistogram(s.Histogram)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.TotalCount() != s.Requests {
+		t.Errorf("histogram count %d, requests %d", h.TotalCount(), s.Requests)
+	}
+	if got := schema.Summarize(h); got != s.LatencyMS {
+		t.Errorf("latency_ms %+v, histogram says %+v", s.LatencyMS, got)
+	}
+	var sum int64
+	for _, iv := range s.Intervals {
+		sum += iv.Requests
+	}
+	if sum != s.Requests || s.OK+s.Errors.Total() != s.Requests {
+		t.Errorf("intervals sum %d, ok %d + failed %d, requests %d", sum, s.OK, s.Errors.Total(), s.Requests)
+	}
+}

@@ -1,0 +1,196 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// StepFile is one step record and where it came from.
+type StepFile struct {
+	Path string // file path as walked ("-" for stdin)
+	Step *schema.Step
+}
+
+// MetaFile is one run meta record and where it came from.
+type MetaFile struct {
+	Path string
+	Meta *schema.Meta
+}
+
+// ColdstartFile is one coldstart record and where it came from.
+type ColdstartFile struct {
+	Path      string
+	Coldstart *schema.Coldstart
+}
+
+// SampleFile is the sampler records of one file.
+type SampleFile struct {
+	Path    string
+	Samples []schema.Sample
+}
+
+// Inputs is every idpbench record found under the report's inputs, in walk
+// order (lexical by path).
+type Inputs struct {
+	Steps      []StepFile
+	Metas      []MetaFile
+	Coldstarts []ColdstartFile
+	Samples    []SampleFile
+}
+
+// recordPrefix starts every idpbench schema string.
+const recordPrefix = "idpbench."
+
+// Load reads every *.json and *.jsonl file under paths (directories are
+// walked recursively; a file is read as given; "-" reads a stream of JSON
+// records from stdin). Records are dispatched by their "schema" field. A file
+// whose records are not idpbench records is skipped with one call of warn;
+// an idpbench record of another major version is an error naming the file.
+func Load(ctx context.Context, paths []string, stdin io.Reader, warn func(msg string)) (*Inputs, error) {
+	in := &Inputs{}
+	for _, p := range paths {
+		if err := in.loadPath(ctx, p, stdin, warn); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+func (in *Inputs) loadPath(ctx context.Context, p string, stdin io.Reader, warn func(msg string)) error {
+	if p == "-" {
+		return in.loadStream(stdin, "-", warn)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", p, err)
+	}
+	if !fi.IsDir() {
+		return in.loadFile(p, warn)
+	}
+	return filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", path, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() || !isRecordFile(path) {
+			return nil
+		}
+		return in.loadFile(path, warn)
+	})
+}
+
+// isRecordFile reports whether a walked file may hold records.
+func isRecordFile(path string) bool {
+	return strings.HasSuffix(path, ".json") || strings.HasSuffix(path, ".jsonl")
+}
+
+func (in *Inputs) loadFile(path string, warn func(msg string)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	defer f.Close()
+	return in.loadStream(f, path, warn)
+}
+
+// loadStream reads one or more JSON records from r (a .json file holds one,
+// a .jsonl file or stdin holds many).
+func (in *Inputs) loadStream(r io.Reader, name string, warn func(msg string)) error {
+	dec := json.NewDecoder(r)
+	var samples []schema.Sample
+	warned := false // one warning per file
+	for i := 1; ; i++ {
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			if i == 1 && name != "-" {
+				warn(fmt.Sprintf("ignoring %s: empty file", name))
+			}
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s: record %d: %w", name, i, err)
+		}
+		skip, err := in.addRecord(raw, name, i, &samples)
+		if err != nil {
+			return err
+		}
+		if skip != "" && !warned {
+			warn(fmt.Sprintf("ignoring %s: %s", recordName(name, i), skip))
+			warned = true
+		}
+	}
+	if len(samples) > 0 {
+		in.Samples = append(in.Samples, SampleFile{Path: name, Samples: samples})
+	}
+	return nil
+}
+
+func recordName(name string, i int) string {
+	if i == 1 {
+		return name
+	}
+	return fmt.Sprintf("%s: record %d", name, i)
+}
+
+// addRecord decodes record i of file path by its schema. It returns a
+// non-empty skip reason for a record that is not an idpbench record this
+// build knows.
+func (in *Inputs) addRecord(raw json.RawMessage, path string, i int, samples *[]schema.Sample) (string, error) {
+	name := recordName(path, i)
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil || !strings.HasPrefix(head.Schema, recordPrefix) {
+		return fmt.Sprintf("not an idpbench record (schema %q)", head.Schema), nil
+	}
+	kind, _, _ := strings.Cut(head.Schema, "/")
+	r := bytes.NewReader(raw)
+	switch kind {
+	case kindOf(schema.StepV1):
+		s, err := schema.DecodeStep(r, name)
+		if err == nil {
+			in.Steps = append(in.Steps, StepFile{Path: path, Step: s})
+		}
+		return "", err
+	case kindOf(schema.MetaV1):
+		m, err := schema.DecodeMeta(r, name)
+		if err == nil {
+			in.Metas = append(in.Metas, MetaFile{Path: path, Meta: m})
+		}
+		return "", err
+	case kindOf(schema.ColdstartV1):
+		c, err := schema.DecodeColdstart(r, name)
+		if err == nil {
+			in.Coldstarts = append(in.Coldstarts, ColdstartFile{Path: path, Coldstart: c})
+		}
+		return "", err
+	case kindOf(schema.SampleV1):
+		return "", addSample(r, name, samples)
+	}
+	return fmt.Sprintf("unknown record kind %q", head.Schema), nil
+}
+
+func addSample(r io.Reader, name string, samples *[]schema.Sample) error {
+	s, err := schema.DecodeSamples(r, name)
+	*samples = append(*samples, s...)
+	return err
+}
+
+// kindOf returns "idpbench.step" for "idpbench.step/v1".
+func kindOf(schemaString string) string {
+	kind, _, _ := strings.Cut(schemaString, "/")
+	return kind
+}

@@ -1,0 +1,323 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// Merge combines the step records of several loadstep agents that ran the
+// same step against the same target into one record, exactly:
+//
+//   - histograms (overall, corrected, and per interval by index) are merged
+//     bucket by bucket, which requires the shared geometry; latency_ms and the
+//     interval percentiles are recomputed from the merged histograms;
+//   - requests, ok, errors, status codes, connections and rate are summed;
+//     error_rate is recomputed as failed / requests;
+//   - qps is the sum of the agents' qps. That is only true when the agents
+//     measured the same window, so every agent's start and end must lie within
+//     one interval (interval_s, 1 s when unset) of the first agent's: run
+//     agents with a common --start-at. A window outside that is an error
+//     naming the file;
+//   - product, product_version, scenario, target_url, interval_s and
+//     latency_model must match;
+//   - the merged window spans the earliest start to the latest end;
+//   - driver cpu_s, cpu_pct and gomaxprocs are summed, limited is true when
+//     any agent was limited, host_cpu_pct is the highest;
+//   - status is complete only when every agent completed (error wins over
+//     interrupted); labels keep the keys all agents agree on; agents is the
+//     sum of the agents' counts (0 counts as 1).
+func Merge(steps []StepFile) (*schema.Step, error) {
+	if len(steps) == 0 {
+		return nil, errors.New("no step records to merge")
+	}
+	first := steps[0]
+	for _, sf := range steps[1:] {
+		if err := compatible(first, sf); err != nil {
+			return nil, err
+		}
+	}
+	out := mergeScalars(steps)
+	if err := mergeHistograms(out, steps); err != nil {
+		return nil, err
+	}
+	if err := mergeIntervals(out, steps); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// compatible checks that sf ran the same step as first, in the same window.
+func compatible(first, sf StepFile) error {
+	a, b := first.Step, sf.Step
+	for _, f := range []struct{ name, a, b string }{
+		{"product", a.Product, b.Product},
+		{"product_version", a.ProductVersion, b.ProductVersion},
+		{"scenario", a.Scenario, b.Scenario},
+		{"target_url", a.TargetURL, b.TargetURL},
+		{"latency_model", a.LatencyModel, b.LatencyModel},
+		{"interval_s", fmt.Sprint(a.IntervalS), fmt.Sprint(b.IntervalS)},
+	} {
+		if f.a != f.b {
+			return fmt.Errorf("merging %s: %s %q differs from %q in %s", sf.Path, f.name, f.b, f.a, first.Path)
+		}
+	}
+	tol := windowTolerance(a)
+	if absDur(b.Start.Sub(a.Start)) > tol || absDur(b.End.Sub(a.End)) > tol {
+		return fmt.Errorf("merging %s: measured window %s to %s does not match %s's %s to %s within one interval (%s); "+
+			"agents must measure the same window (loadstep --start-at)", sf.Path,
+			b.Start.Format(time.RFC3339Nano), b.End.Format(time.RFC3339Nano), first.Path,
+			a.Start.Format(time.RFC3339Nano), a.End.Format(time.RFC3339Nano), tol)
+	}
+	return nil
+}
+
+func windowTolerance(s *schema.Step) time.Duration {
+	if s.IntervalS <= 0 {
+		return time.Second
+	}
+	return time.Duration(s.IntervalS * float64(time.Second))
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// mergeScalars sums and combines everything but the histograms.
+func mergeScalars(steps []StepFile) *schema.Step {
+	first := steps[0].Step
+	out := &schema.Step{
+		Schema: schema.StepV1, Product: first.Product, ProductVersion: first.ProductVersion,
+		Scenario: first.Scenario, TargetURL: first.TargetURL, IntervalS: first.IntervalS,
+		LatencyModel: first.LatencyModel, Start: first.Start, End: first.End,
+		StatusCodes: map[string]int64{}, Host: first.Host, Labels: commonLabels(steps),
+	}
+	var tools, hosts, errs []string
+	statuses := map[string]bool{}
+	for _, sf := range steps {
+		s := sf.Step
+		out.Connections += s.Connections
+		out.RateRPS += s.RateRPS
+		out.WarmupS = math.Max(out.WarmupS, s.WarmupS)
+		out.DurationS = math.Max(out.DurationS, s.DurationS)
+		out.TimeoutS = math.Max(out.TimeoutS, s.TimeoutS)
+		if s.Start.Before(out.Start) {
+			out.Start = s.Start
+		}
+		if s.End.After(out.End) {
+			out.End = s.End
+		}
+		out.Requests += s.Requests
+		out.OK += s.OK
+		out.Errors = out.Errors.Add(s.Errors)
+		for code, n := range s.StatusCodes {
+			out.StatusCodes[code] += n
+		}
+		out.QPS += s.QPS
+		out.Agents += max(s.Agents, 1)
+		mergeDriver(&out.Driver, s.Driver)
+		out.Pool = mergePool(out.Pool, s.Pool)
+		tools = appendNew(tools, s.ToolVersion)
+		hosts = appendNew(hosts, s.Host.Hostname)
+		statuses[s.Status] = true
+		if s.Error != "" {
+			errs = append(errs, sf.Path+": "+s.Error)
+		}
+	}
+	out.ToolVersion = strings.Join(tools, ",")
+	out.Host.Hostname = strings.Join(hosts, ",")
+	out.Status = mergedStatus(statuses)
+	out.Error = strings.Join(errs, "; ")
+	if out.Requests > 0 {
+		out.ErrorRate = float64(out.Errors.Total()) / float64(out.Requests)
+	}
+	return out
+}
+
+func mergeDriver(d *schema.Driver, s schema.Driver) {
+	d.CPUS += s.CPUS
+	d.CPUPct += s.CPUPct
+	d.GOMAXPROCS += s.GOMAXPROCS
+	d.Limited = d.Limited || s.Limited
+	d.HostCPUPct = math.Max(d.HostCPUPct, s.HostCPUPct)
+}
+
+func mergePool(acc, p *schema.PoolUse) *schema.PoolUse {
+	if p == nil {
+		return acc
+	}
+	if acc == nil {
+		c := *p
+		return &c
+	}
+	acc.Size += p.Size
+	acc.Used += p.Used
+	if acc.File != p.File {
+		acc.File = "(several)"
+	}
+	return acc
+}
+
+func mergedStatus(statuses map[string]bool) string {
+	switch {
+	case statuses[schema.StatusError]:
+		return schema.StatusError
+	case len(statuses) == 1 && statuses[schema.StatusComplete]:
+		return schema.StatusComplete
+	default:
+		return schema.StatusInterrupted
+	}
+}
+
+// commonLabels keeps the labels every agent has with the same value (an
+// agent index label, for example, is dropped).
+func commonLabels(steps []StepFile) map[string]string {
+	out := map[string]string{}
+	for k, v := range steps[0].Step.Labels {
+		if slices.IndexFunc(steps, func(sf StepFile) bool { return sf.Step.Labels[k] != v }) < 0 {
+			out[k] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func appendNew(list []string, s string) []string {
+	if s == "" || slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// mergeHistograms merges the overall and the corrected histograms.
+func mergeHistograms(out *schema.Step, steps []StepFile) error {
+	h, err := mergeField(steps, "histogram", func(s *schema.Step) string { return s.Histogram })
+	if err != nil {
+		return err
+	}
+	if out.Histogram, err = schema.EncodeHistogram(h); err != nil {
+		return err
+	}
+	out.LatencyMS = schema.Summarize(h)
+	corrected := 0
+	for _, sf := range steps {
+		if sf.Step.CorrectedHistogram != "" {
+			corrected++
+		}
+	}
+	switch {
+	case corrected == 0:
+		return nil
+	case corrected < len(steps):
+		return fmt.Errorf("merging: %d of %d step records have a corrected_histogram (rate mode); merge rate-mode agents only with each other",
+			corrected, len(steps))
+	}
+	c, err := mergeField(steps, "corrected_histogram", func(s *schema.Step) string { return s.CorrectedHistogram })
+	if err != nil {
+		return err
+	}
+	if out.CorrectedHistogram, err = schema.EncodeHistogram(c); err != nil {
+		return err
+	}
+	lat := schema.Summarize(c)
+	out.CorrectedLatencyMS = &lat
+	return nil
+}
+
+// mergeField merges one histogram field of every step into a new histogram.
+func mergeField(steps []StepFile, field string, get func(*schema.Step) string) (*hdrhistogram.Histogram, error) {
+	acc := schema.NewHistogram()
+	for _, sf := range steps {
+		if err := mergeInto(acc, get(sf.Step), sf.Path, field); err != nil {
+			return nil, err
+		}
+	}
+	return acc, nil
+}
+
+// mergeInto adds an encoded histogram to acc; "" is an empty histogram.
+func mergeInto(acc *hdrhistogram.Histogram, encoded, path, field string) error {
+	if encoded == "" {
+		return nil
+	}
+	h, err := schema.DecodeHistogram(encoded)
+	if err != nil {
+		return fmt.Errorf("merging %s: %s: %w", path, field, err)
+	}
+	if !schema.SameGeometry(acc, h) {
+		return fmt.Errorf("merging %s: %s: histogram geometry differs, an exact merge is impossible", path, field)
+	}
+	if dropped := acc.Merge(h); dropped != 0 {
+		return fmt.Errorf("merging %s: %s: %d values could not be merged", path, field, dropped)
+	}
+	return nil
+}
+
+// mergeIntervals merges the per-interval slices by index.
+func mergeIntervals(out *schema.Step, steps []StepFile) error {
+	n := 0
+	for _, sf := range steps {
+		n = max(n, len(sf.Step.Intervals))
+	}
+	for i := range n {
+		iv, err := mergeInterval(steps, i)
+		if err != nil {
+			return err
+		}
+		out.Intervals = append(out.Intervals, iv)
+	}
+	return nil
+}
+
+func mergeInterval(steps []StepFile, i int) (schema.Interval, error) {
+	var out schema.Interval
+	acc := schema.NewHistogram()
+	seen := false
+	for _, sf := range steps {
+		if i >= len(sf.Step.Intervals) {
+			continue
+		}
+		iv := sf.Step.Intervals[i]
+		if !seen {
+			out.TS, seen = iv.TS, true
+		}
+		out.LengthS = math.Max(out.LengthS, iv.LengthS)
+		out.Requests += iv.Requests
+		out.Errors += iv.Errors
+		out.QPS += iv.QPS
+		if err := mergeInto(acc, iv.Histogram, sf.Path, fmt.Sprintf("intervals[%d].histogram", i)); err != nil {
+			return out, err
+		}
+	}
+	enc, err := schema.EncodeHistogram(acc)
+	if err != nil {
+		return out, err
+	}
+	lat := schema.Summarize(acc)
+	out.Histogram, out.P50MS, out.P99MS, out.MaxMS = enc, lat.P50, lat.P99, lat.Max
+	return out, nil
+}
+
+// EncodeStep writes a step record as indented JSON and a newline.
+func EncodeStep(w io.Writer, s *schema.Step) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding step: %w", err)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}

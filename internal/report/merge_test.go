@@ -1,0 +1,220 @@
+package report
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+var mergeStart = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// recorder builds a step from latencies recorded per interval.
+type recorder struct {
+	overall   *hdrhistogram.Histogram
+	intervals []*hdrhistogram.Histogram
+}
+
+func newRecorder(n int) *recorder {
+	r := &recorder{overall: schema.NewHistogram()}
+	for range n {
+		r.intervals = append(r.intervals, schema.NewHistogram())
+	}
+	return r
+}
+
+func (r *recorder) record(t *testing.T, interval int, ns int64) {
+	t.Helper()
+	if err := r.overall.RecordValue(ns); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.intervals[interval].RecordValue(ns); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// step returns an agent's step record over the recorded values.
+func (r *recorder) step(t *testing.T, start time.Time, errs int64) *schema.Step {
+	t.Helper()
+	n := r.overall.TotalCount()
+	enc, err := schema.EncodeHistogram(r.overall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &schema.Step{
+		Schema: schema.StepV1, Product: "hydra", ProductVersion: "v2.3.0", Scenario: "discovery",
+		TargetURL: "http://127.0.0.1:4444/.well-known/openid-configuration", Connections: 4, DurationS: 3, IntervalS: 1,
+		Start: start, End: start.Add(3 * time.Second), Status: schema.StatusComplete, LatencyModel: schema.ModelClosedLoop,
+		Requests: n, OK: n - errs, Errors: schema.Errors{Non2xx: errs}, StatusCodes: map[string]int64{"200": n - errs, "500": errs},
+		QPS: float64(n) / 3, Histogram: enc, LatencyMS: schema.Summarize(r.overall),
+		Driver: schema.Driver{CPUS: 1.5, CPUPct: 50, GOMAXPROCS: 2}, Labels: map[string]string{"phase": "ladder"},
+	}
+	for i, h := range r.intervals {
+		s.Intervals = append(s.Intervals, interval(t, h, float64(i), 1, 0))
+	}
+	return s
+}
+
+// agentsAndWhole records the same random values into agent A or B and into C.
+func agentsAndWhole(t *testing.T) (a, b, c *recorder) {
+	a, b, c = newRecorder(3), newRecorder(3), newRecorder(3)
+	rng := rand.New(rand.NewPCG(7, 11))
+	for i := range 30000 {
+		iv := i % 3
+		ns := int64(rng.ExpFloat64()*2e6) + 50_000
+		if i%7 == 0 {
+			ns *= 40 // a slow tail
+		}
+		if rng.IntN(2) == 0 {
+			a.record(t, iv, ns)
+		} else {
+			b.record(t, iv, ns)
+		}
+		c.record(t, iv, ns)
+	}
+	return a, b, c
+}
+
+func TestMergeEqualsOneHistogramOfBothStreams(t *testing.T) {
+	ra, rb, rc := agentsAndWhole(t)
+	a, b := ra.step(t, mergeStart, 3), rb.step(t, mergeStart.Add(200*time.Millisecond), 4)
+	b.Driver.Limited = true
+	got, err := Merge([]StepFile{{"a.json", a}, {"b.json", b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := schema.DecodeHistogram(got.Histogram)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.Equals(rc.overall) {
+		t.Fatal("merged histogram differs from the histogram that recorded both streams")
+	}
+	for _, q := range []float64{50, 90, 99, 99.9, 100} {
+		if h.ValueAtQuantile(q) != rc.overall.ValueAtQuantile(q) {
+			t.Errorf("p%v: merged %d, whole %d", q, h.ValueAtQuantile(q), rc.overall.ValueAtQuantile(q))
+		}
+	}
+	if got.LatencyMS != schema.Summarize(rc.overall) {
+		t.Errorf("latency_ms %+v, want %+v", got.LatencyMS, schema.Summarize(rc.overall))
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"requests", got.Requests, rc.overall.TotalCount()},
+		{"ok", got.OK, a.OK + b.OK},
+		{"non2xx", got.Errors.Non2xx, int64(7)},
+		{"status 500", got.StatusCodes["500"], int64(7)},
+		{"error_rate", got.ErrorRate, 7 / float64(rc.overall.TotalCount())},
+		{"qps", got.QPS, a.QPS + b.QPS},
+		{"connections", got.Connections, 8},
+		{"agents", got.Agents, 2},
+		{"cpu_s", got.Driver.CPUS, 3.0},
+		{"limited", got.Driver.Limited, true},
+		{"status", got.Status, schema.StatusComplete},
+		{"start", got.Start, mergeStart},
+		{"end", got.End, b.End},
+		{"labels", got.Labels["phase"], "ladder"},
+		{"intervals", len(got.Intervals), 3},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	for i, iv := range got.Intervals {
+		ih, err := schema.DecodeHistogram(iv.Histogram)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ih.Equals(rc.intervals[i]) || iv.Requests != rc.intervals[i].TotalCount() ||
+			iv.P99MS != schema.Summarize(rc.intervals[i]).P99 {
+			t.Errorf("interval %d differs from the whole stream's", i)
+		}
+	}
+}
+
+func TestMergeIsAssociative(t *testing.T) {
+	ra, rb, _ := agentsAndWhole(t)
+	a, b := ra.step(t, mergeStart, 0), rb.step(t, mergeStart, 0)
+	ab, err := Merge([]StepFile{{"a.json", a}, {"b.json", b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	abb, err1 := Merge([]StepFile{{"ab.json", ab}, {"b.json", b}})
+	all, err2 := Merge([]StepFile{{"a.json", a}, {"b.json", b}, {"b.json", b}})
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if abb.Histogram != all.Histogram || abb.Requests != all.Requests || abb.Agents != 3 || all.Agents != 3 {
+		t.Errorf("merge(merge(a,b),b) differs from merge(a,b,b): agents %d/%d", abb.Agents, all.Agents)
+	}
+}
+
+func TestMergeErrors(t *testing.T) {
+	ra, rb, _ := agentsAndWhole(t)
+	other := hdrhistogram.New(1, 1e9, 2)
+	if err := other.RecordValue(1000); err != nil {
+		t.Fatal(err)
+	}
+	otherEnc, err := other.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		change func(b *schema.Step)
+		want   string
+	}{
+		{"geometry", func(b *schema.Step) { b.Histogram = string(otherEnc) }, "geometry"},
+		{"interval geometry", func(b *schema.Step) { b.Intervals[1].Histogram = string(otherEnc) }, "intervals[1].histogram"},
+		{"window starts late", func(b *schema.Step) { b.Start = b.Start.Add(5 * time.Second); b.End = b.End.Add(5 * time.Second) },
+			"does not match"},
+		{"window ends early", func(b *schema.Step) { b.End = b.End.Add(-1500 * time.Millisecond) }, "does not match"},
+		{"product", func(b *schema.Step) { b.Product = "keycloak" }, "product"},
+		{"scenario", func(b *schema.Step) { b.Scenario = "userinfo" }, "scenario"},
+		{"target", func(b *schema.Step) { b.TargetURL = "http://127.0.0.1:1/" }, "target_url"},
+		{"rate mode mixed", func(b *schema.Step) { b.CorrectedHistogram = b.Histogram }, "corrected_histogram"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := ra.step(t, mergeStart, 0), rb.step(t, mergeStart, 0)
+			tc.change(b)
+			_, err := Merge([]StepFile{{"agent-a.json", a}, {"agent-b.json", b}})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one about %q", err, tc.want)
+			}
+			if tc.name != "rate mode mixed" && !strings.Contains(err.Error(), "agent-b.json") {
+				t.Errorf("error %q does not name agent-b.json", err)
+			}
+		})
+	}
+	if _, err := Merge(nil); err == nil {
+		t.Error("Merge(nil) succeeded")
+	}
+}
+
+func TestMergeStatus(t *testing.T) {
+	ra, rb, _ := agentsAndWhole(t)
+	tests := []struct{ a, b, want string }{
+		{schema.StatusComplete, schema.StatusComplete, schema.StatusComplete},
+		{schema.StatusComplete, schema.StatusInterrupted, schema.StatusInterrupted},
+		{schema.StatusInterrupted, schema.StatusError, schema.StatusError},
+	}
+	for _, tc := range tests {
+		a, b := ra.step(t, mergeStart, 0), rb.step(t, mergeStart, 0)
+		a.Status, b.Status = tc.a, tc.b
+		got, err := Merge([]StepFile{{"a.json", a}, {"b.json", b}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != tc.want {
+			t.Errorf("merge(%s, %s) status %s, want %s", tc.a, tc.b, got.Status, tc.want)
+		}
+	}
+}

@@ -1,0 +1,325 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// Options configure Build.
+type Options struct {
+	Title       string // report title; "" = DefaultTitle
+	ToolVersion string // aggregate's own version, shown in the header
+}
+
+// DefaultTitle is the report title when Options.Title is empty.
+const DefaultTitle = "idpbench: OpenID Connect IdP comparison"
+
+// Phase labels of a step ("phase" label). Steps without the label are ladder steps.
+const (
+	PhaseLadder   = "ladder"
+	PhaseGCJitter = "gcjitter"
+)
+
+// Meta statuses.
+const (
+	MetaOK = "ok"
+	MetaNA = "na"
+)
+
+// NoResults is the N/A reason of a cell nothing explains.
+const NoResults = "no results"
+
+// CoreScenarios returns the scenarios that always get a row, with or without results.
+func CoreScenarios() []string {
+	return []string{
+		schema.ScenarioDiscovery, schema.ScenarioClientCredentials, schema.ScenarioIntrospect,
+		schema.ScenarioRefresh, schema.ScenarioUserinfo,
+	}
+}
+
+// Report is everything a comparison shows, computed before any rendering.
+type Report struct {
+	Title            string
+	AggregateVersion string
+	LoadstepVersions []string      // distinct tool_version of the steps
+	Start, End       time.Time     // earliest measured-window start, latest end (zero without steps)
+	Hosts            []schema.Host // distinct hosts the steps ran on
+	Products         []Product     // sorted by name
+	Scenarios        []schema.ScenarioInfo
+	Cells            []Cell     // one per scenario x product, scenario-major in Scenarios/Products order
+	Limited          []StepFile // driver-limited steps, ladder and others
+	NA               []Cell     // cells without a steady state, in Cells order
+	Other            []StepFile // steps outside the ladder (phase=gcjitter ...), for later sections
+	Coldstarts       []ColdstartFile
+	Samples          []SampleFile
+	Inputs           InputCounts
+}
+
+// InputCounts says how many records the report was built from.
+type InputCounts struct {
+	Steps, Metas, Coldstarts, SampleFiles int
+}
+
+// Product is one product of the comparison.
+type Product struct {
+	Name     string
+	Version  string       // from the meta file, else the distinct versions its steps name
+	Meta     *schema.Meta // nil without a meta file
+	MetaPath string
+	NA       bool // the meta file says the product could not run
+}
+
+// Cell is one scenario of one product: its ladder and steady state.
+type Cell struct {
+	Scenario schema.ScenarioInfo
+	Product  string
+	Ladder   []LadderStep // by connections, then start
+	Steady   int          // index into Ladder; -1 when N/A
+	NAReason string       // why there is no steady state
+}
+
+// SteadyStep returns the steady-state step, nil when the cell is N/A.
+func (c Cell) SteadyStep() *LadderStep {
+	if c.Steady < 0 {
+		return nil
+	}
+	return &c.Ladder[c.Steady]
+}
+
+// LadderStep is one step of a ladder with the flags a reader needs.
+type LadderStep struct {
+	StepFile
+	Flags []string // "steady state", "driver-limited", "interrupted" ...
+}
+
+// Build computes the report model from loaded inputs.
+func Build(in *Inputs, opt Options) *Report {
+	r := &Report{
+		Title:            cmp.Or(opt.Title, DefaultTitle),
+		AggregateVersion: opt.ToolVersion,
+		Coldstarts:       in.Coldstarts,
+		Samples:          in.Samples,
+		Inputs:           InputCounts{len(in.Steps), len(in.Metas), len(in.Coldstarts), len(in.Samples)},
+	}
+	ladders := map[cellKey][]StepFile{}
+	for _, sf := range in.Steps {
+		if sf.Step.Driver.Limited {
+			r.Limited = append(r.Limited, sf)
+		}
+		if !isLadder(sf.Step) {
+			r.Other = append(r.Other, sf)
+			continue
+		}
+		k := cellKey{stepProduct(sf), sf.Step.Scenario}
+		ladders[k] = append(ladders[k], sf)
+	}
+	r.header(in.Steps)
+	r.Products = products(in, ladders)
+	r.Scenarios = scenarios(r.Products, ladders)
+	r.cells(ladders)
+	return r
+}
+
+type cellKey struct{ product, scenario string }
+
+func isLadder(s *schema.Step) bool {
+	p := s.Labels["phase"]
+	return p == "" || p == PhaseLadder
+}
+
+// stepProduct is the step's product, else the name of its directory
+// (results/<run>/<product>/...).
+func stepProduct(sf StepFile) string {
+	return cmp.Or(sf.Step.Product, dirProduct(sf.Path))
+}
+
+func metaProduct(mf MetaFile) string {
+	return cmp.Or(mf.Meta.Product, dirProduct(mf.Path))
+}
+
+func dirProduct(path string) string {
+	if path == "-" {
+		return "unknown"
+	}
+	return filepath.Base(filepath.Dir(path))
+}
+
+func (r *Report) header(steps []StepFile) {
+	versions := map[string]bool{}
+	hosts := map[schema.Host]bool{}
+	for _, sf := range steps {
+		s := sf.Step
+		if r.Start.IsZero() || s.Start.Before(r.Start) {
+			r.Start = s.Start
+		}
+		if s.End.After(r.End) {
+			r.End = s.End
+		}
+		if s.ToolVersion != "" {
+			versions[s.ToolVersion] = true
+		}
+		h := s.Host
+		h.Hostname = "" // the report names no machine
+		if !hosts[h] {
+			hosts[h] = true
+			r.Hosts = append(r.Hosts, h)
+		}
+	}
+	r.LoadstepVersions = slices.Sorted(maps.Keys(versions))
+}
+
+// products lists every product with a meta file or steps, sorted by name.
+// The first meta file of a product wins.
+func products(in *Inputs, ladders map[cellKey][]StepFile) []Product {
+	byName := map[string]*Product{}
+	get := func(name string) *Product {
+		if byName[name] == nil {
+			byName[name] = &Product{Name: name}
+		}
+		return byName[name]
+	}
+	for _, mf := range in.Metas {
+		p := get(metaProduct(mf))
+		if p.Meta == nil {
+			p.Meta, p.MetaPath, p.Version = mf.Meta, mf.Path, mf.Meta.ProductVersion
+			p.NA = mf.Meta.Status == MetaNA
+		}
+	}
+	stepVersions := map[string]map[string]bool{}
+	for _, sf := range in.Steps {
+		name := stepProduct(sf)
+		get(name)
+		if stepVersions[name] == nil {
+			stepVersions[name] = map[string]bool{}
+		}
+		if v := sf.Step.ProductVersion; v != "" {
+			stepVersions[name][v] = true
+		}
+	}
+	var out []Product
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		p := byName[name]
+		if p.Version == "" {
+			p.Version = strings.Join(slices.Sorted(maps.Keys(stepVersions[name])), ", ")
+		}
+		out = append(out, *p)
+	}
+	return out
+}
+
+// scenarios returns the core set plus every scenario any product has ladder
+// results or an N/A reason for, in schema.Scenarios order; names schema does
+// not know follow, sorted.
+func scenarios(ps []Product, ladders map[cellKey][]StepFile) []schema.ScenarioInfo {
+	seen := map[string]bool{}
+	for _, s := range CoreScenarios() {
+		seen[s] = true
+	}
+	for k := range ladders {
+		seen[k.scenario] = true
+	}
+	for _, p := range ps {
+		if p.Meta != nil {
+			for s := range p.Meta.ScenarioNA {
+				seen[s] = true
+			}
+		}
+	}
+	var out []schema.ScenarioInfo
+	for _, info := range schema.Scenarios {
+		if seen[info.Name] {
+			out = append(out, info)
+			delete(seen, info.Name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(seen)) {
+		out = append(out, schema.ScenarioInfo{ID: "X", Name: name, Title: "custom scenario"})
+	}
+	return out
+}
+
+func (r *Report) cells(ladders map[cellKey][]StepFile) {
+	for _, sc := range r.Scenarios {
+		for _, p := range r.Products {
+			c := buildCell(sc, p, ladders[cellKey{p.Name, sc.Name}])
+			r.Cells = append(r.Cells, c)
+			if c.Steady < 0 {
+				r.NA = append(r.NA, c)
+			}
+		}
+	}
+}
+
+func buildCell(sc schema.ScenarioInfo, p Product, files []StepFile) Cell {
+	files = slices.Clone(files)
+	slices.SortStableFunc(files, func(a, b StepFile) int {
+		return cmp.Or(cmp.Compare(a.Step.Connections, b.Step.Connections), a.Step.Start.Compare(b.Step.Start))
+	})
+	steps := make([]*schema.Step, len(files))
+	for i, f := range files {
+		steps[i] = f.Step
+	}
+	c := Cell{Scenario: sc, Product: p.Name}
+	c.Steady, c.NAReason = SelectSteady(steps)
+	if len(files) == 0 {
+		c.NAReason = naReason(p, sc.Name)
+	}
+	for i, f := range files {
+		c.Ladder = append(c.Ladder, LadderStep{StepFile: f, Flags: stepFlags(steps, i, i == c.Steady)})
+	}
+	return c
+}
+
+// naReason explains a cell without results: the meta's reason for the
+// scenario, else the product's, else NoResults.
+func naReason(p Product, scenario string) string {
+	if p.Meta == nil {
+		return NoResults
+	}
+	if why := p.Meta.ScenarioNA[scenario]; why != "" {
+		return why
+	}
+	if p.NA {
+		return cmp.Or(p.Meta.NAReason, "product N/A (no reason given)")
+	}
+	return NoResults
+}
+
+// stepFlags says what a reader must know about step i of a ladder.
+func stepFlags(steps []*schema.Step, i int, steady bool) []string {
+	s := steps[i]
+	var f []string
+	if steady {
+		f = append(f, "steady state")
+	}
+	if s.Driver.Limited {
+		f = append(f, "driver-limited")
+	}
+	switch s.Status {
+	case schema.StatusComplete:
+	case schema.StatusError:
+		f = append(f, "error: "+cmp.Or(s.Error, "no reason given"))
+	default:
+		f = append(f, s.Status)
+	}
+	if !belowErrors(s) {
+		f = append(f, "errors above "+formatPct(schema.SteadyMaxErrorRate))
+	}
+	if s.Errors.PoolExhausted > 0 {
+		f = append(f, fmt.Sprintf("pool exhausted (%d)", s.Errors.PoolExhausted))
+	}
+	if s.RateRPS > 0 {
+		f = append(f, "rate "+formatQPS(s.RateRPS)+" req/s")
+	}
+	if i > 0 && steps[i-1].Connections == s.Connections {
+		f = append(f, "repeated c")
+	}
+	return f
+}

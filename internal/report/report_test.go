@@ -1,0 +1,327 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/COMPARISON.golden.md")
+
+const golden = "testdata/COMPARISON.golden.md"
+
+func loadRun1(t *testing.T) (*Inputs, []string) {
+	t.Helper()
+	var warnings []string
+	in, err := Load(context.Background(), []string{"testdata/run1"}, nil, func(m string) { warnings = append(warnings, m) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in, warnings
+}
+
+func TestGoldenComparison(t *testing.T) {
+	in, _ := loadRun1(t)
+	var buf bytes.Buffer
+	r := Build(in, Options{ToolVersion: "test"})
+	if err := WriteMarkdown(&buf, r, MarkdownOptions{LinkBase: "testdata"}); err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); got != string(want) {
+		t.Errorf("COMPARISON.md differs from %s (rerun with -update after checking):\n%s", golden, firstDiff(got, string(want)))
+	}
+}
+
+// firstDiff shows the first differing line.
+func firstDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range max(len(g), len(w)) {
+		gl, wl := lineAt(g, i), lineAt(w, i)
+		if gl != wl {
+			return fmt.Sprintf("line %d:\n got: %s\nwant: %s", i+1, gl, wl)
+		}
+	}
+	return ""
+}
+
+func lineAt(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return "<EOF>"
+}
+
+func TestLoadRun1(t *testing.T) {
+	in, warnings := loadRun1(t)
+	if len(in.Steps) != 19 || len(in.Metas) != 3 || len(in.Coldstarts) != 1 || len(in.Samples) != 1 {
+		t.Errorf("loaded %d steps, %d metas, %d coldstarts, %d sample files; want 19, 3, 1, 1",
+			len(in.Steps), len(in.Metas), len(in.Coldstarts), len(in.Samples))
+	}
+	if len(in.Samples) == 1 && len(in.Samples[0].Samples) != 3 {
+		t.Errorf("sample records %d, want 3", len(in.Samples[0].Samples))
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "notes.json") {
+		t.Errorf("warnings %q, want one naming notes.json", warnings)
+	}
+}
+
+func TestLoadRejectsOtherMajorVersion(t *testing.T) {
+	for _, paths := range [][]string{{"testdata/v2"}, {"testdata/run1", "testdata/v2/hydra/discovery-c2.json"}} {
+		_, err := Load(context.Background(), paths, nil, func(string) {})
+		if err == nil {
+			t.Fatalf("Load(%v) accepted idpbench.step/v2", paths)
+		}
+		for _, want := range []string{filepath.Join("v2", "hydra", "discovery-c2.json"), "idpbench.step/v2"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not name %q", err, want)
+			}
+		}
+	}
+}
+
+func TestLoadStdinStream(t *testing.T) {
+	step := `{"schema":"idpbench.step/v1","product":"p","scenario":"discovery","connections":2,"status":"complete","qps":10}`
+	meta := `{"schema":"idpbench.meta/v1","product":"p","status":"ok"}`
+	foreign := `{"schema":"k6.summary/v1"}`
+	var warnings []string
+	in, err := Load(context.Background(), []string{"-"}, strings.NewReader(step+"\n"+meta+"\n"+foreign+"\n"+step),
+		func(m string) { warnings = append(warnings, m) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Steps) != 2 || len(in.Metas) != 1 || len(warnings) != 1 {
+		t.Errorf("steps %d metas %d warnings %q; want 2, 1, one warning", len(in.Steps), len(in.Metas), warnings)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, content, want string
+	}{
+		{"broken.json", `{"schema":"idpbench.step/v1",`, "broken.json"},
+		{"meta.json", `{"schema":"idpbench.meta/v3","product":"x"}`, "idpbench.meta/v3"},
+		{"s.jsonl", `{"schema":"idpbench.sample/v1","source":"postgres"}` + "\n" + `{"schema":"idpbench.sample/v2"}`, "record 2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, tc.name)
+			if err := os.WriteFile(p, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(context.Background(), []string{p}, nil, func(string) {})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.name) {
+				t.Errorf("error %v, want one naming %s and %q", err, tc.name, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoadWarnsOncePerFile(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"empty.json":   "",
+		"array.json":   `[1, 2]`,
+		"foreign.json": `{"schema":"k6/v1"}`,
+		"lines.jsonl":  `{"schema":"vegeta/v1"}` + "\n" + `{"schema":"vegeta/v1"}`,
+		"future.json":  `{"schema":"idpbench.plot/v1"}`,
+		"skip.txt":     "not read",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var warnings []string
+	in, err := Load(context.Background(), []string{dir}, nil, func(m string) { warnings = append(warnings, m) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != 5 || len(in.Steps)+len(in.Metas)+len(in.Samples) != 0 {
+		t.Errorf("warnings %q (want one for each of the 5 json/jsonl files), records %+v", warnings, in)
+	}
+}
+
+func step(c int, qps, errRate float64, limited bool, status string) *schema.Step {
+	return &schema.Step{Connections: c, QPS: qps, ErrorRate: errRate, Status: status,
+		Driver: schema.Driver{Limited: limited}}
+}
+
+func TestSelectSteady(t *testing.T) {
+	const ok = schema.StatusComplete
+	tests := []struct {
+		name      string
+		steps     []*schema.Step
+		want      int
+		wantWhy   string
+		wantInWhy string
+	}{
+		{"highest qps wins", []*schema.Step{step(2, 100, 0, false, ok), step(4, 300, 0, false, ok), step(8, 250, 0, false, ok)}, 1, "", ""},
+		{"tie keeps fewer connections", []*schema.Step{step(2, 300, 0, false, ok), step(4, 300, 0, false, ok)}, 0, "", ""},
+		{"limited never chosen", []*schema.Step{step(2, 100, 0, false, ok), step(4, 900, 0, true, ok)}, 0, "", ""},
+		{"errors at threshold excluded", []*schema.Step{step(2, 100, 0.00009, false, ok), step(4, 900, schema.SteadyMaxErrorRate, false, ok)}, 0, "", ""},
+		{"interrupted excluded", []*schema.Step{step(2, 100, 0, false, ok), step(4, 900, 0, false, schema.StatusInterrupted)}, 0, "", ""},
+		{"no steps", nil, -1, "no results", ""},
+		{"all errors", []*schema.Step{step(2, 100, 0.05, false, ok), step(8, 900, 0.023, false, ok)}, -1,
+			"no step below 0.01% errors (best: c=8, 2.3% errors)", ""},
+		{"all limited", []*schema.Step{step(2, 100, 0, true, ok), step(4, 200, 0, true, ok)}, -1, "", "all steps driver-limited (lower bound: c=4"},
+		{"clean steps limited, others erroring", []*schema.Step{step(2, 100, 0, true, ok), step(4, 200, 0.5, false, ok)}, -1, "",
+			"every step below 0.01% errors is driver-limited"},
+		{"nothing complete", []*schema.Step{step(2, 100, 0, false, schema.StatusError), step(4, 200, 0, false, schema.StatusInterrupted)}, -1,
+			"no complete step (1 error, 1 interrupted)", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, why := SelectSteady(tc.steps)
+			if got != tc.want {
+				t.Errorf("index %d, want %d (why %q)", got, tc.want, why)
+			}
+			if tc.wantWhy != "" && why != tc.wantWhy {
+				t.Errorf("why %q, want %q", why, tc.wantWhy)
+			}
+			if tc.wantInWhy != "" && !strings.Contains(why, tc.wantInWhy) {
+				t.Errorf("why %q, want it to contain %q", why, tc.wantInWhy)
+			}
+		})
+	}
+}
+
+func TestBuildCells(t *testing.T) {
+	in, _ := loadRun1(t)
+	r := Build(in, Options{})
+	cells := map[string]Cell{}
+	for _, c := range r.Cells {
+		cells[c.Product+"/"+c.Scenario.Name] = c
+	}
+	tests := []struct {
+		key        string
+		steadyC    int // 0 = N/A
+		reasonPart string
+	}{
+		{"hydra/discovery", 8, ""},
+		{"hydra/client_credentials", 4, ""},
+		{"hydra/refresh", 4, ""},
+		{"keycloak/userinfo", 8, ""},
+		{"keycloak/introspect", 0, "no step below 0.01% errors (best: c=2"},
+		{"keycloak/discovery", 0, "all steps driver-limited"},
+		{"hydra/auth_code", 0, "login/consent app"},
+		{"keycloak/jwt_bearer", 0, "RFC 7523"},
+		{"zitadel/discovery", 0, "no Docker engine"},
+		{"hydra/userinfo", 0, NoResults},
+		{"keycloak/auth_code", 0, NoResults},
+	}
+	for _, tc := range tests {
+		c, ok := cells[tc.key]
+		if !ok {
+			t.Errorf("no cell %s", tc.key)
+			continue
+		}
+		s := c.SteadyStep()
+		switch {
+		case tc.steadyC > 0 && (s == nil || s.Step.Connections != tc.steadyC):
+			t.Errorf("%s: steady %v, want c=%d (reason %q)", tc.key, s, tc.steadyC, c.NAReason)
+		case tc.steadyC == 0 && (s != nil || !strings.Contains(c.NAReason, tc.reasonPart)):
+			t.Errorf("%s: steady %v reason %q, want N/A containing %q", tc.key, s, c.NAReason, tc.reasonPart)
+		}
+	}
+	if len(r.Cells) != len(r.Scenarios)*len(r.Products) {
+		t.Errorf("%d cells for %d scenarios x %d products", len(r.Cells), len(r.Scenarios), len(r.Products))
+	}
+	if len(r.Other) != 1 || r.Other[0].Step.Labels["phase"] != PhaseGCJitter {
+		t.Errorf("steps outside the ladder: %d, want the gcjitter step", len(r.Other))
+	}
+}
+
+func TestScenarioRows(t *testing.T) {
+	meta := func(p string, na map[string]string) MetaFile {
+		return MetaFile{Path: p + "/meta.json", Meta: &schema.Meta{Schema: schema.MetaV1, Product: p, Status: MetaOK, ScenarioNA: na}}
+	}
+	sf := func(p, sc string) StepFile {
+		return StepFile{Path: p + "/" + sc + "-c2.json", Step: &schema.Step{Product: p, Scenario: sc, Connections: 2,
+			Status: schema.StatusComplete, Start: time.Unix(0, 0)}}
+	}
+	tests := []struct {
+		name string
+		in   Inputs
+		want string
+	}{
+		{"core only", Inputs{Metas: []MetaFile{meta("a", nil)}}, "discovery client_credentials introspect refresh userinfo"},
+		{"extra from steps and meta, custom last", Inputs{
+			Metas: []MetaFile{meta("a", map[string]string{"jwt_bearer": "no"})},
+			Steps: []StepFile{sf("b", "auth_code"), sf("b", "zzz"), sf("a", "request")}},
+			"discovery client_credentials jwt_bearer introspect auth_code refresh userinfo request zzz"},
+		{"gcjitter-only scenario gets no row", Inputs{Steps: []StepFile{{Path: "a/gcjitter.json", Step: &schema.Step{
+			Product: "a", Scenario: "jwt_bearer", Labels: map[string]string{"phase": PhaseGCJitter}}}}},
+			"discovery client_credentials introspect refresh userinfo"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Build(&tc.in, Options{})
+			var names []string
+			for _, s := range r.Scenarios {
+				names = append(names, s.Name)
+			}
+			if got := strings.Join(names, " "); got != tc.want {
+				t.Errorf("scenarios %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestProductsSortedAndNamedByDirectory(t *testing.T) {
+	in := &Inputs{
+		Metas: []MetaFile{{Path: "r/zeta/meta.json", Meta: &schema.Meta{Schema: schema.MetaV1}}},
+		Steps: []StepFile{{Path: "r/alpha/discovery-c2.json", Step: &schema.Step{Scenario: "discovery", ProductVersion: "1.0"}}},
+	}
+	r := Build(in, Options{})
+	if len(r.Products) != 2 || r.Products[0].Name != "alpha" || r.Products[1].Name != "zeta" || r.Products[0].Version != "1.0" {
+		t.Errorf("products %+v, want alpha (1.0), zeta", r.Products)
+	}
+}
+
+func TestFormat(t *testing.T) {
+	tests := []struct {
+		got, want string
+	}{
+		{formatQPS(0), "0"}, {formatQPS(8.123), "8.12"}, {formatQPS(81.26), "81.3"}, {formatQPS(812.4), "812"},
+		{formatQPS(999.7), "1,000"}, {formatQPS(12345.6), "12,346"}, {formatQPS(1234567), "1,234,567"},
+		{formatMS(0.4499), "0.450"}, {formatMS(12.34), "12.3"}, {formatMS(1500), "1,500"},
+		{formatPct(0), "0%"}, {formatPct(0.0001), "0.01%"}, {formatPct(0.023), "2.3%"}, {formatPct(0.05), "5%"},
+		{formatPct(1), "100%"}, {formatPct(0.0000123), "0.0012%"},
+		{formatSeconds(5), "5 s"}, {formatSeconds(0.25), "0.25 s"},
+	}
+	for _, tc := range tests {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+func TestMarkdownEscapesCells(t *testing.T) {
+	in := &Inputs{Metas: []MetaFile{{Path: "x/meta.json", Meta: &schema.Meta{Schema: schema.MetaV1, Product: "x",
+		Status: MetaNA, NAReason: "a | b\nc"}}}}
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, Build(in, Options{}), MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `N/A: a \| b c |`) {
+		t.Errorf("reason not escaped:\n%s", buf.String())
+	}
+}

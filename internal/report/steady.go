@@ -1,0 +1,114 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// SelectSteady picks a ladder's steady-state step (DESIGN.md): among the
+// complete steps with error_rate below schema.SteadyMaxErrorRate that were
+// not driver-limited, the one with the highest qps (the fewer connections on
+// a tie, as steps come in ladder order). It returns the index into steps, or
+// -1 and why no step qualifies.
+func SelectSteady(steps []*schema.Step) (int, string) {
+	best := -1
+	for i, s := range steps {
+		if qualifies(s) && (best < 0 || s.QPS > steps[best].QPS) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		return best, ""
+	}
+	return -1, noSteadyReason(steps)
+}
+
+func qualifies(s *schema.Step) bool {
+	return s.Status == schema.StatusComplete && belowErrors(s) && !s.Driver.Limited
+}
+
+func belowErrors(s *schema.Step) bool {
+	return s.ErrorRate < schema.SteadyMaxErrorRate
+}
+
+// noSteadyReason explains why no step of a ladder qualifies.
+func noSteadyReason(steps []*schema.Step) string {
+	var complete, below []*schema.Step
+	for _, s := range steps {
+		if s.Status != schema.StatusComplete {
+			continue
+		}
+		complete = append(complete, s)
+		if belowErrors(s) {
+			below = append(below, s)
+		}
+	}
+	switch {
+	case len(steps) == 0:
+		return "no results"
+	case len(complete) == 0:
+		return "no complete step (" + statusCounts(steps) + ")"
+	case len(below) == 0:
+		b := leastErrors(complete)
+		return fmt.Sprintf("no step below %s errors (best: c=%d, %s errors)",
+			formatPct(schema.SteadyMaxErrorRate), b.Connections, formatPct(b.ErrorRate))
+	}
+	// Every complete step below the error threshold was driver-limited.
+	h := highestQPS(below)
+	what := "every step below " + formatPct(schema.SteadyMaxErrorRate) + " errors is driver-limited"
+	if allLimited(complete) {
+		what = "all steps driver-limited"
+	}
+	return fmt.Sprintf("%s (lower bound: c=%d, %s qps)", what, h.Connections, formatQPS(h.QPS))
+}
+
+func allLimited(steps []*schema.Step) bool {
+	for _, s := range steps {
+		if !s.Driver.Limited {
+			return false
+		}
+	}
+	return true
+}
+
+// leastErrors returns the step with the lowest error rate (higher qps on a tie).
+func leastErrors(steps []*schema.Step) *schema.Step {
+	b := steps[0]
+	for _, s := range steps[1:] {
+		if s.ErrorRate < b.ErrorRate || (s.ErrorRate == b.ErrorRate && s.QPS > b.QPS) {
+			b = s
+		}
+	}
+	return b
+}
+
+func highestQPS(steps []*schema.Step) *schema.Step {
+	b := steps[0]
+	for _, s := range steps[1:] {
+		if s.QPS > b.QPS {
+			b = s
+		}
+	}
+	return b
+}
+
+// statusCounts renders "2 interrupted, 1 error".
+func statusCounts(steps []*schema.Step) string {
+	counts := map[string]int{}
+	var order []string
+	for _, s := range steps {
+		if counts[s.Status] == 0 {
+			order = append(order, s.Status)
+		}
+		counts[s.Status]++
+	}
+	out := ""
+	for i, st := range order {
+		if i > 0 {
+			out += ", "
+		}
+		out += fmt.Sprintf("%d %s", counts[st], st)
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Summary formats.
+const (
+	FormatText = "text"
+	FormatCSV  = "csv"
+	FormatJSON = "json"
+)
+
+// SummaryFormats lists the formats WriteSummary accepts.
+func SummaryFormats() []string { return []string{FormatText, FormatCSV, FormatJSON} }
+
+// SummaryRow is one step in a summary. JSON field names carry units like the
+// step record's.
+type SummaryRow struct {
+	Product     string  `json:"product"`
+	Scenario    string  `json:"scenario"`
+	Connections int     `json:"c"`
+	QPS         float64 `json:"qps"`
+	P50MS       float64 `json:"p50_ms"`
+	P95MS       float64 `json:"p95_ms"`
+	P99MS       float64 `json:"p99_ms"`
+	ErrorRate   float64 `json:"error_rate"` // a fraction, as in the step record
+	Status      string  `json:"status"`
+	File        string  `json:"file"` // the record's file, "-" for stdin
+}
+
+func summaryHeader() []string {
+	return []string{"product", "scenario", "c", "qps", "p50_ms", "p95_ms", "p99_ms", "error_rate", "status", "file"}
+}
+
+// SummaryRows returns one row per step, in input order.
+func SummaryRows(steps []StepFile) []SummaryRow {
+	rows := make([]SummaryRow, 0, len(steps))
+	for _, sf := range steps {
+		s := sf.Step
+		rows = append(rows, SummaryRow{
+			Product: stepProduct(sf), Scenario: s.Scenario, Connections: s.Connections,
+			QPS: s.QPS, P50MS: s.LatencyMS.P50, P95MS: s.LatencyMS.P95, P99MS: s.LatencyMS.P99,
+			ErrorRate: s.ErrorRate, Status: s.Status, File: sf.Path,
+		})
+	}
+	return rows
+}
+
+// WriteSummary writes rows as aligned text (a header line, human numbers,
+// error rate in percent), CSV (a header line, raw numbers, error rate as a
+// fraction) or JSON lines (raw numbers).
+func WriteSummary(w io.Writer, rows []SummaryRow, format string) error {
+	switch format {
+	case FormatText:
+		return writeText(w, rows)
+	case FormatCSV:
+		return writeCSV(w, rows)
+	case FormatJSON:
+		return writeJSONLines(w, rows)
+	}
+	return fmt.Errorf("unknown summary format %q (want text, csv or json)", format)
+}
+
+func writeText(w io.Writer, rows []SummaryRow) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(summaryHeader(), "\t"))
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Product, r.Scenario, r.Connections,
+			formatQPS(r.QPS), formatMS(r.P50MS), formatMS(r.P95MS), formatMS(r.P99MS),
+			formatPct(r.ErrorRate), r.Status, r.File)
+	}
+	return tw.Flush()
+}
+
+func writeCSV(w io.Writer, rows []SummaryRow) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(summaryHeader()); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, r := range rows {
+		rec := []string{r.Product, r.Scenario, strconv.Itoa(r.Connections), f(r.QPS), f(r.P50MS),
+			f(r.P95MS), f(r.P99MS), f(r.ErrorRate), r.Status, r.File}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func writeJSONLines(w io.Writer, rows []SummaryRow) error {
+	enc := json.NewEncoder(w)
+	for _, r := range rows {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
