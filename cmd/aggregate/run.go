@@ -37,6 +37,7 @@ func subcommands() []subcommand {
 		{"report", "results -> COMPARISON.md", runReport},
 		{"merge", "merge the step files of several agents into one exact step", runMerge},
 		{"summary", "one line per step (text, csv or json lines) for shell pipes", runSummary},
+		{"steady", "the main table as JSON lines: steady-state figures or the N/A reason", runSteady},
 	}
 }
 
@@ -54,7 +55,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 func dispatch(ctx context.Context, args []string, e env) error {
 	if len(args) == 0 {
-		return cli.Usagef("a subcommand is required: report, merge or summary (see '%s --help')", toolName)
+		return cli.Usagef("a subcommand is required: report, merge, summary or steady (see '%s --help')", toolName)
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
@@ -69,7 +70,7 @@ func dispatch(ctx context.Context, args []string, e env) error {
 			return sc.run(ctx, args[1:], e)
 		}
 	}
-	return cli.Usagef("unknown subcommand %q (want report, merge or summary)", args[0])
+	return cli.Usagef("unknown subcommand %q (want report, merge, summary or steady)", args[0])
 }
 
 func topUsage() string {

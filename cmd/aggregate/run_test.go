@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idpbench/idpbench/internal/report"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -163,5 +164,29 @@ func TestMergeToFileAndErrors(t *testing.T) {
 	_, late2 := agentFiles(t, 5*time.Second)
 	if r := runAgg(context.Background(), "", "merge", a, late2); r.code != 1 || !strings.Contains(r.stderr, late2) {
 		t.Errorf("non-overlapping merge: exit %d stderr %q; want 1 naming %s", r.code, r.stderr, late2)
+	}
+}
+
+func TestSteadyJSONLines(t *testing.T) {
+	r := runAgg(context.Background(), "", "steady", run1)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	byCell := map[string]report.CellRow{}
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var row report.CellRow
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		byCell[row.Product+"/"+row.ID] = row
+	}
+	if got := byCell["hydra/S1"]; !got.Steady || got.Connections != 8 || got.QPS != 12400 || got.Failed != 0 {
+		t.Errorf("hydra/S1 = %+v, want steady at c=8 with 12400 qps and no failures", got)
+	}
+	if got := byCell["keycloak/S1"]; got.Steady || !strings.Contains(got.Reason, "driver-limited") {
+		t.Errorf("keycloak/S1 = %+v, want N/A because driver-limited", got)
+	}
+	if got := byCell["keycloak/S2"]; got.Steady || got.Reason != report.NoResults {
+		t.Errorf("keycloak/S2 = %+v, want N/A %q", got, report.NoResults)
 	}
 }

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"context"
+
+	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/report"
+)
+
+const steadyUsage = `Usage: aggregate steady [FLAGS] DIR...
+
+Reads results like 'report' does and writes the main table as JSON lines, one
+per scenario x product: the steady-state step's figures ("steady": true, with
+c, qps, p50_ms, p95_ms, p99_ms, requests, failed, error_rate and the step's
+file) or the N/A reason ("steady": false, "reason"). For scripts and tests that
+assert on the comparison without parsing Markdown.
+`
+
+const steadyExample = `  aggregate steady results/latest | jq -r 'select(.product=="hydra") | [.id, .qps, .failed] | @tsv'
+`
+
+func runSteady(ctx context.Context, args []string, e env) error {
+	fs := newFlagSet("steady")
+	if err := parse(fs, args, steadyUsage, steadyExample, e); err != nil {
+		return err
+	}
+	in := inputs(fs)
+	if err := validateInputs("steady", in); err != nil {
+		return err
+	}
+	loaded, err := report.Load(ctx, in, e.stdin, e.warn)
+	if err != nil {
+		return err
+	}
+	r := report.Build(loaded, report.Options{ToolVersion: cli.Version()})
+	return report.WriteCellRows(e.stdout, report.CellRows(r))
+}
