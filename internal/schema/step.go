@@ -108,8 +108,8 @@ type Latency struct {
 type Interval struct {
 	TS        float64 `json:"t_s"`       // start of the slice, seconds from Step.Start
 	LengthS   float64 `json:"length_s"`  // length of the slice, seconds (the last may be shorter)
-	Requests  int64   `json:"requests"`  // requests completed in the slice
-	Errors    int64   `json:"errors"`    // failed requests completed in the slice
+	Requests  int64   `json:"requests"`  // requests sent in the slice (attributed by send time)
+	Errors    int64   `json:"errors"`    // failed requests sent in the slice
 	QPS       float64 `json:"qps"`       // requests / length_s
 	P50MS     float64 `json:"p50_ms"`    // milliseconds
 	P99MS     float64 `json:"p99_ms"`    // milliseconds

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/load"
+	"github.com/idpbench/idpbench/internal/pool"
+)
+
+// config is loadstep's command line.
+type config struct {
+	url, scenario             string
+	connections               int
+	warmup, duration          time.Duration
+	interval, timeout         time.Duration
+	rate                      float64
+	poolFile, poolMode        string
+	clientID, secretFile      string
+	clientAuth, assertionPool string
+	scope                     string
+	method, body, expect      string
+	headers, labels           []string
+	product, productVersion   string
+	insecure                  bool
+	output                    string
+	version                   bool
+}
+
+// secretEnv holds the client secret when no --client-secret-file is given.
+const secretEnv = "IDPBENCH_CLIENT_SECRET"
+
+func newFlagSet(c *config) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("loadstep", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.StringVar(&c.url, "url", "", "full endpoint URL, http or https (required)")
+	fs.StringVar(&c.scenario, "scenario", "", "discovery | client_credentials | introspect | refresh | userinfo | jwt_bearer | request (required)")
+	fs.IntVarP(&c.connections, "connections", "c", 1, "concurrent keep-alive connections, each its own request loop")
+	fs.DurationVar(&c.warmup, "warmup", 5*time.Second, "warmup before the measured window, not recorded (duration, e.g. 5s; 0 = none)")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured window (duration, e.g. 10s, 5m)")
+	fs.DurationVar(&c.interval, "interval", time.Second, "length of one per-interval histogram (duration)")
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "per-request timeout, connect to last body byte; also bounds the drain (duration)")
+	fs.Float64Var(&c.rate, "rate", 0, "open-loop rate in requests/s (not implemented yet; only 0 = closed loop)")
+	fs.StringVar(&c.poolFile, "pool", "", "credential pool file, one per line ('-' = stdin); default none")
+	fs.StringVar(&c.poolMode, "pool-mode", load.PoolReuse, "reuse (round-robin, a slice per connection) | consume (each line once) | chain (refresh rotation)")
+	fs.StringVar(&c.clientID, "client-id", "", "OAuth client id for client authentication; default none")
+	fs.StringVar(&c.secretFile, "client-secret-file", "", "file holding the client secret; default: env "+secretEnv)
+	fs.StringVar(&c.clientAuth, "client-auth", "", "basic | post | none | assertion; default basic for client_credentials, introspect, refresh; none for jwt_bearer")
+	fs.StringVar(&c.assertionPool, "client-assertion-pool", "", "pool of signed client assertions for --client-auth assertion ('-' = stdin)")
+	fs.StringVar(&c.scope, "scope", "", "scope sent with token requests; default none")
+	fs.StringVar(&c.method, "method", "GET", "request scenario: HTTP method")
+	fs.StringArrayVar(&c.headers, "header", nil, "'Key: Value' header sent with every request, repeatable; may hold {{pool}} (request scenario)")
+	fs.StringVar(&c.body, "body", "", "request scenario: body; {{pool}} is replaced per request; default empty")
+	fs.StringVar(&c.expect, "expect", "", "request scenario: a 2xx body must contain this; default any 2xx passes")
+	fs.StringVar(&c.product, "product", "", "product under test, recorded in the result")
+	fs.StringVar(&c.productVersion, "product-version", "", "product version, recorded in the result")
+	fs.StringArrayVar(&c.labels, "label", nil, "k=v label recorded in the result, repeatable")
+	fs.BoolVar(&c.insecure, "insecure", false, "skip TLS certificate verification")
+	fs.StringVarP(&c.output, "output", "o", "-", "result file, written atomically ('-' = stdout)")
+	fs.BoolVar(&c.version, "version", false, "print the version and exit")
+	return fs
+}
+
+// usage prints --help.
+func usage(w io.Writer, fs *pflag.FlagSet) {
+	fmt.Fprint(w, `Usage: loadstep --url URL --scenario NAME [flags]
+
+Runs one closed-loop load step against one endpoint: a warmup, then a
+measured window, and writes an idpbench.step/v1 JSON record.
+
+Flags:
+`)
+	fmt.Fprint(w, fs.FlagUsages())
+	fmt.Fprint(w, `
+Window edges: a request belongs to the window, and to the interval, in which
+it was SENT. Requests sent during the warmup are never counted, even when they
+complete inside the window. At the end of the window no new request starts;
+requests in flight are awaited (bounded by --timeout) and counted, so none is
+dropped and none is counted twice. qps = requests / window seconds. In
+consume mode a connection that finds the pool empty counts one
+pool_exhausted and stops; if all stop, the window ends early.
+
+Latency: each connection sends its next request only when the previous one
+has completed, so the figures are service time under N outstanding requests
+(latency_model closed_loop_service_time). A slow response holds back the
+requests behind it, so the percentiles understate what an open stream of
+clients would see (coordinated omission). Histograms hold every request that
+got a complete HTTP response; socket errors, timeouts and pool exhaustion are
+counted only.
+
+Failed requests are data (errors.non2xx, socket, timeout, check,
+pool_exhausted), not process errors. The client secret comes from
+--client-secret-file or $IDPBENCH_CLIENT_SECRET, never from argv.
+The first SIGINT stops sending, drains, writes the result with status
+"interrupted" and exits 130. Exit codes: 0 ok, 1 runtime error, 2 usage.
+
+Example:
+  loadstep --url http://localhost:9998/.well-known/openid-configuration --scenario discovery -c 16 -o s1-c16.json && aggregate summary s1-c16.json
+`)
+}
+
+// validate checks the flags that need no file.
+func (c *config) validate() error {
+	switch {
+	case c.url == "":
+		return cli.Usagef("--url is required")
+	case c.scenario == "":
+		return cli.Usagef("--scenario is required")
+	case c.connections < 1:
+		return cli.Usagef("-c: need at least 1 connection, got %d", c.connections)
+	case c.duration <= 0:
+		return cli.Usagef("--duration: must be positive, got %s", c.duration)
+	case c.warmup < 0:
+		return cli.Usagef("--warmup: must not be negative, got %s", c.warmup)
+	case c.interval <= 0:
+		return cli.Usagef("--interval: must be positive, got %s", c.interval)
+	case c.timeout <= 0:
+		return cli.Usagef("--timeout: must be positive, got %s", c.timeout)
+	case c.rate != 0:
+		return cli.Usagef("--rate: open-loop rate mode is not implemented yet (leave it 0 for closed loop)")
+	case c.poolFile == "-" && c.assertionPool == "-":
+		return cli.Usagef("--pool and --client-assertion-pool cannot both read stdin")
+	}
+	_, err := parseURL(c.url)
+	return err
+}
+
+func parseURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, cli.Usagef("--url: %v", err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, cli.Usagef("--url: %q needs an http or https scheme and a host", u.Redacted())
+	}
+	return u, nil
+}
+
+func parseHeaders(raw []string) ([]load.Header, error) {
+	var hs []load.Header
+	for _, h := range raw {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, cli.Usagef("--header: %q is not 'Key: Value'", h)
+		}
+		hs = append(hs, load.Header{Key: strings.TrimSpace(k), Value: strings.TrimSpace(v)})
+	}
+	return hs, nil
+}
+
+func parseLabels(raw []string) (map[string]string, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	m := map[string]string{}
+	for _, kv := range raw {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, cli.Usagef("--label: %q is not k=v", kv)
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+// readPool reads an optional pool file named by flag.
+func readPool(flag, path string, stdin io.Reader) (*pool.Pool, error) {
+	if path == "" {
+		return nil, nil
+	}
+	p, err := pool.ReadFile(path, stdin)
+	if err != nil {
+		return nil, cli.UsageError{Err: fmt.Errorf("--%s: %w", flag, err)}
+	}
+	return p, nil
+}
+
+// loadConfig turns validated flags, files and the environment into the
+// engine's Config.
+func (c *config) loadConfig(stdin io.Reader) (*load.Config, error) {
+	u, _ := parseURL(c.url)
+	lc := &load.Config{
+		URL: u, Scenario: c.scenario, Connections: c.connections,
+		Warmup: c.warmup, Duration: c.duration, Interval: c.interval, Timeout: c.timeout,
+		PoolMode: c.poolMode, ClientID: c.clientID, ClientAuth: c.clientAuth, Scope: c.scope,
+		Method: c.method, Body: c.body, Expect: c.expect,
+		Product: c.product, ProductVersion: c.productVersion,
+		NewSender: load.NewHTTPSender(c.insecure),
+	}
+	var err error
+	if lc.Headers, err = parseHeaders(c.headers); err != nil {
+		return nil, err
+	}
+	if lc.Labels, err = parseLabels(c.labels); err != nil {
+		return nil, err
+	}
+	if lc.ClientSecret, err = cli.ReadSecret("client-secret-file", c.secretFile, secretEnv); err != nil {
+		return nil, cli.UsageError{Err: err}
+	}
+	if lc.Pool, err = readPool("pool", c.poolFile, stdin); err != nil {
+		return nil, err
+	}
+	if lc.AssertionPool, err = readPool("client-assertion-pool", c.assertionPool, stdin); err != nil {
+		return nil, err
+	}
+	return lc, lc.Validate()
+}

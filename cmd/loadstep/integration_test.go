@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// Reference OP facts (zitadel/oidc v3.52.0 example/server/storage): service
+// user sid1/verysecret may use client_credentials; the JWT-profile service
+// user "service" signs with key id "key1".
+const (
+	refopClientID = "sid1"
+	refopSecret   = "verysecret"
+	refopKeyID    = "key1"
+	refopService  = "service"
+)
+
+// refopURL is the reference OP's base URL from IDPBENCH_REFOP_URL.
+func refopURL(t *testing.T) string {
+	u := os.Getenv("IDPBENCH_REFOP_URL")
+	if u == "" {
+		if os.Getenv("IDPBENCH_INTEGRATION") == "1" {
+			t.Fatal("IDPBENCH_INTEGRATION=1 but IDPBENCH_REFOP_URL is not set")
+		}
+		t.Skip("IDPBENCH_REFOP_URL not set (e.g. http://localhost:9998)")
+	}
+	return strings.TrimRight(u, "/")
+}
+
+// runRefop runs a 1 s step after a 200 ms warmup and asserts it is clean.
+func runRefop(t *testing.T, args ...string) *schema.Step {
+	t.Helper()
+	args = append([]string{"-c", "4", "--warmup", "200ms", "--duration", "1s", "--product", "refop"}, args...)
+	code, stdout, stderr := runArgs(context.Background(), args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	s, err := schema.DecodeStep(strings.NewReader(stdout), "-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Requests == 0 || s.Errors.Total() != 0 || s.OK != s.Requests {
+		t.Fatalf("requests %d ok %d errors %+v codes %v", s.Requests, s.OK, s.Errors, s.StatusCodes)
+	}
+	t.Logf("%s", strings.TrimSpace(stderr))
+	return s
+}
+
+func TestRefop(t *testing.T) {
+	base := refopURL(t)
+	dir := t.TempDir()
+	t.Setenv("IDPBENCH_CLIENT_SECRET", "")
+	secretFile := writeFile(t, dir, "secret", refopSecret+"\n") // 0600
+	t.Run("discovery", func(t *testing.T) {
+		runRefop(t, "--url", base+"/.well-known/openid-configuration", "--scenario", "discovery")
+	})
+	for _, auth := range []string{"basic", "post"} {
+		t.Run("client_credentials/"+auth, func(t *testing.T) {
+			runRefop(t, "--url", base+"/oauth/token", "--scenario", "client_credentials", "--scope", "openid",
+				"--client-id", refopClientID, "--client-secret-file", secretFile, "--client-auth", auth)
+		})
+	}
+	t.Run("userinfo", func(t *testing.T) {
+		at := refopToken(t, base)
+		probe(t, http.MethodGet, base+"/userinfo", "", map[string]string{"Authorization": "Bearer " + at}, "sub")
+		pool := writeFile(t, dir, "at.pool", "# idpbench-pool kind=access_token\n"+at+"\n")
+		runRefop(t, "--url", base+"/userinfo", "--scenario", "userinfo", "--pool", pool)
+	})
+	t.Run("introspect", func(t *testing.T) {
+		at := refopToken(t, base)
+		probe(t, http.MethodPost, base+"/oauth/introspect", "token="+url.QueryEscape(at),
+			map[string]string{"Authorization": basicAuth(refopClientID, refopSecret)}, "active")
+		pool := writeFile(t, dir, "at2.pool", at+"\n")
+		runRefop(t, "--url", base+"/oauth/introspect", "--scenario", "introspect", "--pool", pool,
+			"--client-id", refopClientID, "--client-secret-file", secretFile)
+	})
+	t.Run("jwt_bearer", func(t *testing.T) {
+		key := refopKey(t)
+		var lines []string
+		for range 4 {
+			lines = append(lines, signAssertion(t, key, base+"/"))
+		}
+		pool := writeFile(t, dir, "jwt.pool", "# idpbench-pool kind=assertion\n"+strings.Join(lines, "\n")+"\n")
+		s := runRefop(t, "--url", base+"/oauth/token", "--scenario", "jwt_bearer", "--scope", "openid",
+			"--pool", pool)
+		if s.Pool == nil || s.Pool.Used != 4 || s.Pool.Kind != "assertion" {
+			t.Errorf("pool = %+v", s.Pool)
+		}
+	})
+}
+
+// refopToken obtains an access token with a direct client_credentials POST.
+func refopToken(t *testing.T, base string) string {
+	t.Helper()
+	body := doRequest(t, http.MethodPost, base+"/oauth/token", "grant_type=client_credentials&scope=openid",
+		map[string]string{"Authorization": basicAuth(refopClientID, refopSecret)}, 200)
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.Unmarshal(body, &tok); err != nil || tok.AccessToken == "" {
+		t.Fatalf("token response %q: %v", body, err)
+	}
+	return tok.AccessToken
+}
+
+// probe skips the test when the reference OP does not accept the request
+// (its example storage only serves users id1/id2 at userinfo and lets only
+// a token's audience introspect it, which sid1 cannot authenticate as).
+func probe(t *testing.T, method, target, form string, header map[string]string, field string) {
+	t.Helper()
+	body := doRequest(t, method, target, form, header, 0)
+	var m map[string]any
+	json.Unmarshal(body, &m)
+	if v, ok := m[field]; !ok || v == false || v == "" {
+		t.Skipf("reference OP does not accept a client_credentials token here: %s %s -> %.120s", method, target, body)
+	}
+}
+
+func doRequest(t *testing.T, method, target, form string, header map[string]string, want int) []byte {
+	t.Helper()
+	req, err := http.NewRequest(method, target, strings.NewReader(form))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if form != "" {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if want != 0 && resp.StatusCode != want {
+		t.Fatalf("%s %s: status %d: %s", method, target, resp.StatusCode, body)
+	}
+	return body
+}
+
+func basicAuth(id, secret string) string {
+	req, _ := http.NewRequest(http.MethodGet, "http://x/", nil)
+	req.SetBasicAuth(url.QueryEscape(id), url.QueryEscape(secret))
+	return req.Header.Get("Authorization")
+}
+
+// refopKey loads the service user's private key from the module cache, or
+// from IDPBENCH_REFOP_KEY.
+func refopKey(t *testing.T) any {
+	path := os.Getenv("IDPBENCH_REFOP_KEY")
+	if path == "" {
+		home, _ := os.UserHomeDir()
+		path = filepath.Join(home, "go/pkg/mod/github.com/zitadel/oidc/v3@v3.52.0/example/server/service-key1.pem")
+	}
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		t.Skipf("no service key for the jwt-bearer grant (set IDPBENCH_REFOP_KEY): %v", err)
+	}
+	key, err := jwt.ParseRSAPrivateKeyFromPEM(pem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+func signAssertion(t *testing.T, key any, issuer string) string {
+	now := time.Now()
+	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{
+		"iss": refopService, "sub": refopService, "aud": issuer,
+		"iat": now.Unix(), "exp": now.Add(time.Hour).Unix(), "jti": fmt.Sprint(now.UnixNano()),
+	})
+	tok.Header["kid"] = refopKeyID
+	s, err := tok.SignedString(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/idpbench/idpbench/internal/atomicfile"
+	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/load"
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// resultMode is the file mode of a step result (it holds no secrets).
+const resultMode os.FileMode = 0o644
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var c config
+	fs := newFlagSet(&c)
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			usage(stdout, fs)
+			return cli.ExitOK
+		}
+		return fail(stderr, cli.UsageError{Err: err})
+	}
+	if c.version {
+		fmt.Fprintln(stdout, "loadstep", cli.Version())
+		return cli.ExitOK
+	}
+	if fs.NArg() > 0 {
+		return fail(stderr, cli.Usagef("unexpected argument %q", fs.Arg(0)))
+	}
+	if err := c.validate(); err != nil {
+		return fail(stderr, err)
+	}
+	lc, err := c.loadConfig(stdin)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if isTerminal(stderr) {
+		lc.Progress = stderr
+	}
+	step, err := measure(ctx, lc, c.output, stdout)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	fmt.Fprintln(stderr, summary(step))
+	if step.Status == schema.StatusInterrupted {
+		return cli.ExitInterrupted
+	}
+	return cli.ExitOK
+}
+
+// measure runs the step and writes its result. The output is opened (as a
+// temporary file) before the run, so a bad path fails before any load, and
+// renamed into place only once the result is complete.
+func measure(ctx context.Context, lc *load.Config, output string, stdout io.Writer) (*schema.Step, error) {
+	out, err := atomicfile.Create(output, resultMode, stdout)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Abort()
+	step, err := load.Run(ctx, lc)
+	if err != nil {
+		return nil, err
+	}
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(step); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", output, err)
+	}
+	return step, out.Commit()
+}
+
+// summary is the final line on stderr.
+func summary(s *schema.Step) string {
+	return fmt.Sprintf("loadstep: %s c=%d %s: %d requests, %.1f req/s, p50 %.3f ms, p99 %.3f ms, errors %d (%.3f%%)",
+		s.Scenario, s.Connections, s.Status, s.Requests, s.QPS, s.LatencyMS.P50, s.LatencyMS.P99,
+		s.Errors.Total(), 100*s.ErrorRate)
+}
+
+func fail(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "loadstep: %v\n", err)
+	return cli.ExitCode(err)
+}
+
+// isTerminal reports whether w is a character device (a TTY).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

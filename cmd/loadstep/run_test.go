@@ -1,0 +1,293 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+func discoveryServer(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"issuer":"http://op/","access_token":"at","active":true}`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// runArgs runs loadstep in-process.
+func runArgs(ctx context.Context, args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(ctx, args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	url := discoveryServer(t)
+	empty := writeFile(t, dir, "empty.pool", "# idpbench-pool kind=access_token\n")
+	small := writeFile(t, dir, "small.pool", "a\nb\n")
+	secretFile := writeFile(t, dir, "secret", "s3cret\n")
+	base := []string{"--url", url, "--warmup", "0", "--duration", "50ms"}
+	tests := []struct {
+		name string
+		args []string
+		want string // must appear in the one-line error
+	}{
+		{"unknown scenario", []string{"--scenario", "nope"}, "--scenario"},
+		{"no scenario", []string{}, "--scenario"},
+		{"unknown flag", []string{"--scenario", "discovery", "--bogus"}, "bogus"},
+		{"malformed url", []string{"--scenario", "discovery", "--url", "localhost:9998/x"}, "--url"},
+		{"url without host", []string{"--scenario", "discovery", "--url", "http:///x"}, "--url"},
+		{"zero duration", []string{"--scenario", "discovery", "--duration", "0s"}, "--duration"},
+		{"negative duration", []string{"--scenario", "discovery", "--duration", "-1s"}, "--duration"},
+		{"zero connections", []string{"--scenario", "discovery", "-c", "0"}, "-c"},
+		{"zero interval", []string{"--scenario", "discovery", "--interval", "0s"}, "--interval"},
+		{"rate mode", []string{"--scenario", "discovery", "--rate", "100"}, "not implemented yet"},
+		{"missing pool", []string{"--scenario", "userinfo"}, "--pool"},
+		{"pool file missing", []string{"--scenario", "userinfo", "--pool", filepath.Join(dir, "nope.pool")}, "nope.pool"},
+		{"pool file empty", []string{"--scenario", "userinfo", "--pool", empty}, "empty.pool"},
+		{"pool smaller than -c (consume)", []string{"--scenario", "userinfo", "--pool", small, "--pool-mode", "consume", "-c", "3"}, "small.pool"},
+		{"pool smaller than -c (chain)", []string{"--scenario", "refresh", "--pool", small, "--pool-mode", "chain", "-c", "3",
+			"--client-id", "c", "--client-secret-file", secretFile}, "small.pool"},
+		{"unknown pool mode", []string{"--scenario", "userinfo", "--pool", small, "--pool-mode", "lifo"}, "--pool-mode"},
+		{"client_credentials without secret", []string{"--scenario", "client_credentials", "--client-id", "c"}, "--client-secret-file"},
+		{"secret file missing", []string{"--scenario", "client_credentials", "--client-id", "c",
+			"--client-secret-file", filepath.Join(dir, "nosecret")}, "--client-secret-file"},
+		{"assertion without pool", []string{"--scenario", "introspect", "--pool", small, "--client-auth", "assertion"}, "--client-assertion-pool"},
+		{"unknown client auth", []string{"--scenario", "introspect", "--pool", small, "--client-auth", "mtls"}, "--client-auth"},
+		{"header without colon", []string{"--scenario", "request", "--header", "X-Token abc"}, "--header"},
+		{"label without =", []string{"--scenario", "discovery", "--label", "run"}, "--label"},
+		{"pool for discovery", []string{"--scenario", "discovery", "--pool", small}, "--pool"},
+		{"positional argument", []string{"--scenario", "discovery", "extra"}, "extra"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("IDPBENCH_CLIENT_SECRET", "")
+			out := filepath.Join(dir, "out.json")
+			code, stdout, stderr := runArgs(context.Background(), append(append(base, "-o", out), tt.args...)...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2 (stderr %q)", code, stderr)
+			}
+			if !strings.HasPrefix(stderr, "loadstep: ") || !strings.Contains(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("stderr %q: want one line naming %s", stderr, tt.want)
+			}
+			if stdout != "" {
+				t.Errorf("stdout %q, want nothing", stdout)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("output file exists after a usage error")
+			}
+		})
+	}
+}
+
+func TestRunWritesStep(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "s1.json")
+	code, stdout, stderr := runArgs(context.Background(), "--url", discoveryServer(t), "--scenario", "discovery",
+		"-c", "2", "--warmup", "50ms", "--duration", "200ms", "--interval", "100ms",
+		"--product", "test", "--label", "run=r1", "-o", out)
+	if code != 0 || stdout != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	s := decodeStep(t, out)
+	if s.Status != schema.StatusComplete || s.Requests == 0 || s.OK != s.Requests || len(s.Intervals) != 2 ||
+		s.Product != "test" || s.Labels["run"] != "r1" || s.Connections != 2 {
+		t.Errorf("step: %+v", s)
+	}
+	if !strings.HasPrefix(stderr, "loadstep: discovery c=2 complete: ") || strings.Count(stderr, "\n") != 1 ||
+		!strings.Contains(stderr, "p99") {
+		t.Errorf("stderr %q: want the one-line summary", stderr)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("directory holds %d entries, want only the result", len(entries))
+	}
+}
+
+func decodeStep(t *testing.T, path string) *schema.Step {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := schema.DecodeStep(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSecretNeverPrinted(t *testing.T) {
+	const secret = "tops3cret-value"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id, pw, ok := r.BasicAuth(); !ok || id != "cid" || pw != secret {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		fmt.Fprint(w, `{"access_token":"at"}`)
+	}))
+	t.Cleanup(srv.Close)
+	for _, source := range []string{"file", "env"} {
+		t.Run(source, func(t *testing.T) {
+			args := []string{"--url", srv.URL + "/token", "--scenario", "client_credentials", "--client-id", "cid",
+				"--warmup", "0", "--duration", "100ms"}
+			if source == "file" {
+				t.Setenv("IDPBENCH_CLIENT_SECRET", "")
+				args = append(args, "--client-secret-file", writeFile(t, t.TempDir(), "secret", secret+"\n"))
+			} else {
+				t.Setenv("IDPBENCH_CLIENT_SECRET", secret)
+			}
+			code, stdout, stderr := runArgs(context.Background(), args...)
+			if code != 0 || !strings.Contains(stdout, `"ok"`) {
+				t.Fatalf("exit %d stderr %q", code, stderr)
+			}
+			if strings.Contains(stdout+stderr, secret) {
+				t.Error("the secret appears in the output")
+			}
+			s, err := schema.DecodeStep(strings.NewReader(stdout), "-")
+			if err != nil || s.OK == 0 || s.OK != s.Requests {
+				t.Errorf("step %+v, %v: want every request authenticated", s, err)
+			}
+		})
+	}
+}
+
+func TestOutputFailures(t *testing.T) {
+	dir := t.TempDir()
+	isDir := filepath.Join(dir, "taken")
+	if err := os.Mkdir(isDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ name, out string }{
+		{"directory does not exist", filepath.Join(dir, "missing", "s.json")},
+		{"path is a directory", isDir},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runArgs(context.Background(), "--url", discoveryServer(t), "--scenario", "discovery",
+				"--warmup", "0", "--duration", "50ms", "-o", tt.out)
+			if code != 1 || !strings.Contains(stderr, tt.out) {
+				t.Errorf("exit %d, stderr %q: want 1 naming %s", code, stderr, tt.out)
+			}
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != 1 || entries[0].Name() != "taken" {
+				t.Errorf("directory holds %v, want no new file", entries)
+			}
+			if sub, _ := os.ReadDir(isDir); len(sub) != 0 {
+				t.Errorf("directory %s holds %v", isDir, sub)
+			}
+		})
+	}
+}
+
+func TestUnreachableTarget(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	out := filepath.Join(t.TempDir(), "s.json")
+	code, stdout, stderr := runArgs(context.Background(), "--url", "http://"+addr+"/x", "--scenario", "discovery", "-o", out)
+	if code != 1 || !strings.HasPrefix(stderr, "loadstep: connecting to "+addr+": ") || stdout != "" {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(out)); len(entries) != 0 {
+		t.Errorf("output directory holds %v", entries)
+	}
+}
+
+func TestInterruptWritesResult(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "s.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	code, _, stderr := runArgs(ctx, "--url", discoveryServer(t), "--scenario", "discovery",
+		"--warmup", "100ms", "--duration", "10s", "-o", out)
+	if code != 130 {
+		t.Fatalf("exit %d, want 130 (stderr %q)", code, stderr)
+	}
+	s := decodeStep(t, out)
+	if s.Status != schema.StatusInterrupted || s.Requests == 0 || s.End.Sub(s.Start) > time.Second {
+		t.Errorf("status %q, %d requests over %s", s.Status, s.Requests, s.End.Sub(s.Start))
+	}
+	if !strings.Contains(stderr, "interrupted") {
+		t.Errorf("stderr %q", stderr)
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	code, stdout, _ := runArgs(context.Background(), "--help")
+	if code != 0 {
+		t.Fatalf("--help exit %d", code)
+	}
+	for _, want := range []string{"--warmup", "(default 5s)", "--duration", "(default 10s)", "--timeout",
+		"SENT", "service time under N outstanding requests", "IDPBENCH_CLIENT_SECRET", "&& aggregate summary"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("--help lacks %q", want)
+		}
+	}
+	if code, stdout, _ := runArgs(context.Background(), "--version"); code != 0 || !strings.HasPrefix(stdout, "loadstep ") {
+		t.Errorf("--version: exit %d, %q", code, stdout)
+	}
+}
+
+// TestOutputToSpecialFile: an existing FIFO or symlink (think /dev/null,
+// /dev/stdout) is written in place, never replaced by a renamed temp file.
+func TestOutputToSpecialFile(t *testing.T) {
+	dir := t.TempDir()
+	target := writeFile(t, dir, "target.json", "")
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- b
+	}()
+	for _, out := range []string{link, fifo} {
+		code, _, stderr := runArgs(context.Background(), "--url", discoveryServer(t), "--scenario", "discovery",
+			"--warmup", "0", "--duration", "50ms", "-o", out)
+		if code != 0 {
+			t.Fatalf("-o %s: exit %d: %s", out, code, stderr)
+		}
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("%s is no longer a symlink", link)
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("%s is no longer a FIFO", fifo)
+	}
+	decodeStep(t, target)
+	if _, err := schema.DecodeStep(bytes.NewReader(<-got), fifo); err != nil {
+		t.Errorf("reading the FIFO: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
+		t.Errorf("directory holds %d entries, want 3 (no temp files)", len(entries))
+	}
+}

@@ -1,0 +1,176 @@
+package load
+
+import (
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/pool"
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// Pool modes.
+const (
+	PoolReuse   = "reuse"   // round-robin, each connection its own slice
+	PoolConsume = "consume" // each credential used once across all connections
+	PoolChain   = "chain"   // each connection refreshes with the token its last response returned
+)
+
+// Client authentication methods.
+const (
+	AuthBasic     = "basic"     // client_secret_basic
+	AuthPost      = "post"      // client_secret_post
+	AuthNone      = "none"      // client_id in the form only
+	AuthAssertion = "assertion" // private_key_jwt / client_secret_jwt from an assertion pool
+)
+
+// Placeholder is replaced by a pool credential in a custom request's body and headers.
+const Placeholder = "{{pool}}"
+
+// Header is one custom request header.
+type Header struct{ Key, Value string }
+
+// Config is one load step.
+type Config struct {
+	URL         *url.URL // full endpoint URL
+	Scenario    string   // schema.Scenario* name
+	Connections int      // concurrent connections, each its own request loop
+	Warmup      time.Duration
+	Duration    time.Duration // measured window
+	Interval    time.Duration // per-interval histogram length
+	Timeout     time.Duration // whole request, including the body read
+
+	Pool          *pool.Pool // credentials; nil when the scenario needs none
+	PoolMode      string     // PoolReuse | PoolConsume | PoolChain
+	AssertionPool *pool.Pool // client assertions for AuthAssertion
+
+	ClientID     string
+	ClientSecret string // never logged, never in the result
+	ClientAuth   string // Auth*; "" = the scenario's default
+	Scope        string // token scenarios; "" = none sent
+
+	Method  string   // request scenario
+	Headers []Header // request scenario (also added to every scenario)
+	Body    string   // request scenario; may contain Placeholder
+	Expect  string   // request scenario: the body must contain this
+
+	Product        string
+	ProductVersion string
+	Labels         map[string]string
+
+	NewSender NewSenderFunc // nil = NewHTTPSender(false)
+	Progress  io.Writer     // where to draw a progress line; nil = none
+}
+
+// poolScenario reports whether a scenario needs a credential per request.
+func poolScenario(scenario string) bool {
+	switch scenario {
+	case schema.ScenarioIntrospect, schema.ScenarioRefresh, schema.ScenarioUserinfo, schema.ScenarioJWTBearer:
+		return true
+	}
+	return false
+}
+
+// clientAuthDefault is the client authentication of each scenario that sends one.
+func clientAuthDefault(scenario string) string {
+	switch scenario {
+	case schema.ScenarioClientCredentials, schema.ScenarioIntrospect, schema.ScenarioRefresh:
+		return AuthBasic
+	case schema.ScenarioJWTBearer:
+		return AuthNone
+	}
+	return ""
+}
+
+// needsPool reports whether the step draws credentials from c.Pool.
+func (c *Config) needsPool() bool {
+	if c.Scenario == schema.ScenarioRequest {
+		if strings.Contains(c.Body, Placeholder) {
+			return true
+		}
+		for _, h := range c.Headers {
+			if strings.Contains(h.Key+h.Value, Placeholder) {
+				return true
+			}
+		}
+		return false
+	}
+	return poolScenario(c.Scenario)
+}
+
+// Validate checks what the flags alone cannot: the scenario's needs; it
+// fills in the scenario's default ClientAuth. Every
+// error is a cli.UsageError naming the flag or file.
+func (c *Config) Validate() error {
+	if _, ok := schema.LookupScenario(c.Scenario); !ok || c.Scenario == schema.ScenarioAuthCode {
+		return cli.Usagef("--scenario: unknown scenario %q (want discovery, client_credentials, "+
+			"introspect, refresh, userinfo, jwt_bearer or request)", c.Scenario)
+	}
+	if c.ClientAuth == "" {
+		c.ClientAuth = clientAuthDefault(c.Scenario)
+	}
+	for _, check := range []func() error{c.validatePool, c.validateAuth} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Config) validatePool() error {
+	if !c.needsPool() {
+		if c.Pool != nil {
+			return cli.Usagef("--pool: scenario %s takes no pool", c.Scenario)
+		}
+		return nil
+	}
+	if c.Pool == nil {
+		return cli.Usagef("--pool: scenario %s needs a pool of credentials", c.Scenario)
+	}
+	switch c.PoolMode {
+	case PoolReuse:
+	case PoolConsume, PoolChain:
+		if c.PoolMode == PoolChain && c.Scenario != schema.ScenarioRefresh {
+			return cli.Usagef("--pool-mode: chain applies to the refresh scenario only")
+		}
+		if n := len(c.Pool.Creds); n < c.Connections {
+			return cli.Usagef("--pool %s: %d credentials for -c %d connections (%s mode needs at least one per connection)",
+				c.Pool.Name, n, c.Connections, c.PoolMode)
+		}
+	default:
+		return cli.Usagef("--pool-mode: unknown mode %q (want reuse, consume or chain)", c.PoolMode)
+	}
+	return nil
+}
+
+func (c *Config) validateAuth() error {
+	if clientAuthDefault(c.Scenario) == "" {
+		return nil
+	}
+	switch c.ClientAuth {
+	case AuthBasic, AuthPost:
+		if c.ClientID == "" {
+			return cli.Usagef("--client-id: client auth %s needs a client id", c.ClientAuth)
+		}
+		if c.ClientSecret == "" {
+			return cli.Usagef("--client-secret-file: client auth %s needs a secret "+
+				"(--client-secret-file or IDPBENCH_CLIENT_SECRET)", c.ClientAuth)
+		}
+	case AuthNone:
+		if c.Scenario == schema.ScenarioClientCredentials {
+			return cli.Usagef("--client-auth: client_credentials needs basic or post")
+		}
+	case AuthAssertion:
+		if c.Scenario == schema.ScenarioClientCredentials {
+			return cli.Usagef("--client-auth: client_credentials needs basic or post")
+		}
+		if c.AssertionPool == nil {
+			return cli.Usagef("--client-assertion-pool: client auth assertion needs a pool of client assertions")
+		}
+	default:
+		return cli.Usagef("--client-auth: unknown method %q (want basic, post, none or assertion)", c.ClientAuth)
+	}
+	return nil
+}

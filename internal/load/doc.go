@@ -1,0 +1,28 @@
+// Package load is loadstep's engine: a closed-loop load step against one
+// endpoint, recorded as a schema.Step.
+//
+// Each of the N connections is a worker with its own Sender (one keep-alive
+// connection) running request after request. The run is a warmup, then the
+// measured window, then a drain:
+//
+//   - A request belongs to the window, and to the interval, in which it was
+//     sent. Requests sent during the warmup are never counted, even when
+//     they complete inside the window.
+//   - From the end of the window no request starts; requests in flight are
+//     awaited (bounded by the timeout) and counted. None is dropped, none is
+//     counted twice.
+//   - Cancelling the context ends the window early: no new request starts,
+//     in-flight requests drain, and the step says status "interrupted".
+//   - In consume mode a connection that finds the pool empty records one
+//     pool_exhausted and stops; when every connection has stopped the window
+//     ends there (end says when, qps is over that shorter window).
+//
+// Closed-loop latency is service time under N outstanding requests: a slow
+// response delays the next request on its connection, so it understates
+// what an open stream of users would see (coordinated omission). The
+// histograms hold the latency of every request that got a complete HTTP
+// response; socket errors, timeouts and pool exhaustion are only counted.
+//
+// Workers record into their own per-interval tally without locks and hand
+// it over once per interval; the engine merges tallies at the end.
+package load

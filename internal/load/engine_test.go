@@ -1,0 +1,315 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// rawServer answers every request on a raw TCP connection with reply, then
+// closes the connection.
+func rawServer(t *testing.T, reply string) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				buf := make([]byte, 4096)
+				if n, _ := conn.Read(buf); n > 0 {
+					conn.Write([]byte(reply))
+				}
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/"
+}
+
+func TestErrorClasses(t *testing.T) {
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	t.Cleanup(hang.Close)
+	status := func(code int, body string) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(code)
+			fmt.Fprint(w, body)
+		}))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	tests := []struct {
+		name    string
+		url     string
+		timeout time.Duration
+		class   func(schema.Errors) int64
+		codes   bool // responses arrive (status_codes and histogram filled)
+	}{
+		{"closed mid-body", rawServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"issuer\""), 0,
+			func(e schema.Errors) int64 { return e.Socket }, false},
+		{"malformed response", rawServer(t, "SSH-2.0-OpenSSH\r\n\r\n"), 0,
+			func(e schema.Errors) int64 { return e.Socket }, false},
+		{"closed before response", rawServer(t, ""), 0,
+			func(e schema.Errors) int64 { return e.Socket }, false},
+		{"hangs past timeout", hang.URL, 80 * time.Millisecond,
+			func(e schema.Errors) int64 { return e.Timeout }, false},
+		{"503", status(503, `{"issuer":"x"}`), 0,
+			func(e schema.Errors) int64 { return e.Non2xx }, true},
+		{"200 failing check", status(200, `{}`), 0,
+			func(e schema.Errors) int64 { return e.Check }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := testConfig(t, tt.url, schema.ScenarioDiscovery)
+			if tt.timeout > 0 {
+				c.Timeout = tt.timeout
+			}
+			s := mustRun(t, c)
+			if s.Requests == 0 || tt.class(s.Errors) != s.Requests || s.OK != 0 {
+				t.Fatalf("requests %d ok %d errors %+v: want every request in this class", s.Requests, s.OK, s.Errors)
+			}
+			if s.ErrorRate != 1 {
+				t.Errorf("error_rate = %v, want 1", s.ErrorRate)
+			}
+			if got := len(s.StatusCodes) > 0; got != tt.codes {
+				t.Errorf("status_codes = %v", s.StatusCodes)
+			}
+		})
+	}
+}
+
+// TestCountsMatchServer: with no warmup every request the server sees was
+// sent in the window, and every one sent is awaited, so the step must agree
+// with the server's own counters exactly.
+func TestCountsMatchServer(t *testing.T) {
+	var seen, failed atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if seen.Add(1)%10 == 0 {
+			failed.Add(1)
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprint(w, `{"issuer":"http://op/"}`)
+	}))
+	t.Cleanup(srv.Close)
+	c := testConfig(t, srv.URL, schema.ScenarioDiscovery)
+	c.Connections = 4
+	s := mustRun(t, c)
+	n, f := seen.Load(), failed.Load()
+	if n < 20 {
+		t.Fatalf("server saw only %d requests", n)
+	}
+	want := map[string]int64{"200": n - f, "500": f}
+	if s.Requests != n || s.OK != n-f || s.Errors.Non2xx != f || s.Errors.Total() != f ||
+		s.StatusCodes["200"] != want["200"] || s.StatusCodes["500"] != want["500"] || len(s.StatusCodes) != 2 {
+		t.Errorf("step: requests %d ok %d non2xx %d codes %v; server: %d requests, %d 500s",
+			s.Requests, s.OK, s.Errors.Non2xx, s.StatusCodes, n, f)
+	}
+	if want := float64(f) / float64(n); s.ErrorRate != want {
+		t.Errorf("error_rate = %v, want %v", s.ErrorRate, want)
+	}
+	if want := float64(n) / s.End.Sub(s.Start).Seconds(); s.QPS != want || s.End.Sub(s.Start) != c.Duration {
+		t.Errorf("qps %v over %s, want %v over %s", s.QPS, s.End.Sub(s.Start), want, c.Duration)
+	}
+}
+
+// fakeSender takes a fixed time per request and logs when each was sent.
+type fakeSender struct {
+	latency time.Duration
+	mu      *sync.Mutex
+	sends   *[]time.Time
+}
+
+func (f fakeSender) Send(ctx context.Context, _ *Request) Response {
+	f.mu.Lock()
+	*f.sends = append(*f.sends, time.Now())
+	f.mu.Unlock()
+	select {
+	case <-time.After(f.latency):
+		return Response{Status: 200, Body: []byte(`{"issuer":"x"}`)}
+	case <-ctx.Done():
+		return Response{Err: ctx.Err()}
+	}
+}
+
+func (fakeSender) Close() {}
+
+func fakeConfig(t *testing.T, latency time.Duration) (*Config, func() []time.Time) {
+	var mu sync.Mutex
+	var sends []time.Time
+	srv := httptest.NewServer(http.NotFoundHandler()) // only for the pre-flight dial
+	t.Cleanup(srv.Close)
+	c := testConfig(t, srv.URL, schema.ScenarioDiscovery)
+	c.NewSender = func(int) Sender { return fakeSender{latency, &mu, &sends} }
+	return c, func() []time.Time { mu.Lock(); defer mu.Unlock(); return append([]time.Time(nil), sends...) }
+}
+
+func TestWindowEdges(t *testing.T) {
+	t.Run("in-flight at the end are awaited and counted by send interval", func(t *testing.T) {
+		// Each worker sends at ~0 ms (interval 0) and ~140 ms (interval 1);
+		// the second is in flight at the 200 ms end (done at ~280 ms) and is
+		// counted; a third would start after the end and must not. By
+		// completion time the intervals would hold [0 2].
+		c, sends := fakeConfig(t, 140*time.Millisecond)
+		c.Duration, c.Interval = 200*time.Millisecond, 100*time.Millisecond
+		begin := time.Now()
+		s := mustRun(t, c)
+		if took := time.Since(begin); took < 280*time.Millisecond {
+			t.Errorf("run took %s: in-flight requests were not awaited", took)
+		}
+		if got := int64(len(sends())); s.Requests != got || got != 4 {
+			t.Fatalf("step counted %d, sender sent %d; want 4 (2 per connection, none after the end)", s.Requests, got)
+		}
+		per := []int64{}
+		for _, iv := range s.Intervals {
+			per = append(per, iv.Requests)
+		}
+		if fmt.Sprint(per) != "[2 2]" {
+			t.Errorf("requests per interval = %v, want [2 2] (attributed by send time)", per)
+		}
+	})
+	t.Run("warmup requests are never counted", func(t *testing.T) {
+		c, sends := fakeConfig(t, 40*time.Millisecond)
+		c.Warmup, c.Duration = 200*time.Millisecond, 200*time.Millisecond
+		s := mustRun(t, c)
+		var inWindow int64
+		all := sends()
+		for _, at := range all {
+			if !at.Before(s.Start) {
+				inWindow++
+			}
+		}
+		// A request decided just before the window start may enter Send just
+		// after it: at most one per connection.
+		if s.Requests > inWindow || s.Requests < inWindow-int64(c.Connections) || int64(len(all))-inWindow < 6 {
+			t.Errorf("step counted %d; sender: %d sent in the window, %d in all", s.Requests, inWindow, len(all))
+		}
+	})
+}
+
+func TestInterrupt(t *testing.T) {
+	tests := []struct {
+		name         string
+		warmup       time.Duration
+		cancelAfter  time.Duration
+		wantRequests bool
+		maxWindow    time.Duration
+	}{
+		{"mid-window", 0, 150 * time.Millisecond, true, 400 * time.Millisecond},
+		{"during warmup", time.Second, 100 * time.Millisecond, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _ := fakeConfig(t, 20*time.Millisecond)
+			c.Warmup, c.Duration = tt.warmup, 5*time.Second
+			ctx, cancel := context.WithTimeout(context.Background(), tt.cancelAfter)
+			defer cancel()
+			begin := time.Now()
+			s, err := Run(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if time.Since(begin) > time.Second {
+				t.Errorf("Run took %s after the cancel", time.Since(begin))
+			}
+			checkConsistent(t, s)
+			if s.Status != schema.StatusInterrupted {
+				t.Errorf("status = %q", s.Status)
+			}
+			window := s.End.Sub(s.Start)
+			if (s.Requests > 0) != tt.wantRequests || window > tt.maxWindow || (tt.wantRequests && window < 100*time.Millisecond) {
+				t.Errorf("requests %d over %s", s.Requests, window)
+			}
+			if tt.wantRequests && len(s.Intervals) != int((window+c.Interval-1)/c.Interval) {
+				t.Errorf("%d intervals for a %s window", len(s.Intervals), window)
+			}
+		})
+	}
+}
+
+func TestUnreachableTarget(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	c := testConfig(t, "http://"+addr+"/", schema.ScenarioDiscovery)
+	if _, err := Run(context.Background(), c); err == nil || !strings.HasPrefix(err.Error(), "connecting to "+addr+": ") {
+		t.Fatalf("Run = %v, want connecting to %s: ...", err, addr)
+	}
+}
+
+func TestStepRecord(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"issuer":"x"}`)
+	}))
+	t.Cleanup(srv.Close)
+	c := testConfig(t, srv.URL, schema.ScenarioDiscovery)
+	u := *c.URL
+	c.URL = &u
+	c.URL.User = nil
+	c.URL.Path = "/.well-known/openid-configuration"
+	want := c.URL.String()
+	c.URL.User = urlUser("admin", "hunter2")
+	c.Product, c.ProductVersion, c.Labels = "refop", "v3", map[string]string{"run": "r1"}
+	s := mustRun(t, c)
+	checks := []struct {
+		what string
+		ok   bool
+	}{
+		{"schema", s.Schema == schema.StepV1},
+		{"target_url without userinfo", s.TargetURL == want},
+		{"product", s.Product == "refop" && s.ProductVersion == "v3" && s.Labels["run"] == "r1"},
+		{"window", s.DurationS == 0.2 && s.IntervalS == 0.1 && s.TimeoutS == 2 && s.End.Sub(s.Start) == 200*time.Millisecond},
+		{"intervals", len(s.Intervals) == 2 && s.Intervals[1].TS == 0.1 && s.Intervals[1].LengthS == 0.1},
+		{"status", s.Status == schema.StatusComplete && s.Connections == 2 && s.RateRPS == 0},
+		{"driver", s.Driver.GOMAXPROCS > 0 && s.Driver.CPUS > 0 && s.Driver.CPUPct > 0},
+		{"host", s.Host.CPUs > 0 && s.Host.Go != "" && s.Host.OS != "" && s.Host.Kernel != ""},
+		{"tool_version", s.ToolVersion != ""},
+		{"no pool", s.Pool == nil},
+		{"qps", s.QPS == float64(s.Requests)/0.2},
+	}
+	for _, ch := range checks {
+		if !ch.ok {
+			t.Errorf("%s: wrong in %+v", ch.what, s)
+		}
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	c, _ := fakeConfig(t, 10*time.Millisecond)
+	c.Warmup, c.Duration, c.Interval = 100*time.Millisecond, 200*time.Millisecond, 50*time.Millisecond
+	var buf strings.Builder // written by the progress goroutine only; read after Run joined it
+	c.Progress = &buf
+	mustRun(t, c)
+	out := buf.String()
+	for _, want := range []string{"loadstep: warmup ", "loadstep: measure ", "requests ", "errors 0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("progress %q lacks %q", out, want)
+		}
+	}
+	if strings.Contains(out, "\n") || !strings.HasSuffix(out, "\r\033[K") {
+		t.Errorf("progress %q: want one redrawn line, cleared at the end", out)
+	}
+}

@@ -1,0 +1,100 @@
+package load
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// step builds the result record of a finished run.
+func (e *engine) step(w window) (*schema.Step, error) {
+	c := e.cfg
+	s := &schema.Step{
+		Schema: schema.StepV1, ToolVersion: cli.Version(),
+		Product: c.Product, ProductVersion: c.ProductVersion, Scenario: c.Scenario, Labels: c.Labels,
+		TargetURL: redact(c), Connections: c.Connections,
+		WarmupS: c.Warmup.Seconds(), DurationS: c.Duration.Seconds(),
+		IntervalS: c.Interval.Seconds(), TimeoutS: c.Timeout.Seconds(),
+		Start: w.start.UTC(), End: w.end.UTC(), Status: schema.StatusComplete,
+		LatencyModel: schema.ModelClosedLoop,
+		Pool:         e.creds.use(), Driver: w.cpu.driver(), Host: hostInfo(),
+		Intervals: []schema.Interval{},
+	}
+	if w.interrupted {
+		s.Status = schema.StatusInterrupted
+	}
+	total := newTally()
+	for k := range e.intervalCount(w) {
+		iv, err := e.interval(k, w, total)
+		if err != nil {
+			return nil, err
+		}
+		s.Intervals = append(s.Intervals, iv)
+	}
+	return s, fillTotals(s, total, w.end.Sub(w.start).Seconds())
+}
+
+// intervalCount is how many intervals the window spans (the last may be short).
+func (e *engine) intervalCount(w window) int {
+	d := w.end.Sub(w.start)
+	n := int(d / e.plan.interval)
+	if d%e.plan.interval != 0 {
+		n++
+	}
+	return n
+}
+
+// interval renders interval k and adds it to total.
+func (e *engine) interval(k int, w window, total *tally) (schema.Interval, error) {
+	t := newTally()
+	if k < len(e.tallies.per) && e.tallies.per[k] != nil {
+		t = e.tallies.per[k]
+	}
+	total.add(t)
+	from := e.plan.interval * time.Duration(k)
+	length := min(e.plan.interval, w.end.Sub(w.start)-from).Seconds()
+	h, err := schema.EncodeHistogram(t.hist)
+	if err != nil {
+		return schema.Interval{}, err
+	}
+	sum := schema.Summarize(t.hist)
+	return schema.Interval{
+		TS: from.Seconds(), LengthS: length, Requests: t.requests, Errors: t.errors.Total(),
+		QPS: perSecond(t.requests, length), P50MS: sum.P50, P99MS: sum.P99, MaxMS: sum.Max, Histogram: h,
+	}, nil
+}
+
+// fillTotals sets the step's counts and latency from the merged tally.
+func fillTotals(s *schema.Step, t *tally, windowS float64) error {
+	h, err := schema.EncodeHistogram(t.hist)
+	if err != nil {
+		return err
+	}
+	s.Histogram, s.LatencyMS = h, schema.Summarize(t.hist)
+	s.Requests, s.OK, s.Errors = t.requests, t.ok, t.errors
+	s.StatusCodes = map[string]int64{}
+	for code, n := range t.codes {
+		s.StatusCodes[strconv.Itoa(code)] = n
+	}
+	if t.requests > 0 {
+		s.ErrorRate = float64(t.errors.Total()) / float64(t.requests)
+	}
+	s.QPS = perSecond(t.requests, windowS)
+	return nil
+}
+
+func perSecond(n int64, seconds float64) float64 {
+	if seconds <= 0 {
+		return 0
+	}
+	return float64(n) / seconds
+}
+
+// redact is the target URL without userinfo.
+func redact(c *Config) string {
+	u := *c.URL
+	u.User = nil
+	return u.String()
+}

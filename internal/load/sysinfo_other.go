@@ -1,0 +1,10 @@
+//go:build !linux
+
+package load
+
+import "time"
+
+// On other systems the driver's CPU figures are zero: loadstep is measured on Linux.
+func selfCPU() time.Duration        { return 0 }
+func hostJiffies() (uint64, uint64) { return 0, 0 }
+func kernelRelease() string         { return "" }
