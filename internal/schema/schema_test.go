@@ -1,0 +1,100 @@
+package schema
+
+import (
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"os"
+	"strings"
+	"testing"
+)
+
+// testdata/step-v1.json is a committed idpbench.step/v1 record: readers must
+// keep decoding it for as long as v1 is read.
+func TestDecodeCommittedStepV1(t *testing.T) {
+	f, err := os.Open("testdata/step-v1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := DecodeStep(f, "step-v1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Scenario != ScenarioDiscovery || s.Connections != 8 || s.Requests == 0 {
+		t.Fatalf("decoded %s c=%d requests=%d", s.Scenario, s.Connections, s.Requests)
+	}
+	h, err := DecodeHistogram(s.Histogram)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.TotalCount() != s.OK+s.Errors.Non2xx+s.Errors.Check {
+		t.Errorf("histogram holds %d values, the record %d responses", h.TotalCount(), s.OK+s.Errors.Non2xx+s.Errors.Check)
+	}
+	if got := Summarize(h); got != s.LatencyMS {
+		t.Errorf("summary of the histogram %+v != latency_ms %+v", got, s.LatencyMS)
+	}
+}
+
+func TestCheckVersion(t *testing.T) {
+	tests := []struct {
+		got, want string // want "" = accepted
+	}{
+		{StepV1, ""},
+		{StepV1 + ".3", ""},
+		{"idpbench.step/v2", `f.json: schema "idpbench.step/v2" is not supported (this build reads idpbench.step/v1)`},
+		{"idpbench.meta/v1", `f.json: schema "idpbench.meta/v1" is not a idpbench.step record`},
+		{"", `f.json: no "schema" field`},
+		{"idpbench.step/v10", "is not supported"},
+	}
+	for _, tt := range tests {
+		err := CheckVersion("f.json", StepV1, tt.got)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%q: unexpected error %v", tt.got, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%q: err = %v, want %q", tt.got, err, tt.want)
+		}
+	}
+}
+
+func TestDecodeStepErrorsNameTheFile(t *testing.T) {
+	for _, in := range []string{"", "{", `{"schema":"idpbench.step/v2"}`} {
+		_, err := DecodeStep(strings.NewReader(in), "results/x/hydra/discovery-c2.json")
+		if err == nil || !strings.Contains(err.Error(), "results/x/hydra/discovery-c2.json") {
+			t.Errorf("input %q: err = %v, want the file named", in, err)
+		}
+	}
+}
+
+func TestHistogramRoundTripAndSummary(t *testing.T) {
+	h := NewHistogram()
+	for i := int64(1); i <= 1000; i++ {
+		h.RecordValue(i * 1e6) // 1..1000 ms
+	}
+	enc, err := EncodeHistogram(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(enc, "HIST") {
+		t.Errorf("encoding starts %q, want HIST", enc[:8])
+	}
+	back, err := DecodeHistogram(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !back.Equals(h) {
+		t.Error("decoded histogram differs from the original")
+	}
+	l := Summarize(back)
+	if l.P50 < 499 || l.P50 > 501 || l.P99 < 989 || l.P99 > 991 || l.Max < 999 {
+		t.Errorf("summary %+v, want p50≈500 p99≈990 max≈1000 ms", l)
+	}
+}
+
+func TestDecodeHistogramRejectsOtherGeometry(t *testing.T) {
+	small, _ := EncodeHistogram(newSmall())
+	if _, err := DecodeHistogram(small); err == nil || !strings.Contains(err.Error(), "geometry") {
+		t.Errorf("err = %v, want a geometry error", err)
+	}
+}
+
+func newSmall() *hdr.Histogram { return hdr.New(1, 1e6, 2) }
