@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# ladder.sh: the connection ladder of one scenario on one running product.
+#
+#   scripts/ladder.sh PRODUCT SCENARIO [--quick] [--run-dir DIR] [--state-dir DIR]
+#                     [--step-offset K --step-total T]
+#
+# Runs one loadstep per connection count (2 4 8 16 32 64 128; --quick: 2 8 32),
+# warmup 5 s + measured 10 s (--quick: 1 s + 3 s), each into
+# RUN_DIR/PRODUCT/SCENARIO-c<N>.json with --label phase=ladder. A step whose
+# file exists with status complete is skipped, so an interrupted run resumes.
+# The product must be up and set up (scripts/products/PRODUCT up/setup
+# STATE_DIR); its adapter supplies the URL, the loadstep arguments, the pools
+# and an optional warmup override (full profile only).
+#
+# Pools (the adapter's loadargs say --pool-mode):
+#   reuse    minted once per ladder into STATE_DIR/pools/SCENARIO.pool, reminted
+#            when older than IDPBENCH_REUSE_MAX_AGE_S (default 120 s: tokens of
+#            some products live 5 minutes); IDPBENCH_REUSE_POOL tokens (256)
+#   consume  reissued before every step (reissue hook), sized by pool_size below
+#            from the previous step's measured qps
+#   chain    reissued before every step: seeds for each connection's chain
+#
+# Environment: RUN_DIR, STATE_DIR (instead of the flags); IDPBENCH_LADDER,
+# IDPBENCH_WARMUP_S, IDPBENCH_DURATION_S override the profile; IDPBENCH_BIN
+# holds the built tools (scripts/lib/common.sh build_tools).
+# Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario N/A for the product, 130 interrupted.
+set -o errexit -o nounset -o pipefail
+
+# shellcheck source=SCRIPTDIR/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+export IDPBENCH_LOG_TAG=ladder
+
+usage() {
+	sed -n '2,/^set -o/p' "${BASH_SOURCE[0]}" | sed -n 's/^# \{0,1\}//p' >&2
+	exit 2
+}
+
+# pool_size MODE C PREV_STEP_JSON WARMUP_S DURATION_S prints the pool size of
+# a step. The one place the sizing lives:
+#   consume: with a previous step (c_prev connections, qps_prev):
+#              ceil(qps_prev * (c / c_prev) * 1.2 * (warmup + duration)) + 2c
+#            -- in a closed loop the rate per connection does not grow with c, so
+#            c / c_prev bounds the growth; 1.2 is margin. The first step:
+#              c * IDPBENCH_CONSUME_PER_CONN_QPS (default 50) * (warmup + duration).
+#            At most IDPBENCH_POOL_CAP (100000). An exhausted pool is recorded by
+#            loadstep (errors.pool_exhausted), never wrapped.
+#   chain:   2 seeds per connection
+#   reuse:   IDPBENCH_REUSE_POOL (256)
+pool_size() {
+	local mode="$1" c="$2" prev="$3" w="$4" d="$5"
+	case "$mode" in
+	reuse) echo "${IDPBENCH_REUSE_POOL:-256}" ;;
+	chain) jq -n --argjson c "$c" '$c * 2' ;;
+	consume)
+		local first=true
+		[[ -s "$prev" ]] && first=false
+		jq -n --argjson first "$first" --slurpfile p <(if $first; then echo '{}'; else cat "$prev"; fi) \
+			--argjson c "$c" --argjson w "$w" --argjson d "$d" \
+			--argjson per "${IDPBENCH_CONSUME_PER_CONN_QPS:-50}" --argjson cap "${IDPBENCH_POOL_CAP:-100000}" '
+			(if $first then $c * $per * ($w + $d)
+			 else ($p[0].qps * ($c / $p[0].connections) * 1.2 * ($w + $d)) + 2 * $c end)
+			| ceil | [., $cap] | min'
+		;;
+	*) die "unknown pool mode $mode" ;;
+	esac
+}
+
+# step_complete FILE succeeds when FILE is a complete step result.
+step_complete() {
+	[[ -s "$1" ]] && jq -e '.status == "complete"' "$1" >/dev/null 2>&1
+}
+
+# file_age_s FILE prints seconds since FILE was modified.
+file_age_s() {
+	echo $((EPOCHSECONDS - $(stat -c %Y "$1")))
+}
+
+main() {
+	local quick=0 run_dir="${RUN_DIR:-}" state="${STATE_DIR:-}" offset=0 total=""
+	local args=()
+	while (($# > 0)); do
+		case "$1" in
+		--quick) quick=1 ;;
+		--run-dir) run_dir="$2" && shift ;;
+		--state-dir) state="$2" && shift ;;
+		--step-offset) offset="$2" && shift ;;
+		--step-total) total="$2" && shift ;;
+		-h | --help) usage ;;
+		-*) log "unknown flag $1" && usage ;;
+		*) args+=("$1") ;;
+		esac
+		shift
+	done
+	((${#args[@]} == 2)) || usage
+	[[ -n "$run_dir" && -n "$state" ]] || { log "RUN_DIR and STATE_DIR (or --run-dir/--state-dir) are required"; usage; }
+	run_ladder "${args[0]}" "${args[1]}" "$quick" "$run_dir" "$state" "$offset" "$total"
+}
+
+run_ladder() {
+	local product="$1" scenario="$2" quick="$3" run_dir="$4" state="$5" offset="$6" total="$7"
+	local adapter="$IDPBENCH_ROOT/scripts/products/$product"
+	[[ -x "$adapter" ]] || die "no adapter $adapter"
+	local ladder warmup duration profile
+	if ((quick)); then
+		ladder="${IDPBENCH_LADDER:-2 8 32}" warmup="${IDPBENCH_WARMUP_S:-1}" duration="${IDPBENCH_DURATION_S:-3}" profile=quick
+	else
+		ladder="${IDPBENCH_LADDER:-2 4 8 16 32 64 128}" warmup="${IDPBENCH_WARMUP_S:-5}" duration="${IDPBENCH_DURATION_S:-10}" profile=full
+	fi
+	local url rc=0
+	url="$("$adapter" endpoint "$state" "$scenario")" || rc=$?
+	((rc == 0)) || { ((rc == 3)) && exit 3; die "$product endpoint $scenario failed (exit $rc)"; }
+
+	local override
+	override="$("$adapter" warmup "$state" "$scenario")"
+	if [[ -n "$override" && "$quick" == 0 && -z "${IDPBENCH_WARMUP_S:-}" ]]; then
+		log "$product $scenario: warmup ${override}s (the adapter's override)"
+		warmup="$override"
+	fi
+
+	local extra_txt extra=() mode="" i
+	extra_txt="$("$adapter" loadargs "$state" "$scenario")"
+	[[ -n "$extra_txt" ]] && mapfile -t extra <<<"$extra_txt"
+	for ((i = 0; i < ${#extra[@]}; i++)); do
+		[[ "${extra[i]}" == --pool-mode ]] && mode="${extra[i + 1]}"
+	done
+
+	local version loadstep steps=() c
+	version="$("$adapter" version)"
+	loadstep="$(tool loadstep)"
+	read -r -a steps <<<"$ladder"
+	[[ -n "$total" ]] || total="${#steps[@]}"
+	mkdir -p "$run_dir/$product" "$state/pools"
+
+	local n=0 prev="" out pool size eta
+	for c in "${steps[@]}"; do
+		n=$((n + 1))
+		out="$run_dir/$product/$scenario-c$c.json"
+		eta=$(((${#steps[@]} - n + 1) * (warmup + duration)))
+		if step_complete "$out"; then
+			step $((offset + n)) "$total" "$product $scenario c=$c: complete, skipped"
+			prev="$out"
+			continue
+		fi
+		step $((offset + n)) "$total" "$product $scenario c=$c (${warmup}s + ${duration}s; this ladder ends in >= ${eta}s)"
+		local poolargs=()
+		if [[ -n "$mode" ]]; then
+			pool="$(step_pool "$adapter" "$state" "$scenario" "$mode" "$c" "$prev" "$warmup" "$duration")"
+			poolargs=(--pool "$pool")
+		fi
+		rc=0
+		"$loadstep" --url "$url" --scenario "$scenario" -c "$c" \
+			--warmup "${warmup}s" --duration "${duration}s" --interval 1s --timeout 10s \
+			--product "$product" --product-version "$version" \
+			--label phase=ladder --label "profile=$profile" \
+			"${extra[@]}" "${poolargs[@]}" -o "$out" || rc=$?
+		[[ "$mode" == reuse ]] || rm -f "${pool:-}"
+		case "$rc" in
+		0) ;;
+		130) log "interrupted at $product $scenario c=$c" && exit 130 ;;
+		*) die "loadstep failed at $product $scenario c=$c (exit $rc)" ;;
+		esac
+		prev="$out"
+	done
+}
+
+# step_pool ADAPTER STATE SCENARIO MODE C PREV W D mints (or reuses) the pool
+# of one step and prints its path.
+step_pool() {
+	local adapter="$1" state="$2" scenario="$3" mode="$4" c="$5" prev="$6" w="$7" d="$8" pool size
+	size="$(pool_size "$mode" "$c" "$prev" "$w" "$d")"
+	if [[ "$mode" == reuse ]]; then
+		pool="$state/pools/$scenario.pool"
+		if [[ -s "$pool" ]] && (($(file_age_s "$pool") < ${IDPBENCH_REUSE_MAX_AGE_S:-120})); then
+			echo "$pool"
+			return 0
+		fi
+	else
+		pool="$state/pools/$scenario-c$c.pool"
+	fi
+	log "minting a $mode pool of $size for $scenario c=$c"
+	"$adapter" pools "$state" "$scenario" "$size" "$pool" >&2
+	echo "$pool"
+}
+
+main "$@"

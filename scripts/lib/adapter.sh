@@ -1,0 +1,279 @@
+# shellcheck shell=bash
+# adapter.sh: the shared plumbing of scripts/products/<name>. Every adapter has
+# the same entry points:
+#
+#   <adapter> install                          fetch/build the product into $IDPBENCH_CACHE (idempotent)
+#   <adapter> version                          print the product version
+#   <adapter> up STATE_DIR                     start it (and its database), wait until ready
+#   <adapter> setup STATE_DIR                  provision clients/users; secrets -> 0600 files in STATE_DIR
+#   <adapter> endpoint STATE_DIR SCENARIO      print the URL measured for SCENARIO; exit 3 when the
+#                                              scenario is N/A here (the reason goes to stderr)
+#   <adapter> loadargs STATE_DIR SCENARIO      print extra loadstep arguments, one per line; a scenario
+#                                              fed by a pool prints "--pool-mode MODE" (ladder.sh adds --pool)
+#   <adapter> pools STATE_DIR SCENARIO N OUT   mint a pool of N credentials for SCENARIO into OUT (0600)
+#   <adapter> warmup STATE_DIR SCENARIO        print a warmup override in seconds, or nothing
+#   <adapter> meta STATE_DIR                   print the idpbench.meta/v1 JSON of this product
+#   <adapter> down STATE_DIR                   stop it, drop its database, exit non-zero naming anything left
+#
+# Exit codes: 0 ok, 1 failure, 2 usage, 3 N/A (endpoint only).
+#
+# An adapter sets PRODUCT and PRODUCT_VERSION, defines the product_* functions
+# below and ends with `adapter_main "$@"`:
+#   product_install
+#   product_up STATE              start processes with start_bg into "$(state_pidfile STATE NAME)"
+#   product_setup STATE
+#   product_na_reason SCENARIO    print why SCENARIO cannot run here; print nothing when it can
+#   product_endpoint STATE SCENARIO
+#   product_loadargs STATE SCENARIO
+#   product_pools STATE SCENARIO N OUT
+#   product_meta STATE            print a JSON object with settings, deviations, config_sources,
+#                                 warmups, notes (merged into the meta)
+#   product_down STATE            stop processes and drop databases
+# optional:
+#   product_warmup STATE SCENARIO
+#
+# State of a running product lives in STATE_DIR: state.env (KEY=value lines
+# written by state_set), pids/*.pid, logs/*.log, secrets/* (0600), pools/*.
+# Ports recorded as *_PORT keys and directories recorded by state_add_dir are
+# checked by `down`.
+
+# shellcheck source=SCRIPTDIR/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# shellcheck source=SCRIPTDIR/postgres.sh
+source "$(dirname "${BASH_SOURCE[0]}")/postgres.sh"
+
+# Scenarios an adapter is asked about, in report order.
+ADAPTER_SCENARIOS=("${IDPBENCH_SCENARIO_NAMES[@]}")
+
+# --- state -------------------------------------------------------------------
+
+state_init() {
+	local state="$1"
+	mkdir -p "$state/pids" "$state/logs" "$state/pools"
+	(umask 077 && mkdir -p "$state/secrets")
+	touch "$state/state.env"
+}
+
+# state_set STATE KEY VALUE records a value (later values win).
+state_set() {
+	printf '%s=%q\n' "$2" "$3" >>"$1/state.env"
+}
+
+# state_get STATE KEY prints a recorded value; dies when it is missing.
+state_get() {
+	local v
+	v="$(state_get_opt "$1" "$2")"
+	[[ -n "$v" ]] || die "$PRODUCT: $2 is not recorded in $1/state.env (run up/setup first)"
+	printf '%s\n' "$v"
+}
+
+# state_get_opt STATE KEY prints a recorded value or nothing.
+state_get_opt() {
+	[[ -s "$1/state.env" ]] || return 0
+	(
+		# shellcheck disable=SC1091
+		source "$1/state.env"
+		printf '%s\n' "${!2:-}"
+	)
+}
+
+state_pidfile() { printf '%s/pids/%s.pid\n' "$1" "$2"; }
+state_logfile() { printf '%s/logs/%s.log\n' "$1" "$2"; }
+state_secret() { printf '%s/secrets/%s\n' "$1" "$2"; }
+
+# state_add_dir STATE DIR records a directory that down must see removed.
+state_add_dir() {
+	printf '%s\n' "$2" >>"$1/dirs"
+}
+
+# state_add_db STATE NAME records a database that down must see dropped.
+state_add_db() {
+	printf '%s\n' "$2" >>"$1/dbs"
+}
+
+# record_pool STATE SCENARIO KIND MODE SIZE FLOW appends to the pool record.
+record_pool() {
+	jq -cn --arg s "$2" --arg k "$3" --arg m "$4" --argjson n "$5" --arg f "$6" \
+		'{scenario:$s, kind:$k, mode:$m, size:$n, flow:$f}' >>"$1/pools.jsonl"
+}
+
+# --- shared database ---------------------------------------------------------
+
+# adapter_pg_up STATE: use the shared cluster ($IDPBENCH_PG_DIR) when there is
+# one, else start a private one that down stops again.
+adapter_pg_up() {
+	local state="$1" dir
+	if [[ -n "${IDPBENCH_PG_DIR:-}" && -s "$IDPBENCH_PG_DIR/pg.env" ]]; then
+		state_set "$state" PG_SHARED_DIR "$IDPBENCH_PG_DIR"
+		return 0
+	fi
+	dir="$(pg_make_dir)"
+	state_set "$state" PG_PRIVATE_DIR "$dir"
+	state_add_dir "$state" "$dir"
+	pg_up "$dir"
+}
+
+# adapter_pg_use STATE points IDPBENCH_PG_DIR at the cluster of this product.
+adapter_pg_use() {
+	local dir
+	dir="$(state_get_opt "$1" PG_PRIVATE_DIR)"
+	[[ -n "$dir" ]] || dir="$(state_get_opt "$1" PG_SHARED_DIR)"
+	[[ -n "$dir" ]] || return 1
+	IDPBENCH_PG_DIR="$dir"
+	export IDPBENCH_PG_DIR
+}
+
+# adapter_pg_down STATE stops a private cluster (the shared one stays up).
+adapter_pg_down() {
+	local dir
+	dir="$(state_get_opt "$1" PG_PRIVATE_DIR)"
+	[[ -n "$dir" && -d "$dir" ]] || return 0
+	IDPBENCH_PG_DIR="$dir" pg_down
+}
+
+# --- entry points ------------------------------------------------------------
+
+adapter_usage() {
+	cat >&2 <<-EOF
+		usage: $(basename "$0") install | version
+		       $(basename "$0") up|setup|meta|down STATE_DIR
+		       $(basename "$0") endpoint|loadargs|warmup STATE_DIR SCENARIO
+		       $(basename "$0") pools STATE_DIR SCENARIO N OUT
+		Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario N/A (endpoint).
+	EOF
+	exit 2
+}
+
+adapter_need() {
+	(($1 == $2)) || adapter_usage
+}
+
+adapter_scenario_ok() {
+	local s
+	for s in "${ADAPTER_SCENARIOS[@]}"; do [[ "$s" == "$1" ]] && return 0; done
+	log "$PRODUCT: unknown scenario: $1"
+	exit 2
+}
+
+# adapter_na SCENARIO exits 3 with the reason when SCENARIO is N/A.
+adapter_na() {
+	local reason
+	reason="$(product_na_reason "$1")"
+	[[ -z "$reason" ]] && return 0
+	log "$1: N/A: $reason"
+	exit 3
+}
+
+adapter_main() {
+	export IDPBENCH_LOG_TAG="$PRODUCT"
+	(($# >= 1)) || adapter_usage
+	local cmd="$1"
+	shift
+	case "$cmd" in
+	install)
+		adapter_need $# 0
+		product_install
+		;;
+	version)
+		adapter_need $# 0
+		printf '%s\n' "$PRODUCT_VERSION"
+		;;
+	up)
+		adapter_need $# 1
+		state_init "$1"
+		product_up "$1"
+		;;
+	setup)
+		adapter_need $# 1
+		product_setup "$1"
+		;;
+	endpoint | loadargs)
+		adapter_need $# 2
+		adapter_scenario_ok "$2"
+		adapter_na "$2"
+		"product_$cmd" "$1" "$2"
+		;;
+	pools)
+		adapter_need $# 4
+		adapter_scenario_ok "$2"
+		adapter_na "$2"
+		[[ "$3" =~ ^[1-9][0-9]*$ ]] || adapter_usage
+		product_pools "$1" "$2" "$3" "$4"
+		;;
+	warmup)
+		adapter_need $# 2
+		adapter_scenario_ok "$2"
+		if declare -F product_warmup >/dev/null; then product_warmup "$1" "$2"; fi
+		;;
+	meta)
+		adapter_need $# 1
+		adapter_meta "$1"
+		;;
+	down)
+		adapter_need $# 1
+		adapter_down "$1"
+		;;
+	-h | --help | help) adapter_usage ;;
+	*)
+		log "unknown subcommand: $cmd"
+		adapter_usage
+		;;
+	esac
+}
+
+# adapter_meta STATE prints the meta: the product's part merged with the
+# scenario N/A map, the endpoints, the pools minted and the database settings.
+adapter_meta() {
+	local state="$1" s reason na='{}' eps='{}' url db='{}' pools='[]'
+	for s in "${ADAPTER_SCENARIOS[@]}"; do
+		reason="$(product_na_reason "$s")"
+		if [[ -n "$reason" ]]; then
+			na="$(jq -c --arg s "$s" --arg r "$reason" '. + {($s): $r}' <<<"$na")"
+		elif url="$(product_endpoint "$state" "$s" 2>/dev/null)" && [[ -n "$url" ]]; then
+			eps="$(jq -c --arg s "$s" --arg u "$url" '. + {($s): $u}' <<<"$eps")"
+		fi
+	done
+	if adapter_pg_use "$state" 2>/dev/null && [[ -s "$IDPBENCH_PG_DIR/pg.env" ]]; then
+		db="$(pg_meta_json)"
+	fi
+	[[ -s "$state/pools.jsonl" ]] && pools="$(jq -cs . "$state/pools.jsonl")"
+	product_meta "$state" | jq --arg p "$PRODUCT" --arg v "$PRODUCT_VERSION" \
+		--argjson na "$na" --argjson eps "$eps" --argjson db "$db" --argjson pools "$pools" '
+		{schema: "idpbench.meta/v1", product: $p, product_version: $v, status: "ok"}
+		+ . + {scenario_na: $na, endpoints: $eps, pools: $pools}
+		+ (if $db == {} then {} else {database: $db} end)'
+}
+
+# adapter_down STATE stops the product, then asserts nothing is left: no
+# recorded process, no recorded port in use, no recorded directory.
+adapter_down() {
+	local state="$1" f left=() port d
+	[[ -d "$state" ]] || die "no state directory $state"
+	product_down "$state"
+	for f in "$state"/pids/*.pid; do
+		[[ -e "$f" ]] || continue
+		if pid_alive "$f"; then left+=("process $(head -n1 "$f") ($(basename "$f" .pid))"); fi
+	done
+	if [[ -s "$state/state.env" ]]; then
+		while IFS='=' read -r key _; do
+			[[ "$key" == *_PORT ]] || continue
+			port="$(state_get_opt "$state" "$key")"
+			port_free "$port" || left+=("port $port ($key)")
+		done <"$state/state.env"
+	fi
+	if [[ -s "$state/dbs" ]] && adapter_pg_use "$state" && [[ -s "$IDPBENCH_PG_DIR/pg.env" ]]; then
+		while IFS= read -r d; do
+			pg_db_exists "$d" && left+=("database $d")
+		done <"$state/dbs"
+	fi
+	if [[ -s "$state/dirs" ]]; then
+		while IFS= read -r d; do
+			[[ -e "$d" ]] && left+=("directory $d")
+		done <"$state/dirs"
+	fi
+	if ((${#left[@]} > 0)); then
+		log "left after down: ${left[*]}"
+		exit 1
+	fi
+	log "down; no process, port or data directory left"
+}

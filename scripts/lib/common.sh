@@ -1,0 +1,221 @@
+# shellcheck shell=bash
+# common.sh: paths, logging, processes, ports and secrets for every idpbench script.
+# Source it; it defines functions and variables only and runs nothing.
+#
+# Variables (override from the environment):
+#   IDPBENCH_ROOT   the repository (derived from this file's location)
+#   IDPBENCH_CACHE  downloads and builds kept between runs (default ~/.cache/idpbench)
+#   IDPBENCH_BIN    where build_tools puts the Go tools (default $IDPBENCH_CACHE/tools-<rev>)
+#   IDPBENCH_TMP    parent of scratch directories (default ${TMPDIR:-/tmp})
+
+IDPBENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+IDPBENCH_CACHE="${IDPBENCH_CACHE:-$HOME/.cache/idpbench}"
+IDPBENCH_TMP="${IDPBENCH_TMP:-${TMPDIR:-/tmp}}"
+export IDPBENCH_ROOT IDPBENCH_CACHE IDPBENCH_TMP
+
+# Every scenario name an adapter answers for (loadstep --scenario; report order).
+# shellcheck disable=SC2034 # used by the scripts that source this file
+IDPBENCH_SCENARIO_NAMES=(discovery client_credentials jwt_bearer introspect auth_code refresh userinfo)
+
+# --- logging (stderr only; stdout is for data) -------------------------------
+
+log() { printf '%s %s: %s\n' "$(date +%H:%M:%S)" "${IDPBENCH_LOG_TAG:-idpbench}" "$*" >&2; }
+warn() { log "warning: $*"; }
+die() { log "error: $*"; exit 1; }
+
+# step N TOTAL MESSAGE... prints "[step N/TOTAL] MESSAGE".
+step() {
+	local n="$1" total="$2"
+	shift 2
+	log "[step $n/$total] $*"
+}
+
+# require_cmd CMD... dies naming the first missing command.
+require_cmd() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || die "required command not found: $c"
+	done
+}
+
+# --- the Go tools ------------------------------------------------------------
+
+# tools_rev prints the short git revision of the tree ("devel" outside git).
+tools_rev() {
+	git -C "$IDPBENCH_ROOT" rev-parse --short HEAD 2>/dev/null || echo devel
+}
+
+# tools_version prints the version stamped into the tools.
+tools_version() {
+	git -C "$IDPBENCH_ROOT" describe --always --dirty 2>/dev/null || echo devel
+}
+
+IDPBENCH_BIN="${IDPBENCH_BIN:-$IDPBENCH_CACHE/tools-$(tools_rev)}"
+export IDPBENCH_BIN
+
+# build_tools builds every cmd/* of the tree into $IDPBENCH_BIN (the Go build
+# cache makes a rebuild of an unchanged tree cheap, so it always builds: a
+# dirty tree must never run stale tools). Dies naming the tools that failed.
+build_tools() {
+	require_cmd go
+	local version dir name failed=()
+	version="$(tools_version)"
+	mkdir -p "$IDPBENCH_BIN"
+	for dir in "$IDPBENCH_ROOT"/cmd/*/; do
+		[[ -d "$dir" ]] || continue
+		name="$(basename "$dir")"
+		log "building $name ($version) into $IDPBENCH_BIN"
+		if ! (cd "$IDPBENCH_ROOT" && go build -buildvcs=false \
+			-ldflags "-X github.com/idpbench/idpbench/internal/cli.buildVersion=$version" \
+			-o "$IDPBENCH_BIN/$name" "./cmd/$name"); then
+			failed+=("$name")
+		fi
+	done
+	((${#failed[@]} == 0)) || die "build failed: ${failed[*]}"
+}
+
+# tool NAME prints the path of a built tool, dying when it is missing.
+tool() {
+	local p="$IDPBENCH_BIN/$1"
+	[[ -x "$p" ]] || die "tool $1 is not built ($p); run build_tools (scripts/run-comparison.sh does)"
+	printf '%s\n' "$p"
+}
+
+# --- ports -------------------------------------------------------------------
+
+# free_port prints a loopback TCP port the kernel reports free right now.
+free_port() {
+	python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+
+# port_free PORT succeeds when nothing listens on 127.0.0.1:PORT (or on the
+# wildcard address: binding the loopback address then fails too).
+port_free() {
+	python3 -c 'import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+try:
+    s.bind(("127.0.0.1", int(sys.argv[1])))
+except OSError:
+    sys.exit(1)' "$1"
+}
+
+# assert_port_free PORT dies when something still listens on PORT.
+assert_port_free() {
+	port_free "$1" || die "port $1 is still in use"
+}
+
+# --- HTTP --------------------------------------------------------------------
+
+# wait_http URL STATUS TIMEOUT_S [PIDFILE]: polls URL until it answers STATUS.
+# Fails early when the process of PIDFILE has died.
+wait_http() {
+	local url="$1" want="$2" timeout="$3" pidfile="${4:-}" got deadline
+	deadline=$((SECONDS + timeout))
+	while ((SECONDS < deadline)); do
+		got="$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$url" || true)"
+		[[ "$got" == "$want" ]] && return 0
+		if [[ -n "$pidfile" ]] && ! pid_alive "$pidfile"; then
+			log "process of $pidfile exited while waiting for $url"
+			return 1
+		fi
+		sleep 0.2
+	done
+	log "timeout after ${timeout}s waiting for $url to answer $want (last: $got)"
+	return 1
+}
+
+# --- secrets -----------------------------------------------------------------
+
+# random_secret prints a fresh 24-character alphanumeric secret.
+random_secret() {
+	local s=""
+	while ((${#s} < 24)); do
+		s+="$(head -c 48 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')"
+	done
+	printf '%s\n' "${s:0:24}"
+}
+
+# write_secret FILE [VALUE]: writes VALUE (default: a fresh random secret)
+# to FILE with mode 0600. Never echoes it.
+write_secret() {
+	local file="$1"
+	(
+		umask 077
+		rm -f "$file"
+		if (($# > 1)); then printf '%s\n' "$2" >"$file"; else random_secret >"$file"; fi
+	)
+}
+
+# curl_basic_config FILE USER SECRET_FILE: writes a curl --config file (0600)
+# carrying Basic credentials, so the secret never appears in argv.
+curl_basic_config() {
+	local file="$1" user="$2" secret
+	secret="$(<"$3")"
+	(
+		umask 077
+		printf 'user = "%s:%s"\n' "$user" "$secret" >"$file"
+	)
+}
+
+# --- processes ---------------------------------------------------------------
+
+# start_bg NAME PIDFILE LOGFILE CMD...: starts CMD in the background with
+# stdio on LOGFILE and records its pid. Secrets go through the environment
+# (VAR=value start_bg ...), never through CMD.
+start_bg() {
+	local name="$1" pidfile="$2" logfile="$3"
+	shift 3
+	"$@" >>"$logfile" 2>&1 </dev/null &
+	echo "$!" >"$pidfile"
+	log "started $name (pid $!, log $logfile)"
+}
+
+# running PID succeeds when PID exists and is not a zombie (an orphan whose
+# parent does not reap it still answers kill -0).
+running() {
+	local st
+	st="$(ps -o stat= -p "$1" 2>/dev/null || true)"
+	[[ -n "$st" && "$st" != Z* ]]
+}
+
+# pid_alive PIDFILE succeeds when the recorded process still runs.
+pid_alive() {
+	local pid
+	[[ -s "$1" ]] || return 1
+	pid="$(head -n1 "$1")"
+	[[ "$pid" =~ ^[0-9]+$ ]] && running "$pid"
+}
+
+# stop_pid PIDFILE [TIMEOUT_S]: TERM the recorded process, wait, KILL after
+# TIMEOUT_S (default 20). Removes the pidfile once the process is gone.
+stop_pid() {
+	local pidfile="$1" timeout="${2:-20}" pid deadline
+	[[ -s "$pidfile" ]] || return 0
+	pid="$(head -n1 "$pidfile")"
+	[[ "$pid" =~ ^[0-9]+$ ]] || die "bad pidfile $pidfile"
+	if running "$pid"; then
+		kill -TERM "$pid" 2>/dev/null || true
+		deadline=$((SECONDS + timeout))
+		while running "$pid" && ((SECONDS < deadline)); do
+			sleep 0.1
+		done
+		if running "$pid"; then
+			warn "pid $pid ($pidfile) ignored TERM for ${timeout}s; sending KILL"
+			kill -KILL "$pid" 2>/dev/null || true
+			sleep 0.2
+		fi
+	fi
+	# A background child of this shell is reaped by wait; others by init.
+	wait "$pid" 2>/dev/null || true
+	running "$pid" && die "pid $pid ($pidfile) survived KILL"
+	rm -f "$pidfile"
+}
+
+# make_tmpdir PREFIX prints a fresh scratch directory under $IDPBENCH_TMP.
+make_tmpdir() {
+	mktemp -d "$IDPBENCH_TMP/$1.XXXXXX"
+}

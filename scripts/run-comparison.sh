@@ -1,0 +1,298 @@
+#!/usr/bin/env bash
+# run-comparison.sh: the whole comparison, one product after the other.
+#
+#   scripts/run-comparison.sh [--quick] [--fresh] [--only P[,P]] [--run-id ID]
+#
+#   --quick      smoke profile: ladder 2 8 32, warmup 1 s, measured 3 s
+#   --fresh      delete the run directory first (default: resume it)
+#   --only P,..  products to run (default: refop hydra); an unknown product
+#                becomes an N/A row with the reason
+#   --run-id ID  results/ID (default: "quick", or "full-YYYYMMDD" for the full
+#                profile), so a rerun resumes: complete steps are skipped
+#
+# For each product, in series: install (cached), up (on one shared throwaway
+# PostgreSQL with identical settings for every product), setup (clients,
+# users), every scenario's connection ladder (scripts/ladder.sh) with the
+# sampler recording the product's and PostgreSQL's RSS/CPU, meta.json,
+# down, and the check that nothing is left (process, port, data). A product
+# that cannot be installed or fails mid-run gets a meta.json with status "na"
+# and the reason, and the run goes on. Then aggregate report writes
+# results/ID/COMPARISON.md and results/latest points at the run.
+#
+# Environment: IDPBENCH_SCENARIOS (default "discovery client_credentials
+# introspect refresh userinfo"), IDPBENCH_RESULTS (default <repo>/results), and
+# the ladder's variables (scripts/ladder.sh); IDPBENCH_NO_BUILD=1 uses the tools
+# already built in IDPBENCH_BIN instead of building them. Exit codes: 0 ok, 1 a product
+# failed or left something behind, 2 usage, 130 interrupted.
+set -o errexit -o nounset -o pipefail
+
+# shellcheck source=SCRIPTDIR/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# shellcheck source=SCRIPTDIR/lib/postgres.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/postgres.sh"
+export IDPBENCH_LOG_TAG=run
+
+DEFAULT_PRODUCTS=(refop hydra)
+read -r -a SCENARIOS <<<"${IDPBENCH_SCENARIOS:-discovery client_credentials introspect refresh userinfo}"
+
+WORK=""
+FAILED=0
+
+usage() {
+	sed -n '2,/^set -o/p' "${BASH_SOURCE[0]}" | sed -n 's/^# \{0,1\}//p' >&2
+	exit 2
+}
+
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	local p state
+	# $WORK/up names the product that is up (run_product runs in a subshell).
+	if [[ -n "$WORK" ]]; then stop_pid "$WORK/sampler.pid" || true; fi
+	if [[ -n "$WORK" && -s "$WORK/up" ]]; then
+		read -r p state <"$WORK/up"
+		log "cleanup: stopping $p"
+		"$(adapter "$p")" down "$state" || warn "$p: down during cleanup failed"
+	fi
+	if [[ -n "${IDPBENCH_PG_DIR:-}" ]]; then pg_down || warn "PostgreSQL: down during cleanup failed"; fi
+	[[ -n "$WORK" ]] && rm -rf "$WORK"
+	exit "$rc"
+}
+
+adapter() { printf '%s/scripts/products/%s\n' "$IDPBENCH_ROOT" "$1"; }
+
+# write_json FILE: stdin -> FILE through a temp file (never a half-written file).
+write_json() {
+	if jq -e . >"$1.tmp" && [[ -s "$1.tmp" ]]; then
+		mv "$1.tmp" "$1"
+	else
+		rm -f "$1.tmp"
+		log "not writing $1: no valid JSON"
+		return 1
+	fi
+}
+
+# na_meta PRODUCT VERSION REASON prints a meta of a product that did not run.
+na_meta() {
+	jq -n --arg p "$1" --arg v "$2" --arg r "$3" \
+		'{schema: "idpbench.meta/v1", product: $p, product_version: $v, status: "na", na_reason: $r}'
+}
+
+# scenario_na_unrun prints a jq filter argument: scenarios no ladder ran
+# here and the adapter does not already call N/A.
+unrun_json() {
+	local s r run out='{}'
+	for s in "${IDPBENCH_SCENARIO_NAMES[@]}"; do
+		run=0
+		for r in "${SCENARIOS[@]}"; do [[ "$r" == "$s" ]] && run=1; done
+		((run)) || out="$(jq -c --arg s "$s" '. + {($s): "not in this run'"'"'s scenario list (IDPBENCH_SCENARIOS)"}' <<<"$out")"
+	done
+	echo "$out"
+}
+
+# product_meta PRODUCT STATE START STATUS REASON writes RUN_DIR/PRODUCT/meta.json
+# from the adapter's meta, the run's times and, for a failed product, the reason.
+product_meta() {
+	local p="$1" state="$2" start="$3" status="$4" reason="$5" meta out="$RUN_DIR/$1/meta.json"
+	if ! meta="$("$(adapter "$p")" meta "$state")"; then
+		meta="$(na_meta "$p" "$("$(adapter "$p")" version 2>/dev/null || true)" "$reason")"
+	fi
+	jq --arg start "$start" --arg finish "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --arg status "$status" \
+		--arg reason "$reason" --argjson unrun "$(unrun_json)" --arg profile "$PROFILE" '
+		. + {"end": $finish, status: $status}
+		+ (if $start == "" then {} else {start: $start} end)
+		+ (if $reason == "" then {} else {na_reason: $reason} end)
+		| .scenario_na = ($unrun + (.scenario_na // {}))
+		| .notes = ((.notes // []) + ["profile: " + $profile])' <<<"$meta" | write_json "$out"
+}
+
+# run_product PRODUCT: the whole life of one product. Returns non-zero when
+# it failed (the meta says why); exits 130 when interrupted.
+run_product() {
+	local p="$1" a state start version rc s
+	a="$(adapter "$p")"
+	mkdir -p "$RUN_DIR/$p"
+	start="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	if [[ ! -x "$a" ]]; then
+		log "$p: no adapter $a: N/A"
+		na_meta "$p" "" "no adapter scripts/products/$p in this tree yet" | write_json "$RUN_DIR/$p/meta.json"
+		return 0
+	fi
+	version="$("$a" version)"
+	phase_step "$p install"
+	if ! "$a" install; then
+		na_meta "$p" "$version" "install failed on this machine (see the run's log)" | write_json "$RUN_DIR/$p/meta.json"
+		return 1
+	fi
+	state="$WORK/$p"
+	mkdir -p "$state"
+	echo "$p $state" >"$WORK/up"
+	phase_step "$p up"
+	"$a" up "$state" || { product_failed "$p" "$state" "$start" "up failed (did not start or not ready)"; return 1; }
+	phase_step "$p setup"
+	"$a" setup "$state" || { product_failed "$p" "$state" "$start" "setup failed (provisioning through the admin API)"; return 1; }
+	start_sampler "$p" "$state"
+	for s in "${SCENARIOS[@]}"; do
+		rc=0
+		"$IDPBENCH_ROOT/scripts/ladder.sh" "$p" "$s" "${QUICK[@]}" --run-dir "$RUN_DIR" --state-dir "$state" \
+			--step-offset "$STEP" --step-total "$STEP_TOTAL" || rc=$?
+		STEP=$((STEP + LADDER_LEN))
+		case "$rc" in
+		0 | 3) ;;
+		130) exit 130 ;;
+		*) product_failed "$p" "$state" "$start" "failed in the $s ladder (exit $rc)"; return 1 ;;
+		esac
+	done
+	stop_pid "$WORK/sampler.pid"
+	phase_step "$p meta + down"
+	product_meta "$p" "$state" "$start" ok ""
+	product_down "$p" "$state"
+}
+
+# start_sampler PRODUCT STATE samples the product's processes (every pidfile
+# its adapter wrote) and, when it uses it, PostgreSQL every second while its ladders
+# run, into RUN_DIR/PRODUCT/samples-<time>.jsonl (a resumed run adds a file).
+start_sampler() {
+	local p="$1" state="$2" args=() f
+	[[ -x "$IDPBENCH_BIN/sampler" ]] || { warn "sampler is not built: no memory/CPU samples"; return 0; }
+	for f in "$state"/pids/*.pid; do
+		[[ -e "$f" ]] && args+=(--pidfile "$f" --name "$(basename "$f" .pid)")
+	done
+	# PostgreSQL only for a product that uses it (its adapter recorded the cluster).
+	if grep -q '^PG_\(SHARED\|PRIVATE\)_DIR=' "$state/state.env" 2>/dev/null; then
+		args+=(--postgres "$(pg_dsn postgres)" --pg-all-databases --pg-reset)
+	fi
+	start_bg sampler "$WORK/sampler.pid" "$WORK/sampler.log" "$(tool sampler)" "${args[@]}" \
+		--every 1s -o "$RUN_DIR/$p/samples-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
+}
+
+# product_failed PRODUCT STATE START REASON: meta with status na, then down.
+product_failed() {
+	log "$1: $4"
+	product_meta "$1" "$2" "$3" na "$4"
+	product_down "$1" "$2" || true
+}
+
+# product_down PRODUCT STATE stops the product and asserts nothing is left.
+product_down() {
+	local rc=0
+	stop_pid "$WORK/sampler.pid" || true
+	"$(adapter "$1")" down "$2" || rc=$?
+	rm -f "$WORK/up"
+	rm -rf "$2"
+	((rc == 0)) || { log "$1: down left something behind"; return 1; }
+}
+
+# after_failure PRODUCT RC: when run_product died before writing its meta or
+# stopping the product, do both here.
+after_failure() {
+	local p="$1" rc="$2" state
+	if [[ -s "$WORK/up" ]]; then
+		read -r _ state <"$WORK/up"
+		jq -e '.status == "na"' "$RUN_DIR/$p/meta.json" >/dev/null 2>&1 ||
+			product_meta "$p" "$state" "" na "the run of $p stopped unexpectedly (exit $rc)" || true
+		product_down "$p" "$state" || true
+	elif [[ ! -s "$RUN_DIR/$p/meta.json" ]]; then
+		na_meta "$p" "" "the run of $p stopped unexpectedly (exit $rc)" | write_json "$RUN_DIR/$p/meta.json"
+	fi
+}
+
+phase_step() {
+	log "== $*"
+}
+
+main() {
+	local only="" fresh=0 run_id="" p
+	QUICK=()
+	while (($# > 0)); do
+		case "$1" in
+		--quick) QUICK=(--quick) ;;
+		--fresh) fresh=1 ;;
+		--only) only="$2" && shift ;;
+		--run-id) run_id="$2" && shift ;;
+		-h | --help) usage ;;
+		*) log "unknown argument $1" && usage ;;
+		esac
+		shift
+	done
+	local products=("${DEFAULT_PRODUCTS[@]}")
+	[[ -n "$only" ]] && IFS=, read -r -a products <<<"$only"
+	if ((${#QUICK[@]})); then
+		PROFILE=quick
+		run_id="${run_id:-quick}"
+		LADDER_LEN="$(wc -w <<<"${IDPBENCH_LADDER:-2 8 32}")"
+	else
+		PROFILE=full
+		run_id="${run_id:-full-$(date +%Y%m%d)}"
+		LADDER_LEN="$(wc -w <<<"${IDPBENCH_LADDER:-2 4 8 16 32 64 128}")"
+	fi
+	[[ "$run_id" =~ ^[A-Za-z0-9._-]+$ ]] || { log "bad run id: $run_id"; usage; }
+	local results="${IDPBENCH_RESULTS:-$IDPBENCH_ROOT/results}"
+	RUN_DIR="$results/$run_id"
+	export RUN_DIR
+	require_cmd jq curl python3 go
+
+	trap cleanup EXIT
+	trap 'exit 130' INT TERM
+	if ((fresh)) && [[ -d "$RUN_DIR" ]]; then
+		log "--fresh: deleting $RUN_DIR"
+		rm -rf "$RUN_DIR"
+	fi
+	mkdir -p "$RUN_DIR"
+	WORK="$(make_tmpdir idpbench-run)"
+	STEP=0
+	STEP_TOTAL=$((${#products[@]} * ${#SCENARIOS[@]} * LADDER_LEN))
+	log "run $run_id ($PROFILE): products ${products[*]}; scenarios ${SCENARIOS[*]}; $STEP_TOTAL load steps; results in $RUN_DIR"
+
+	if [[ -n "${IDPBENCH_NO_BUILD:-}" ]]; then
+		log "IDPBENCH_NO_BUILD set: using the tools already in $IDPBENCH_BIN"
+	else
+		phase_step "build tools"
+		build_tools
+	fi
+	phase_step "PostgreSQL up"
+	pg_up "$(pg_make_dir)"
+
+	local t0 rc
+	for p in "${products[@]}"; do
+		t0=$SECONDS
+		[[ "$p" =~ ^[a-z0-9_-]+$ ]] || die "bad product name: $p"
+		# A subshell with errexit on (a function called as a condition would
+		# run with errexit off): any unchecked failure ends this product only.
+		set +e
+		(
+			set -e
+			run_product "$p"
+		)
+		rc=$?
+		set -e
+		((rc == 130)) && exit 130
+		if ((rc != 0)); then
+			FAILED=1
+			after_failure "$p" "$rc"
+		fi
+		log "$p: done in $((SECONDS - t0)) s"
+		STEP=$(((${#SCENARIOS[@]} * LADDER_LEN) * ($(index_of "$p" "${products[@]}") + 1)))
+	done
+
+	phase_step "PostgreSQL down"
+	pg_down
+	phase_step "aggregate report"
+	"$(tool aggregate)" report "$RUN_DIR" -o "$RUN_DIR/COMPARISON.md"
+	ln -sfn "$run_id" "$results/latest"
+	log "report: $RUN_DIR/COMPARISON.md (results/latest -> $run_id)"
+	((FAILED == 0)) || { log "some products failed; see their meta.json"; exit 1; }
+}
+
+# index_of X LIST... prints the 0-based index of X in LIST.
+index_of() {
+	local x="$1" i=0
+	shift
+	for e in "$@"; do
+		[[ "$e" == "$x" ]] && { echo "$i"; return 0; }
+		i=$((i + 1))
+	done
+	echo 0
+}
+
+main "$@"
