@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 
 	"github.com/idpbench/idpbench/internal/atomicfile"
@@ -10,9 +11,24 @@ import (
 )
 
 type reportConfig struct {
-	inputs []string
-	output string
-	title  string
+	inputs    []string
+	output    string
+	title     string
+	chartsDir string // "" = charts/ next to the output file, none for stdout
+}
+
+// chartsSubdir is where the charts go, next to the report, by default.
+const chartsSubdir = "charts"
+
+// charts returns the directory the charts are written to, "" for none.
+func (c reportConfig) charts() string {
+	switch {
+	case c.chartsDir != "":
+		return c.chartsDir
+	case c.output == "-":
+		return ""
+	}
+	return filepath.Join(filepath.Dir(c.output), chartsSubdir)
 }
 
 func (c reportConfig) validate() error {
@@ -42,11 +58,19 @@ Walks each DIR recursively for *.json and *.jsonl files (a file may be given
 directly; "-" or no DIR reads a stream of JSON records from stdin), reads every
 idpbench record by its "schema" field (idpbench.step/v1, idpbench.meta/v1,
 idpbench.coldstart/v1, idpbench.sample/v1), and writes COMPARISON.md: the
-steady-state table (scenario x product), every connection ladder, how to read
-the numbers, and the fairness and limitations appendix. Files that are not
-idpbench records are skipped with a warning; another major schema version is
-an error naming the file. Steps labelled phase=gcjitter (or any phase but
-ladder) are not part of a ladder. The output file appears only when complete.
+steady-state table (scenario x product); memory (RSS, MiB) of the IdP, its
+PostgreSQL and both during the steady-state windows; cold starts A and B; the
+GC-jitter P99 spread; per product the database figures, top queries and a
+bottleneck verdict; every connection ladder; how to read the numbers; and the
+fairness and limitations appendix. Files that are not idpbench records are
+skipped with a warning; another major schema version is an error naming the
+file. Steps labelled phase=gcjitter (or any phase but ladder) are not part of
+a ladder. The output file appears only when complete.
+
+Charts (SVG: QPS and P99 against connections per scenario, P99 over time of
+the GC-jitter runs) go to the charts/ directory next to the -o file, each
+written atomically, and the report embeds them with relative links. With
+-o - no charts are written unless --charts-dir is given.
 `
 
 const reportExample = `  scripts/ladder.sh hydra discovery && aggregate report results/latest -o results/latest/COMPARISON.md
@@ -57,6 +81,7 @@ func runReport(ctx context.Context, args []string, e env) error {
 	fs := newFlagSet("report")
 	fs.StringVarP(&c.output, "output", "o", "-", "write the Markdown to `FILE`, atomically (links to step files are relative to its directory); - = stdout")
 	fs.StringVar(&c.title, "title", report.DefaultTitle, "the report's `TITLE` (first heading)")
+	fs.StringVar(&c.chartsDir, "charts-dir", "", "write the SVG charts into `DIR` (default: charts/ next to the -o file; none with -o -)")
 	if err := parse(fs, args, reportUsage, reportExample, e); err != nil {
 		return err
 	}
@@ -69,11 +94,18 @@ func runReport(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	r := report.Build(in, report.Options{Title: c.title, ToolVersion: cli.Version()})
+	charts := c.charts()
+	if charts == "" {
+		fmt.Fprintf(e.stderr, "%s: charts not written: the report goes to stdout (give --charts-dir DIR to write them)\n", toolName)
+	} else if err := report.WriteCharts(charts, r); err != nil {
+		return err
+	}
 	out, err := atomicfile.Create(c.output, 0o644, e.stdout)
 	if err != nil {
 		return err
 	}
-	if err := report.WriteMarkdown(out, r, report.MarkdownOptions{LinkBase: linkBase(c.output)}); err != nil {
+	mo := report.MarkdownOptions{LinkBase: linkBase(c.output), ChartsDir: charts}
+	if err := report.WriteMarkdown(out, r, mo); err != nil {
 		out.Abort()
 		return err
 	}

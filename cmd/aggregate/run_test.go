@@ -35,7 +35,7 @@ func TestHelpAndUsage(t *testing.T) {
 		wantStderr string
 	}{
 		{[]string{"--help"}, 0, []string{"report", "merge", "summary", "aggregate merge agent-*.json | aggregate summary -"}, ""},
-		{[]string{"report", "--help"}, 0, []string{"--output FILE", "--title", "Example:", "aggregate report results/latest -o"}, ""},
+		{[]string{"report", "--help"}, 0, []string{"--output FILE", "--title", "--charts-dir DIR", "Example:", "aggregate report results/latest -o"}, ""},
 		{[]string{"merge", "-h"}, 0, []string{"--output FILE", "one interval", "aggregate merge agent-*.json | aggregate summary -"}, ""},
 		{[]string{"summary", "--help"}, 0, []string{"--format FORMAT", "milliseconds", "Example:"}, ""},
 		{[]string{"--version"}, 0, []string{"aggregate "}, ""},
@@ -81,6 +81,37 @@ func TestReportToFile(t *testing.T) {
 	}
 	if r.stdout != "" || strings.Count(r.stderr, "warning") != 1 || !strings.Contains(r.stderr, "notes.json") {
 		t.Errorf("stdout %q stderr %q; want nothing on stdout and one warning naming notes.json", r.stdout, r.stderr)
+	}
+	charts, err := filepath.Glob(filepath.Join(filepath.Dir(out), "charts", "*.svg"))
+	if err != nil || len(charts) != 11 {
+		t.Errorf("charts next to the report: %q (%v), want 11", charts, err)
+	}
+	for _, c := range charts {
+		if link := "](charts/" + filepath.Base(c) + ")"; !strings.Contains(string(b), link) {
+			t.Errorf("report does not embed %s", link)
+		}
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(filepath.Dir(out), "charts", ".*")); len(tmp) != 0 {
+		t.Errorf("temporary files left: %q", tmp)
+	}
+}
+
+func TestReportChartsWithStdout(t *testing.T) {
+	r := runAgg(context.Background(), "", "report", run1)
+	if r.code != 0 || !strings.Contains(r.stderr, "aggregate: charts not written") || !strings.Contains(r.stdout, "Charts were not written") ||
+		strings.Contains(r.stdout, ".svg)") {
+		t.Errorf("-o -: exit %d, stderr %q; want a note on stderr, no chart links", r.code, r.stderr)
+	}
+	dir := filepath.Join(t.TempDir(), "figs")
+	r = runAgg(context.Background(), "", "report", run1, "--charts-dir", dir)
+	if r.code != 0 || strings.Contains(r.stderr, "charts not written") {
+		t.Fatalf("--charts-dir: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "gcjitter-p99.svg")); err != nil {
+		t.Errorf("--charts-dir wrote no GC-jitter chart: %v", err)
+	}
+	if !strings.Contains(r.stdout, "figs/gcjitter-p99.svg)") {
+		t.Errorf("report does not link the charts in %s", dir)
 	}
 }
 

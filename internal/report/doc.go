@@ -1,11 +1,14 @@
 // Package report turns idpbench result files into a comparison: it loads
 // step, meta, coldstart and sample records from run directories (Load),
 // builds a Report model from them (Build), and renders that model as
-// Markdown (WriteMarkdown). It also merges the step files of several load
-// agents into one exact step (Merge) and prints one line per step for shell
-// pipes (WriteSummary).
+// Markdown (WriteMarkdown) and SVG charts (WriteCharts, WriteSVG). It also
+// merges the step files of several load agents into one exact step (Merge)
+// and prints one line per step for shell pipes (WriteSummary).
 //
-// The model is built first and rendered second so that more sections
-// (memory, cold start, GC jitter, SVG charts) can be added as renderers over
-// the same Report without touching the loading or selection rules.
+// Build computes every figure before any rendering: the steady state of
+// each ladder (SelectSteady), per product the memory, CPU and database
+// figures inside the steady-state windows with a bottleneck verdict
+// (Verdict), cold starts A and B, and the GC-jitter P99 spread with its
+// gaps (IntervalGaps). Missing data becomes a Figure or NA reason, never a
+// missing row: renderers only format.
 package report

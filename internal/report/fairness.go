@@ -15,6 +15,7 @@ func (m *md) fairness() {
 	}
 	m.limitedSteps()
 	m.naList()
+	m.missingRecords()
 	m.otherRecords()
 }
 
@@ -41,10 +42,17 @@ func (m *md) productFairness(p Product) {
 		w := mt.Warmups[i]
 		return fmt.Sprintf("%s: %s — %s", cmp.Or(w.Scenario, "every scenario"), formatSeconds(w.WarmupS), w.Why)
 	})
-	m.list("Pools", len(mt.Pools), func(i int) string {
-		pl := mt.Pools[i]
-		return fmt.Sprintf("%s: %d %s (%s, minted by %s)", pl.Scenario, pl.Size, pl.Kind, pl.Mode, pl.Flow)
-	})
+	if pools := m.stepPools(p.Name); len(mt.Pools) == 0 && len(pools) > 0 {
+		m.list("Pools (from the steps; the meta lists none)", len(pools), func(i int) string { return pools[i] })
+	} else {
+		m.list("Pools", len(mt.Pools), func(i int) string {
+			pl := mt.Pools[i]
+			return fmt.Sprintf("%s: %d %s (%s, minted by %s)", pl.Scenario, pl.Size, pl.Kind, pl.Mode, pl.Flow)
+		})
+	}
+	if res := m.resources(p.Name); res != nil && !p.NA {
+		m.printf("- PostgreSQL client connections observed (max over the steady-state windows): %s\n", fig(res.ConnsMax, formatCount))
+	}
 	if len(mt.Settings) > 0 {
 		m.printf("- Settings: %s\n", kvText(mt.Settings))
 	}
@@ -111,23 +119,121 @@ func (m *md) naList() {
 	m.printf("\n")
 }
 
-// otherRecords lists what was read but is not rendered by this version.
+// otherRecords lists records that no section shows: steps outside the
+// ladders other than each product's GC-jitter run, and sampler files no
+// product could be found for.
 func (m *md) otherRecords() {
 	r := m.r
-	if len(r.Other)+len(r.Coldstarts)+len(r.Samples) == 0 {
+	shown := map[string]bool{}
+	for _, j := range r.Jitter {
+		shown[j.File.Path] = j.File.Step != nil
+	}
+	var lines []string
+	for _, sf := range r.Other {
+		if shown[sf.Path] {
+			continue
+		}
+		s := sf.Step
+		lines = append(lines, fmt.Sprintf("%s %s c=%d%s, %s (%s)", stepProduct(sf), scenarioLabel(s.Scenario),
+			s.Connections, phaseNote(s), formatSeconds(s.DurationS), m.link(sf.Path)))
+	}
+	for _, p := range r.Unattributed {
+		lines = append(lines, fmt.Sprintf("sampler records of no known product (%s)", m.link(p)))
+	}
+	if len(lines) == 0 {
 		return
 	}
 	m.printf("### Records read but not shown in this report\n\n")
-	for _, sf := range r.Other {
-		s := sf.Step
-		m.printf("- %s %s c=%d%s, %s s (%s)\n", stepProduct(sf), scenarioLabel(s.Scenario),
-			s.Connections, phaseNote(s), formatMS(s.DurationS), m.link(sf.Path))
-	}
-	for _, c := range r.Coldstarts {
-		m.printf("- %s cold start, mode %s (%s)\n", c.Coldstart.Product, c.Coldstart.Mode, m.link(c.Path))
-	}
-	for _, s := range r.Samples {
-		m.printf("- sampler records: %d (%s)\n", len(s.Samples), m.link(s.Path))
+	for _, l := range lines {
+		m.printf("- %s\n", l)
 	}
 	m.printf("\n")
+}
+
+// stepPools lists the distinct pools the product's steps name.
+func (m *md) stepPools(product string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range m.r.Cells {
+		for _, ls := range c.Ladder {
+			if pl := ls.Step.Pool; c.Product == product && pl != nil {
+				s := fmt.Sprintf("%s: %d %s (%s)", c.Scenario.Name, pl.Size, cmp.Or(pl.Kind, "credentials"), pl.Mode)
+				if !seen[s] {
+					seen[s] = true
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func (m *md) resources(product string) *Resources {
+	for i := range m.r.Resources {
+		if m.r.Resources[i].Product == product {
+			return &m.r.Resources[i]
+		}
+	}
+	return nil
+}
+
+// missingRecords lists, per product, every figure outside the main table
+// that is N/A and why.
+func (m *md) missingRecords() {
+	m.printf("### Missing records and figures\n\n")
+	found := false
+	for i, p := range m.r.Products {
+		items := m.missingFor(p, i)
+		if len(items) == 0 {
+			continue
+		}
+		found = true
+		m.printf("- %s: %s\n", p.Name, strings.Join(items, "; "))
+	}
+	if !found {
+		m.printf("None: every product has samples, cold starts A and B, and a gap-free GC-jitter run.\n")
+	}
+	m.printf("\n")
+}
+
+func (m *md) missingFor(p Product, i int) []string {
+	if p.NA {
+		return []string{"did not run, so no samples, cold start or GC jitter"}
+	}
+	r := m.r
+	var out []string
+	add := func(what string, f Figure) {
+		if !f.OK {
+			out = append(out, what+": "+f.NA)
+		}
+	}
+	res := r.Resources[i]
+	if res.NA != "" {
+		out = append(out, "memory and database figures: "+res.NA)
+	} else {
+		add("IdP RSS", res.IdPRSS)
+		add("PostgreSQL RSS", res.DBRSS)
+		if res.IdPRSS.OK && res.DBRSS.OK {
+			add("full-stack RSS", res.StackRSS)
+		}
+	}
+	for _, u := range res.Steps {
+		if u.VerdictKind == VerdictNA {
+			out = append(out, fmt.Sprintf("%s %s bottleneck verdict: %s", u.Scenario.ID, u.Scenario.Name, strings.TrimPrefix(u.Verdict, "N/A: ")))
+		}
+	}
+	if res.TopNA != "" && res.NA == "" {
+		out = append(out, "top queries: "+res.TopNA)
+	}
+	for _, c := range []Coldstart{r.Cold[i].A, r.Cold[i].B} {
+		if c.NA != "" {
+			out = append(out, "cold start "+c.Mode+": "+c.NA)
+		}
+	}
+	if j := r.Jitter[i]; j.NA != "" {
+		out = append(out, "GC jitter: "+j.NA)
+	} else if len(j.Gaps) > 0 {
+		out = append(out, "GC-jitter intervals not contiguous: "+strings.Join(j.Gaps, ", "))
+	}
+	return out
 }

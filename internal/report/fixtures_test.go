@@ -38,6 +38,7 @@ type stepSpec struct {
 	durationS, interval float64
 	start               time.Time
 	schemaString        string // "" = StepV1
+	gapAt               int    // 1-based index of an interval left out (a gap); 0 = none
 }
 
 var fixtureStart = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
@@ -71,6 +72,9 @@ func fixtureSpecs() []stepSpec {
 		}),
 		with(h("discovery", 2, 4000, 0.45), func(s *stepSpec) {
 			s.file, s.schemaString = "v2/hydra/discovery-c2.json", "idpbench.step/v2"
+		}),
+		with(h("client_credentials", 32, 380, 80), func(s *stepSpec) {
+			s.file, s.phase, s.durationS, s.interval, s.gapAt = "run1/hydra/gcjitter.json", PhaseGCJitter, 60, 10, 4
 		}),
 	}
 	for i := range specs {
@@ -119,7 +123,10 @@ func synthStep(t testing.TB, sp stepSpec, seed uint64) *schema.Step {
 		Host:   schema.Host{CPUs: 2, Kernel: "6.8.0-45-generic", Go: "go1.26.8", OS: "linux/amd64", Hostname: "bench1"},
 	}
 	perInterval := int64(math.Round(sp.qps * iv))
-	for ts := 0.0; ts < dur-1e-9; ts += iv {
+	for i, ts := 1, 0.0; ts < dur-1e-9; i, ts = i+1, ts+iv {
+		if i == sp.gapAt {
+			continue
+		}
 		h := schema.NewHistogram()
 		for range perInterval {
 			ns := int64(sp.p50ms * 1e6 * math.Exp(sp.sigma*rng.NormFloat64()))
@@ -215,17 +222,107 @@ func fixtureRecords() map[string]any {
 			SecondsToReady: 38.2, PeakRSSBytes: 912 << 20, ReadyURL: "http://127.0.0.1:9000/health/ready",
 			ReadyStatus: 200, Command: []string{"kc.sh", "start"}, Status: schema.StatusComplete,
 		},
-		"run1/notes.json": map[string]any{"schema": "otherbench.notes/v3", "text": "not an idpbench record"},
+		"run1/keycloak/coldstart-B.json": schema.Coldstart{
+			Schema: schema.ColdstartV1, Product: "keycloak", ProductVersion: "26.0.7", Mode: "B",
+			Start: fixtureStart.Add(time.Minute), SecondsToReady: 300, PeakRSSBytes: 850 << 20,
+			ReadyURL: "http://127.0.0.1:9000/health/ready", ReadyStatus: 200, Command: []string{"kc.sh", "start"},
+			Status: schema.StatusError, Error: "not ready within 5m0s (last: HTTP 503)",
+		},
+		"run1/hydra/coldstart-A.json": hydraColdstart("A", 3.42, 61<<20),
+		"run1/hydra/coldstart-B.json": hydraColdstart("B", 0.87, 43<<20),
+		"run1/notes.json":             map[string]any{"schema": "otherbench.notes/v3", "text": "not an idpbench record"},
 	}
 }
 
-func fixtureSamples() []schema.Sample {
+func hydraColdstart(mode string, s float64, rss int64) schema.Coldstart {
+	return schema.Coldstart{Schema: schema.ColdstartV1, Product: "hydra", ProductVersion: "v2.3.0", Mode: mode,
+		Start: fixtureStart, SecondsToReady: s, PeakRSSBytes: rss, ReadyURL: "http://127.0.0.1:4445/health/ready",
+		ReadyStatus: 200, Command: []string{"hydra", "serve", "all"}, Status: schema.StatusComplete}
+}
+
+// phaseLoad is what the processes use during one part of the synthetic run.
+type phaseLoad struct {
+	from, to           int     // seconds after fixtureStart, both included
+	idp, db, host, tps float64 // CPU in percent of one core (host: of all cores), transactions/s
+	conns              int
+}
+
+// hydraLoad makes each of hydra's steady-state windows show a different
+// bottleneck: discovery c=8 the IdP, client_credentials c=4 the shared
+// host, refresh c=4 the database. Outside the listed spans the stack idles.
+func hydraLoad() []phaseLoad {
+	return []phaseLoad{
+		{0, 70, 172, 3, 97, 0.4, 2},
+		{80, 130, 95, 58, 94, 410, 12},
+		{140, 186, 42, 171, 99, 880, 25},
+	}
+}
+
+// keycloakLoad: userinfo c=8 (240-250 s) leaves CPU to spare.
+func keycloakLoad() []phaseLoad {
+	return []phaseLoad{{200, 250, 70, 0, 48, 0, 0}, {260, 350, 120, 0, 80, 0, 0}}
+}
+
+func loadAt(phases []phaseLoad, sec int) phaseLoad {
+	for _, p := range phases {
+		if sec >= p.from && sec <= p.to {
+			return p
+		}
+	}
+	return phaseLoad{idp: 2, db: 1, host: 6, tps: 0.2, conns: 2}
+}
+
+// hydraSamples: process:hydra, postgres and host records every second for
+// the whole ladder run, the last postgres record with the top queries.
+func hydraSamples() []schema.Sample {
 	var out []schema.Sample
-	for i := range 3 {
-		out = append(out, schema.Sample{Schema: schema.SampleV1, T: fixtureStart.Add(time.Duration(i) * time.Second),
-			Source: "process:hydra", RSSBytes: int64(80+i) << 20, CPUPct: 120, Threads: 14, Processes: 1})
+	const end = 200
+	for sec := 0; sec <= end; sec++ {
+		t, l, wob := fixtureStart.Add(time.Duration(sec)*time.Second), loadAt(hydraLoad(), sec), float64(sec%5-2)
+		out = append(out,
+			schema.Sample{Schema: schema.SampleV1, T: t, Source: "process:hydra", RSSBytes: int64(78+sec/20) << 20,
+				CPUPct: l.idp + wob, Threads: 14, Processes: 1},
+			schema.Sample{Schema: schema.SampleV1, T: t, Source: "postgres", RSSBytes: int64(140+sec/10) << 20,
+				CPUPct: l.db + wob/2, Threads: int64(9 + l.conns), Processes: 9 + l.conns, XactPerS: l.tps + wob,
+				RowsPerS: 3 * l.tps, Connections: l.conns},
+			schema.Sample{Schema: schema.SampleV1, T: t, Source: "host", CPUPct: l.host + wob/2})
+	}
+	out[len(out)-2].TopQueries = hydraTopQueries()
+	return out
+}
+
+func hydraTopQueries() []schema.Query {
+	return []schema.Query{
+		{Query: "INSERT INTO hydra_oauth2_access (signature, request_id, requested_at, client_id, scope, granted_scope, form_data, session_data, subject, active, requested_audience, granted_audience, challenge_id, nid, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+			Calls: 41200, TotalMS: 18234.5, MeanMS: 0.443},
+		{Query: "SELECT * FROM hydra_client WHERE id = $1 AND nid = $2", Calls: 52000, TotalMS: 9120.25, MeanMS: 0.175},
+		{Query: "UPDATE hydra_oauth2_refresh SET active = false WHERE request_id = $1 AND nid = $2 AND scope || $3 <> ''", Calls: 2600, TotalMS: 2210, MeanMS: 0.85},
+		{Query: "SELECT `quoted` FROM networks", Calls: 10, TotalMS: 1.5, MeanMS: 0.15},
+	}
+}
+
+// keycloakSamples: both of Keycloak's process trees (kc.sh and its JVM
+// child) and the host, no PostgreSQL: the database section is N/A.
+func keycloakSamples() []schema.Sample {
+	var out []schema.Sample
+	for sec := 200; sec <= 350; sec++ {
+		t, l, wob := fixtureStart.Add(time.Duration(sec)*time.Second), loadAt(keycloakLoad(), sec), float64(sec%3-1)
+		out = append(out,
+			schema.Sample{Schema: schema.SampleV1, T: t, Source: "process:keycloak", RSSBytes: int64(690+sec/50) << 20,
+				CPUPct: l.idp + wob, Threads: 120, Processes: 2},
+			schema.Sample{Schema: schema.SampleV1, T: t, Source: "process:keycloak-java", RSSBytes: int64(686+sec/50) << 20,
+				CPUPct: l.idp + wob, Threads: 118, Processes: 1},
+			schema.Sample{Schema: schema.SampleV1, T: t, Source: "host", CPUPct: l.host + wob})
 	}
 	return out
+}
+
+// fixtureSampleFiles are the sampler files of run1, keyed by path under testdata/.
+func fixtureSampleFiles() map[string][]schema.Sample {
+	return map[string][]schema.Sample{
+		"run1/hydra/samples.jsonl":                     hydraSamples(),
+		"run1/keycloak/samples-20261130T100320Z.jsonl": keycloakSamples(),
+	}
 }
 
 func writeJSON(t testing.TB, path string, v any) {
@@ -249,13 +346,19 @@ func writeFixtures(t *testing.T) {
 	for path, rec := range fixtureRecords() {
 		writeJSON(t, filepath.Join("testdata", path), rec)
 	}
-	f, err := os.Create("testdata/run1/hydra/samples.jsonl")
+	for path, samples := range fixtureSampleFiles() {
+		writeSampleFile(t, filepath.Join("testdata", path), samples)
+	}
+}
+
+func writeSampleFile(t *testing.T, path string, samples []schema.Sample) {
+	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	enc := json.NewEncoder(f)
-	for _, s := range fixtureSamples() {
+	for _, s := range samples {
 		if err := enc.Encode(s); err != nil {
 			t.Fatal(err)
 		}

@@ -19,6 +19,9 @@ type MarkdownOptions struct {
 	// LinkBase is the directory the Markdown file will live in; links to
 	// step files are made relative to it. "" links paths as they were walked.
 	LinkBase string
+	// ChartsDir is the directory the charts were written to (WriteCharts);
+	// "" = charts were not written, and the report says so.
+	ChartsDir string
 }
 
 // WriteMarkdown renders the report as COMPARISON.md.
@@ -28,7 +31,10 @@ func WriteMarkdown(w io.Writer, r *Report, opt MarkdownOptions) error {
 	m.banner()
 	m.header()
 	m.mainTable()
+	m.memoryColdJitter()
+	m.chartsSection()
 	m.howToRead()
+	m.database()
 	m.ladders()
 	m.fairness()
 	if m.err != nil {
@@ -179,7 +185,8 @@ func (m *md) howToRead() {
 	m.printf("  responses that failed the scenario's check, and iterations that found a consumed pool empty.\n")
 	m.printf("- **Driver-limited**: the load generator used at least %.0f%% of the CPU it may use, so the\n",
 		schema.LimitedThreshold*100)
-	m.printf("  step measures the driver as much as the product; it is a lower bound, never steady state.\n\n")
+	m.printf("  step measures the driver as much as the product; it is a lower bound, never steady state.\n")
+	m.howToReadResources()
 }
 
 func (m *md) ladders() {

@@ -56,10 +56,22 @@ type Report struct {
 	Cells            []Cell     // one per scenario x product, scenario-major in Scenarios/Products order
 	Limited          []StepFile // driver-limited steps, ladder and others
 	NA               []Cell     // cells without a steady state, in Cells order
-	Other            []StepFile // steps outside the ladder (phase=gcjitter ...), for later sections
+	Other            []StepFile // steps outside the ladder (phase=gcjitter ...)
 	Coldstarts       []ColdstartFile
 	Samples          []SampleFile
 	Inputs           InputCounts
+	Resources        []Resources    // per product, in Products order
+	Cold             []ColdstartRow // per product, in Products order
+	Jitter           []Jitter       // per product, in Products order
+	Unattributed     []string       // sampler files no product could be found for
+	Charts           []ChartFile
+	ChartsNA         []string // charts not drawn and why
+}
+
+// ColdstartRow is one product's cold starts.
+type ColdstartRow struct {
+	Product string
+	A, B    Coldstart
 }
 
 // InputCounts says how many records the report was built from.
@@ -124,7 +136,29 @@ func Build(in *Inputs, opt Options) *Report {
 	r.Products = products(in, ladders)
 	r.Scenarios = scenarios(r.Products, ladders)
 	r.cells(ladders)
+	r.perProduct()
+	r.charts()
 	return r
+}
+
+// perProduct computes the resources, cold start and GC-jitter figures of
+// every product.
+func (r *Report) perProduct() {
+	known := map[string]bool{}
+	for _, p := range r.Products {
+		known[p.Name] = true
+	}
+	for _, p := range r.Products {
+		r.Resources = append(r.Resources, buildResources(p, r.Cells, r.Samples, known))
+		r.Cold = append(r.Cold, ColdstartRow{Product: p.Name,
+			A: coldstartFor(r.Coldstarts, p.Name, ColdstartFresh), B: coldstartFor(r.Coldstarts, p.Name, ColdstartRestart)})
+		r.Jitter = append(r.Jitter, jitterFor(r.Other, p.Name))
+	}
+	for _, sf := range r.Samples {
+		if sampleProduct(sf, known) == "" {
+			r.Unattributed = append(r.Unattributed, sf.Path)
+		}
+	}
 }
 
 type cellKey struct{ product, scenario string }
@@ -175,7 +209,8 @@ func (r *Report) header(steps []StepFile) {
 	r.LoadstepVersions = slices.Sorted(maps.Keys(versions))
 }
 
-// products lists every product with a meta file or steps, sorted by name.
+// products lists every product with a meta file, steps or a cold start,
+// sorted by name.
 // The first meta file of a product wins.
 func products(in *Inputs, ladders map[cellKey][]StepFile) []Product {
 	byName := map[string]*Product{}
@@ -191,6 +226,9 @@ func products(in *Inputs, ladders map[cellKey][]StepFile) []Product {
 			p.Meta, p.MetaPath, p.Version = mf.Meta, mf.Path, mf.Meta.ProductVersion
 			p.NA = mf.Meta.Status == MetaNA
 		}
+	}
+	for _, cf := range in.Coldstarts {
+		get(cmp.Or(cf.Coldstart.Product, dirProduct(cf.Path)))
 	}
 	stepVersions := map[string]map[string]bool{}
 	for _, sf := range in.Steps {

@@ -32,7 +32,7 @@ func TestGoldenComparison(t *testing.T) {
 	in, _ := loadRun1(t)
 	var buf bytes.Buffer
 	r := Build(in, Options{ToolVersion: "test"})
-	if err := WriteMarkdown(&buf, r, MarkdownOptions{LinkBase: "testdata"}); err != nil {
+	if err := WriteMarkdown(&buf, r, MarkdownOptions{LinkBase: "testdata", ChartsDir: goldenCharts}); err != nil {
 		t.Fatal(err)
 	}
 	if *update {
@@ -70,12 +70,12 @@ func lineAt(lines []string, i int) string {
 
 func TestLoadRun1(t *testing.T) {
 	in, warnings := loadRun1(t)
-	if len(in.Steps) != 19 || len(in.Metas) != 3 || len(in.Coldstarts) != 1 || len(in.Samples) != 1 {
-		t.Errorf("loaded %d steps, %d metas, %d coldstarts, %d sample files; want 19, 3, 1, 1",
+	if len(in.Steps) != 20 || len(in.Metas) != 3 || len(in.Coldstarts) != 4 || len(in.Samples) != 2 {
+		t.Errorf("loaded %d steps, %d metas, %d coldstarts, %d sample files; want 20, 3, 4, 2",
 			len(in.Steps), len(in.Metas), len(in.Coldstarts), len(in.Samples))
 	}
-	if len(in.Samples) == 1 && len(in.Samples[0].Samples) != 3 {
-		t.Errorf("sample records %d, want 3", len(in.Samples[0].Samples))
+	if len(in.Samples) == 2 && len(in.Samples[0].Samples) != len(hydraSamples()) {
+		t.Errorf("sample records %d, want %d", len(in.Samples[0].Samples), len(hydraSamples()))
 	}
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "notes.json") {
 		t.Errorf("warnings %q, want one naming notes.json", warnings)
@@ -244,8 +244,8 @@ func TestBuildCells(t *testing.T) {
 	if len(r.Cells) != len(r.Scenarios)*len(r.Products) {
 		t.Errorf("%d cells for %d scenarios x %d products", len(r.Cells), len(r.Scenarios), len(r.Products))
 	}
-	if len(r.Other) != 1 || r.Other[0].Step.Labels["phase"] != PhaseGCJitter {
-		t.Errorf("steps outside the ladder: %d, want the gcjitter step", len(r.Other))
+	if len(r.Other) != 2 || r.Other[0].Step.Labels["phase"] != PhaseGCJitter || r.Other[1].Step.Labels["phase"] != PhaseGCJitter {
+		t.Errorf("steps outside the ladder: %d, want the two gcjitter steps", len(r.Other))
 	}
 }
 

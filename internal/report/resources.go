@@ -1,0 +1,362 @@
+package report
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// Sampler sources the report reads (schema.Sample.Source).
+const (
+	SourcePostgres      = "postgres"
+	SourceHost          = "host"
+	SourceProcessPrefix = "process:"
+)
+
+// TopQueryCount is how many statements a product's database section lists.
+const TopQueryCount = 3
+
+// mib is bytes per MiB.
+const mib = 1 << 20
+
+// Figure is a computed value or why there is none.
+type Figure struct {
+	Value float64
+	OK    bool
+	NA    string // reason when !OK
+}
+
+func figure(v float64, ok bool, na string) Figure {
+	if !ok {
+		return Figure{NA: na}
+	}
+	return Figure{Value: v, OK: true}
+}
+
+// Resources is one product's memory, CPU and database figures, computed
+// from its sampler records inside the measured windows of its steady-state
+// steps.
+type Resources struct {
+	Product     string
+	NA          string   // why there are no figures at all ("" = some)
+	SampleFiles []string // sampler files attributed to the product
+	Records     int      // sampler records of the product
+	IdPSource   string   // the source taken as the IdP process tree, "process:<name>"
+	HasDB       bool     // the product's sampler files hold postgres records
+	Windows     int      // steady-state windows
+	InWindows   int      // sampler records inside them, all sources
+	IdPRSS      Figure   // MiB, median
+	DBRSS       Figure   // MiB, median
+	StackRSS    Figure   // MiB, median of IdP + PostgreSQL at the same sampling instant
+	ConnsMax    Figure   // PostgreSQL client connections, max over the windows
+	Steps       []StepUsage
+	TopQueries  []schema.Query // TopQueryCount statements by total time
+	TopNA       string         // why there are none
+}
+
+// StepUsage is what one steady-state step cost: medians of the sampler's
+// records inside its measured window, and the bottleneck verdict.
+type StepUsage struct {
+	Scenario    schema.ScenarioInfo
+	File        StepFile
+	Records     int    // sampler records inside the window, all sources
+	IdPCPU      Figure // percent of one core
+	DBCPU       Figure // percent of one core
+	DBRSS       Figure // MiB
+	TPS         Figure // PostgreSQL transactions per second
+	ConnsMedian Figure
+	ConnsMax    Figure
+	HostBusy    Figure // percent of all cores
+	Usage       Usage
+	VerdictKind string
+	Verdict     string
+}
+
+// productSamples collects the records of every sampler file attributed to
+// product, ordered by time.
+func productSamples(files []SampleFile, product string, known map[string]bool) ([]SampleFile, []schema.Sample) {
+	var mine []SampleFile
+	var all []schema.Sample
+	for _, sf := range files {
+		if sampleProduct(sf, known) == product {
+			mine = append(mine, sf)
+			all = append(all, sf.Samples...)
+		}
+	}
+	slices.SortStableFunc(all, func(a, b schema.Sample) int { return a.T.Compare(b.T) })
+	return mine, all
+}
+
+// sampleProduct attributes a sampler file to a product: the directory it
+// lies in (results/<run>/<product>/samples*.jsonl), else the first
+// process:<name> source naming a known product, else "".
+func sampleProduct(sf SampleFile, known map[string]bool) string {
+	if p := dirProduct(sf.Path); known[p] {
+		return p
+	}
+	for _, s := range sf.Samples {
+		if name, ok := strings.CutPrefix(s.Source, SourceProcessPrefix); ok && known[name] {
+			return name
+		}
+	}
+	return ""
+}
+
+// IdPSource picks the source that is the product's process tree:
+// "process:<product>" when present, else the process source with the
+// largest median RSS (a tree holds its subtrees, so the largest is the
+// root). "" when there is no process source.
+func IdPSource(product string, samples []schema.Sample) string {
+	rss := map[string][]float64{}
+	for _, s := range samples {
+		if strings.HasPrefix(s.Source, SourceProcessPrefix) {
+			rss[s.Source] = append(rss[s.Source], float64(s.RSSBytes))
+		}
+	}
+	if _, ok := rss[SourceProcessPrefix+product]; ok {
+		return SourceProcessPrefix + product
+	}
+	best, bestRSS := "", -1.0
+	for _, src := range slices.Sorted(maps.Keys(rss)) {
+		if m, _ := Median(rss[src]); m > bestRSS {
+			best, bestRSS = src, m
+		}
+	}
+	return best
+}
+
+// values returns get(s) for every sample of source src that keep accepts.
+func values(samples []schema.Sample, src string, keep func(schema.Sample) bool, get func(schema.Sample) float64) []float64 {
+	var out []float64
+	for _, s := range samples {
+		if s.Source == src && (keep == nil || keep(s)) {
+			out = append(out, get(s))
+		}
+	}
+	return out
+}
+
+// hasRSS keeps records with process figures: a postgres record whose
+// server processes were not visible carries only the database statistics.
+func hasRSS(s schema.Sample) bool { return s.RSSBytes > 0 }
+
+func rssMiB(s schema.Sample) float64 { return float64(s.RSSBytes) / mib }
+func cpuPct(s schema.Sample) float64 { return s.CPUPct }
+
+// medianFigure is the median of vs, or N/A with na.
+func medianFigure(vs []float64, na string) Figure {
+	m, ok := Median(vs)
+	return figure(m, ok, na)
+}
+
+func maxFigure(vs []float64, na string) Figure {
+	if len(vs) == 0 {
+		return Figure{NA: na}
+	}
+	return Figure{Value: slices.Max(vs), OK: true}
+}
+
+// stackRSS sums the IdP's and PostgreSQL's RSS taken at the same sampling
+// instant (the sampler stamps every source of a tick with one time) and
+// returns the median of those sums in MiB.
+func stackRSS(samples []schema.Sample, idp string) []float64 {
+	idpAt, dbAt := map[time.Time]int64{}, map[time.Time]int64{}
+	for _, s := range samples {
+		switch {
+		case s.RSSBytes <= 0:
+		case s.Source == idp:
+			idpAt[s.T] += s.RSSBytes
+		case s.Source == SourcePostgres:
+			dbAt[s.T] += s.RSSBytes
+		}
+	}
+	var sums []float64
+	for _, t := range slices.SortedFunc(maps.Keys(idpAt), time.Time.Compare) {
+		if db, ok := dbAt[t]; ok {
+			sums = append(sums, float64(idpAt[t]+db)/mib)
+		}
+	}
+	return sums
+}
+
+// buildResources computes one product's figures.
+func buildResources(p Product, cells []Cell, files []SampleFile, known map[string]bool) Resources {
+	res := Resources{Product: p.Name}
+	mine, samples := productSamples(files, p.Name, known)
+	for _, sf := range mine {
+		res.SampleFiles = append(res.SampleFiles, sf.Path)
+	}
+	res.Records = len(samples)
+	res.HasDB = hasSource(samples, SourcePostgres)
+	res.IdPSource = IdPSource(p.Name, samples)
+	res.TopQueries, res.TopNA = topQueries(mine)
+	var steady []Window
+	for _, c := range cells {
+		if st := c.SteadyStep(); st != nil && c.Product == p.Name {
+			steady = append(steady, Window{st.Step.Start, st.Step.End})
+			res.Steps = append(res.Steps, stepUsage(c.Scenario, st.StepFile, samples, res.IdPSource))
+		}
+	}
+	res.Windows = len(steady)
+	switch {
+	case p.NA:
+		res.NA = "the product did not run"
+	case len(samples) == 0:
+		res.NA = "no sampler records"
+	case len(steady) == 0:
+		res.NA = "no steady-state step"
+	}
+	if res.NA != "" {
+		res.IdPRSS, res.DBRSS, res.StackRSS, res.ConnsMax = Figure{NA: res.NA}, Figure{NA: res.NA}, Figure{NA: res.NA}, Figure{NA: res.NA}
+		return res
+	}
+	in := SamplesIn(samples, steady)
+	res.InWindows = len(in)
+	res.memory(in, samples)
+	return res
+}
+
+// memory fills the RSS figures from the records inside the windows.
+func (res *Resources) memory(in, all []schema.Sample) {
+	res.IdPRSS = medianFigure(values(in, res.IdPSource, hasRSS, rssMiB), idpNA(res.IdPSource))
+	res.DBRSS = medianFigure(values(in, SourcePostgres, hasRSS, rssMiB), dbNA(all))
+	res.ConnsMax = maxFigure(values(in, SourcePostgres, nil, conns), dbStatsNA(all))
+	sums := stackRSS(in, res.IdPSource)
+	switch {
+	case !res.IdPRSS.OK:
+		res.StackRSS = Figure{NA: res.IdPRSS.NA}
+	case !res.DBRSS.OK:
+		res.StackRSS = Figure{NA: res.DBRSS.NA}
+	default:
+		res.StackRSS = medianFigure(sums, "no IdP and PostgreSQL records from the same sampling instant")
+	}
+}
+
+func conns(s schema.Sample) float64 { return float64(s.Connections) }
+func xact(s schema.Sample) float64  { return s.XactPerS }
+
+// idpNA explains missing IdP process figures.
+func idpNA(src string) string {
+	if src == "" {
+		return "no process samples"
+	}
+	return "no " + src + " samples inside the steady-state windows"
+}
+
+// dbNA explains missing PostgreSQL process figures.
+func dbNA(all []schema.Sample) string {
+	switch {
+	case len(values(all, SourcePostgres, nil, cpuPct)) == 0:
+		return "no postgres samples"
+	case len(values(all, SourcePostgres, hasRSS, cpuPct)) == 0:
+		return "PostgreSQL processes not visible to the sampler"
+	}
+	return "no postgres samples inside the measured window"
+}
+
+// dbStatsNA explains missing PostgreSQL statistics (TPS, connections).
+func dbStatsNA(all []schema.Sample) string {
+	if len(values(all, SourcePostgres, nil, cpuPct)) == 0 {
+		return "no postgres samples"
+	}
+	return "no postgres samples inside the window"
+}
+
+// stepUsage computes one steady-state step's figures and verdict.
+func stepUsage(sc schema.ScenarioInfo, sf StepFile, samples []schema.Sample, idp string) StepUsage {
+	s := sf.Step
+	in := SamplesIn(samples, []Window{{s.Start, s.End}})
+	const inWin = " inside the window"
+	u := StepUsage{Scenario: sc, File: sf, Records: len(in)}
+	u.IdPCPU = medianFigure(values(in, idp, nil, cpuPct), cmp.Or(noSource(idp), "no "+idp+" samples"+inWin))
+	u.DBCPU = medianFigure(values(in, SourcePostgres, hasRSS, cpuPct), dbNA(samples))
+	u.DBRSS = medianFigure(values(in, SourcePostgres, hasRSS, rssMiB), dbNA(samples))
+	u.TPS = medianFigure(values(in, SourcePostgres, nil, xact), dbStatsNA(samples))
+	u.ConnsMedian = medianFigure(values(in, SourcePostgres, nil, conns), dbStatsNA(samples))
+	u.ConnsMax = maxFigure(values(in, SourcePostgres, nil, conns), dbStatsNA(samples))
+	u.HostBusy = medianFigure(values(in, SourceHost, nil, cpuPct), "no host samples"+inWin)
+	u.Usage = Usage{Cores: s.Host.CPUs, IdPCPU: u.IdPCPU.Value, DBCPU: u.DBCPU.Value, HostBusy: u.HostBusy.Value,
+		DriverCPU: s.Driver.CPUPct, DriverProcs: s.Driver.GOMAXPROCS, DriverLimit: s.Driver.Limited,
+		HasIdP: u.IdPCPU.OK, HasDB: u.DBCPU.OK, HasHost: u.HostBusy.OK}
+	if !u.HostBusy.OK && s.Driver.HostCPUPct > 0 {
+		u.Usage.HostBusy, u.Usage.HasHost, u.Usage.HostFromStep = s.Driver.HostCPUPct, true, true
+	}
+	u.VerdictKind, u.Verdict = Verdict(u.Usage)
+	return u
+}
+
+func noSource(idp string) string {
+	if idp == "" {
+		return "no process samples"
+	}
+	return ""
+}
+
+// topQueries merges the final postgres record's top statements of every
+// file (a resumed run writes one file per segment, each with its own
+// pg_stat_statements reset) by query text and returns the TopQueryCount
+// with the highest total time.
+func topQueries(files []SampleFile) ([]schema.Query, string) {
+	byText := map[string]*schema.Query{}
+	var order []string
+	sawDB := false
+	for _, sf := range files {
+		final := lastTop(sf.Samples)
+		sawDB = sawDB || hasSource(sf.Samples, SourcePostgres)
+		for _, q := range final {
+			if byText[q.Query] == nil {
+				byText[q.Query] = &schema.Query{Query: q.Query}
+				order = append(order, q.Query)
+			}
+			m := byText[q.Query]
+			m.Calls += q.Calls
+			m.TotalMS += q.TotalMS
+		}
+	}
+	if len(order) == 0 {
+		return nil, topNA(len(files), sawDB)
+	}
+	out := make([]schema.Query, 0, len(order))
+	for _, text := range order {
+		q := *byText[text]
+		if q.Calls > 0 {
+			q.MeanMS = q.TotalMS / float64(q.Calls)
+		}
+		out = append(out, q)
+	}
+	slices.SortStableFunc(out, func(a, b schema.Query) int { return cmp.Compare(b.TotalMS, a.TotalMS) })
+	return out[:min(len(out), TopQueryCount)], ""
+}
+
+// lastTop returns the top queries of the last postgres record that has them.
+func lastTop(samples []schema.Sample) []schema.Query {
+	for i := len(samples) - 1; i >= 0; i-- {
+		if samples[i].Source == SourcePostgres && len(samples[i].TopQueries) > 0 {
+			return samples[i].TopQueries
+		}
+	}
+	return nil
+}
+
+func hasSource(samples []schema.Sample, src string) bool {
+	for _, s := range samples {
+		if s.Source == src {
+			return true
+		}
+	}
+	return false
+}
+
+func topNA(files int, sawDB bool) string {
+	switch {
+	case files == 0:
+		return "no sampler records"
+	case !sawDB:
+		return "no postgres samples"
+	}
+	return "no final postgres record with top_queries (pg_stat_statements not installed, or the sampler did not stop cleanly)"
+}

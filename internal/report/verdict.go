@@ -1,0 +1,115 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// Bottleneck thresholds. CPU figures are percent of one core (100 = one
+// core busy); host busy is percent of all cores.
+const (
+	// CPUBoundShare: a process tree using at least this share of the host's
+	// cores is CPU-bound (160% on a 2-core host).
+	CPUBoundShare = 0.80
+	// HostSaturatedPct: the host is saturated from this whole-machine busy
+	// percentage on, whoever uses the CPU.
+	HostSaturatedPct = 90.0
+)
+
+// Bottleneck kinds, the first word of a verdict.
+const (
+	VerdictDriver = "driver-limited"
+	VerdictIdP    = "IdP CPU-bound"
+	VerdictDB     = "database CPU-bound"
+	VerdictHost   = "host saturated"
+	VerdictNone   = "no CPU bottleneck"
+	VerdictNA     = "N/A"
+)
+
+// Usage is what the processes used during one measured window: medians of
+// the sampler's records, and the driver's own figures from the step.
+type Usage struct {
+	Cores        int     // logical CPUs of the host (step host.cpus)
+	IdPCPU       float64 // IdP process tree, percent of one core
+	DBCPU        float64 // PostgreSQL server tree, percent of one core
+	HostBusy     float64 // whole machine, percent of all cores
+	DriverCPU    float64 // loadstep, percent of one core (driver.cpu_pct)
+	DriverProcs  int     // cores the driver may use (driver.gomaxprocs)
+	DriverLimit  bool    // driver.limited
+	HasIdP       bool    // IdPCPU was sampled
+	HasDB        bool    // DBCPU was sampled
+	HasHost      bool    // HostBusy is known
+	HostFromStep bool    // HostBusy came from the step's driver.host_cpu_pct, not the sampler
+}
+
+// Verdict names the bottleneck of a window. The rules, in order (the first
+// that holds wins):
+//
+//  1. driver-limited: the step says so (driver CPU >= 80% of GOMAXPROCS cores);
+//  2. IdP CPU-bound: IdP CPU >= CPUBoundShare of all cores;
+//  3. database CPU-bound: PostgreSQL CPU >= CPUBoundShare of all cores;
+//  4. host saturated: host busy >= HostSaturatedPct (the figures say who used it);
+//  5. otherwise no CPU bottleneck: the product waits (I/O, locks, pools, sleeps).
+//
+// Without IdP samples or host figures there is no verdict (N/A).
+func Verdict(u Usage) (kind, text string) {
+	capacity := float64(max(u.Cores, 1)) * 100
+	switch {
+	case u.DriverLimit:
+		return VerdictDriver, fmt.Sprintf("%s: driver %s of %s", VerdictDriver,
+			pct(u.DriverCPU), pct(float64(max(u.DriverProcs, 1))*100))
+	case !u.HasIdP || !u.HasHost:
+		return VerdictNA, "N/A: " + missingUsage(u)
+	case u.IdPCPU >= CPUBoundShare*capacity:
+		return VerdictIdP, fmt.Sprintf("%s: IdP %s of %s%s", VerdictIdP, pct(u.IdPCPU), pct(capacity), dbPart(u))
+	case u.HasDB && u.DBCPU >= CPUBoundShare*capacity:
+		return VerdictDB, fmt.Sprintf("%s: PostgreSQL %s of %s, IdP %s", VerdictDB, pct(u.DBCPU), pct(capacity), pct(u.IdPCPU))
+	case u.HostBusy >= HostSaturatedPct:
+		return VerdictHost, fmt.Sprintf("%s: host %s busy (%s)", VerdictHost, pct(u.HostBusy), consumers(u))
+	}
+	return VerdictNone, fmt.Sprintf("%s: host %s busy (%s)", VerdictNone, pct(u.HostBusy), consumers(u))
+}
+
+func missingUsage(u Usage) string {
+	switch {
+	case !u.HasIdP && !u.HasHost:
+		return "no IdP or host CPU figures in the window"
+	case !u.HasIdP:
+		return "no IdP process samples in the window"
+	}
+	return "no host CPU figures in the window"
+}
+
+func dbPart(u Usage) string {
+	if !u.HasDB {
+		return ""
+	}
+	return ", PostgreSQL " + pct(u.DBCPU)
+}
+
+// consumers lists who used the CPU: "IdP 120%, PostgreSQL 40%, driver 35%".
+func consumers(u Usage) string {
+	s := "IdP " + pct(u.IdPCPU)
+	if u.HasDB {
+		s += ", PostgreSQL " + pct(u.DBCPU)
+	}
+	return s + ", driver " + pct(u.DriverCPU)
+}
+
+// pct renders a percentage already in percent units, rounded to an integer.
+func pct(v float64) string {
+	return fmt.Sprintf("%.0f%%", v)
+}
+
+// VerdictRules is the rule text "How to read this" prints; it names the
+// same constants Verdict uses.
+func VerdictRules() []string {
+	return []string{
+		fmt.Sprintf("%s — the step's driver used at least %.0f%% of the cores it may use;", VerdictDriver, schema.LimitedThreshold*100),
+		fmt.Sprintf("%s — the IdP process tree used at least %.0f%% of all cores;", VerdictIdP, CPUBoundShare*100),
+		fmt.Sprintf("%s — the PostgreSQL server tree used at least %.0f%% of all cores;", VerdictDB, CPUBoundShare*100),
+		fmt.Sprintf("%s — the whole machine was at least %.0f%% busy (driver, IdP and database share it);", VerdictHost, HostSaturatedPct),
+		fmt.Sprintf("%s — none of these: the product waits (I/O, locks, connection pools, sleeps).", VerdictNone),
+	}
+}
