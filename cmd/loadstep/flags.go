@@ -28,6 +28,7 @@ type config struct {
 	method, body, expect      string
 	headers, labels           []string
 	product, productVersion   string
+	engine                    string
 	insecure                  bool
 	output                    string
 	version                   bool
@@ -61,7 +62,8 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.StringVar(&c.product, "product", "", "product under test, recorded in the result")
 	fs.StringVar(&c.productVersion, "product-version", "", "product version, recorded in the result")
 	fs.StringArrayVar(&c.labels, "label", nil, "k=v label recorded in the result, repeatable")
-	fs.BoolVar(&c.insecure, "insecure", false, "skip TLS certificate verification")
+	fs.StringVar(&c.engine, "engine", load.EngineRaw, "raw (HTTP/1.1 on a plain TCP connection per worker, nothing allocated per request; https URLs use nethttp) | nethttp (Go's net/http client)")
+	fs.BoolVar(&c.insecure, "insecure", false, "skip TLS certificate verification (https; default verify)")
 	fs.StringVarP(&c.output, "output", "o", "-", "result file, written atomically ('-' = stdout)")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	return fs
@@ -93,6 +95,14 @@ requests behind it, so the percentiles understate what an open stream of
 clients would see (coordinated omission). Histograms hold every request that
 got a complete HTTP response; socket errors, timeouts and pool exhaustion are
 counted only.
+
+Engines: raw (default) is loadstep's own HTTP/1.1 client, one TCP
+connection per -c, built to cost the driver about as much CPU per request as
+wrk; a connection the server closes is reopened for the next request, and a
+request is resent (once, on a new connection) only when a reused connection
+was closed before any byte of its response arrived. A request may time out
+up to 1% of --timeout early. nethttp is Go's net/http client. https URLs
+always use nethttp. driver.engine in the result says which one ran.
 
 Failed requests are data (errors.non2xx, socket, timeout, check,
 pool_exhausted), not process errors. The client secret comes from
@@ -191,7 +201,7 @@ func (c *config) loadConfig(stdin io.Reader) (*load.Config, error) {
 		PoolMode: c.poolMode, ClientID: c.clientID, ClientAuth: c.clientAuth, Scope: c.scope,
 		Method: c.method, Body: c.body, Expect: c.expect,
 		Product: c.product, ProductVersion: c.productVersion,
-		NewSender: load.NewHTTPSender(c.insecure),
+		Engine: c.engine, Insecure: c.insecure,
 	}
 	var err error
 	if lc.Headers, err = parseHeaders(c.headers); err != nil {

@@ -40,10 +40,11 @@ func refopURL(t *testing.T) string {
 	return strings.TrimRight(u, "/")
 }
 
-// runRefop runs a 1 s step after a 200 ms warmup and asserts it is clean.
+// runRefop runs a 1 s step after a 200 ms warmup on the raw engine and
+// asserts it is clean.
 func runRefop(t *testing.T, args ...string) *schema.Step {
 	t.Helper()
-	args = append([]string{"-c", "4", "--warmup", "200ms", "--duration", "1s", "--product", "refop"}, args...)
+	args = append([]string{"-c", "4", "--warmup", "200ms", "--duration", "1s", "--product", "refop", "--engine", "raw"}, args...)
 	code, stdout, stderr := runArgs(context.Background(), args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -52,8 +53,8 @@ func runRefop(t *testing.T, args ...string) *schema.Step {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Requests == 0 || s.Errors.Total() != 0 || s.OK != s.Requests {
-		t.Fatalf("requests %d ok %d errors %+v codes %v", s.Requests, s.OK, s.Errors, s.StatusCodes)
+	if s.Requests == 0 || s.Errors.Total() != 0 || s.OK != s.Requests || s.Driver.Engine != "raw" {
+		t.Fatalf("requests %d ok %d errors %+v codes %v engine %q", s.Requests, s.OK, s.Errors, s.StatusCodes, s.Driver.Engine)
 	}
 	t.Logf("%s", strings.TrimSpace(stderr))
 	return s

@@ -45,6 +45,7 @@ func TestBadInput(t *testing.T) {
 	url := discoveryServer(t)
 	empty := writeFile(t, dir, "empty.pool", "# idpbench-pool kind=access_token\n")
 	small := writeFile(t, dir, "small.pool", "a\nb\n")
+	ctrl := writeFile(t, dir, "ctrl.pool", "good\nbad\x01token\n")
 	secretFile := writeFile(t, dir, "secret", "s3cret\n")
 	base := []string{"--url", url, "--warmup", "0", "--duration", "50ms"}
 	tests := []struct {
@@ -75,6 +76,10 @@ func TestBadInput(t *testing.T) {
 		{"assertion without pool", []string{"--scenario", "introspect", "--pool", small, "--client-auth", "assertion"}, "--client-assertion-pool"},
 		{"unknown client auth", []string{"--scenario", "introspect", "--pool", small, "--client-auth", "mtls"}, "--client-auth"},
 		{"header without colon", []string{"--scenario", "request", "--header", "X-Token abc"}, "--header"},
+		{"header with a line break", []string{"--scenario", "request", "--header", "X-Token: a\r\nX-Evil: 1"}, "--header"},
+		{"pool placeholder in a header name", []string{"--scenario", "request", "--header", "X-{{pool}}: 1", "--pool", small}, "--header"},
+		{"pool credential unfit for a header", []string{"--scenario", "userinfo", "--pool", ctrl}, "ctrl.pool"},
+		{"unknown engine", []string{"--scenario", "discovery", "--engine", "fasthttp"}, "--engine"},
 		{"label without =", []string{"--scenario", "discovery", "--label", "run"}, "--label"},
 		{"pool for discovery", []string{"--scenario", "discovery", "--pool", small}, "--pool"},
 		{"positional argument", []string{"--scenario", "discovery", "extra"}, "extra"},
@@ -121,6 +126,35 @@ func TestRunWritesStep(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("directory holds %d entries, want only the result", len(entries))
+	}
+}
+
+// TestEngines runs a step on each engine; https always uses nethttp.
+func TestEngines(t *testing.T) {
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"issuer":"https://op/"}`)
+	}))
+	t.Cleanup(tlsSrv.Close)
+	plain := discoveryServer(t)
+	tests := []struct {
+		url  string
+		args []string
+		want string
+	}{
+		{plain, nil, "raw"},
+		{plain, []string{"--engine", "raw"}, "raw"},
+		{plain, []string{"--engine", "nethttp"}, "nethttp"},
+		{tlsSrv.URL, []string{"--engine", "raw", "--insecure"}, "nethttp"},
+	}
+	for _, tt := range tests {
+		out := filepath.Join(t.TempDir(), "s.json")
+		args := append([]string{"--url", tt.url, "--scenario", "discovery", "--warmup", "0", "--duration", "100ms", "-o", out}, tt.args...)
+		if code, _, stderr := runArgs(context.Background(), args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", tt.args, code, stderr)
+		}
+		if s := decodeStep(t, out); s.Driver.Engine != tt.want || s.Requests == 0 || s.OK != s.Requests {
+			t.Errorf("%s %v: engine %q, %d requests %d ok; want engine %s, all ok", tt.url, tt.args, s.Driver.Engine, s.Requests, s.OK, tt.want)
+		}
 	}
 }
 

@@ -60,7 +60,9 @@ type Config struct {
 	ProductVersion string
 	Labels         map[string]string
 
-	NewSender NewSenderFunc // nil = NewHTTPSender(false)
+	Engine    string        // EngineRaw (default) | EngineNetHTTP; https always uses EngineNetHTTP
+	Insecure  bool          // skip TLS certificate verification (https)
+	NewSender NewSenderFunc // overrides Engine (tests, other engines)
 	Progress  io.Writer     // where to draw a progress line; nil = none
 }
 
@@ -91,7 +93,7 @@ func (c *Config) needsPool() bool {
 			return true
 		}
 		for _, h := range c.Headers {
-			if strings.Contains(h.Key+h.Value, Placeholder) {
+			if strings.Contains(h.Value, Placeholder) {
 				return true
 			}
 		}
@@ -111,12 +113,45 @@ func (c *Config) Validate() error {
 	if c.ClientAuth == "" {
 		c.ClientAuth = clientAuthDefault(c.Scenario)
 	}
-	for _, check := range []func() error{c.validatePool, c.validateAuth} {
+	for _, check := range []func() error{c.validateEngine, c.validateHeaders, c.validatePool, c.validateAuth} {
 		if err := check(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func (c *Config) validateEngine() error {
+	switch c.Engine {
+	case "", EngineRaw, EngineNetHTTP:
+		return nil
+	}
+	return cli.Usagef("--engine: unknown engine %q (want raw or nethttp)", c.Engine)
+}
+
+// validateHeaders rejects what would break the request head.
+func (c *Config) validateHeaders() error {
+	for _, h := range c.Headers {
+		if h.Key == "" || strings.ContainsAny(h.Key, ": \t") || !validHeaderValue(h.Key) || !validHeaderValue(h.Value) {
+			return cli.Usagef("--header: %q is not a valid header", h.Key+": "+h.Value)
+		}
+		if strings.Contains(h.Key, Placeholder) {
+			return cli.Usagef("--header: %s may stand in a header value only", Placeholder)
+		}
+	}
+	return nil
+}
+
+// sender is the Sender factory the step uses and the engine's name. The
+// raw engine speaks plain HTTP only: an https target uses net/http.
+func (c *Config) sender() (NewSenderFunc, string) {
+	switch {
+	case c.NewSender != nil:
+		return c.NewSender, c.Engine
+	case c.Engine == EngineNetHTTP || c.URL.Scheme == "https":
+		return NewHTTPSender(c.Insecure), EngineNetHTTP
+	}
+	return NewRawSender(c.Timeout), EngineRaw
 }
 
 func (c *Config) validatePool() error {
@@ -128,6 +163,9 @@ func (c *Config) validatePool() error {
 	}
 	if c.Pool == nil {
 		return cli.Usagef("--pool: scenario %s needs a pool of credentials", c.Scenario)
+	}
+	if err := c.validateHeaderCreds(); err != nil {
+		return err
 	}
 	switch c.PoolMode {
 	case PoolReuse:
@@ -141,6 +179,20 @@ func (c *Config) validatePool() error {
 		}
 	default:
 		return cli.Usagef("--pool-mode: unknown mode %q (want reuse, consume or chain)", c.PoolMode)
+	}
+	return nil
+}
+
+// validateHeaderCreds checks, once, the credentials a scenario puts into a
+// header: a CR or LF there would split the request.
+func (c *Config) validateHeaderCreds() error {
+	if !c.credInHeader() {
+		return nil
+	}
+	for i, cred := range c.Pool.Creds {
+		if !validHeaderValue(cred) {
+			return cli.Usagef("--pool %s: credential %d holds a control character and cannot be sent in a header", c.Pool.Name, i+1)
+		}
 	}
 	return nil
 }

@@ -25,4 +25,14 @@
 //
 // Workers record into their own per-interval tally without locks and hand
 // it over once per interval; the engine merges tallies at the end.
+//
+// The driver must cost the machine as little per request as wrk does, since
+// it shares the cores with the target. The default engine (EngineRaw,
+// raw.go) is a minimal HTTP/1.1 client: the scenario's request is a
+// template built once (request.go, scenario.go) into which each iteration
+// splices its credential; the response is parsed in place from reused
+// buffers; the JSON check stops at the member it needs (jsonscan.go); a
+// request is one write and one read syscall (wire_unix.go); nothing is
+// allocated per request. https targets, and --engine nethttp, use Go's
+// net/http instead.
 package load

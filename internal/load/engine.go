@@ -36,11 +36,13 @@ type engine struct {
 	sc         scenario
 	creds      *credPool
 	assertions *credPool
+	newSender  NewSenderFunc
+	engineName string // recorded in the step's driver
 	tallies    tallies
-	live       []liveCount
-	lastSend   []time.Time // per worker: the send time of its last counted request
+	live       []liveCount // per worker
 	plan       plan
 	base       [2]atomic.Int64 // live sent/failed at the start of the window, for progress
+	stopped    atomic.Bool     // ctx was cancelled: no request starts
 }
 
 // Run runs one step: a pre-flight dial, the warmup, the measured window,
@@ -51,17 +53,14 @@ func Run(ctx context.Context, cfg *Config) (*schema.Step, error) {
 	if err := preflight(ctx, cfg.URL, cfg.Timeout); err != nil {
 		return nil, err
 	}
-	if cfg.NewSender == nil {
-		cfg.NewSender = NewHTTPSender(false)
-	}
 	e := &engine{
 		cfg:        cfg,
 		sc:         newScenario(cfg),
 		creds:      newCredPool(cfg.Pool, cfg.PoolMode),
 		assertions: newCredPool(cfg.AssertionPool, PoolReuse),
 		live:       make([]liveCount, cfg.Connections),
-		lastSend:   make([]time.Time, cfg.Connections),
 	}
+	e.newSender, e.engineName = cfg.sender()
 	return e.step(e.run(ctx))
 }
 
@@ -89,6 +88,10 @@ func (e *engine) run(ctx context.Context) window {
 	now := time.Now()
 	start := now.Add(e.cfg.Warmup)
 	e.plan = plan{launch: now, start: start, end: start.Add(e.cfg.Duration), interval: e.cfg.Interval}
+	// Workers poll a flag, not ctx.Err(), which takes a lock per call.
+	e.stopped.Store(ctx.Err() != nil)
+	stopWatch := context.AfterFunc(ctx, func() { e.stopped.Store(true) })
+	defer stopWatch()
 	var wg sync.WaitGroup
 	for i := range e.cfg.Connections {
 		wg.Go(func() { e.worker(ctx, i) })
@@ -133,7 +136,8 @@ func (e *engine) watch(ctx context.Context, done <-chan struct{}) window {
 // watcher saw it, and a worker that ran dry in the warmup records its
 // exhaustion at the window start.
 func (e *engine) cover(w *window) {
-	for _, t := range e.lastSend {
+	for i := range e.live {
+		t := e.live[i].lastSend
 		if t.IsZero() {
 			continue
 		}
@@ -165,16 +169,17 @@ func sleepUntil(ctx context.Context, done <-chan struct{}, t time.Time) bool {
 // worker is one connection's request loop. A request is attributed to the
 // moment the worker decided to send it: warmup requests are never counted,
 // and a request started before the end of the window is awaited and counted.
+// In-flight requests outlive a cancel: they drain, bounded by the timeout
+// (the Sender's deadline). The loop allocates nothing per request.
 func (e *engine) worker(ctx context.Context, i int) {
-	snd := e.cfg.NewSender(i)
+	snd := e.newSender(i)
 	defer snd.Close()
 	src := e.creds.source(i, e.cfg.Connections)
 	asrc := e.assertions.source(i, e.cfg.Connections)
 	rec := newRecorder(&e.tallies, &e.live[i])
 	defer rec.flush()
-	// In-flight requests outlive a cancelled ctx: they drain, bounded by the timeout.
-	reqCtx := context.WithoutCancel(ctx)
-	for ctx.Err() == nil {
+	req := &Request{URL: e.cfg.URL}
+	for !e.stopped.Load() {
 		now := time.Now()
 		if !now.Before(e.plan.end) {
 			return
@@ -185,25 +190,18 @@ func (e *engine) worker(ctx context.Context, i int) {
 			return
 		}
 		assertion, _ := asrc.next()
-		o, rotated := e.send(reqCtx, snd, e.sc.build(cred, assertion))
+		e.sc.build(req, cred, assertion)
+		resp := snd.Send(req, now.Add(e.cfg.Timeout))
+		o, rotated := classify(resp, time.Since(now), e.sc)
 		if o.class == classOK {
 			src.rotate(rotated)
 		}
 		e.live[i].count(o)
 		if !now.Before(e.plan.start) {
 			rec.record(e.plan.index(now), o)
-			e.lastSend[i] = now
+			e.live[i].lastSend = now
 		}
 	}
-}
-
-// send sends one request under the timeout and judges the response.
-func (e *engine) send(ctx context.Context, snd Sender, req *Request) (outcome, string) {
-	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
-	defer cancel()
-	t0 := time.Now()
-	resp := snd.Send(ctx, req)
-	return classify(resp, time.Since(t0), e.sc)
 }
 
 // exhausted records that worker i found its consume pool empty. A worker
@@ -223,5 +221,5 @@ func (e *engine) exhausted(ctx context.Context, i int, rec *recorder) {
 	o := outcome{class: classExhausted}
 	e.live[i].count(o)
 	rec.record(e.plan.index(now), o)
-	e.lastSend[i] = now
+	e.live[i].lastSend = now
 }

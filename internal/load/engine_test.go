@@ -78,30 +78,35 @@ func TestErrorClasses(t *testing.T) {
 			func(e schema.Errors) int64 { return e.Check }, true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			c := testConfig(t, tt.url, schema.ScenarioDiscovery)
-			if tt.timeout > 0 {
-				c.Timeout = tt.timeout
-			}
-			s := mustRun(t, c)
-			if s.Requests == 0 || tt.class(s.Errors) != s.Requests || s.OK != 0 {
-				t.Fatalf("requests %d ok %d errors %+v: want every request in this class", s.Requests, s.OK, s.Errors)
-			}
-			if s.ErrorRate != 1 {
-				t.Errorf("error_rate = %v, want 1", s.ErrorRate)
-			}
-			if got := len(s.StatusCodes) > 0; got != tt.codes {
-				t.Errorf("status_codes = %v", s.StatusCodes)
-			}
-		})
+		for _, engine := range engines {
+			t.Run(engine+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				c := testConfig(t, tt.url, schema.ScenarioDiscovery)
+				c.Engine = engine
+				if tt.timeout > 0 {
+					c.Timeout = tt.timeout
+				}
+				s := mustRun(t, c)
+				if s.Requests == 0 || tt.class(s.Errors) != s.Requests || s.OK != 0 {
+					t.Fatalf("requests %d ok %d errors %+v: want every request in this class", s.Requests, s.OK, s.Errors)
+				}
+				if s.ErrorRate != 1 {
+					t.Errorf("error_rate = %v, want 1", s.ErrorRate)
+				}
+				if got := len(s.StatusCodes) > 0; got != tt.codes {
+					t.Errorf("status_codes = %v", s.StatusCodes)
+				}
+			})
+		}
 	}
 }
 
 // TestCountsMatchServer: with no warmup every request the server sees was
 // sent in the window, and every one sent is awaited, so the step must agree
 // with the server's own counters exactly.
-func TestCountsMatchServer(t *testing.T) {
+func TestCountsMatchServer(t *testing.T) { forEngines(t, testCountsMatchServer) }
+
+func testCountsMatchServer(t *testing.T, engine string) {
 	var seen, failed atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if seen.Add(1)%10 == 0 {
@@ -113,7 +118,7 @@ func TestCountsMatchServer(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	c := testConfig(t, srv.URL, schema.ScenarioDiscovery)
-	c.Connections = 4
+	c.Connections, c.Engine = 4, engine
 	s := mustRun(t, c)
 	n, f := seen.Load(), failed.Load()
 	if n < 20 {
@@ -140,15 +145,15 @@ type fakeSender struct {
 	sends   *[]time.Time
 }
 
-func (f fakeSender) Send(ctx context.Context, _ *Request) Response {
+func (f fakeSender) Send(_ *Request, deadline time.Time) Response {
 	f.mu.Lock()
 	*f.sends = append(*f.sends, time.Now())
 	f.mu.Unlock()
 	select {
 	case <-time.After(f.latency):
 		return Response{Status: 200, Body: []byte(`{"issuer":"x"}`)}
-	case <-ctx.Done():
-		return Response{Err: ctx.Err()}
+	case <-time.After(time.Until(deadline)):
+		return Response{Err: context.DeadlineExceeded}
 	}
 }
 
@@ -260,12 +265,17 @@ func TestUnreachableTarget(t *testing.T) {
 	}
 }
 
-func TestStepRecord(t *testing.T) {
+func TestStepRecord(t *testing.T) { forEngines(t, testStepRecord) }
+
+func testStepRecord(t *testing.T, engine string) {
+	var auth atomic.Value
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth.Store(r.Header.Get("Authorization"))
 		fmt.Fprint(w, `{"issuer":"x"}`)
 	}))
 	t.Cleanup(srv.Close)
 	c := testConfig(t, srv.URL, schema.ScenarioDiscovery)
+	c.Engine = engine
 	u := *c.URL
 	c.URL = &u
 	c.URL.User = nil
@@ -289,6 +299,8 @@ func TestStepRecord(t *testing.T) {
 		{"tool_version", s.ToolVersion != ""},
 		{"no pool", s.Pool == nil},
 		{"qps", s.QPS == float64(s.Requests)/0.2},
+		{"userinfo sent as Basic auth", auth.Load() == "Basic YWRtaW46aHVudGVyMg=="},
+		{"driver engine", s.Driver.Engine == engine},
 	}
 	for _, ch := range checks {
 		if !ch.ok {
@@ -312,4 +324,36 @@ func TestProgressLine(t *testing.T) {
 	if strings.Contains(out, "\n") || !strings.HasSuffix(out, "\r\033[K") {
 		t.Errorf("progress %q: want one redrawn line, cleared at the end", out)
 	}
+}
+
+// TestInterruptDrainsWithinTimeout: on a real engine, requests in flight at
+// the interrupt are awaited no longer than the timeout and are counted.
+func TestInterruptDrainsWithinTimeout(t *testing.T) {
+	forEngines(t, func(t *testing.T, engine string) {
+		hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+		}))
+		t.Cleanup(hang.Close)
+		c := testConfig(t, hang.URL, schema.ScenarioDiscovery)
+		c.Engine, c.Duration, c.Timeout = engine, 5*time.Second, 300*time.Millisecond
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		begin := time.Now()
+		s, err := Run(ctx, c)
+		took := time.Since(begin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkConsistent(t, s)
+		if took < 250*time.Millisecond || took > 1500*time.Millisecond {
+			t.Errorf("Run took %s: want the in-flight requests awaited up to the 300ms timeout, no longer", took)
+		}
+		if s.Status != schema.StatusInterrupted || s.Requests != 2 || s.Errors.Timeout != 2 {
+			t.Errorf("status %s, requests %d, timeouts %d: want interrupted, 2 in-flight requests counted as timeouts",
+				s.Status, s.Requests, s.Errors.Timeout)
+		}
+	})
 }

@@ -24,6 +24,17 @@ func testConfig(t *testing.T, target, scenario string) *Config {
 	}
 }
 
+// engines are the Senders every engine-level test runs on.
+var engines = []string{EngineRaw, EngineNetHTTP}
+
+// forEngines runs f as a subtest per engine.
+func forEngines(t *testing.T, f func(t *testing.T, engine string)) {
+	t.Helper()
+	for _, eng := range engines {
+		t.Run(eng, func(t *testing.T) { f(t, eng) })
+	}
+}
+
 func testPool(name string, creds ...string) *pool.Pool {
 	return &pool.Pool{Name: name, Header: map[string]string{"kind": "test"}, Creds: creds}
 }

@@ -3,6 +3,7 @@ package load
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"testing"
 )
 
@@ -18,7 +19,14 @@ func TestMember(t *testing.T) {
 		{`{"active":true,"x":null}`, "active", "true", true},
 		{`{"active":false}`, "active", "false", true},
 		{`{"\u0069ssuer":"esc"}`, "issuer", `"esc"`, true},
-		{`{"issuer":"a","issuer":"b"}`, "issuer", `"b"`, true},
+		{`{"issuer":"a","issuer":"b"}`, "issuer", `"a"`, true}, // the first wins
+		{`{"a":1,"issuer":"x","b":[}`, "issuer", `"x"`, true},  // what follows is not validated
+		{`{"a":[1,{"issuer":"no"}],"b":"issuer"}`, "issuer", "", false},
+		{`{"a":"x"}`, "issuer", "", false},
+		{`{"issuer"}`, "issuer", "", false},
+		{`{"issuer":1`, "issuer", "", false},   // truncated
+		{`{"issuer":"x}`, "issuer", "", false}, // unterminated string
+		{"\n{\"issuer\" : \"x\"}\r\n", "issuer", `"x"`, true},
 		{`{"a":"}","issuer":"x"}`, "issuer", `"x"`, true},
 		{`{"a":"\\","issuer":1.5e3}`, "issuer", `1.5e3`, true},
 		{`{"issuer":"x"`, "issuer", "", false},
@@ -59,6 +67,22 @@ func TestChecks(t *testing.T) {
 		ok, rotated := tt.check([]byte(tt.body))
 		if ok != tt.ok || rotated != tt.wantRotated {
 			t.Errorf("%s: got %v %q, want %v %q", tt.name, ok, rotated, tt.ok, tt.wantRotated)
+		}
+	}
+}
+
+// BenchmarkCheckRefopDiscovery checks a reference OP discovery document
+// (testdata/refop-discovery.json, 1951 bytes).
+func BenchmarkCheckRefopDiscovery(b *testing.B) {
+	body, err := os.ReadFile("testdata/refop-discovery.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	check := checkString("issuer")
+	b.ReportAllocs()
+	for b.Loop() {
+		if ok, _ := check(body); !ok {
+			b.Fatal("check failed")
 		}
 	}
 }

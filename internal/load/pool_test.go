@@ -67,16 +67,21 @@ func newTokenServer(t *testing.T) (*tokenServer, *httptest.Server) {
 	return ts, srv
 }
 
-func introspectConfig(t *testing.T, url string, creds ...string) *Config {
+func introspectConfig(t *testing.T, engine, url string, creds ...string) *Config {
 	c := testConfig(t, url, schema.ScenarioIntrospect)
+	c.Engine = engine
 	c.ClientAuth, c.ClientID = AuthNone, "rs"
 	c.Pool = testPool("pool.txt", creds...)
 	return c
 }
 
 func TestPoolReuseGivesEachConnectionItsOwnSlice(t *testing.T) {
+	forEngines(t, testPoolReuseGivesEachConnectionItsOwnSlice)
+}
+
+func testPoolReuseGivesEachConnectionItsOwnSlice(t *testing.T, engine string) {
 	ts, srv := newTokenServer(t)
-	c := introspectConfig(t, srv.URL, "t0", "t1", "t2", "t3")
+	c := introspectConfig(t, engine, srv.URL, "t0", "t1", "t2", "t3")
 	s := mustRun(t, c)
 	if s.Errors.Total() != 0 || s.Requests < 4 {
 		t.Fatalf("requests %d errors %+v", s.Requests, s.Errors)
@@ -100,12 +105,16 @@ func TestPoolReuseGivesEachConnectionItsOwnSlice(t *testing.T) {
 }
 
 func TestPoolConsumeUsesEachOnceAndCountsExhaustion(t *testing.T) {
+	forEngines(t, testPoolConsumeUsesEachOnceAndCountsExhaustion)
+}
+
+func testPoolConsumeUsesEachOnceAndCountsExhaustion(t *testing.T, engine string) {
 	ts, srv := newTokenServer(t)
 	creds := make([]string, 40)
 	for i := range creds {
 		creds[i] = fmt.Sprintf("t%02d", i)
 	}
-	c := introspectConfig(t, srv.URL, creds...)
+	c := introspectConfig(t, engine, srv.URL, creds...)
 	c.PoolMode, c.Duration = PoolConsume, 2*time.Second
 	start := time.Now()
 	s := mustRun(t, c)
@@ -130,8 +139,12 @@ func TestPoolConsumeUsesEachOnceAndCountsExhaustion(t *testing.T) {
 }
 
 func TestPoolConsumeExhaustedDuringWarmupCountsInWindow(t *testing.T) {
+	forEngines(t, testPoolConsumeExhaustedDuringWarmupCountsInWindow)
+}
+
+func testPoolConsumeExhaustedDuringWarmupCountsInWindow(t *testing.T, engine string) {
 	_, srv := newTokenServer(t)
-	c := introspectConfig(t, srv.URL, "a", "b", "c")
+	c := introspectConfig(t, engine, srv.URL, "a", "b", "c")
 	c.PoolMode, c.Connections, c.Warmup = PoolConsume, 1, 150*time.Millisecond
 	s := mustRun(t, c)
 	if s.Requests != 1 || s.Errors.PoolExhausted != 1 || s.OK != 0 {
@@ -171,10 +184,13 @@ func rotatingServer(t *testing.T, seeds ...string) (*httptest.Server, func() (sp
 	return srv, func() (int, int) { mu.Lock(); defer mu.Unlock(); return spent, rejected }
 }
 
-func TestPoolChainFollowsRotation(t *testing.T) {
+func TestPoolChainFollowsRotation(t *testing.T) { forEngines(t, testPoolChainFollowsRotation) }
+
+func testPoolChainFollowsRotation(t *testing.T, engine string) {
 	seeds := []string{"seed0", "seed1", "seed2"}
 	srv, counts := rotatingServer(t, seeds...)
 	c := testConfig(t, srv.URL, schema.ScenarioRefresh)
+	c.Engine = engine
 	c.Connections, c.PoolMode, c.Pool = 3, PoolChain, testPool("rt.pool", seeds...)
 	c.ClientID, c.ClientSecret = "cid", secret
 	c.Warmup = 50 * time.Millisecond
@@ -192,10 +208,15 @@ func TestPoolChainFollowsRotation(t *testing.T) {
 }
 
 func TestPoolReuseOnRotatingServerFails(t *testing.T) {
+	forEngines(t, testPoolReuseOnRotatingServerFails)
+}
+
+func testPoolReuseOnRotatingServerFails(t *testing.T, engine string) {
 	// The same server in reuse mode: every reuse of a spent token is
 	// rejected, which shows chain mode's zero errors above is not vacuous.
 	srv, _ := rotatingServer(t, "seed0")
 	c := testConfig(t, srv.URL, schema.ScenarioRefresh)
+	c.Engine = engine
 	c.Connections, c.Pool = 1, testPool("rt.pool", "seed0")
 	c.ClientID, c.ClientSecret = "cid", secret
 	s := mustRun(t, c)

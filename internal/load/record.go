@@ -48,12 +48,52 @@ func classify(resp Response, latency time.Duration, sc scenario) (o outcome, rot
 	return o, rotated
 }
 
-// tally counts one interval (of one worker, or merged).
-type tally struct {
+// counts are an interval's figures other than latency.
+type counts struct {
 	requests int64
 	ok       int64
 	errors   schema.Errors
 	codes    map[int]int64
+}
+
+func (c *counts) record(o outcome) {
+	c.requests++
+	if o.status != 0 {
+		c.codes[o.status]++
+	}
+	switch o.class {
+	case classOK:
+		c.ok++
+	case classNon2xx:
+		c.errors.Non2xx++
+	case classSocket:
+		c.errors.Socket++
+	case classTimeout:
+		c.errors.Timeout++
+	case classCheck:
+		c.errors.Check++
+	case classExhausted:
+		c.errors.PoolExhausted++
+	}
+}
+
+func (c *counts) add(o *counts) {
+	c.requests += o.requests
+	c.ok += o.ok
+	c.errors = c.errors.Add(o.errors)
+	for k, v := range o.codes {
+		c.codes[k] += v
+	}
+}
+
+func (c *counts) reset() {
+	c.requests, c.ok, c.errors = 0, 0, schema.Errors{}
+	clear(c.codes)
+}
+
+// tally is one interval, merged from the workers (or the whole window).
+type tally struct {
+	counts
 	// hist holds the latency of every request that got a complete HTTP
 	// response (ok, non2xx, check); socket errors, timeouts and pool
 	// exhaustion have no service time and are only counted.
@@ -61,56 +101,23 @@ type tally struct {
 }
 
 func newTally() *tally {
-	return &tally{codes: map[int]int64{}, hist: schema.NewHistogram()}
-}
-
-func (t *tally) record(o outcome) {
-	t.requests++
-	if o.status != 0 {
-		t.codes[o.status]++
-		// Values beyond the geometry (60 s) are clamped rather than lost.
-		t.hist.RecordValue(min(max(o.latency.Nanoseconds(), 1), int64(schema.HistHighestNS)))
-	}
-	switch o.class {
-	case classOK:
-		t.ok++
-	case classNon2xx:
-		t.errors.Non2xx++
-	case classSocket:
-		t.errors.Socket++
-	case classTimeout:
-		t.errors.Timeout++
-	case classCheck:
-		t.errors.Check++
-	case classExhausted:
-		t.errors.PoolExhausted++
-	}
+	return &tally{counts: counts{codes: map[int]int64{}}, hist: schema.NewHistogram()}
 }
 
 func (t *tally) add(o *tally) {
-	t.requests += o.requests
-	t.ok += o.ok
-	t.errors = t.errors.Add(o.errors)
-	for k, v := range o.codes {
-		t.codes[k] += v
-	}
+	t.counts.add(&o.counts)
 	t.hist.Merge(o.hist)
 }
 
-func (t *tally) reset() {
-	t.requests, t.ok, t.errors = 0, 0, schema.Errors{}
-	clear(t.codes)
-	t.hist.Reset()
-}
-
-// tallies collects the workers' interval tallies. Workers merge into it once
-// per interval they sent in, so recording itself takes no lock.
+// tallies collects the workers' intervals. Workers hand over once per
+// interval they sent in, so recording itself takes no lock.
 type tallies struct {
 	mu  sync.Mutex
 	per []*tally // by interval index
 }
 
-func (ts *tallies) merge(idx int, t *tally) {
+// merge adds a worker's interval idx and empties c and lat.
+func (ts *tallies) merge(idx int, c *counts, lat *latencyCounts) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	for len(ts.per) <= idx {
@@ -119,22 +126,25 @@ func (ts *tallies) merge(idx int, t *tally) {
 	if ts.per[idx] == nil {
 		ts.per[idx] = newTally()
 	}
-	ts.per[idx].add(t)
+	ts.per[idx].counts.add(c)
+	lat.drain(ts.per[idx].hist)
+	c.reset()
 }
 
-// recorder is one worker's: it holds the tally of the interval the worker
-// is sending in and hands it over when the worker moves to the next one.
-// A closed-loop worker's send times never go backwards, so each interval is
-// handed over once.
+// recorder is one worker's: it holds the interval the worker is sending in
+// and hands it over when the worker moves to the next one. A closed-loop
+// worker's send times never go backwards, so each interval is handed over
+// once.
 type recorder struct {
 	into *tallies
 	idx  int
-	cur  *tally
+	cur  counts
+	lat  latencyCounts
 	live *liveCount
 }
 
 func newRecorder(into *tallies, live *liveCount) *recorder {
-	return &recorder{into: into, idx: -1, cur: newTally(), live: live}
+	return &recorder{into: into, idx: -1, cur: counts{codes: map[int]int64{}}, lat: newLatencyCounts(), live: live}
 }
 
 func (r *recorder) record(idx int, o outcome) {
@@ -143,20 +153,24 @@ func (r *recorder) record(idx int, o outcome) {
 		r.idx = idx
 	}
 	r.cur.record(o)
+	if o.status != 0 {
+		r.lat.record(o.latency.Nanoseconds())
+	}
 }
 
 func (r *recorder) flush() {
 	if r.idx >= 0 && r.cur.requests > 0 {
-		r.into.merge(r.idx, r.cur)
-		r.cur.reset()
+		r.into.merge(r.idx, &r.cur, &r.lat)
 	}
 }
 
-// liveCount is a worker's running count for the progress line, written by
-// the worker only. Padding keeps workers off each other's cache lines.
+// liveCount is a worker's running count for the progress line and the send
+// time of its last counted request, written by the worker only. Padding
+// keeps workers off each other's cache lines.
 type liveCount struct {
 	sent, failed atomic.Int64
-	_            [48]byte
+	lastSend     time.Time // read only after the worker has finished
+	_            [128 - 16 - 24]byte
 }
 
 func (l *liveCount) count(o outcome) {

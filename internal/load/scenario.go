@@ -1,6 +1,7 @@
 package load
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -18,145 +19,199 @@ const (
 	assertionTypeJWTBearer = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 )
 
-// scenario turns a credential into a request and judges a 2xx body.
+// userAgent is sent by both engines, so the target sees the same request.
+const userAgent = "idpbench-loadstep"
+
+// scenario is a request template and the judge of a 2xx body. The template
+// is built once per step; an iteration only splices in its credential.
 type scenario struct {
-	// build makes the request for one iteration; cred is the pool credential
-	// ("" without a pool), assertion the client assertion ("" without one).
-	build func(cred, assertion string) *Request
+	method string
+	header template // header block, Host first
+	body   template // nil: no body
 	// check judges a 2xx body; rotated is the refresh token the response
 	// carries, for chain mode ("" when none).
 	check func(body []byte) (ok bool, rotated string)
 }
 
+// build fills r for one iteration; cred is the pool credential ("" without
+// a pool), assertion the client assertion ("" without one).
+func (sc *scenario) build(r *Request, cred, assertion string) {
+	r.Method = sc.method
+	r.Header = sc.header.append(r.Header[:0], cred, assertion)
+	r.Body = r.Body[:0]
+	if sc.body != nil {
+		r.Body = sc.body.append(r.Body, cred, assertion)
+	}
+}
+
 // newScenario builds the scenario of a validated Config.
 func newScenario(c *Config) scenario {
-	target := c.URL.String()
+	h := c.defaultHeaders()
 	switch c.Scenario {
 	case schema.ScenarioDiscovery:
-		return scenario{c.getter(target, ""), checkString("issuer")}
+		return c.getter(h, false, checkString("issuer"))
 	case schema.ScenarioUserinfo:
-		return scenario{c.getter(target, "Bearer "), checkString("sub")}
+		return c.getter(h, true, checkString("sub"))
 	case schema.ScenarioIntrospect:
-		return scenario{c.poster(target, "token", nil), checkActive}
+		return c.poster(h, "token", "", checkActive)
 	case schema.ScenarioClientCredentials:
-		return scenario{c.poster(target, "", c.grant(grantClientCredentials)), checkString("access_token")}
+		return c.poster(h, "", grantClientCredentials, checkString("access_token"))
 	case schema.ScenarioRefresh:
-		return scenario{c.poster(target, "refresh_token", c.grant(grantRefreshToken)), checkRefresh}
+		return c.poster(h, "refresh_token", grantRefreshToken, checkRefresh)
 	case schema.ScenarioJWTBearer:
-		return scenario{c.poster(target, "assertion", c.grant(grantJWTBearer)), checkString("access_token")}
+		return c.poster(h, "assertion", grantJWTBearer, checkString("access_token"))
 	}
-	return scenario{c.custom(target), checkContains(c.Expect)}
+	return c.custom(h)
 }
 
-// grant returns the fixed form fields of a token request.
-func (c *Config) grant(grantType string) url.Values {
-	v := url.Values{"grant_type": {grantType}}
-	if c.Scope != "" {
-		v.Set("scope", c.Scope)
+// getter sends GET; with bearer set, the credential goes into the
+// Authorization header.
+func (c *Config) getter(h *headers, bearer bool, check func([]byte) (bool, string)) scenario {
+	h.set("Accept", lit("application/json"))
+	if bearer {
+		h.set("Authorization", lit("Bearer ").hole(slotCred))
 	}
-	return v
+	return scenario{method: http.MethodGet, header: c.finish(h, false), check: check}
 }
 
-// getter sends GET; with authPrefix set, the credential goes into the
-// Authorization header after it.
-func (c *Config) getter(target, authPrefix string) func(string, string) *Request {
-	return func(cred, _ string) *Request {
-		h := c.baseHeader()
-		h.Set("Accept", "application/json")
-		if authPrefix != "" {
-			h.Set("Authorization", authPrefix+cred)
+// poster sends a form POST: the grant type and scope (when grantType is
+// not ""), the credential as credField (when not ""), and the client
+// authentication.
+func (c *Config) poster(h *headers, credField, grantType string, check func([]byte) (bool, string)) scenario {
+	var f form
+	if grantType != "" {
+		f.set("grant_type", grantType)
+		if c.Scope != "" {
+			f.set("scope", c.Scope)
 		}
-		return &Request{Method: http.MethodGet, URL: target, Header: h}
 	}
-}
-
-// poster sends a form POST of fixed fields, the credential as credField
-// (when not ""), and the client authentication.
-func (c *Config) poster(target, credField string, fixed url.Values) func(string, string) *Request {
-	basic := "Basic " + base64.StdEncoding.EncodeToString(
-		[]byte(url.QueryEscape(c.ClientID)+":"+url.QueryEscape(c.ClientSecret)))
-	return func(cred, assertion string) *Request {
-		form := url.Values{}
-		for k, v := range fixed {
-			form[k] = v
-		}
-		if credField != "" {
-			form.Set(credField, cred)
-		}
-		h := c.baseHeader()
-		h.Set("Content-Type", "application/x-www-form-urlencoded")
-		h.Set("Accept", "application/json")
-		c.authenticate(form, h, basic, assertion)
-		return &Request{Method: http.MethodPost, URL: target, Header: h, Body: []byte(form.Encode())}
+	if credField != "" {
+		f.slot(credField, slotCredForm)
 	}
+	h.set("Accept", lit("application/json"))
+	h.set("Content-Type", lit("application/x-www-form-urlencoded"))
+	c.authenticate(&f, h)
+	return scenario{method: http.MethodPost, header: c.finish(h, false), body: f.t, check: check}
 }
 
 // authenticate adds the client authentication to a form request.
-func (c *Config) authenticate(form url.Values, h http.Header, basic, assertion string) {
+func (c *Config) authenticate(f *form, h *headers) {
 	switch c.ClientAuth {
 	case AuthBasic:
-		h.Set("Authorization", basic)
+		h.set("Authorization", lit("Basic "+base64.StdEncoding.EncodeToString(
+			[]byte(url.QueryEscape(c.ClientID)+":"+url.QueryEscape(c.ClientSecret)))))
 	case AuthPost:
-		form.Set("client_id", c.ClientID)
-		form.Set("client_secret", c.ClientSecret)
+		f.set("client_id", c.ClientID)
+		f.set("client_secret", c.ClientSecret)
 	case AuthAssertion:
-		form.Set("client_assertion_type", assertionTypeJWTBearer)
-		form.Set("client_assertion", assertion)
+		f.set("client_assertion_type", assertionTypeJWTBearer)
+		f.slot("client_assertion", slotAssertionForm)
 		fallthrough
 	case AuthNone:
 		if c.ClientID != "" {
-			form.Set("client_id", c.ClientID)
+			f.set("client_id", c.ClientID)
 		}
 	}
 }
 
 // custom is the request scenario: method, headers and body from the flags,
 // Placeholder replaced by the credential.
-func (c *Config) custom(target string) func(string, string) *Request {
+func (c *Config) custom(h *headers) scenario {
 	method := c.Method
 	if method == "" {
 		method = http.MethodGet
 	}
-	return func(cred, _ string) *Request {
-		h := http.Header{}
-		for _, kv := range c.Headers {
-			h.Add(strings.ReplaceAll(kv.Key, Placeholder, cred), strings.ReplaceAll(kv.Value, Placeholder, cred))
-		}
-		var body []byte
-		if c.Body != "" {
-			body = []byte(strings.ReplaceAll(c.Body, Placeholder, cred))
-		}
-		return &Request{Method: method, URL: target, Header: h, Body: body}
+	sc := scenario{method: method, header: c.finish(h, true), check: checkContains(c.Expect)}
+	if c.Body != "" {
+		sc.body = template{}.text(c.Body)
 	}
+	return sc
 }
 
-// baseHeader holds the --header values every scenario sends.
-func (c *Config) baseHeader() http.Header {
-	h := http.Header{}
-	for _, kv := range c.Headers {
-		h.Add(kv.Key, kv.Value)
-	}
+// defaultHeaders are the headers every request starts with.
+func (c *Config) defaultHeaders() *headers {
+	h := &headers{}
+	h.set("Host", lit(c.URL.Host))
+	h.set("User-Agent", lit(userAgent))
 	return h
 }
 
-// stringMember is the non-empty string value of a top-level member.
-func stringMember(body []byte, field string) (string, bool) {
-	raw, ok := member(body, field)
-	if !ok {
-		return "", false
+// finish adds the --header values, which replace a default of the same
+// name, and credentials in the URL (as net/http does, when no Authorization
+// is set), and renders the header block. expand turns Placeholder in the
+// values into the credential (the request scenario).
+func (c *Config) finish(h *headers, expand bool) template {
+	for _, kv := range c.Headers {
+		v := lit(kv.Value)
+		if expand {
+			v = template{}.text(kv.Value)
+		}
+		h.set(kv.Key, v)
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil || s == "" {
-		return "", false
+	if u := c.URL.User; u != nil && h.get("Authorization") == nil {
+		p, _ := u.Password()
+		h.set("Authorization", lit("Basic "+base64.StdEncoding.EncodeToString([]byte(u.Username()+":"+p))))
 	}
-	return s, true
+	return h.template()
+}
+
+// credInHeader reports whether the scenario puts the pool credential into a
+// header (where it must be a valid header value).
+func (c *Config) credInHeader() bool {
+	h := newScenario(c).header
+	return h.has(slotCred)
+}
+
+func lit(s string) template { return template{}.lit(s) }
+
+// headers is an ordered header set; set replaces a header of the same name.
+type headers struct{ lines []headerLine }
+
+type headerLine struct {
+	key   string
+	value template
+}
+
+func (h *headers) set(key string, value template) {
+	for i := range h.lines {
+		if strings.EqualFold(h.lines[i].key, key) {
+			h.lines[i].value = value
+			return
+		}
+	}
+	h.lines = append(h.lines, headerLine{key, value})
+}
+
+func (h *headers) get(key string) template {
+	for _, l := range h.lines {
+		if strings.EqualFold(l.key, key) {
+			return l.value
+		}
+	}
+	return nil
+}
+
+func (h *headers) template() template {
+	var t template
+	for _, l := range h.lines {
+		t = t.lit(l.key + ": ")
+		for _, p := range l.value {
+			if p.slot == slotLiteral {
+				t = t.lit(p.lit)
+			} else {
+				t = t.hole(p.slot)
+			}
+		}
+		t = t.lit("\r\n")
+	}
+	return t
 }
 
 // checkString requires a non-empty string member.
 func checkString(field string) func([]byte) (bool, string) {
 	return func(body []byte) (bool, string) {
-		_, ok := stringMember(body, field)
-		return ok, ""
+		raw, ok := member(body, field)
+		return ok && nonEmptyString(raw), ""
 	}
 }
 
@@ -168,16 +223,24 @@ func checkActive(body []byte) (bool, string) {
 
 // checkRefresh requires an access token and returns the rotated refresh token.
 func checkRefresh(body []byte) (bool, string) {
-	if _, ok := stringMember(body, "access_token"); !ok {
+	if raw, ok := member(body, "access_token"); !ok || !nonEmptyString(raw) {
 		return false, ""
 	}
-	rt, _ := stringMember(body, "refresh_token")
+	raw, ok := member(body, "refresh_token")
+	if !ok || !nonEmptyString(raw) {
+		return true, ""
+	}
+	var rt string
+	if json.Unmarshal(raw, &rt) != nil {
+		return true, ""
+	}
 	return true, rt
 }
 
 // checkContains passes every 2xx body, or only those containing substr.
 func checkContains(substr string) func([]byte) (bool, string) {
+	want := []byte(substr)
 	return func(body []byte) (bool, string) {
-		return substr == "" || strings.Contains(string(body), substr), ""
+		return bytes.Contains(body, want), ""
 	}
 }

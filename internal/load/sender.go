@@ -1,6 +1,7 @@
 package load
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -8,17 +9,20 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"time"
 )
 
-// Request is one HTTP request an iteration sends.
-type Request struct {
-	Method string
-	URL    string
-	Header http.Header
-	Body   []byte
-}
+// Engines: how requests go on the wire.
+const (
+	// EngineRaw is a minimal HTTP/1.1 client on one TCP connection per
+	// worker: the request is written from pre-built bytes, the response
+	// parsed in place, nothing allocated per request. http only; an https
+	// target falls back to EngineNetHTTP.
+	EngineRaw = "raw"
+	// EngineNetHTTP is Go's net/http client, one Transport with one
+	// keep-alive connection per worker: http and https.
+	EngineNetHTTP = "nethttp"
+)
 
 // Response is what came back for a Request, or why nothing complete did.
 type Response struct {
@@ -30,13 +34,15 @@ type Response struct {
 	Err error
 }
 
-// Sender sends requests over one connection, one at a time. Send blocks until
-// the response is complete (body read) or has failed; ctx carries the
-// per-request timeout. The engine gives every worker its own Sender, so an
-// implementation need not be safe for concurrent use. It is the seam for
-// another engine (a raw-socket client, an open-loop scheduler).
+// Sender sends requests over one connection, one at a time. Send blocks
+// until the response is complete (body read) or has failed, and gives up at
+// deadline (connect, write and the whole response). The engine gives every
+// worker its own Sender, so an implementation need not be safe for
+// concurrent use; Send may keep req's buffers only until it returns. It is
+// the seam for another engine (an open-loop scheduler passes the deadline
+// of each request's intended send time plus the timeout).
 type Sender interface {
-	Send(ctx context.Context, req *Request) Response
+	Send(req *Request, deadline time.Time) Response
 	Close()
 }
 
@@ -52,11 +58,9 @@ const maxBody = 8 << 20
 type httpSender struct {
 	client *http.Client
 	buf    bytes.Buffer // body buffer reused across requests
-	rawURL string       // the last URL sent and its parsed form
-	url    *url.URL
 }
 
-// NewHTTPSender returns the default Sender factory. insecure skips TLS
+// NewHTTPSender returns the net/http Sender factory. insecure skips TLS
 // certificate verification.
 func NewHTTPSender(insecure bool) NewSenderFunc {
 	return func(int) Sender {
@@ -79,17 +83,12 @@ func NewHTTPSender(insecure bool) NewSenderFunc {
 	}
 }
 
-func (s *httpSender) Send(ctx context.Context, r *Request) Response {
-	req, err := s.newRequest(ctx, r)
+func (s *httpSender) Send(r *Request, deadline time.Time) Response {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	req, err := newHTTPRequest(ctx, r)
 	if err != nil {
 		return Response{Err: err}
-	}
-	for k, v := range r.Header {
-		if k == "Host" && len(v) > 0 {
-			req.Host = v[0]
-			continue
-		}
-		req.Header[k] = v
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
@@ -103,23 +102,26 @@ func (s *httpSender) Send(ctx context.Context, r *Request) Response {
 	return Response{Status: resp.StatusCode, Body: s.buf.Bytes()}
 }
 
-// newRequest builds the http.Request, parsing the URL only when it changes.
-func (s *httpSender) newRequest(ctx context.Context, r *Request) (*http.Request, error) {
-	if r.URL != s.rawURL || s.url == nil {
-		u, err := url.Parse(r.URL)
-		if err != nil {
-			return nil, err
-		}
-		s.rawURL, s.url = r.URL, u
+// newHTTPRequest turns the wire-form Request into an http.Request.
+func newHTTPRequest(ctx context.Context, r *Request) (*http.Request, error) {
+	var body io.Reader = http.NoBody
+	if len(r.Body) > 0 {
+		body = bytes.NewReader(r.Body)
 	}
-	req, err := http.NewRequestWithContext(ctx, r.Method, "http://placeholder/", bytes.NewReader(r.Body))
+	u := *r.URL
+	u.User = nil // its credentials are in the header block already
+	req, err := http.NewRequestWithContext(ctx, r.Method, u.String(), body)
 	if err != nil {
 		return nil, err
 	}
-	u := *s.url
-	req.URL, req.Host = &u, u.Host
-	if len(r.Body) == 0 {
-		req.Body, req.GetBody, req.ContentLength = http.NoBody, nil, 0
+	sc := bufio.NewScanner(bytes.NewReader(r.Header))
+	for sc.Scan() {
+		k, v, _ := bytes.Cut(bytes.TrimSuffix(sc.Bytes(), []byte("\r")), []byte(": "))
+		if string(k) == "Host" {
+			req.Host = string(v)
+			continue
+		}
+		req.Header.Add(string(k), string(v))
 	}
 	return req, nil
 }

@@ -22,6 +22,7 @@ func (e *engine) step(w window) (*schema.Step, error) {
 		Pool:         e.creds.use(), Driver: w.cpu.driver(), Host: hostInfo(),
 		Intervals: []schema.Interval{},
 	}
+	s.Driver.Engine = e.engineName
 	if w.interrupted {
 		s.Status = schema.StatusInterrupted
 	}
