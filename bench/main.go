@@ -1,0 +1,492 @@
+// Command bench measures loadstep against wrk on the same local targets in
+// the same run: nginx serving a static discovery document, and the reference
+// OpenID provider's discovery endpoint. The two drivers take turns (A B A B),
+// so drift of a shared, noisy machine hits both alike, and the figures quoted
+// are medians over rounds, with ratios computed round by round.
+//
+// For each driver it reports the request rate, CPU seconds per request (user +
+// system of the whole driver process, from the kernel's rusage), peak RSS and
+// P50 latency, then the loadstep/wrk ratios.
+//
+// Two more tables follow, on nginx: the rate mode's accuracy (loadstep --rate
+// R: the rate nginx itself counted over the window, from its stub_status,
+// against R; late sends; corrected and service-time latency; --rate-conns
+// connections), and peak RSS at --rss-conns connections (loadstep closed
+// loop and at --rate, wrk closed loop).
+//
+// Usage (scripts/bench.sh builds the tools and finds the targets):
+//
+//	go run ./bench --loadstep bin/loadstep --refop ~/.cache/idpbench/bin/refop-v3.52.0 -c 16,128
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+func main() {
+	ctx, stop := cli.SignalContext()
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+type config struct {
+	loadstep, wrk, nginx, refop, lua string
+	conns                            []int
+	duration                         time.Duration
+	rounds                           int
+	targets                          []string
+	rate                             float64 // rate-accuracy row; 0 skips it
+	rateConns                        int
+	rssConns                         int // RSS table; 0 skips it
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var c config
+	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.loadstep, "loadstep", "bin/loadstep", "loadstep binary")
+	fs.StringVar(&c.wrk, "wrk", "wrk", "wrk binary (Debian package wrk)")
+	fs.StringVar(&c.nginx, "nginx", "nginx", "nginx binary (Debian package nginx-light)")
+	fs.StringVar(&c.refop, "refop", "", "reference OP binary; empty skips the refop target")
+	fs.StringVar(&c.lua, "wrk-script", "bench/wrk-report.lua", "wrk Lua script that prints JSON totals")
+	fs.IntSliceVarP(&c.conns, "connections", "c", []int{16, 128}, "connection counts to compare")
+	fs.DurationVar(&c.duration, "duration", 5*time.Second, "length of each driver run")
+	fs.IntVar(&c.rounds, "rounds", 3, "A/B rounds per target and connection count (medians are quoted)")
+	fs.StringSliceVar(&c.targets, "targets", []string{"nginx", "refop"}, "targets to run: nginx, refop")
+	fs.Float64Var(&c.rate, "rate", 10000, "rate-accuracy table on nginx: loadstep --rate in requests/s (0 = skip)")
+	fs.IntVar(&c.rateConns, "rate-conns", 16, "connections for the rate-accuracy table")
+	fs.IntVar(&c.rssConns, "rss-conns", 1000, "RSS table on nginx: connections (0 = skip)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: bench [flags]\n\nRuns loadstep and wrk in turns against local targets and prints a markdown table.\n\n%s\nExample:\n  scripts/bench.sh            # builds loadstep, installs wrk/nginx if missing, runs this\n", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return cli.ExitOK
+		}
+		return cli.ExitUsage
+	}
+	if err := benchAll(ctx, c, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return cli.ExitCode(err)
+	}
+	return cli.ExitOK
+}
+
+// measurement is one driver run.
+type measurement struct {
+	requests, errors int64
+	seconds          float64 // wall seconds the driver measured
+	cpuS             float64 // user+system CPU seconds of the driver process
+	rssBytes         int64
+	p50MS            float64
+	step             *schema.Step // loadstep runs only
+}
+
+func (m measurement) rate() float64        { return float64(m.requests) / m.seconds }
+func (m measurement) cpuPerReqUS() float64 { return m.cpuS / float64(m.requests) * 1e6 }
+
+func benchAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
+	dir, err := os.MkdirTemp("", "idpbench-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	fmt.Fprintf(stdout, "| target | c | wrk req/s | loadstep req/s | rate ratio | wrk CPU µs/req | loadstep CPU µs/req | CPU ratio | wrk P50 ms | loadstep P50 ms | wrk RSS MB | loadstep RSS MB |\n")
+	fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	var extra bytes.Buffer // tables printed after the main one
+	for _, t := range c.targets {
+		url, stopTarget, err := startTarget(ctx, c, t, dir)
+		if err != nil {
+			return err
+		}
+		for _, n := range c.conns {
+			row, err := compare(ctx, c, url, n, dir, stderr)
+			if err != nil {
+				stopTarget()
+				return fmt.Errorf("%s c=%d: %w", t, n, err)
+			}
+			fmt.Fprintf(stdout, "| %s | %d | %s |\n", t, n, row)
+		}
+		if t == "nginx" {
+			err = nginxExtras(ctx, c, url, dir, &extra, stderr)
+		}
+		stopTarget()
+		if err != nil {
+			return err
+		}
+	}
+	_, err = io.Copy(stdout, &extra)
+	return err
+}
+
+// nginxExtras writes the rate-accuracy and RSS tables.
+func nginxExtras(ctx context.Context, c config, url, dir string, w, stderr io.Writer) error {
+	if c.rate > 0 {
+		if err := rateTable(ctx, c, url, dir, w, stderr); err != nil {
+			return fmt.Errorf("rate table: %w", err)
+		}
+	}
+	if c.rssConns > 0 {
+		if err := rssTable(ctx, c, url, dir, w, stderr); err != nil {
+			return fmt.Errorf("RSS table: %w", err)
+		}
+	}
+	return nil
+}
+
+// rateTable runs loadstep --rate c.rate without warmup, c.rounds times, and
+// compares the rate with what nginx counted (stub_status) during the run,
+// over the window. All requests due in the window are sent, so the count
+// matches R*window unless some were lost; late and late_max_ms say how far
+// behind schedule the sends were (the rate over any part of the window is
+// off by at most late_max/window).
+func rateTable(ctx context.Context, c config, url, dir string, w, stderr io.Writer) error {
+	fmt.Fprintf(w, "\nRate mode on nginx (loadstep --rate, c=%d, no warmup):\n\n", c.rateConns)
+	fmt.Fprintf(w, "| round | rate req/s | nginx counted req/s | ratio | late %% | late max ms | corrected P50 ms | corrected P99 ms | service P99 ms | CPU µs/req | RSS MB |\n")
+	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|\n")
+	status := strings.TrimSuffix(url, "/.well-known/openid-configuration") + "/nginx_status"
+	for r := 1; r <= c.rounds; r++ {
+		fmt.Fprintf(stderr, "bench: %s --rate %g c=%d round %d/%d: loadstep\n", url, c.rate, c.rateConns, r, c.rounds)
+		before, err := nginxRequests(ctx, status)
+		if err != nil {
+			return err
+		}
+		m, err := runLoadstep(ctx, c, url, c.rateConns, dir, "--rate", strconv.FormatFloat(c.rate, 'f', -1, 64))
+		if err != nil {
+			return err
+		}
+		after, err := nginxRequests(ctx, status)
+		if err != nil {
+			return err
+		}
+		s := m.step
+		if s.CorrectedLatencyMS == nil || s.Late == nil || s.LateMaxMS == nil {
+			return fmt.Errorf("loadstep --rate wrote no corrected latency")
+		}
+		counted := float64(after-before-1) / m.seconds // less the status request itself
+		fmt.Fprintf(w, "| %d | %.0f | %.1f | %.4f | %.3f | %.2f | %.3f | %.3f | %.3f | %.1f | %.1f |\n",
+			r, c.rate, counted, counted/c.rate, 100*float64(*s.Late)/float64(s.Requests), *s.LateMaxMS,
+			s.CorrectedLatencyMS.P50, s.CorrectedLatencyMS.P99, s.LatencyMS.P99, m.cpuPerReqUS(), float64(m.rssBytes)/(1<<20))
+	}
+	return nil
+}
+
+// rssTable runs each driver once at c.rssConns connections and reports its
+// peak RSS.
+func rssTable(ctx context.Context, c config, url, dir string, w, stderr io.Writer) error {
+	n := c.rssConns
+	fmt.Fprintf(w, "\nPeak RSS at c=%d on nginx:\n\n| driver | req/s | CPU µs/req | RSS MB |\n|---|---|---|---|\n", n)
+	rate := strconv.FormatFloat(max(c.rate, 1000), 'f', -1, 64)
+	runs := []struct {
+		name string
+		run  func() (measurement, error)
+	}{
+		{"wrk", func() (measurement, error) { return runWrk(ctx, c, url, n) }},
+		{"loadstep", func() (measurement, error) { return runLoadstep(ctx, c, url, n, dir) }},
+		{"loadstep --rate " + rate, func() (measurement, error) { return runLoadstep(ctx, c, url, n, dir, "--rate", rate) }},
+	}
+	for _, r := range runs {
+		fmt.Fprintf(stderr, "bench: %s c=%d: %s\n", url, n, r.name)
+		m, err := r.run()
+		if err != nil {
+			return err
+		}
+		if m.errors > 0 || m.requests == 0 {
+			return fmt.Errorf("%s: %d requests, %d errors", r.name, m.requests, m.errors)
+		}
+		fmt.Fprintf(w, "| %s | %.0f | %.1f | %.1f |\n", r.name, m.rate(), m.cpuPerReqUS(), float64(m.rssBytes)/(1<<20))
+	}
+	return nil
+}
+
+// nginxRequests reads the total request count from nginx's stub_status.
+func nginxRequests(ctx context.Context, url string) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	// "Active connections: 1 \nserver accepts handled requests\n 10 10 42 \n..."
+	lines := strings.Split(string(b), "\n")
+	if len(lines) < 3 {
+		return 0, fmt.Errorf("nginx status %q", b)
+	}
+	f := strings.Fields(lines[2])
+	if len(f) != 3 {
+		return 0, fmt.Errorf("nginx status %q", b)
+	}
+	return strconv.ParseInt(f[2], 10, 64)
+}
+
+// compare runs both drivers c.rounds times in alternating order and returns
+// the table cells: medians of each figure and medians of per-round ratios.
+func compare(ctx context.Context, c config, url string, n int, dir string, stderr io.Writer) (string, error) {
+	var wrk, ls []measurement
+	for r := 0; r < c.rounds; r++ {
+		order := []string{"wrk", "loadstep"}
+		if r%2 == 1 {
+			order = []string{"loadstep", "wrk"}
+		}
+		for _, d := range order {
+			fmt.Fprintf(stderr, "bench: %s c=%d round %d/%d: %s\n", url, n, r+1, c.rounds, d)
+			var m measurement
+			var err error
+			if d == "wrk" {
+				m, err = runWrk(ctx, c, url, n)
+				wrk = append(wrk, m)
+			} else {
+				m, err = runLoadstep(ctx, c, url, n, dir)
+				ls = append(ls, m)
+			}
+			if err != nil {
+				return "", err
+			}
+			if m.errors > 0 || m.requests == 0 {
+				return "", fmt.Errorf("%s: %d requests, %d errors", d, m.requests, m.errors)
+			}
+		}
+	}
+	f := func(ms []measurement, g func(measurement) float64) float64 {
+		v := make([]float64, len(ms))
+		for i, m := range ms {
+			v[i] = g(m)
+		}
+		return median(v)
+	}
+	ratio := func(g func(measurement) float64) float64 {
+		v := make([]float64, len(ls))
+		for i := range ls {
+			v[i] = g(ls[i]) / g(wrk[i])
+		}
+		return median(v)
+	}
+	rate := measurement.rate
+	cpu := measurement.cpuPerReqUS
+	p50 := func(m measurement) float64 { return m.p50MS }
+	rss := func(m measurement) float64 { return float64(m.rssBytes) / (1 << 20) }
+	return fmt.Sprintf("%.0f | %.0f | %.2f | %.1f | %.1f | %.2f | %.3f | %.3f | %.1f | %.1f",
+		f(wrk, rate), f(ls, rate), ratio(rate), f(wrk, cpu), f(ls, cpu), ratio(cpu),
+		f(wrk, p50), f(ls, p50), f(wrk, rss), f(ls, rss)), nil
+}
+
+func runWrk(ctx context.Context, c config, url string, n int) (measurement, error) {
+	threads := min(2, n)
+	secs := strconv.Itoa(int(c.duration.Seconds()))
+	out, ru, err := runMeasured(ctx, c.wrk, "-t", strconv.Itoa(threads), "-c", strconv.Itoa(n),
+		"-d", secs+"s", "--latency", "-s", c.lua, url)
+	if err != nil {
+		return measurement{}, err
+	}
+	// wrk prints its human report first; the Lua done() hook prints the last line as JSON.
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var w struct {
+		Requests   int64 `json:"requests"`
+		DurationUS int64 `json:"duration_us"`
+		Errors     int64 `json:"errors"`
+		P50US      int64 `json:"p50_us"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &w); err != nil {
+		return measurement{}, fmt.Errorf("wrk: reading JSON from %s: %w", c.lua, err)
+	}
+	return measurement{requests: w.Requests, errors: w.Errors, seconds: float64(w.DurationUS) / 1e6,
+		cpuS: cpuSeconds(ru), rssBytes: ru.Maxrss * 1024, p50MS: float64(w.P50US) / 1e3}, nil
+}
+
+func runLoadstep(ctx context.Context, c config, url string, n int, dir string, extra ...string) (measurement, error) {
+	out := filepath.Join(dir, fmt.Sprintf("ls-c%d.json", n))
+	args := append([]string{"--url", url, "--scenario", "discovery",
+		"-c", strconv.Itoa(n), "--warmup", "0s", "--duration", c.duration.String(), "-o", out}, extra...)
+	_, ru, err := runMeasured(ctx, c.loadstep, args...)
+	if err != nil {
+		return measurement{}, err
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		return measurement{}, err
+	}
+	defer f.Close()
+	s, err := schema.DecodeStep(f, out)
+	if err != nil {
+		return measurement{}, err
+	}
+	return measurement{requests: s.Requests, errors: s.Errors.Total(),
+		seconds: s.End.Sub(s.Start).Seconds(), cpuS: cpuSeconds(ru),
+		rssBytes: ru.Maxrss * 1024, p50MS: s.LatencyMS.P50, step: s}, nil
+}
+
+// runMeasured runs a driver and returns its stdout and the kernel's rusage
+// for it (the whole process: user+system CPU and peak RSS).
+func runMeasured(ctx context.Context, name string, args ...string) ([]byte, *syscall.Rusage, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w: %s", filepath.Base(name), err, strings.TrimSpace(errb.String()))
+	}
+	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if ru == nil {
+		return nil, nil, fmt.Errorf("%s: no rusage", name)
+	}
+	return out.Bytes(), ru, nil
+}
+
+func cpuSeconds(ru *syscall.Rusage) float64 {
+	return time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime)).Seconds()
+}
+
+func median(v []float64) float64 {
+	sort.Float64s(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// startTarget starts a local target and returns the discovery URL to load.
+func startTarget(ctx context.Context, c config, name, dir string) (string, func(), error) {
+	port, err := freePort()
+	if err != nil {
+		return "", nil, err
+	}
+	var cmd *exec.Cmd
+	var url string
+	switch name {
+	case "nginx":
+		root := filepath.Join(dir, "nginx")
+		if err := writeNginx(root, port); err != nil {
+			return "", nil, err
+		}
+		cmd = exec.CommandContext(ctx, c.nginx, "-p", root, "-c", filepath.Join(root, "nginx.conf"), "-e", filepath.Join(root, "error.log"))
+		url = fmt.Sprintf("http://127.0.0.1:%d/.well-known/openid-configuration", port)
+	case "refop":
+		if c.refop == "" {
+			return "", nil, cli.Usagef("--refop: needed for the refop target")
+		}
+		cmd = exec.CommandContext(ctx, c.refop)
+		cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
+		url = fmt.Sprintf("http://localhost:%d/.well-known/openid-configuration", port)
+	default:
+		return "", nil, cli.Usagef("--targets: unknown target %q (want nginx or refop)", name)
+	}
+	log, err := os.Create(filepath.Join(dir, name+".log"))
+	if err != nil {
+		return "", nil, err
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return "", nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	stop := func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		log.Close()
+	}
+	if err := waitReady(ctx, url, 30*time.Second); err != nil {
+		stop()
+		return "", nil, fmt.Errorf("%s: %w (log: %s)", name, err, log.Name())
+	}
+	return url, stop, nil
+}
+
+func writeNginx(root string, port int) error {
+	doc := filepath.Join(root, "html", ".well-known")
+	if err := os.MkdirAll(doc, 0o755); err != nil {
+		return err
+	}
+	disc := `{"issuer":"http://127.0.0.1/","token_endpoint":"http://127.0.0.1/oauth2/token","jwks_uri":"http://127.0.0.1/.well-known/jwks.json","response_types_supported":["code"],"subject_types_supported":["public"],"id_token_signing_alg_values_supported":["RS256"]}`
+	if err := os.WriteFile(filepath.Join(doc, "openid-configuration"), []byte(disc), 0o644); err != nil {
+		return err
+	}
+	conf := fmt.Sprintf(`daemon off;
+user root;
+worker_processes 1;
+pid %[1]s/nginx.pid;
+worker_rlimit_nofile 40000;
+events { worker_connections 20000; }
+http {
+  access_log off;
+  client_body_temp_path %[1]s/tmp;
+  proxy_temp_path %[1]s/tmp;
+  fastcgi_temp_path %[1]s/tmp;
+  uwsgi_temp_path %[1]s/tmp;
+  scgi_temp_path %[1]s/tmp;
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:%[2]d;
+    root %[1]s/html;
+    default_type application/json;
+    location = /nginx_status { stub_status; }
+  }
+}
+`, root, port)
+	if err := os.MkdirAll(filepath.Join(root, "tmp"), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(root, "nginx.conf"), []byte(conf), 0o644)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func waitReady(ctx context.Context, url string, limit time.Duration) error {
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("not ready at %s after %s", url, limit)
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# bench.sh — loadstep against wrk, same targets, same run (see bench/main.go).
+#
+# Usage: scripts/bench.sh [bench flags...]
+#   e.g. scripts/bench.sh -c 16,128 --duration 5s --rounds 3
+# Installs wrk and nginx-light from the OS packages when missing (as root),
+# builds loadstep and the reference OP, then prints a markdown table on stdout.
+set -o errexit -o nounset -o pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+IDPBENCH_LOG_TAG=bench
+
+ensure_pkg() { # ensure_pkg COMMAND PACKAGE
+	command -v "$1" >/dev/null 2>&1 && return 0
+	[[ $(id -u) -eq 0 ]] || die "$1 is missing: install the Debian package $2"
+	log "installing $2 from the OS packages"
+	apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >&2
+}
+
+ensure_pkg wrk wrk
+ensure_pkg nginx nginx-light
+build_tools
+"$IDPBENCH_ROOT/scripts/products/refop" install >&2
+cd "$IDPBENCH_ROOT"
+exec go run ./bench --loadstep "$(tool loadstep)" --refop "$IDPBENCH_CACHE/bin/refop-v3.52.0" \
+	--wrk-script bench/wrk-report.lua "$@"
