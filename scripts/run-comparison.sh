@@ -3,25 +3,33 @@
 #
 #   scripts/run-comparison.sh [--quick] [--fresh] [--only P[,P]] [--run-id ID]
 #
-#   --quick      smoke profile: ladder 2 8 32, warmup 1 s, measured 3 s
+#   --quick      smoke profile: ladder 2 8 32, warmup 1 s, measured 3 s;
+#                GC jitter 60 s instead of 5 minutes
 #   --fresh      delete the run directory first (default: resume it)
 #   --only P,..  products to run (default: refop hydra); an unknown product
 #                becomes an N/A row with the reason
 #   --run-id ID  results/ID (default: "quick", or "full-YYYYMMDD" for the full
 #                profile), so a rerun resumes: complete steps are skipped
 #
-# For each product, in series: install (cached), up (on one shared throwaway
-# PostgreSQL with identical settings for every product), setup (clients,
-# users), every scenario's connection ladder (scripts/ladder.sh) with the
-# sampler recording the product's and PostgreSQL's RSS/CPU, meta.json,
-# down, and the check that nothing is left (process, port, data). A product
-# that cannot be installed or fails mid-run gets a meta.json with status "na"
-# and the reason, and the run goes on. Then aggregate report writes
-# results/ID/COMPARISON.md and results/latest points at the run.
+# For each product, in series: install (cached); up, the first start on a
+# fresh database (one shared throwaway PostgreSQL with identical settings for
+# every product), timed by coldstart as mode A; restart on the initialised
+# database, timed as mode B (RESULTS/PRODUCT/coldstart-A.json, -B.json; a
+# complete record from an earlier session is kept and the restart skipped);
+# setup (clients, users); the sampler (process tree "process:PRODUCT", its
+# database, the host; pg_stat_statements reset) into samples-<time>.jsonl;
+# every scenario's connection ladder (scripts/ladder.sh); the GC-jitter run
+# (scripts/gcjitter.sh); meta.json; down, and the check that nothing is left
+# (process, process group, port, data). A product that cannot be installed,
+# does not start (the reason comes from its coldstart record) or fails
+# mid-run gets a meta.json with status "na" and the reason, and the run goes
+# on. Then aggregate report writes results/ID/COMPARISON.md and
+# results/latest points at the run.
 #
 # Environment: IDPBENCH_SCENARIOS (default "discovery client_credentials
 # introspect refresh userinfo"), IDPBENCH_RESULTS (default <repo>/results), and
-# the ladder's variables (scripts/ladder.sh); IDPBENCH_NO_BUILD=1 uses the tools
+# the ladder's and the GC-jitter run's variables (scripts/ladder.sh,
+# scripts/gcjitter.sh); IDPBENCH_NO_BUILD=1 uses the tools
 # already built in IDPBENCH_BIN instead of building them. Exit codes: 0 ok, 1 a product
 # failed or left something behind, 2 usage, 130 interrupted.
 set -o errexit -o nounset -o pipefail
@@ -48,7 +56,7 @@ cleanup() {
 	trap - EXIT INT TERM
 	local p state
 	# $WORK/up names the product that is up (run_product runs in a subshell).
-	if [[ -n "$WORK" ]]; then stop_pid "$WORK/sampler.pid" || true; fi
+	if [[ -n "$WORK" ]]; then stop_sampler || true; fi
 	if [[ -n "$WORK" && -s "$WORK/up" ]]; then
 		read -r p state <"$WORK/up"
 		log "cleanup: stopping $p"
@@ -127,12 +135,24 @@ run_product() {
 	state="$WORK/$p"
 	mkdir -p "$state"
 	echo "$p $state" >"$WORK/up"
-	phase_step "$p up"
-	"$a" up "$state" || { product_failed "$p" "$state" "$start" "up failed (did not start or not ready)"; return 1; }
+	phase_step "$p up (cold start A: fresh database)"
+	rc=0
+	"$a" up "$state" || rc=$?
+	keep_coldstart "$p" "$state" A
+	((rc == 0)) || { product_failed "$p" "$state" "$start" "$(start_failure "$state" A up)"; return 1; }
+	if coldstart_complete "$RUN_DIR/$p/coldstart-B.json"; then
+		log "$p: coldstart-B.json is complete: restart skipped"
+	else
+		phase_step "$p restart (cold start B: initialised database)"
+		"$a" restart "$state" || rc=$?
+		keep_coldstart "$p" "$state" B
+		((rc == 0)) || { product_failed "$p" "$state" "$start" "$(start_failure "$state" B restart)"; return 1; }
+	fi
 	phase_step "$p setup"
 	"$a" setup "$state" || { product_failed "$p" "$state" "$start" "setup failed (provisioning through the admin API)"; return 1; }
 	start_sampler "$p" "$state"
 	for s in "${SCENARIOS[@]}"; do
+		phase_step "$p ladder $s"
 		rc=0
 		"$IDPBENCH_ROOT/scripts/ladder.sh" "$p" "$s" "${QUICK[@]}" --run-dir "$RUN_DIR" --state-dir "$state" \
 			--step-offset "$STEP" --step-total "$STEP_TOTAL" || rc=$?
@@ -143,27 +163,76 @@ run_product() {
 		*) product_failed "$p" "$state" "$start" "failed in the $s ladder (exit $rc)"; return 1 ;;
 		esac
 	done
-	stop_pid "$WORK/sampler.pid"
+	phase_step "$p gcjitter"
+	rc=0
+	"$IDPBENCH_ROOT/scripts/gcjitter.sh" "$p" "${QUICK[@]}" --run-dir "$RUN_DIR" --state-dir "$state" \
+		--step-offset "$STEP" --step-total "$STEP_TOTAL" || rc=$?
+	STEP=$((STEP + 1))
+	case "$rc" in
+	0) ;;
+	130) exit 130 ;;
+	*) product_failed "$p" "$state" "$start" "failed in the GC-jitter run (exit $rc)"; return 1 ;;
+	esac
+	stop_sampler
 	phase_step "$p meta + down"
 	product_meta "$p" "$state" "$start" ok ""
 	product_down "$p" "$state"
+	phase_step "$p finished"
 }
 
-# start_sampler PRODUCT STATE samples the product's processes (every pidfile
-# its adapter wrote) and, when it uses it, PostgreSQL every second while its ladders
-# run, into RUN_DIR/PRODUCT/samples-<time>.jsonl (a resumed run adds a file).
+# coldstart_complete FILE succeeds when FILE is a complete coldstart record.
+coldstart_complete() {
+	[[ -s "$1" ]] && jq -e '.status == "complete"' "$1" >/dev/null 2>&1
+}
+
+# keep_coldstart PRODUCT STATE MODE copies the coldstart record of this
+# session into the run, unless the run already holds a complete one (a
+# resumed run keeps its first measurement, as it keeps complete steps).
+keep_coldstart() {
+	local src="$2/coldstart-$3.json" dst="$RUN_DIR/$1/coldstart-$3.json"
+	[[ -s "$src" ]] || return 0
+	if coldstart_complete "$dst"; then
+		log "$1: kept the complete $(basename "$dst") of an earlier session"
+		return 0
+	fi
+	cp "$src" "$dst.tmp" && mv "$dst.tmp" "$dst"
+}
+
+# start_failure STATE MODE WHAT prints why a start failed: the coldstart
+# record's error when there is one.
+start_failure() {
+	local f="$1/coldstart-$2.json"
+	if [[ -s "$f" ]]; then
+		jq -r --arg m "$2" --arg w "$3" '"\($w) failed: cold start \($m): \(.status): " +
+			((.error // "no reason given") | split("\n")[0] | rtrimstr("; last log lines:"))' "$f"
+	else
+		echo "$3 failed before the product was started (no coldstart-$2 record; see the run's log)"
+	fi
+}
+
+# start_sampler PRODUCT STATE samples, every second until stop_sampler, the
+# product's process tree (the group coldstart started: pids/PRODUCT.pid,
+# source process:PRODUCT), its database when it uses PostgreSQL (rates of
+# that database, the server's processes, top queries; pg_stat_statements is
+# reset first so they cover this product only) and the host, into
+# RUN_DIR/PRODUCT/samples-<time>.jsonl (a resumed run adds a file).
 start_sampler() {
-	local p="$1" state="$2" args=() f
+	local p="$1" state="$2" args=() db
 	[[ -x "$IDPBENCH_BIN/sampler" ]] || { warn "sampler is not built: no memory/CPU samples"; return 0; }
-	for f in "$state"/pids/*.pid; do
-		[[ -e "$f" ]] && args+=(--pidfile "$f" --name "$(basename "$f" .pid)")
-	done
-	# PostgreSQL only for a product that uses it (its adapter recorded the cluster).
-	if grep -q '^PG_\(SHARED\|PRIVATE\)_DIR=' "$state/state.env" 2>/dev/null; then
-		args+=(--postgres "$(pg_dsn postgres)" --pg-all-databases --pg-reset)
+	args=(--pidfile "$state/pids/$p.pid" --name "$p")
+	if grep -q '^PG_\(SHARED\|PRIVATE\)_DIR=' "$state/state.env" 2>/dev/null && [[ -s "$state/dbs" ]]; then
+		db="$(head -n1 "$state/dbs")"
+		args+=(--postgres "$(pg_dsn "$db")" --pg-reset)
 	fi
 	start_bg sampler "$WORK/sampler.pid" "$WORK/sampler.log" "$(tool sampler)" "${args[@]}" \
 		--every 1s -o "$RUN_DIR/$p/samples-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
+}
+
+# stop_sampler stops the sampler with SIGINT (a normal stop: it writes its
+# final records, top queries included, and exits 0) and waits for it.
+stop_sampler() {
+	[[ -n "$WORK" && -s "$WORK/sampler.pid" ]] || return 0
+	signal_stop "$WORK/sampler.pid" INT 30 || warn "sampler did not stop cleanly (log: $WORK/sampler.log)"
 }
 
 # product_failed PRODUCT STATE START REASON: meta with status na, then down.
@@ -176,7 +245,7 @@ product_failed() {
 # product_down PRODUCT STATE stops the product and asserts nothing is left.
 product_down() {
 	local rc=0
-	stop_pid "$WORK/sampler.pid" || true
+	stop_sampler || true
 	"$(adapter "$1")" down "$2" || rc=$?
 	rm -f "$WORK/up"
 	rm -rf "$2"
@@ -197,8 +266,14 @@ after_failure() {
 	fi
 }
 
+# phase_step NAME logs the start of a phase and how long the previous one took.
 phase_step() {
-	log "== $*"
+	if [[ -n "${PHASE_NAME:-}" ]]; then
+		log "== $* (after: $PHASE_NAME took $((SECONDS - PHASE_T0)) s)"
+	else
+		log "== $*"
+	fi
+	PHASE_NAME="$*" PHASE_T0=$SECONDS
 }
 
 main() {
@@ -241,7 +316,8 @@ main() {
 	mkdir -p "$RUN_DIR"
 	WORK="$(make_tmpdir idpbench-run)"
 	STEP=0
-	STEP_TOTAL=$((${#products[@]} * ${#SCENARIOS[@]} * LADDER_LEN))
+	# Load steps: every ladder step, plus one GC-jitter step per product.
+	STEP_TOTAL=$((${#products[@]} * (${#SCENARIOS[@]} * LADDER_LEN + 1)))
 	log "run $run_id ($PROFILE): products ${products[*]}; scenarios ${SCENARIOS[*]}; $STEP_TOTAL load steps; results in $RUN_DIR"
 
 	if [[ -n "${IDPBENCH_NO_BUILD:-}" ]]; then
@@ -266,21 +342,25 @@ main() {
 		)
 		rc=$?
 		set -e
+		PHASE_NAME="" # the product's phases ran in the subshell
 		((rc == 130)) && exit 130
 		if ((rc != 0)); then
 			FAILED=1
 			after_failure "$p" "$rc"
 		fi
 		log "$p: done in $((SECONDS - t0)) s"
-		STEP=$(((${#SCENARIOS[@]} * LADDER_LEN) * ($(index_of "$p" "${products[@]}") + 1)))
+		STEP=$(((${#SCENARIOS[@]} * LADDER_LEN + 1) * ($(index_of "$p" "${products[@]}") + 1)))
 	done
 
 	phase_step "PostgreSQL down"
 	pg_down
 	phase_step "aggregate report"
-	"$(tool aggregate)" report "$RUN_DIR" -o "$RUN_DIR/COMPARISON.md"
+	local aggregate
+	aggregate="$(tool aggregate)"
+	"$aggregate" report "$RUN_DIR" -o "$RUN_DIR/COMPARISON.md"
 	ln -sfn "$run_id" "$results/latest"
-	log "report: $RUN_DIR/COMPARISON.md (results/latest -> $run_id)"
+	phase_step "report written"
+	log "report: $RUN_DIR/COMPARISON.md (results/latest -> $run_id); run took $SECONDS s"
 	((FAILED == 0)) || { log "some products failed; see their meta.json"; exit 1; }
 }
 

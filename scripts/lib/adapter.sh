@@ -4,7 +4,10 @@
 #
 #   <adapter> install                          fetch/build the product into $IDPBENCH_CACHE (idempotent)
 #   <adapter> version                          print the product version
-#   <adapter> up STATE_DIR                     start it (and its database), wait until ready
+#   <adapter> up STATE_DIR                     start it on a fresh database, timed by coldstart (mode A:
+#                                              initialisation and migrations included) -> STATE_DIR/coldstart-A.json
+#   <adapter> restart STATE_DIR                stop its processes, keep its database, start it again timed
+#                                              by coldstart (mode B) -> STATE_DIR/coldstart-B.json
 #   <adapter> setup STATE_DIR                  provision clients/users; secrets -> 0600 files in STATE_DIR
 #   <adapter> endpoint STATE_DIR SCENARIO      print the URL measured for SCENARIO; exit 3 when the
 #                                              scenario is N/A here (the reason goes to stderr)
@@ -12,6 +15,8 @@
 #                                              fed by a pool prints "--pool-mode MODE" (ladder.sh adds --pool)
 #   <adapter> pools STATE_DIR SCENARIO N OUT   mint a pool of N credentials for SCENARIO into OUT (0600)
 #   <adapter> warmup STATE_DIR SCENARIO        print a warmup override in seconds, or nothing
+#   <adapter> ttl STATE_DIR SCENARIO           print how long the credentials of SCENARIO's pool stay
+#                                              valid, in seconds, or nothing when unknown or unbounded
 #   <adapter> meta STATE_DIR                   print the idpbench.meta/v1 JSON of this product
 #   <adapter> down STATE_DIR                   stop it, drop its database, exit non-zero naming anything left
 #
@@ -20,7 +25,9 @@
 # An adapter sets PRODUCT and PRODUCT_VERSION, defines the product_* functions
 # below and ends with `adapter_main "$@"`:
 #   product_install
-#   product_up STATE              start processes with start_bg into "$(state_pidfile STATE NAME)"
+#   product_up STATE              prepare database, ports and config, then product_start STATE A
+#   product_start STATE MODE      start the product through adapter_coldstart (mode A or B)
+#   product_stop STATE            stop the product's processes (stop_group), keep its database
 #   product_setup STATE
 #   product_na_reason SCENARIO    print why SCENARIO cannot run here; print nothing when it can
 #   product_endpoint STATE SCENARIO
@@ -28,14 +35,19 @@
 #   product_pools STATE SCENARIO N OUT
 #   product_meta STATE            print a JSON object with settings, deviations, config_sources,
 #                                 warmups, notes (merged into the meta)
-#   product_down STATE            stop processes and drop databases
+#   product_down STATE            product_stop, then drop databases
 # optional:
 #   product_warmup STATE SCENARIO
+#   product_ttl STATE SCENARIO
 #
 # State of a running product lives in STATE_DIR: state.env (KEY=value lines
-# written by state_set), pids/*.pid, logs/*.log, secrets/* (0600), pools/*.
-# Ports recorded as *_PORT keys and directories recorded by state_add_dir are
-# checked by `down`.
+# written by state_set), pids/*.pid, logs/*.log, secrets/* (0600), pools/*,
+# coldstart-A.json and coldstart-B.json. The product's own process tree is
+# pids/$PRODUCT.pid, written by coldstart: the root of a process group that
+# coldstart created, so stop_group ends the launcher and what it forked
+# together. Ports recorded as *_PORT keys, directories recorded by
+# state_add_dir and every process group a start created (pgids) are checked
+# by `down`.
 
 # shellcheck source=SCRIPTDIR/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -97,6 +109,41 @@ record_pool() {
 		'{scenario:$s, kind:$k, mode:$m, size:$n, flow:$f}' >>"$1/pools.jsonl"
 }
 
+# --- starting through coldstart ---------------------------------------------
+
+# adapter_coldstart STATE MODE READY_URL TIMEOUT_S CMD...: starts CMD under
+# coldstart, which times it to the first READY_URL 200, records the peak RSS
+# into STATE/coldstart-MODE.json and leaves it running (its own process group,
+# pid in pids/$PRODUCT.pid, stdout and stderr in logs/$PRODUCT-MODE.log).
+# coldstart writes CMD into the record: secrets go through the environment
+# (VAR=value adapter_coldstart ...), which coldstart passes on. Fails when the
+# product exits or is not ready within TIMEOUT_S; the record says why.
+adapter_coldstart() {
+	local state="$1" mode="$2" ready="$3" timeout="$4" coldstart pidfile rc=0
+	shift 4
+	coldstart="$(tool coldstart)" || return 1 # errexit is off under `adapter_coldstart ... || die`
+	pidfile="$(state_pidfile "$state" "$PRODUCT")"
+	[[ ! -s "$pidfile" ]] || ! pid_alive "$pidfile" || die "$PRODUCT is already running ($pidfile)"
+	log "cold start $mode: $(basename "$1") ..., ready when $ready answers 200 (at most ${timeout}s)"
+	"$coldstart" --ready "$ready" --timeout "${timeout}s" --mode "$mode" \
+		--product "$PRODUCT" --product-version "$PRODUCT_VERSION" --pidfile "$pidfile" \
+		--log "$(state_logfile "$state" "$PRODUCT-$mode")" -o "$state/coldstart-$mode.json" \
+		-- "$@" || rc=$?
+	[[ -s "$pidfile" ]] && head -n1 "$pidfile" >>"$state/pgids"
+	((rc == 0)) || {
+		log "cold start $mode failed (exit $rc): $(coldstart_reason "$state/coldstart-$mode.json")"
+		return 1
+	}
+	log "cold start $mode: ready in $(jq -r '.seconds_to_ready' "$state/coldstart-$mode.json") s"
+}
+
+# coldstart_reason FILE prints the first line of a coldstart record's error
+# (the record keeps the product's last log lines too).
+coldstart_reason() {
+	jq -r '(.error // "no coldstart record") | split("\n")[0] | rtrimstr("; last log lines:")' "$1" 2>/dev/null ||
+		echo "no readable coldstart record $1"
+}
+
 # --- shared database ---------------------------------------------------------
 
 # adapter_pg_up STATE: use the shared cluster ($IDPBENCH_PG_DIR) when there is
@@ -136,8 +183,8 @@ adapter_pg_down() {
 adapter_usage() {
 	cat >&2 <<-EOF
 		usage: $(basename "$0") install | version
-		       $(basename "$0") up|setup|meta|down STATE_DIR
-		       $(basename "$0") endpoint|loadargs|warmup STATE_DIR SCENARIO
+		       $(basename "$0") up|restart|setup|meta|down STATE_DIR
+		       $(basename "$0") endpoint|loadargs|warmup|ttl STATE_DIR SCENARIO
 		       $(basename "$0") pools STATE_DIR SCENARIO N OUT
 		Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario N/A (endpoint).
 	EOF
@@ -183,6 +230,12 @@ adapter_main() {
 		state_init "$1"
 		product_up "$1"
 		;;
+	restart)
+		adapter_need $# 1
+		[[ -s "$1/state.env" ]] || die "no state in $1 (run up first)"
+		product_stop "$1"
+		product_start "$1" B
+		;;
 	setup)
 		adapter_need $# 1
 		product_setup "$1"
@@ -204,6 +257,11 @@ adapter_main() {
 		adapter_need $# 2
 		adapter_scenario_ok "$2"
 		if declare -F product_warmup >/dev/null; then product_warmup "$1" "$2"; fi
+		;;
+	ttl)
+		adapter_need $# 2
+		adapter_scenario_ok "$2"
+		if declare -F product_ttl >/dev/null; then product_ttl "$1" "$2"; fi
 		;;
 	meta)
 		adapter_need $# 1
@@ -245,15 +303,22 @@ adapter_meta() {
 }
 
 # adapter_down STATE stops the product, then asserts nothing is left: no
-# recorded process, no recorded port in use, no recorded directory.
+# recorded process or member of a process group a start created, no recorded
+# port in use, no recorded database or directory.
 adapter_down() {
-	local state="$1" f left=() port d
+	local state="$1" f left=() port d g
 	[[ -d "$state" ]] || die "no state directory $state"
 	product_down "$state"
 	for f in "$state"/pids/*.pid; do
 		[[ -e "$f" ]] || continue
 		if pid_alive "$f"; then left+=("process $(head -n1 "$f") ($(basename "$f" .pid))"); fi
 	done
+	if [[ -s "$state/pgids" ]]; then
+		while IFS= read -r g; do
+			d="$(group_members "$g" | tr '\n' ' ')"
+			[[ -z "$d" ]] || left+=("process group $g: ${d% }")
+		done <"$state/pgids"
+	fi
 	if [[ -s "$state/state.env" ]]; then
 		while IFS='=' read -r key _; do
 			[[ "$key" == *_PORT ]] || continue

@@ -215,6 +215,68 @@ stop_pid() {
 	rm -f "$pidfile"
 }
 
+# group_members PGID prints the pids of the live (non-zombie) processes of
+# process group PGID, one a line.
+group_members() {
+	local pid
+	for pid in $(pgrep -g "$1" 2>/dev/null || true); do
+		running "$pid" && echo "$pid"
+	done
+	return 0
+}
+
+# stop_group PIDFILE [TIMEOUT_S]: the process recorded in PIDFILE leads its
+# own process group (coldstart starts products that way): TERM the whole
+# group, wait until no member is left, KILL the group after TIMEOUT_S
+# (default 20). Removes the pidfile once the group is gone; dies naming the
+# survivors otherwise. A launcher script and the server it forks (kc.sh ->
+# java) end together.
+stop_group() {
+	local pidfile="$1" timeout="${2:-20}" pgid deadline left
+	[[ -s "$pidfile" ]] || return 0
+	pgid="$(head -n1 "$pidfile")"
+	[[ "$pgid" =~ ^[0-9]+$ ]] || die "bad pidfile $pidfile"
+	if [[ -n "$(group_members "$pgid")" ]]; then
+		kill -TERM -- "-$pgid" 2>/dev/null || true
+		deadline=$((SECONDS + timeout))
+		while [[ -n "$(group_members "$pgid")" ]] && ((SECONDS < deadline)); do
+			sleep 0.2
+		done
+		if [[ -n "$(group_members "$pgid")" ]]; then
+			warn "process group $pgid ($pidfile) ignored TERM for ${timeout}s; sending KILL"
+			kill -KILL -- "-$pgid" 2>/dev/null || true
+			sleep 0.5
+		fi
+	fi
+	left="$(group_members "$pgid" | tr '\n' ' ')"
+	[[ -z "$left" ]] || die "process group $pgid ($pidfile) survived KILL: ${left% }"
+	rm -f "$pidfile"
+}
+
+# signal_stop PIDFILE SIGNAL [TIMEOUT_S]: send SIGNAL (e.g. INT) to the
+# recorded process and wait for it to exit (TIMEOUT_S, default 20, then
+# stop_pid's TERM/KILL). Returns the process's exit status when it is a child
+# of this shell, else 0.
+signal_stop() {
+	local pidfile="$1" sig="$2" timeout="${3:-20}" pid deadline rc=0
+	[[ -s "$pidfile" ]] || return 0
+	pid="$(head -n1 "$pidfile")"
+	[[ "$pid" =~ ^[0-9]+$ ]] || die "bad pidfile $pidfile"
+	if running "$pid"; then
+		kill "-$sig" "$pid" 2>/dev/null || true
+		deadline=$((SECONDS + timeout))
+		while running "$pid" && ((SECONDS < deadline)); do
+			sleep 0.1
+		done
+	fi
+	running "$pid" && { stop_pid "$pidfile" 5; return 1; }
+	wait "$pid" 2>/dev/null || rc=$?
+	# 127: not a child of this shell (its status is not ours to know).
+	((rc == 127)) && rc=0
+	rm -f "$pidfile"
+	return "$rc"
+}
+
 # make_tmpdir PREFIX prints a fresh scratch directory under $IDPBENCH_TMP.
 make_tmpdir() {
 	mktemp -d "$IDPBENCH_TMP/$1.XXXXXX"

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# gcjitter.sh: the GC-jitter run of one running product: one continuous load
+# step, long enough for garbage collectors and background jobs to show up in
+# the P99 of its intervals.
+#
+#   scripts/gcjitter.sh PRODUCT [--quick] [--run-dir DIR] [--state-dir DIR]
+#                       [--step-offset K --step-total T]
+#
+# One loadstep at c=32 on userinfo (S6) for 5 minutes (--quick: 60 s) with
+# 10 s intervals and a 5 s warmup (the adapter's warmup override in the full
+# profile, as in ladder.sh), into RUN_DIR/PRODUCT/gcjitter.json with --label
+# phase=gcjitter. Falls back to client_credentials (S2, no pool) when the
+# product has no userinfo here, or when its access tokens expire before the
+# run ends (adapter ttl); the step says so in its labels (fallback=
+# client_credentials, fallback_reason=...). The userinfo pool is reused
+# (round robin) and minted fresh unless the ladder's pool is younger than
+# IDPBENCH_REUSE_MAX_AGE_S (120 s). A complete gcjitter.json is skipped, so
+# an interrupted run resumes. The product must be up and set up, as for
+# ladder.sh.
+#
+# Environment: RUN_DIR, STATE_DIR (instead of the flags); IDPBENCH_GCJITTER_S
+# (duration, s), IDPBENCH_GCJITTER_C (connections), IDPBENCH_WARMUP_S,
+# IDPBENCH_REUSE_POOL (pool size, 256); IDPBENCH_BIN holds the built tools.
+# Exit codes: 0 ok, 1 failure, 2 usage, 130 interrupted.
+set -o errexit -o nounset -o pipefail
+
+# shellcheck source=SCRIPTDIR/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+export IDPBENCH_LOG_TAG=gcjitter
+
+# A pool must stay valid this long after the measured window ends (minting
+# and startup slack), seconds.
+TTL_MARGIN_S=30
+
+usage() {
+	sed -n '2,/^set -o/p' "${BASH_SOURCE[0]}" | sed -n 's/^# \{0,1\}//p' >&2
+	exit 2
+}
+
+main() {
+	local quick=0 run_dir="${RUN_DIR:-}" state="${STATE_DIR:-}" offset=0 total=1 args=()
+	while (($# > 0)); do
+		case "$1" in
+		--quick) quick=1 ;;
+		--run-dir) run_dir="$2" && shift ;;
+		--state-dir) state="$2" && shift ;;
+		--step-offset) offset="$2" && shift ;;
+		--step-total) total="$2" && shift ;;
+		-h | --help) usage ;;
+		-*) log "unknown flag $1" && usage ;;
+		*) args+=("$1") ;;
+		esac
+		shift
+	done
+	((${#args[@]} == 1)) || usage
+	[[ -n "$run_dir" && -n "$state" ]] || { log "RUN_DIR and STATE_DIR (or --run-dir/--state-dir) are required"; usage; }
+	run_gcjitter "${args[0]}" "$quick" "$run_dir" "$state" "$offset" "$total"
+}
+
+# step_complete FILE succeeds when FILE is a complete step result.
+step_complete() {
+	[[ -s "$1" ]] && jq -e '.status == "complete"' "$1" >/dev/null 2>&1
+}
+
+run_gcjitter() {
+	local product="$1" quick="$2" run_dir="$3" state="$4" offset="$5" total="$6"
+	local adapter="$IDPBENCH_ROOT/scripts/products/$product" out="$run_dir/$product/gcjitter.json"
+	[[ -x "$adapter" ]] || die "no adapter $adapter"
+	mkdir -p "$run_dir/$product" "$state/pools"
+	if step_complete "$out"; then
+		step $((offset + 1)) "$total" "$product gcjitter: complete, skipped"
+		return 0
+	fi
+	local duration warmup c profile override
+	c="${IDPBENCH_GCJITTER_C:-32}"
+	warmup="${IDPBENCH_WARMUP_S:-5}"
+	if ((quick)); then
+		duration="${IDPBENCH_GCJITTER_S:-60}" profile=quick
+	else
+		duration="${IDPBENCH_GCJITTER_S:-300}" profile=full
+		override="$("$adapter" warmup "$state" userinfo)"
+		if [[ -n "$override" && -z "${IDPBENCH_WARMUP_S:-}" ]]; then
+			log "$product: warmup ${override}s (the adapter's override)"
+			warmup="$override"
+		fi
+	fi
+
+	local scenario labels=() ttl run_s=$((warmup + duration))
+	ttl="$("$adapter" ttl "$state" userinfo)"
+	scenario="$(pick_scenario "$adapter" "$state" "$run_s" "$ttl")"
+	if [[ "$scenario" != userinfo ]]; then
+		labels=(--label fallback=client_credentials --label "fallback_reason=${scenario#*|}")
+		scenario=client_credentials
+	fi
+
+	local url extra_txt extra=() mode="" i poolargs=()
+	url="$("$adapter" endpoint "$state" "$scenario")"
+	extra_txt="$("$adapter" loadargs "$state" "$scenario")"
+	[[ -n "$extra_txt" ]] && mapfile -t extra <<<"$extra_txt"
+	for ((i = 0; i < ${#extra[@]}; i++)); do
+		[[ "${extra[i]}" == --pool-mode ]] && mode="${extra[i + 1]}"
+	done
+	case "$mode" in
+	"") ;;
+	reuse) poolargs=(--pool "$(reuse_pool "$adapter" "$state" "$scenario" "$run_s" "$ttl")") ;;
+	*) die "$product $scenario: pool mode $mode cannot feed one long step (want reuse or none)" ;;
+	esac
+
+	step $((offset + 1)) "$total" "$product gcjitter $scenario c=$c (${warmup}s + ${duration}s, 10s intervals; ends in >= $((warmup + duration))s)"
+	local rc=0 loadstep version
+	loadstep="$(tool loadstep)"
+	version="$("$adapter" version)"
+	"$loadstep" --url "$url" --scenario "$scenario" -c "$c" \
+		--warmup "${warmup}s" --duration "${duration}s" --interval 10s --timeout 10s \
+		--product "$product" --product-version "$version" \
+		--label phase=gcjitter --label "profile=$profile" "${labels[@]}" \
+		"${extra[@]}" "${poolargs[@]}" -o "$out" || rc=$?
+	case "$rc" in
+	0) log "$product gcjitter: $(jq -c '{status, requests, error_rate, intervals: (.intervals | length)}' "$out")" ;;
+	130) log "interrupted at $product gcjitter" && exit 130 ;;
+	*) die "loadstep failed at $product gcjitter (exit $rc)" ;;
+	esac
+}
+
+# pick_scenario ADAPTER STATE RUN_S TTL prints "userinfo", or
+# "client_credentials|WHY" when userinfo is N/A for the product or its access
+# tokens (TTL seconds; "" = unknown) expire within RUN_S + TTL_MARGIN_S.
+pick_scenario() {
+	local adapter="$1" state="$2" run_s="$3" ttl="$4" rc=0
+	"$adapter" endpoint "$state" userinfo >/dev/null 2>&1 || rc=$?
+	if ((rc == 3)); then
+		echo "client_credentials|userinfo is N/A for this product"
+		return 0
+	fi
+	((rc == 0)) || die "$adapter endpoint userinfo failed (exit $rc)"
+	if [[ -n "$ttl" ]] && ((ttl < run_s + TTL_MARGIN_S)); then
+		log "userinfo access tokens live ${ttl}s, less than the ${run_s}s run: falling back to client_credentials"
+		echo "client_credentials|access tokens live ${ttl}s, less than the ${run_s}s run"
+		return 0
+	fi
+	echo userinfo
+}
+
+# reuse_pool ADAPTER STATE SCENARIO RUN_S TTL prints the path of a reuse pool
+# for the run: the ladder's STATE/pools/SCENARIO.pool when it is younger than
+# IDPBENCH_REUSE_MAX_AGE_S and its tokens outlive the run, else a freshly
+# minted one in its place.
+reuse_pool() {
+	local adapter="$1" state="$2" scenario="$3" run_s="$4" ttl="$5" pool size age=-1
+	pool="$state/pools/$scenario.pool"
+	size="${IDPBENCH_REUSE_POOL:-256}"
+	[[ -s "$pool" ]] && age=$((EPOCHSECONDS - $(stat -c %Y "$pool")))
+	if ((age >= 0 && age < ${IDPBENCH_REUSE_MAX_AGE_S:-120})) &&
+		[[ -z "$ttl" || $((ttl - age)) -ge $((run_s + TTL_MARGIN_S)) ]]; then
+		log "reusing the ladder's $scenario pool ($pool, ${age}s old)"
+	else
+		log "minting a reuse pool of $size for $scenario"
+		"$adapter" pools "$state" "$scenario" "$size" "$pool" >&2
+	fi
+	echo "$pool"
+}
+
+main "$@"
