@@ -7,7 +7,7 @@
 # builds loadstep and the reference OP, then prints a markdown table on stdout.
 set -o errexit -o nounset -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-IDPBENCH_LOG_TAG=bench
+export IDPBENCH_LOG_TAG=bench
 
 ensure_pkg() { # ensure_pkg COMMAND PACKAGE
 	command -v "$1" >/dev/null 2>&1 && return 0

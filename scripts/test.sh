@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# test.sh: every test of idpbench, against real servers it starts itself.
+#
+#   scripts/test.sh [--unit] [--keep]
+#
+#   --unit   static checks and Go tests only (the integration pass is skipped,
+#            and Go tests that need a real server skip themselves)
+#   --keep   keep the integration run's results directory (printed at the end)
+#
+# 1. static: gofmt, go vet, bash -n on every script
+# 2. servers: the reference OP, and Ory Hydra on a throwaway PostgreSQL, started
+#    by the product adapters (installed or built on first use, then cached in
+#    ~/.cache/idpbench)
+# 3. go test -race ./... with IDPBENCH_INTEGRATION=1, so tests that need those
+#    servers fail instead of skipping when they are missing
+# 4. the quick comparison (scripts/run-comparison.sh --quick) on refop,hydra,
+#    asserting from `aggregate steady` that Hydra S1 S2 S3 S5 S6 and the
+#    reference OP's S1 S2 have numbers with zero failed requests at the
+#    steady step
+# Installs what it needs from the OS packages when run as root (PostgreSQL,
+# jq, gcc) and fails naming what is missing otherwise. Exit 0 only when all
+# of it passes.
+set -o errexit -o nounset -o pipefail
+
+# shellcheck source=lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# shellcheck source=lib/postgres.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/postgres.sh"
+export IDPBENCH_LOG_TAG=test
+
+UNIT_ONLY=0
+KEEP=0
+for arg in "$@"; do
+	case "$arg" in
+	--unit) UNIT_ONLY=1 ;;
+	--keep) KEEP=1 ;;
+	-h | --help)
+		sed -n '2,/^set -o/p' "${BASH_SOURCE[0]}" | sed -n 's/^# \{0,1\}//p' >&2
+		exit 0
+		;;
+	*) die "unknown argument: $arg (see --help)" ;;
+	esac
+done
+
+WORK=""
+REFOP_STATE=""
+HYDRA_STATE=""
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	[[ -n "$HYDRA_STATE" ]] && { "$IDPBENCH_ROOT/scripts/products/hydra" down "$HYDRA_STATE" || rc=1; }
+	[[ -n "$REFOP_STATE" ]] && { "$IDPBENCH_ROOT/scripts/products/refop" down "$REFOP_STATE" || rc=1; }
+	if [[ -n "${IDPBENCH_PG_DIR:-}" ]]; then pg_down || rc=1; fi
+	if [[ -n "$WORK" ]]; then
+		if ((KEEP)); then log "kept $WORK"; else rm -rf "$WORK"; fi
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ensure_pkg() { # ensure_pkg COMMAND PACKAGE
+	command -v "$1" >/dev/null 2>&1 && return 0
+	[[ $(id -u) -eq 0 ]] || die "$1 is missing: install the OS package $2"
+	log "installing $2 from the OS packages"
+	DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >&2
+}
+
+phase() { log "=== $*"; }
+
+phase "static checks"
+require_cmd go
+ensure_pkg jq jq
+ensure_pkg curl curl
+cd "$IDPBENCH_ROOT"
+unformatted="$(find . -name '*.go' -not -path './.git/*' -print0 | xargs -0 gofmt -l)"
+[[ -z "$unformatted" ]] || die "gofmt would change: $unformatted"
+go vet ./...
+for f in scripts/*.sh scripts/lib/*.sh scripts/products/*; do
+	bash -n "$f" || die "syntax error in $f"
+done
+
+if ((UNIT_ONLY)); then
+	phase "go test -race (unit only)"
+	go test -race -count=1 ./...
+	exit 0
+fi
+
+phase "servers for the integration tests"
+ensure_pkg gcc gcc
+WORK="$(make_tmpdir idpbench-test)"
+build_tools
+for p in refop hydra; do "$IDPBENCH_ROOT/scripts/products/$p" install; done
+pg_up "$(pg_make_dir)"
+REFOP_STATE="$WORK/refop"
+"$IDPBENCH_ROOT/scripts/products/refop" up "$REFOP_STATE"
+HYDRA_STATE="$WORK/hydra"
+"$IDPBENCH_ROOT/scripts/products/hydra" up "$HYDRA_STATE"
+"$IDPBENCH_ROOT/scripts/products/hydra" setup "$HYDRA_STATE"
+
+phase "go test -race ./... (unit and integration)"
+state() { (source "$1/state.env" && printf '%s\n' "${!2}"); }
+IDPBENCH_INTEGRATION=1 \
+	IDPBENCH_REFOP_URL="$(state "$REFOP_STATE" ISSUER)" \
+	IDPBENCH_PG_DSN="$(pg_dsn postgres)" \
+	IDPBENCH_HYDRA_PUBLIC="$(state "$HYDRA_STATE" ISSUER)" \
+	IDPBENCH_HYDRA_ADMIN="$(state "$HYDRA_STATE" ADMIN_URL)" \
+	IDPBENCH_HYDRA_CLIENT_ID=bench-svc \
+	IDPBENCH_HYDRA_CLIENT_SECRET_FILE="$HYDRA_STATE/secrets/bench-svc" \
+	go test -race -count=1 ./...
+
+# The comparison brings up its own PostgreSQL and products: stop ours first.
+"$IDPBENCH_ROOT/scripts/products/hydra" down "$HYDRA_STATE"
+HYDRA_STATE=""
+"$IDPBENCH_ROOT/scripts/products/refop" down "$REFOP_STATE"
+REFOP_STATE=""
+pg_down
+unset IDPBENCH_PG_DIR
+
+phase "quick comparison: refop, hydra"
+IDPBENCH_RESULTS="$WORK/results" "$IDPBENCH_ROOT/scripts/run-comparison.sh" --quick --fresh \
+	--only refop,hydra --run-id test
+run="$WORK/results/test"
+[[ -s "$run/COMPARISON.md" ]] || die "no COMPARISON.md in $run"
+"$(tool aggregate)" steady "$run" >"$WORK/steady.jsonl"
+
+# expect PRODUCT ID... : each cell has a steady step with zero failed requests.
+expect() {
+	local product="$1" id row
+	shift
+	for id in "$@"; do
+		row="$(jq -c --arg p "$product" --arg id "$id" 'select(.product==$p and .id==$id)' "$WORK/steady.jsonl")"
+		[[ -n "$row" ]] || die "$product $id: no row in the comparison"
+		jq -e '.steady and .qps > 0 and .failed == 0' >/dev/null <<<"$row" ||
+			die "$product $id: want numbers with zero errors at the steady step, got $row"
+		log "ok: $product $id $(jq -r '"c=\(.c) qps=\(.qps|floor) p99=\(.p99_ms)ms failed=\(.failed)"' <<<"$row")"
+	done
+}
+expect hydra S1 S2 S3 S5 S6
+expect refop S1 S2
+grep -q '^| S1 discovery | hydra |' "$run/COMPARISON.md" || die "COMPARISON.md has no Hydra S1 row"
+phase "all tests passed"
