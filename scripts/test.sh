@@ -13,10 +13,11 @@
 #    ~/.cache/idpbench)
 # 3. go test -race ./... with IDPBENCH_INTEGRATION=1, so tests that need those
 #    servers fail instead of skipping when they are missing
-# 4. the quick comparison (scripts/run-comparison.sh --quick) on refop,hydra,
-#    asserting from `aggregate steady` that Hydra S1 S2 S3 S5 S6 and the
-#    reference OP's S1 S2 have numbers with zero failed requests at the
-#    steady step
+# 4. the quick comparison (scripts/run-comparison.sh --quick) on
+#    refop,hydra,keycloak (Keycloak from Maven Central, run on a JDK >= 21),
+#    asserting from `aggregate steady` that Hydra's and Keycloak's S1 S2 S3 S5
+#    S6 and the reference OP's S1 S2 have numbers with zero failed requests at
+#    the steady step, and that cold start, memory and GC-jitter records exist
 # Installs what it needs from the OS packages when run as root (PostgreSQL,
 # jq, gcc) and fails naming what is missing otherwise. Exit 0 only when all
 # of it passes.
@@ -118,9 +119,9 @@ REFOP_STATE=""
 pg_down
 unset IDPBENCH_PG_DIR
 
-phase "quick comparison: refop, hydra"
+phase "quick comparison: refop, hydra, keycloak"
 IDPBENCH_RESULTS="$WORK/results" "$IDPBENCH_ROOT/scripts/run-comparison.sh" --quick --fresh \
-	--only refop,hydra --run-id test
+	--only refop,hydra,keycloak --run-id test
 run="$WORK/results/test"
 [[ -s "$run/COMPARISON.md" ]] || die "no COMPARISON.md in $run"
 "$(tool aggregate)" steady "$run" >"$WORK/steady.jsonl"
@@ -138,6 +139,14 @@ expect() {
 	done
 }
 expect hydra S1 S2 S3 S5 S6
+expect keycloak S1 S2 S3 S5 S6
 expect refop S1 S2
+for p in refop hydra keycloak; do
+	for f in coldstart-A.json coldstart-B.json gcjitter.json; do
+		jq -e '.status == "complete"' "$run/$p/$f" >/dev/null || die "$p: $f missing or not complete"
+	done
+	compgen -G "$run/$p/samples*.jsonl" >/dev/null || die "$p: no sampler records"
+done
 grep -q '^| S1 discovery | hydra |' "$run/COMPARISON.md" || die "COMPARISON.md has no Hydra S1 row"
+compgen -G "$run/charts/*.svg" >/dev/null || die "no SVG charts next to COMPARISON.md"
 phase "all tests passed"
