@@ -215,7 +215,8 @@ start_failure() {
 # source process:PRODUCT), its database when it uses PostgreSQL (rates of
 # that database, the server's processes, top queries; pg_stat_statements is
 # reset first so they cover this product only) and the host, into
-# RUN_DIR/PRODUCT/samples-<time>.jsonl (a resumed run adds a file).
+# RUN_DIR/PRODUCT/samples-<time>.jsonl (a resumed run adds a file). PSS is read
+# every 2 s (the report prefers it to RSS: shared_buffers counted once).
 start_sampler() {
 	local p="$1" state="$2" args=() db
 	[[ -x "$IDPBENCH_BIN/sampler" ]] || { warn "sampler is not built: no memory/CPU samples"; return 0; }
@@ -225,7 +226,7 @@ start_sampler() {
 		args+=(--postgres "$(pg_dsn "$db")" --pg-reset)
 	fi
 	start_bg sampler "$WORK/sampler.pid" "$WORK/sampler.log" "$(tool sampler)" "${args[@]}" \
-		--every 1s -o "$RUN_DIR/$p/samples-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
+		--every 1s --pss-every 2s -o "$RUN_DIR/$p/samples-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
 }
 
 # stop_sampler stops the sampler with SIGINT (a normal stop: it writes its

@@ -211,10 +211,10 @@ func (m *md) missingFor(p Product, i int) []string {
 	if res.NA != "" {
 		out = append(out, "memory and database figures: "+res.NA)
 	} else {
-		add("IdP RSS", res.IdPRSS)
-		add("PostgreSQL RSS", res.DBRSS)
+		add("IdP memory", res.IdPRSS)
+		add("PostgreSQL memory", res.DBRSS)
 		if res.IdPRSS.OK && res.DBRSS.OK {
-			add("full-stack RSS", res.StackRSS)
+			add("full-stack memory", res.StackRSS)
 		}
 	}
 	for _, u := range res.Steps {

@@ -49,9 +49,11 @@ type Resources struct {
 	HasDB       bool     // the product's sampler files hold postgres records
 	Windows     int      // steady-state windows
 	InWindows   int      // sampler records inside them, all sources
-	IdPRSS      Figure   // MiB, median
-	DBRSS       Figure   // MiB, median
+	IdPRSS      Figure   // MiB, median (PSS or RSS: IdPMem)
+	DBRSS       Figure   // MiB, median (PSS or RSS: DBMem)
 	StackRSS    Figure   // MiB, median of IdP + PostgreSQL at the same sampling instant
+	IdPMem      string   // MemPSS or MemRSS: what IdPRSS measures
+	DBMem       string   // MemPSS or MemRSS: what DBRSS measures
 	ConnsMax    Figure   // PostgreSQL client connections, max over the windows
 	Steps       []StepUsage
 	TopQueries  []schema.Query // TopQueryCount statements by total time
@@ -160,24 +162,25 @@ func maxFigure(vs []float64, na string) Figure {
 	return Figure{Value: slices.Max(vs), OK: true}
 }
 
-// stackRSS sums the IdP's and PostgreSQL's RSS taken at the same sampling
-// instant (the sampler stamps every source of a tick with one time) and
-// returns the median of those sums in MiB.
+// stackRSS sums the IdP's and PostgreSQL's memory taken at the same sampling
+// instant (the sampler stamps every source of a tick with one time), each
+// source read as memOf says, and returns those sums in MiB.
 func stackRSS(samples []schema.Sample, idp string) []float64 {
-	idpAt, dbAt := map[time.Time]int64{}, map[time.Time]int64{}
+	idpKeep, idpGet, _ := memOf(samples, idp)
+	dbKeep, dbGet, _ := memOf(samples, SourcePostgres)
+	idpAt, dbAt := map[time.Time]float64{}, map[time.Time]float64{}
 	for _, s := range samples {
 		switch {
-		case s.RSSBytes <= 0:
-		case s.Source == idp:
-			idpAt[s.T] += s.RSSBytes
-		case s.Source == SourcePostgres:
-			dbAt[s.T] += s.RSSBytes
+		case s.Source == idp && idpKeep(s):
+			idpAt[s.T] += idpGet(s)
+		case s.Source == SourcePostgres && dbKeep(s):
+			dbAt[s.T] += dbGet(s)
 		}
 	}
 	var sums []float64
 	for _, t := range slices.SortedFunc(maps.Keys(idpAt), time.Time.Compare) {
 		if db, ok := dbAt[t]; ok {
-			sums = append(sums, float64(idpAt[t]+db)/mib)
+			sums = append(sums, idpAt[t]+db)
 		}
 	}
 	return sums
@@ -220,10 +223,32 @@ func buildResources(p Product, cells []Cell, files []SampleFile, known map[strin
 	return res
 }
 
-// memory fills the RSS figures from the records inside the windows.
+// What a memory figure measures.
+const (
+	MemPSS = "PSS" // proportional set size: shared pages divided among the processes mapping them
+	MemRSS = "RSS" // resident set size summed over processes: shared pages counted once per process
+)
+
+// memOf says how a source's memory is read from samples: PSS when any of its
+// records carries one, else RSS. RSS summed over a process tree counts
+// shared memory once per process (every PostgreSQL backend maps
+// shared_buffers), so PSS is the honest figure where the sampler could read it.
+func memOf(samples []schema.Sample, src string) (keep func(schema.Sample) bool, get func(schema.Sample) float64, kind string) {
+	if len(values(samples, src, hasPSS, pssMiB)) > 0 {
+		return hasPSS, pssMiB, MemPSS
+	}
+	return hasRSS, rssMiB, MemRSS
+}
+
+func hasPSS(s schema.Sample) bool    { return s.PSSBytes > 0 }
+func pssMiB(s schema.Sample) float64 { return float64(s.PSSBytes) / mib }
+
+// memory fills the memory figures from the records inside the windows.
 func (res *Resources) memory(in, all []schema.Sample) {
-	res.IdPRSS = medianFigure(values(in, res.IdPSource, hasRSS, rssMiB), idpNA(res.IdPSource))
-	res.DBRSS = medianFigure(values(in, SourcePostgres, hasRSS, rssMiB), dbNA(all))
+	keep, get, kind := memOf(in, res.IdPSource)
+	res.IdPRSS, res.IdPMem = medianFigure(values(in, res.IdPSource, keep, get), idpNA(res.IdPSource)), kind
+	keep, get, kind = memOf(in, SourcePostgres)
+	res.DBRSS, res.DBMem = medianFigure(values(in, SourcePostgres, keep, get), dbNA(all)), kind
 	res.ConnsMax = maxFigure(values(in, SourcePostgres, nil, conns), dbStatsNA(all))
 	sums := stackRSS(in, res.IdPSource)
 	switch {
@@ -274,7 +299,8 @@ func stepUsage(sc schema.ScenarioInfo, sf StepFile, samples []schema.Sample, idp
 	u := StepUsage{Scenario: sc, File: sf, Records: len(in)}
 	u.IdPCPU = medianFigure(values(in, idp, nil, cpuPct), cmp.Or(noSource(idp), "no "+idp+" samples"+inWin))
 	u.DBCPU = medianFigure(values(in, SourcePostgres, hasRSS, cpuPct), dbNA(samples))
-	u.DBRSS = medianFigure(values(in, SourcePostgres, hasRSS, rssMiB), dbNA(samples))
+	keep, get, _ := memOf(in, SourcePostgres)
+	u.DBRSS = medianFigure(values(in, SourcePostgres, keep, get), dbNA(samples))
 	u.TPS = medianFigure(values(in, SourcePostgres, nil, xact), dbStatsNA(samples))
 	u.ConnsMedian = medianFigure(values(in, SourcePostgres, nil, conns), dbStatsNA(samples))
 	u.ConnsMax = maxFigure(values(in, SourcePostgres, nil, conns), dbStatsNA(samples))

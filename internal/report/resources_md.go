@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -29,15 +30,29 @@ func formatCount(v float64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
+// memKinds says what the memory figures of res measure.
+func memKinds(res Resources) string {
+	switch {
+	case res.IdPMem == "" && res.DBMem == "":
+		return "–"
+	case res.IdPMem == res.DBMem || !res.DBRSS.OK:
+		return cmp.Or(res.IdPMem, res.DBMem)
+	}
+	return "IdP " + res.IdPMem + ", PostgreSQL " + res.DBMem
+}
+
 func (m *md) memoryColdJitter() {
 	m.printf("## Memory, cold start and GC jitter\n\n")
 	m.printf("### Memory at steady state\n\n")
-	m.printf("| Product | IdP RSS MiB | PostgreSQL RSS MiB | Full stack MiB | Windows | Records in windows | IdP source |\n")
-	m.printf("|---|--:|--:|--:|--:|--:|---|\n")
+	m.printf("| Product | IdP MiB | PostgreSQL MiB | Full stack MiB | Measured as | Windows | Records in windows | IdP source |\n")
+	m.printf("|---|--:|--:|--:|---|--:|--:|---|\n")
 	for _, res := range m.r.Resources {
-		m.printf("| %s | %s | %s | %s | %d | %d | %s |\n", res.Product, fig(res.IdPRSS, formatMiB), fig(res.DBRSS, formatMiB),
-			fig(res.StackRSS, formatMiB), res.Windows, res.InWindows, orNone(res.IdPSource))
+		m.printf("| %s | %s | %s | %s | %s | %d | %d | %s |\n", res.Product, fig(res.IdPRSS, formatMiB), fig(res.DBRSS, formatMiB),
+			fig(res.StackRSS, formatMiB), memKinds(res), res.Windows, res.InWindows, orNone(res.IdPSource))
 	}
+	m.printf("\nPSS divides shared pages among the processes that map them; RSS summed over a process\n")
+	m.printf("tree counts them once per process (every PostgreSQL backend maps shared_buffers), so it\n")
+	m.printf("overstates a multi-process server. PSS is used wherever the sampler could read it.\n")
 	m.printf("\n### Cold start\n\n")
 	m.printf("| Product | A: fresh database, s to ready | A: peak RSS MiB | B: restart, s to ready | B: peak RSS MiB |\n")
 	m.printf("|---|--:|--:|--:|--:|\n")
@@ -149,7 +164,7 @@ func (m *md) productDatabase(res Resources) {
 // record the database columns are left out (the line above says why).
 func (m *md) usageTable(res Resources) {
 	if res.HasDB {
-		m.printf("| Scenario | c | QPS | IdP CPU | PostgreSQL CPU | PostgreSQL RSS MiB | TPS | Connections median / max | Host busy | Driver CPU | Verdict |\n")
+		m.printf("| Scenario | c | QPS | IdP CPU | PostgreSQL CPU | PostgreSQL MiB | TPS | Connections median / max | Host busy | Driver CPU | Verdict |\n")
 		m.printf("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	} else {
 		m.printf("| Scenario | c | QPS | IdP CPU | Host busy | Driver CPU | Verdict |\n|---|--:|--:|--:|--:|--:|---|\n")
@@ -231,7 +246,8 @@ func queryCell(q string) string {
 }
 
 func (m *md) howToReadResources() {
-	m.printf("- **Memory** is RSS in MiB (2^20 bytes): the median of the sampler's records whose time falls\n")
+	m.printf("- **Memory** is PSS where the sampler could read it, else RSS (the table says which), in MiB\n")
+	m.printf("  (2^20 bytes): the median of the sampler's records whose time falls\n")
 	m.printf("  inside the measured windows of the product's steady-state steps (one step per scenario, not\n")
 	m.printf("  the whole ladder). IdP = the product's process tree (the `process:<product>` source, else the\n")
 	m.printf("  largest process tree sampled); PostgreSQL = the server's tree (postmaster and every backend);\n")
