@@ -6,7 +6,7 @@
 #   --quick      smoke profile: ladder 2 8 32, warmup 1 s, measured 3 s;
 #                GC jitter 60 s instead of 5 minutes
 #   --fresh      delete the run directory first (default: resume it)
-#   --only P,..  products to run (default: refop hydra); an unknown product
+#   --only P,..  products to run (default: refop hydra keycloak zitadel); an unknown product
 #                becomes an N/A row with the reason
 #   --run-id ID  results/ID (default: "quick", or "full-YYYYMMDD" for the full
 #                profile), so a rerun resumes: complete steps are skipped
@@ -30,8 +30,9 @@
 # introspect refresh userinfo"), IDPBENCH_RESULTS (default <repo>/results), and
 # the ladder's and the GC-jitter run's variables (scripts/ladder.sh,
 # scripts/gcjitter.sh); IDPBENCH_NO_BUILD=1 uses the tools
-# already built in IDPBENCH_BIN instead of building them. Exit codes: 0 ok, 1 a product
-# failed or left something behind, 2 usage, 130 interrupted.
+# already built in IDPBENCH_BIN instead of building them. Exit codes: 0 ok (a product
+# that cannot be installed here is an N/A row, not a failure), 1 a product
+# failed after install or left something behind, 2 usage, 130 interrupted.
 set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh
@@ -40,7 +41,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/postgres.sh"
 export IDPBENCH_LOG_TAG=run
 
-DEFAULT_PRODUCTS=(refop hydra)
+DEFAULT_PRODUCTS=(refop hydra keycloak zitadel)
 read -r -a SCENARIOS <<<"${IDPBENCH_SCENARIOS:-discovery client_credentials introspect refresh userinfo}"
 
 WORK=""
@@ -117,7 +118,7 @@ product_meta() {
 # run_product PRODUCT: the whole life of one product. Returns non-zero when
 # it failed (the meta says why); exits 130 when interrupted.
 run_product() {
-	local p="$1" a state start version rc s
+	local p="$1" a state start version rc s reason
 	a="$(adapter "$p")"
 	mkdir -p "$RUN_DIR/$p"
 	start="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -128,9 +129,14 @@ run_product() {
 	fi
 	version="$("$a" version)"
 	phase_step "$p install"
-	if ! "$a" install; then
-		na_meta "$p" "$version" "install failed on this machine (see the run's log)" | write_json "$RUN_DIR/$p/meta.json"
-		return 1
+	# The adapter's own last error line (die: "... error: WHY") is the N/A reason.
+	if ! "$a" install 2> >(tee "$WORK/$p-install.err" >&2); then
+		reason="$(sed -n 's/^.* error: //p' "$WORK/$p-install.err" | tail -n 1)"
+		na_meta "$p" "$version" "${reason:-install failed on this machine (see the log of the run)}" |
+			write_json "$RUN_DIR/$p/meta.json"
+		# Not a failure of the run: a product that cannot run here is an N/A row.
+		warn "$p cannot run on this machine: N/A in the report"
+		return 0
 	fi
 	state="$WORK/$p"
 	mkdir -p "$state"

@@ -17,7 +17,9 @@
 #    refop,hydra,keycloak (Keycloak from Maven Central, run on a JDK >= 21),
 #    asserting from `aggregate steady` that Hydra's and Keycloak's S1 S2 S3 S5
 #    S6 and the reference OP's S1 S2 have numbers with zero failed requests at
-#    the steady step, and that cold start, memory and GC-jitter records exist
+#    the steady step, that cold start, memory and GC-jitter records exist, and
+#    (with no ZITADEL_BIN and no Docker engine) that Zitadel's rows are N/A
+#    with that reason
 # Installs what it needs from the OS packages when run as root (PostgreSQL,
 # jq, gcc) and fails naming what is missing otherwise. Exit 0 only when all
 # of it passes.
@@ -119,9 +121,9 @@ REFOP_STATE=""
 pg_down
 unset IDPBENCH_PG_DIR
 
-phase "quick comparison: refop, hydra, keycloak"
+phase "quick comparison: refop, hydra, keycloak, zitadel"
 IDPBENCH_RESULTS="$WORK/results" "$IDPBENCH_ROOT/scripts/run-comparison.sh" --quick --fresh \
-	--only refop,hydra,keycloak --run-id test
+	--only refop,hydra,keycloak,zitadel --run-id test
 run="$WORK/results/test"
 [[ -s "$run/COMPARISON.md" ]] || die "no COMPARISON.md in $run"
 "$(tool aggregate)" steady "$run" >"$WORK/steady.jsonl"
@@ -148,5 +150,12 @@ for p in refop hydra keycloak; do
 	compgen -G "$run/$p/samples*.jsonl" >/dev/null || die "$p: no sampler records"
 done
 grep -q '^| S1 discovery | hydra |' "$run/COMPARISON.md" || die "COMPARISON.md has no Hydra S1 row"
+# Zitadel runs only with ZITADEL_BIN or a Docker engine: without them its rows are N/A saying so.
+if [[ -z "${ZITADEL_BIN:-}" ]] && ! docker info >/dev/null 2>&1; then
+	jq -e '.status == "na" and (.na_reason | test("ZITADEL_BIN is not set and no Docker engine"))' \
+		"$run/zitadel/meta.json" >/dev/null || die "zitadel: want an N/A meta naming ZITADEL_BIN and Docker"
+	grep -q '^| S1 discovery | zitadel | N/A .*ZITADEL_BIN' "$run/COMPARISON.md" ||
+		die "COMPARISON.md has no N/A row for Zitadel with the reason"
+fi
 compgen -G "$run/charts/*.svg" >/dev/null || die "no SVG charts next to COMPARISON.md"
 phase "all tests passed"
