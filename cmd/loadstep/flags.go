@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"strings"
 	"time"
@@ -30,7 +31,7 @@ type config struct {
 	product, productVersion   string
 	engine                    string
 	insecure                  bool
-	output                    string
+	output, hlog              string
 	version                   bool
 }
 
@@ -42,12 +43,12 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.StringVar(&c.url, "url", "", "full endpoint URL, http or https (required)")
 	fs.StringVar(&c.scenario, "scenario", "", "discovery | client_credentials | introspect | refresh | userinfo | jwt_bearer | request (required)")
-	fs.IntVarP(&c.connections, "connections", "c", 1, "concurrent keep-alive connections, each its own request loop")
+	fs.IntVarP(&c.connections, "connections", "c", 1, "concurrent keep-alive connections, each its own request loop (needs -c plus 64 open files, see RLIMIT_NOFILE below)")
 	fs.DurationVar(&c.warmup, "warmup", 5*time.Second, "warmup before the measured window, not recorded (duration, e.g. 5s; 0 = none)")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured window (duration, e.g. 10s, 5m)")
 	fs.DurationVar(&c.interval, "interval", time.Second, "length of one per-interval histogram (duration)")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "per-request timeout, connect to last body byte; also bounds the drain (duration)")
-	fs.Float64Var(&c.rate, "rate", 0, "open-loop rate in requests/s (not implemented yet; only 0 = closed loop)")
+	fs.Float64Var(&c.rate, "rate", 0, "open-loop rate in requests/s over all connections, each sending rate/c on its own schedule (wrk2 model); default 0 = closed loop")
 	fs.StringVar(&c.poolFile, "pool", "", "credential pool file, one per line ('-' = stdin); default none")
 	fs.StringVar(&c.poolMode, "pool-mode", load.PoolReuse, "reuse (round-robin, a slice per connection) | consume (each line once) | chain (refresh rotation)")
 	fs.StringVar(&c.clientID, "client-id", "", "OAuth client id for client authentication; default none")
@@ -65,6 +66,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.StringVar(&c.engine, "engine", load.EngineRaw, "raw (HTTP/1.1 on a plain TCP connection per worker, nothing allocated per request; https URLs use nethttp) | nethttp (Go's net/http client)")
 	fs.BoolVar(&c.insecure, "insecure", false, "skip TLS certificate verification (https; default verify)")
 	fs.StringVarP(&c.output, "output", "o", "-", "result file, written atomically ('-' = stdout)")
+	fs.StringVar(&c.hlog, "hlog", "", "also write the per-interval histograms as an HdrHistogram interval log (v1.3) to this file, atomically ('-' = stdout when -o is a file); default none")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	return fs
 }
@@ -73,28 +75,53 @@ func newFlagSet(c *config) *pflag.FlagSet {
 func usage(w io.Writer, fs *pflag.FlagSet) {
 	fmt.Fprint(w, `Usage: loadstep --url URL --scenario NAME [flags]
 
-Runs one closed-loop load step against one endpoint: a warmup, then a
-measured window, and writes an idpbench.step/v1 JSON record.
+Runs one load step against one endpoint -- closed loop, or open loop at a
+fixed rate with --rate -- a warmup, then a measured window, and writes an
+idpbench.step/v1 JSON record.
 
 Flags:
 `)
 	fmt.Fprint(w, fs.FlagUsages())
 	fmt.Fprint(w, `
 Window edges: a request belongs to the window, and to the interval, in which
-it was SENT. Requests sent during the warmup are never counted, even when they
-complete inside the window. At the end of the window no new request starts;
-requests in flight are awaited (bounded by --timeout) and counted, so none is
-dropped and none is counted twice. qps = requests / window seconds. In
+it was SENT (in rate mode: in which it was due to be sent, see below).
+Requests sent during the warmup are never counted, even when they complete
+inside the window. At the end of the window no new request starts (in rate
+mode: none due after it); requests in flight are awaited (bounded by
+--timeout) and counted, so none is dropped and none is counted twice. qps = requests / window seconds. In
 consume mode a connection that finds the pool empty counts one
 pool_exhausted and stops; if all stop, the window ends early.
 
-Latency: each connection sends its next request only when the previous one
-has completed, so the figures are service time under N outstanding requests
-(latency_model closed_loop_service_time). A slow response holds back the
-requests behind it, so the percentiles understate what an open stream of
-clients would see (coordinated omission). Histograms hold every request that
-got a complete HTTP response; socket errors, timeouts and pool exhaustion are
-counted only.
+Latency, closed loop (--rate 0, the default): each connection sends its
+next request only when the previous one has completed, so the figures are
+service time under N outstanding requests (latency_model
+closed_loop_service_time). A slow response holds back the requests behind
+it, so the percentiles understate what an open stream of clients would see
+(coordinated omission). Histograms hold every request that got a complete
+HTTP response; socket errors, timeouts and pool exhaustion are counted only.
+
+Rate mode (--rate R, the wrk2 model; latency_model open_loop_intended_start):
+every request has an intended send time fixed in advance -- the step is one
+evenly spaced schedule of R requests/s from the start of the warmup, each
+connection taking every c-th slot (R/c each, offset by 1/R from its
+neighbour). A connection sleeps until its next intended time; one that has
+fallen behind (its previous response came late) sends back to back until it
+has caught up. The intended times never move, so a server stall shows as
+queueing delay instead of fewer requests: corrected_histogram and
+corrected_latency_ms measure from the intended send time, histogram and
+latency_ms keep the service time (from the actual send). Requests belong to
+the window and its intervals by intended send time, and all of those due
+before the end are sent, after the end if need be. A request whose intended
+time plus --timeout passes before its connection is free is not sent and
+counts as a timeout. "late" counts requests sent more than 2 ms behind
+schedule (timer granularity is about 1 ms) plus those timed out unsent;
+late_max_ms is the largest delay. The rate holds only while c connections
+can carry it: each needs about R/c * latency < 1.
+
+Intervals: --interval slices the window; each slice has its own histogram
+(and corrected histogram in rate mode). --hlog writes them as an HdrHistogram
+interval log (version 1.3) with StartTime and BaseTime comments, each line
+tagged "service" or "corrected", for HdrHistogram's log tools.
 
 Engines: raw (default) is loadstep's own HTTP/1.1 client, one TCP
 connection per -c, built to cost the driver about as much CPU per request as
@@ -108,10 +135,14 @@ Failed requests are data (errors.non2xx, socket, timeout, check,
 pool_exhausted), not process errors. The client secret comes from
 --client-secret-file or $IDPBENCH_CLIENT_SECRET, never from argv.
 The first SIGINT stops sending, drains, writes the result with status
-"interrupted" and exits 130. Exit codes: 0 ok, 1 runtime error, 2 usage.
+"interrupted" and exits 130. Exit codes: 0 ok, 1 runtime error (including a
+-c beyond the open-file limit: loadstep raises its soft RLIMIT_NOFILE to the
+hard limit and, if that is still below -c plus 64, says which limit to raise),
+2 usage.
 
 Example:
   loadstep --url http://localhost:9998/.well-known/openid-configuration --scenario discovery -c 16 -o s1-c16.json && aggregate summary s1-c16.json
+  loadstep --url http://localhost:9998/.well-known/openid-configuration --scenario discovery -c 32 --rate 2000 --hlog s1-r2000.hlog -o - | jq .corrected_latency_ms
 `)
 }
 
@@ -132,8 +163,12 @@ func (c *config) validate() error {
 		return cli.Usagef("--interval: must be positive, got %s", c.interval)
 	case c.timeout <= 0:
 		return cli.Usagef("--timeout: must be positive, got %s", c.timeout)
-	case c.rate != 0:
-		return cli.Usagef("--rate: open-loop rate mode is not implemented yet (leave it 0 for closed loop)")
+	case c.rate < 0 || math.IsNaN(c.rate) || math.IsInf(c.rate, 0):
+		return cli.Usagef("--rate: must be a finite number of requests/s, 0 or more, got %v", c.rate)
+	case c.hlog == "-" && (c.output == "-" || c.output == ""):
+		return cli.Usagef("--hlog -: stdout already carries the result; give -o a file")
+	case c.hlog != "" && c.hlog == c.output:
+		return cli.Usagef("--hlog: %s is also the -o file", c.hlog)
 	case c.poolFile == "-" && c.assertionPool == "-":
 		return cli.Usagef("--pool and --client-assertion-pool cannot both read stdin")
 	}
@@ -197,7 +232,7 @@ func (c *config) loadConfig(stdin io.Reader) (*load.Config, error) {
 	u, _ := parseURL(c.url)
 	lc := &load.Config{
 		URL: u, Scenario: c.scenario, Connections: c.connections,
-		Warmup: c.warmup, Duration: c.duration, Interval: c.interval, Timeout: c.timeout,
+		Warmup: c.warmup, Duration: c.duration, Interval: c.interval, Timeout: c.timeout, Rate: c.rate,
 		PoolMode: c.poolMode, ClientID: c.clientID, ClientAuth: c.clientAuth, Scope: c.scope,
 		Method: c.method, Body: c.body, Expect: c.expect,
 		Product: c.product, ProductVersion: c.productVersion,

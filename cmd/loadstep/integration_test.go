@@ -68,6 +68,14 @@ func TestRefop(t *testing.T) {
 	t.Run("discovery", func(t *testing.T) {
 		runRefop(t, "--url", base+"/.well-known/openid-configuration", "--scenario", "discovery")
 	})
+	t.Run("discovery/rate", func(t *testing.T) {
+		s := runRefop(t, "--url", base+"/.well-known/openid-configuration", "--scenario", "discovery", "--rate", "400")
+		if s.Requests != 400 || s.LatencyModel != schema.ModelOpenLoop || s.CorrectedLatencyMS == nil ||
+			s.CorrectedLatencyMS.P50 < s.LatencyMS.P50 {
+			t.Errorf("%d requests, model %q, corrected %+v, service %+v: want the 400 due in 1 s at 400/s, open loop",
+				s.Requests, s.LatencyModel, s.CorrectedLatencyMS, s.LatencyMS)
+		}
+	})
 	for _, auth := range []string{"basic", "post"} {
 		t.Run("client_credentials/"+auth, func(t *testing.T) {
 			runRefop(t, "--url", base+"/oauth/token", "--scenario", "client_credentials", "--scope", "openid",

@@ -47,7 +47,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if isTerminal(stderr) {
 		lc.Progress = stderr
 	}
-	step, err := measure(ctx, lc, c.output, stdout)
+	step, err := measure(ctx, lc, c.output, c.hlog, stdout)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -58,15 +58,23 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return cli.ExitOK
 }
 
-// measure runs the step and writes its result. The output is opened (as a
-// temporary file) before the run, so a bad path fails before any load, and
-// renamed into place only once the result is complete.
-func measure(ctx context.Context, lc *load.Config, output string, stdout io.Writer) (*schema.Step, error) {
+// measure runs the step and writes its result, and the interval log when
+// hlog is not "". The outputs are opened (as temporary files) before the
+// run, so a bad path fails before any load, and renamed into place only
+// once complete.
+func measure(ctx context.Context, lc *load.Config, output, hlog string, stdout io.Writer) (*schema.Step, error) {
 	out, err := atomicfile.Create(output, resultMode, stdout)
 	if err != nil {
 		return nil, err
 	}
 	defer out.Abort()
+	var hl *atomicfile.File
+	if hlog != "" {
+		if hl, err = atomicfile.Create(hlog, resultMode, stdout); err != nil {
+			return nil, err
+		}
+		defer hl.Abort()
+	}
 	step, err := load.Run(ctx, lc)
 	if err != nil {
 		return nil, err
@@ -76,11 +84,24 @@ func measure(ctx context.Context, lc *load.Config, output string, stdout io.Writ
 	if err := enc.Encode(step); err != nil {
 		return nil, fmt.Errorf("writing %s: %w", output, err)
 	}
+	if hl != nil {
+		if err := load.WriteHlog(hl, step); err != nil {
+			return nil, fmt.Errorf("%s: %w", hlog, err)
+		}
+		if err := hl.Commit(); err != nil {
+			return nil, err
+		}
+	}
 	return step, out.Commit()
 }
 
 // summary is the final line on stderr.
 func summary(s *schema.Step) string {
+	if s.CorrectedLatencyMS != nil && s.Late != nil {
+		return fmt.Sprintf("loadstep: %s c=%d rate=%g %s: %d requests, %.1f req/s, corrected p50 %.3f ms, p99 %.3f ms (service p99 %.3f ms), late %d (max %.1f ms), errors %d (%.3f%%)",
+			s.Scenario, s.Connections, s.RateRPS, s.Status, s.Requests, s.QPS, s.CorrectedLatencyMS.P50, s.CorrectedLatencyMS.P99,
+			s.LatencyMS.P99, *s.Late, *s.LateMaxMS, s.Errors.Total(), 100*s.ErrorRate)
+	}
 	return fmt.Sprintf("loadstep: %s c=%d %s: %d requests, %.1f req/s, p50 %.3f ms, p99 %.3f ms, errors %d (%.3f%%)",
 		s.Scenario, s.Connections, s.Status, s.Requests, s.QPS, s.LatencyMS.P50, s.LatencyMS.P99,
 		s.Errors.Total(), 100*s.ErrorRate)

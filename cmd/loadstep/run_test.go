@@ -62,7 +62,8 @@ func TestBadInput(t *testing.T) {
 		{"negative duration", []string{"--scenario", "discovery", "--duration", "-1s"}, "--duration"},
 		{"zero connections", []string{"--scenario", "discovery", "-c", "0"}, "-c"},
 		{"zero interval", []string{"--scenario", "discovery", "--interval", "0s"}, "--interval"},
-		{"rate mode", []string{"--scenario", "discovery", "--rate", "100"}, "not implemented yet"},
+		{"negative rate", []string{"--scenario", "discovery", "--rate", "-5"}, "--rate"},
+		{"rate not a number", []string{"--scenario", "discovery", "--rate", "NaN"}, "--rate"},
 		{"missing pool", []string{"--scenario", "userinfo"}, "--pool"},
 		{"pool file missing", []string{"--scenario", "userinfo", "--pool", filepath.Join(dir, "nope.pool")}, "nope.pool"},
 		{"pool file empty", []string{"--scenario", "userinfo", "--pool", empty}, "empty.pool"},
@@ -276,7 +277,8 @@ func TestHelpAndVersion(t *testing.T) {
 		t.Fatalf("--help exit %d", code)
 	}
 	for _, want := range []string{"--warmup", "(default 5s)", "--duration", "(default 10s)", "--timeout",
-		"SENT", "service time under N outstanding requests", "IDPBENCH_CLIENT_SECRET", "&& aggregate summary"} {
+		"SENT", "service time under N outstanding requests", "IDPBENCH_CLIENT_SECRET", "&& aggregate summary",
+		"--rate", "open_loop_intended_start", "back to back", "intended times never move", "--hlog", "RLIMIT_NOFILE"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("--help lacks %q", want)
 		}

@@ -2,6 +2,7 @@ package load
 
 import (
 	"io"
+	"math"
 	"net/url"
 	"strings"
 	"time"
@@ -41,6 +42,9 @@ type Config struct {
 	Duration    time.Duration // measured window
 	Interval    time.Duration // per-interval histogram length
 	Timeout     time.Duration // whole request, including the body read
+	// Rate is the open-loop rate in requests/s over all connections (the
+	// wrk2 model, see paced); 0 = closed loop.
+	Rate float64
 
 	Pool          *pool.Pool // credentials; nil when the scenario needs none
 	PoolMode      string     // PoolReuse | PoolConsume | PoolChain
@@ -113,10 +117,17 @@ func (c *Config) Validate() error {
 	if c.ClientAuth == "" {
 		c.ClientAuth = clientAuthDefault(c.Scenario)
 	}
-	for _, check := range []func() error{c.validateEngine, c.validateHeaders, c.validatePool, c.validateAuth} {
+	for _, check := range []func() error{c.validateRate, c.validateEngine, c.validateHeaders, c.validatePool, c.validateAuth} {
 		if err := check(); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+func (c *Config) validateRate() error {
+	if c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) {
+		return cli.Usagef("--rate: must be a finite number of requests/s, 0 or more, got %v", c.Rate)
 	}
 	return nil
 }

@@ -1,16 +1,20 @@
-// Package load is loadstep's engine: a closed-loop load step against one
-// endpoint, recorded as a schema.Step.
+// Package load is loadstep's engine: a load step against one endpoint,
+// closed loop or open loop at a fixed rate, recorded as a schema.Step.
 //
 // Each of the N connections is a worker with its own Sender (one keep-alive
-// connection) running request after request. The run is a warmup, then the
-// measured window, then a drain:
+// connection) running request after request: in closed loop each as soon
+// as the previous one completed, in rate mode each at its intended send
+// time (see paced). The run is a warmup, then the measured window, then a
+// drain:
 //
 //   - A request belongs to the window, and to the interval, in which it was
-//     sent. Requests sent during the warmup are never counted, even when
-//     they complete inside the window.
-//   - From the end of the window no request starts; requests in flight are
-//     awaited (bounded by the timeout) and counted. None is dropped, none is
-//     counted twice.
+//     sent — in rate mode, in which it was due to be sent. Requests sent
+//     (due) during the warmup are never counted, even when they complete
+//     inside the window.
+//   - From the end of the window no request starts (in rate mode: none due
+//     after it; those due before it are sent, late if need be); requests
+//     in flight are awaited (bounded by the timeout) and counted. None is
+//     dropped, none is counted twice.
 //   - Cancelling the context ends the window early: no new request starts,
 //     in-flight requests drain, and the step says status "interrupted".
 //   - In consume mode a connection that finds the pool empty records one
@@ -19,9 +23,13 @@
 //
 // Closed-loop latency is service time under N outstanding requests: a slow
 // response delays the next request on its connection, so it understates
-// what an open stream of users would see (coordinated omission). The
-// histograms hold the latency of every request that got a complete HTTP
-// response; socket errors, timeouts and pool exhaustion are only counted.
+// what an open stream of users would see (coordinated omission). Rate mode
+// (the wrk2 model) measures latency from each request's intended send time
+// as well, which the schedule fixes in advance: time a request spent
+// waiting for its connection, because the server was slow, counts — the
+// honest answer to coordinated omission. The histograms hold the latency of
+// every request that got a complete HTTP response; socket errors, timeouts
+// and pool exhaustion are only counted.
 //
 // Workers record into their own per-interval tally without locks and hand
 // it over once per interval; the engine merges tallies at the end.

@@ -16,12 +16,22 @@ import (
 type plan struct {
 	launch   time.Time     // workers start (warmup begins)
 	start    time.Time     // measured window begins
-	end      time.Time     // measured window ends: no request starts at or after it
+	end      time.Time     // measured window ends: no request due at or after it starts
 	interval time.Duration // length of one interval
+	rate     float64       // requests/s over all connections; 0 = closed loop
 }
 
-// index is the interval a request sent at t belongs to (t in [start, end)).
+// index is the interval a request due at t belongs to (t in [start, end)).
 func (p plan) index(t time.Time) int { return int(t.Sub(p.start) / p.interval) }
+
+// intended is the intended send time of request n of the schedule in rate
+// mode: the whole step is one evenly spaced sequence launch + n/rate from
+// the start of the warmup, and connection i of c sends requests i, i+c,
+// i+2c, ... — its own rate/c, offset by i/rate from its neighbours. The
+// times are computed from n, never accumulated, so they cannot drift.
+func (p plan) intended(n int64) time.Time {
+	return p.launch.Add(time.Duration(float64(n) * float64(time.Second) / p.rate))
+}
 
 // window is what the measured window turned out to be.
 type window struct {
@@ -50,6 +60,9 @@ type engine struct {
 // returns a step with status interrupted. The error is a runtime failure
 // (an unreachable target); failed requests are data in the step.
 func Run(ctx context.Context, cfg *Config) (*schema.Step, error) {
+	if err := RaiseFileLimit(cfg.Connections); err != nil {
+		return nil, err
+	}
 	if err := preflight(ctx, cfg.URL, cfg.Timeout); err != nil {
 		return nil, err
 	}
@@ -60,6 +73,7 @@ func Run(ctx context.Context, cfg *Config) (*schema.Step, error) {
 		assertions: newCredPool(cfg.AssertionPool, PoolReuse),
 		live:       make([]liveCount, cfg.Connections),
 	}
+	e.tallies.rate = cfg.Rate > 0
 	e.newSender, e.engineName = cfg.sender()
 	return e.step(e.run(ctx))
 }
@@ -87,7 +101,7 @@ func preflight(ctx context.Context, u *url.URL, timeout time.Duration) error {
 func (e *engine) run(ctx context.Context) window {
 	now := time.Now()
 	start := now.Add(e.cfg.Warmup)
-	e.plan = plan{launch: now, start: start, end: start.Add(e.cfg.Duration), interval: e.cfg.Interval}
+	e.plan = plan{launch: now, start: start, end: start.Add(e.cfg.Duration), interval: e.cfg.Interval, rate: e.cfg.Rate}
 	// Workers poll a flag, not ctx.Err(), which takes a lock per call.
 	e.stopped.Store(ctx.Err() != nil)
 	stopWatch := context.AfterFunc(ctx, func() { e.stopped.Store(true) })
@@ -166,60 +180,138 @@ func sleepUntil(ctx context.Context, done <-chan struct{}, t time.Time) bool {
 	}
 }
 
-// worker is one connection's request loop. A request is attributed to the
-// moment the worker decided to send it: warmup requests are never counted,
-// and a request started before the end of the window is awaited and counted.
-// In-flight requests outlive a cancel: they drain, bounded by the timeout
-// (the Sender's deadline). The loop allocates nothing per request.
+// conn is what one worker sends with.
+type conn struct {
+	snd       Sender
+	src, asrc source
+	rec       *recorder
+	req       *Request
+}
+
+// worker is connection i's request loop, closed or paced (rate mode). A
+// request is attributed to the moment it was due: in closed loop when the
+// worker decided to send it, in rate mode its intended send time. Warmup
+// requests are never counted, and a request due before the end of the
+// window is awaited and counted. In-flight requests outlive a cancel: they
+// drain, bounded by the timeout (the Sender's deadline). The loops allocate
+// nothing per request.
 func (e *engine) worker(ctx context.Context, i int) {
-	snd := e.newSender(i)
-	defer snd.Close()
-	src := e.creds.source(i, e.cfg.Connections)
-	asrc := e.assertions.source(i, e.cfg.Connections)
-	rec := newRecorder(&e.tallies, &e.live[i])
-	defer rec.flush()
-	req := &Request{URL: e.cfg.URL}
+	c := &conn{
+		snd:  e.newSender(i),
+		src:  e.creds.source(i, e.cfg.Connections),
+		asrc: e.assertions.source(i, e.cfg.Connections),
+		rec:  newRecorder(&e.tallies, &e.live[i]),
+		req:  &Request{URL: e.cfg.URL},
+	}
+	defer c.snd.Close()
+	defer c.rec.flush()
+	if e.plan.rate > 0 {
+		e.paced(ctx, i, c)
+		return
+	}
 	for !e.stopped.Load() {
 		now := time.Now()
-		if !now.Before(e.plan.end) {
+		if !now.Before(e.plan.end) || !e.iterate(ctx, i, c, now, now) {
 			return
-		}
-		cred, ok := src.next()
-		if !ok {
-			e.exhausted(ctx, i, rec)
-			return
-		}
-		assertion, _ := asrc.next()
-		e.sc.build(req, cred, assertion)
-		resp := snd.Send(req, now.Add(e.cfg.Timeout))
-		o, rotated := classify(resp, time.Since(now), e.sc)
-		if o.class == classOK {
-			src.rotate(rotated)
-		}
-		e.live[i].count(o)
-		if !now.Before(e.plan.start) {
-			rec.record(e.plan.index(now), o)
-			e.live[i].lastSend = now
 		}
 	}
 }
 
-// exhausted records that worker i found its consume pool empty. A worker
-// that ran dry during the warmup is missing from the whole window, so its
-// exhaustion is recorded at the window's start.
-func (e *engine) exhausted(ctx context.Context, i int, rec *recorder) {
-	now := time.Now()
-	if now.Before(e.plan.start) {
+// paced is connection i's loop in rate mode (the wrk2 model). It sleeps
+// until each request's intended time; a connection that has fallen behind
+// (its previous response came late) sends back to back until it has caught
+// up, and the intended times never move, so the wait shows in the
+// corrected latency instead of thinning the load. A request whose intended
+// time plus the timeout has passed before the connection is free is not
+// sent: it counts as a timeout. Requests due before the end of the window
+// are all sent, after its end if need be (the drain, bounded the same way).
+func (e *engine) paced(ctx context.Context, i int, c *conn) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for n := int64(i); ; n += int64(e.cfg.Connections) {
+		due := e.plan.intended(n)
+		if !due.Before(e.plan.end) {
+			// Done with the schedule: stay until the window ends, which
+			// the watcher would otherwise take for a worker out of pool.
+			e.waitUntil(ctx, timer, e.plan.end)
+			return
+		}
+		if !e.waitUntil(ctx, timer, due) {
+			return
+		}
+		now := time.Now()
+		if !now.Before(due.Add(e.cfg.Timeout)) {
+			e.count(i, c.rec, due, outcome{class: classTimeout, delay: now.Sub(due)})
+			continue
+		}
+		if !e.iterate(ctx, i, c, due, now) {
+			return
+		}
+	}
+}
+
+// waitUntil sleeps until t on timer; false when the step was stopped.
+func (e *engine) waitUntil(ctx context.Context, timer *time.Timer, t time.Time) bool {
+	if e.stopped.Load() {
+		return false
+	}
+	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	timer.Reset(d)
+	select {
+	case <-timer.C:
+		return !e.stopped.Load()
+	case <-ctx.Done():
+		timer.Stop()
+		return false
+	}
+}
+
+// iterate sends one request, due at due and sent at now, and records it;
+// false when a consume pool has run dry.
+func (e *engine) iterate(ctx context.Context, i int, c *conn, due, now time.Time) bool {
+	cred, ok := c.src.next()
+	if !ok {
+		e.exhausted(ctx, i, c.rec, due)
+		return false
+	}
+	assertion, _ := c.asrc.next()
+	e.sc.build(c.req, cred, assertion)
+	resp := c.snd.Send(c.req, due.Add(e.cfg.Timeout))
+	done := time.Now()
+	o, rotated := classify(resp, done.Sub(now), e.sc)
+	if o.class == classOK {
+		c.src.rotate(rotated)
+	}
+	o.corrected, o.delay = done.Sub(due), now.Sub(due)
+	e.count(i, c.rec, due, o)
+	return true
+}
+
+// count records outcome o of worker i, due at t: in the window it is
+// attributed to t's interval.
+func (e *engine) count(i int, rec *recorder, t time.Time, o outcome) {
+	e.live[i].count(o)
+	if !t.Before(e.plan.start) {
+		rec.record(e.plan.index(t), o)
+		e.live[i].lastSend = t
+	}
+}
+
+// exhausted records that worker i found its consume pool empty at t. A
+// worker that ran dry during the warmup is missing from the whole window,
+// so its exhaustion is recorded at the window's start.
+func (e *engine) exhausted(ctx context.Context, i int, rec *recorder, t time.Time) {
+	if t.Before(e.plan.start) {
 		if !sleepUntil(ctx, nil, e.plan.start) {
 			return
 		}
-		now = e.plan.start
+		t = e.plan.start
 	}
-	if !now.Before(e.plan.end) {
+	if !t.Before(e.plan.end) {
 		return
 	}
-	o := outcome{class: classExhausted}
-	e.live[i].count(o)
-	rec.record(e.plan.index(now), o)
-	e.live[i].lastSend = now
+	e.count(i, rec, t, outcome{class: classExhausted})
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/idpbench/idpbench/internal/pool"
 	"github.com/idpbench/idpbench/internal/schema"
 )
@@ -92,8 +94,54 @@ func checkConsistent(t *testing.T, s *schema.Step) {
 	if sum := schema.Summarize(total); sum != s.LatencyMS {
 		t.Errorf("latency_ms %+v does not summarise the histogram (%+v)", s.LatencyMS, sum)
 	}
+	if s.RateRPS > 0 {
+		checkCorrected(t, s, total)
+		return
+	}
 	if s.Requests > 0 && s.LatencyModel != schema.ModelClosedLoop {
 		t.Errorf("latency_model = %q", s.LatencyModel)
+	}
+	if s.CorrectedHistogram != "" || s.CorrectedLatencyMS != nil || s.Late != nil || s.LateMaxMS != nil {
+		t.Errorf("closed-loop step carries rate-mode fields")
+	}
+}
+
+// checkCorrected asserts the rate-mode invariants: the corrected histogram
+// holds the same requests as the service-time one, each no shorter, and
+// the intervals' corrected histograms and late counts add up to the step's.
+func checkCorrected(t *testing.T, s *schema.Step, service *hdrhistogram.Histogram) {
+	t.Helper()
+	if s.LatencyModel != schema.ModelOpenLoop || s.CorrectedLatencyMS == nil || s.Late == nil || s.LateMaxMS == nil {
+		t.Fatalf("rate step: latency_model %q, corrected_latency_ms %v, late %v, late_max_ms %v",
+			s.LatencyModel, s.CorrectedLatencyMS, s.Late, s.LateMaxMS)
+	}
+	corr, err := schema.DecodeHistogram(s.CorrectedHistogram)
+	if err != nil {
+		t.Fatalf("corrected histogram: %v", err)
+	}
+	if corr.TotalCount() != service.TotalCount() || corr.Max() < service.Max() || corr.Min() < service.Min() {
+		t.Errorf("corrected: count %d min %d max %d; service: count %d min %d max %d",
+			corr.TotalCount(), corr.Min(), corr.Max(), service.TotalCount(), service.Min(), service.Max())
+	}
+	if sum := schema.Summarize(corr); sum != *s.CorrectedLatencyMS {
+		t.Errorf("corrected_latency_ms %+v does not summarise the corrected histogram (%+v)", *s.CorrectedLatencyMS, sum)
+	}
+	merged := schema.NewHistogram()
+	var late int64
+	for i, iv := range s.Intervals {
+		h, err := schema.DecodeHistogram(iv.CorrectedHistogram)
+		if err != nil {
+			t.Fatalf("interval %d corrected histogram: %v", i, err)
+		}
+		merged.Merge(h)
+		late += iv.Late
+	}
+	if merged.TotalCount() != corr.TotalCount() || merged.Max() != corr.Max() || late != *s.Late {
+		t.Errorf("intervals: corrected count %d max %d, late %d; step: %d, %d, %d",
+			merged.TotalCount(), merged.Max(), late, corr.TotalCount(), corr.Max(), *s.Late)
+	}
+	if *s.Late > s.Requests || *s.LateMaxMS < 0 {
+		t.Errorf("late %d of %d requests, late_max_ms %v", *s.Late, s.Requests, *s.LateMaxMS)
 	}
 }
 

@@ -27,7 +27,13 @@ type outcome struct {
 	class   class
 	status  int           // HTTP status; 0 without a response
 	latency time.Duration // send to complete response; recorded only with a response
+	// Rate mode only (zero in closed loop):
+	corrected time.Duration // intended send time to complete response
+	delay     time.Duration // intended to actual send time (or to giving up)
 }
+
+// lateThreshold is schema.LateThresholdMS.
+const lateThreshold = schema.LateThresholdMS * time.Millisecond
 
 // classify judges a response; rotated is the refresh token it carried.
 func classify(resp Response, latency time.Duration, sc scenario) (o outcome, rotated string) {
@@ -54,10 +60,16 @@ type counts struct {
 	ok       int64
 	errors   schema.Errors
 	codes    map[int]int64
+	late     int64         // rate mode: sent more than lateThreshold behind schedule
+	lateMax  time.Duration // rate mode: the largest delay
 }
 
 func (c *counts) record(o outcome) {
 	c.requests++
+	if o.delay > lateThreshold {
+		c.late++
+	}
+	c.lateMax = max(c.lateMax, o.delay)
 	if o.status != 0 {
 		c.codes[o.status]++
 	}
@@ -81,13 +93,15 @@ func (c *counts) add(o *counts) {
 	c.requests += o.requests
 	c.ok += o.ok
 	c.errors = c.errors.Add(o.errors)
+	c.late += o.late
+	c.lateMax = max(c.lateMax, o.lateMax)
 	for k, v := range o.codes {
 		c.codes[k] += v
 	}
 }
 
 func (c *counts) reset() {
-	c.requests, c.ok, c.errors = 0, 0, schema.Errors{}
+	c.requests, c.ok, c.errors, c.late, c.lateMax = 0, 0, schema.Errors{}, 0, 0
 	clear(c.codes)
 }
 
@@ -98,53 +112,90 @@ type tally struct {
 	// response (ok, non2xx, check); socket errors, timeouts and pool
 	// exhaustion have no service time and are only counted.
 	hist *hdrhistogram.Histogram
+	// corrected holds, in rate mode, the same requests' latency from their
+	// intended send time; nil in closed loop.
+	corrected *hdrhistogram.Histogram
 }
 
-func newTally() *tally {
-	return &tally{counts: counts{codes: map[int]int64{}}, hist: schema.NewHistogram()}
+func newTally(rate bool) *tally {
+	t := &tally{counts: counts{codes: map[int]int64{}}, hist: schema.NewHistogram()}
+	if rate {
+		t.corrected = schema.NewHistogram()
+	}
+	return t
 }
 
 func (t *tally) add(o *tally) {
 	t.counts.add(&o.counts)
 	t.hist.Merge(o.hist)
+	if t.corrected != nil && o.corrected != nil {
+		t.corrected.Merge(o.corrected)
+	}
 }
 
 // tallies collects the workers' intervals. Workers hand over once per
 // interval they sent in, so recording itself takes no lock.
 type tallies struct {
-	mu  sync.Mutex
-	per []*tally // by interval index
+	rate bool // tallies carry a corrected histogram
+	mu   sync.Mutex
+	per  []*tally // by interval index
 }
 
-// merge adds a worker's interval idx and empties c and lat.
-func (ts *tallies) merge(idx int, c *counts, lat *latencyCounts) {
+// merge adds a worker's interval idx and empties c, lat and corr (nil in
+// closed loop).
+func (ts *tallies) merge(idx int, c *counts, lat, corr *latencyBuf) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
+	t := ts.at(idx)
+	t.counts.add(c)
+	c.reset()
+	ts.drain(t, lat, corr)
+}
+
+// mergeLatency hands over a worker's full latency buffers for interval idx.
+func (ts *tallies) mergeLatency(idx int, lat, corr *latencyBuf) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.drain(ts.at(idx), lat, corr)
+}
+
+// at is interval idx's tally, created when first needed; ts.mu is held.
+func (ts *tallies) at(idx int) *tally {
 	for len(ts.per) <= idx {
 		ts.per = append(ts.per, nil)
 	}
 	if ts.per[idx] == nil {
-		ts.per[idx] = newTally()
+		ts.per[idx] = newTally(ts.rate)
 	}
-	ts.per[idx].counts.add(c)
-	lat.drain(ts.per[idx].hist)
-	c.reset()
+	return ts.per[idx]
+}
+
+func (ts *tallies) drain(t *tally, lat, corr *latencyBuf) {
+	lat.drain(t.hist)
+	if corr != nil {
+		corr.drain(t.corrected)
+	}
 }
 
 // recorder is one worker's: it holds the interval the worker is sending in
-// and hands it over when the worker moves to the next one. A closed-loop
-// worker's send times never go backwards, so each interval is handed over
-// once.
+// and hands it over when the worker moves to the next one. A worker's
+// attribution times (send times in closed loop, intended send times in rate
+// mode) never go backwards, so each interval is handed over once.
 type recorder struct {
 	into *tallies
 	idx  int
 	cur  counts
-	lat  latencyCounts
+	lat  latencyBuf
+	corr *latencyBuf // rate mode; nil in closed loop
 	live *liveCount
 }
 
 func newRecorder(into *tallies, live *liveCount) *recorder {
-	return &recorder{into: into, idx: -1, cur: counts{codes: map[int]int64{}}, lat: newLatencyCounts(), live: live}
+	r := &recorder{into: into, idx: -1, cur: counts{codes: map[int]int64{}}, live: live}
+	if into.rate {
+		r.corr = &latencyBuf{}
+	}
+	return r
 }
 
 func (r *recorder) record(idx int, o outcome) {
@@ -153,14 +204,20 @@ func (r *recorder) record(idx int, o outcome) {
 		r.idx = idx
 	}
 	r.cur.record(o)
-	if o.status != 0 {
-		r.lat.record(o.latency.Nanoseconds())
+	if o.status == 0 {
+		return
+	}
+	if r.corr != nil {
+		r.corr.record(o.corrected.Nanoseconds()) // fills with lat: same requests
+	}
+	if r.lat.record(o.latency.Nanoseconds()) {
+		r.into.mergeLatency(r.idx, &r.lat, r.corr)
 	}
 }
 
 func (r *recorder) flush() {
 	if r.idx >= 0 && r.cur.requests > 0 {
-		r.into.merge(r.idx, &r.cur, &r.lat)
+		r.into.merge(r.idx, &r.cur, &r.lat, r.corr)
 	}
 }
 

@@ -14,7 +14,7 @@ func (e *engine) step(w window) (*schema.Step, error) {
 	s := &schema.Step{
 		Schema: schema.StepV1, ToolVersion: cli.Version(),
 		Product: c.Product, ProductVersion: c.ProductVersion, Scenario: c.Scenario, Labels: c.Labels,
-		TargetURL: redact(c), Connections: c.Connections,
+		TargetURL: redact(c), Connections: c.Connections, RateRPS: c.Rate,
 		WarmupS: c.Warmup.Seconds(), DurationS: c.Duration.Seconds(),
 		IntervalS: c.Interval.Seconds(), TimeoutS: c.Timeout.Seconds(),
 		Start: w.start.UTC(), End: w.end.UTC(), Status: schema.StatusComplete,
@@ -23,10 +23,13 @@ func (e *engine) step(w window) (*schema.Step, error) {
 		Intervals: []schema.Interval{},
 	}
 	s.Driver.Engine = e.engineName
+	if e.tallies.rate {
+		s.LatencyModel = schema.ModelOpenLoop
+	}
 	if w.interrupted {
 		s.Status = schema.StatusInterrupted
 	}
-	total := newTally()
+	total := newTally(e.tallies.rate)
 	for k := range e.intervalCount(w) {
 		iv, err := e.interval(k, w, total)
 		if err != nil {
@@ -49,7 +52,7 @@ func (e *engine) intervalCount(w window) int {
 
 // interval renders interval k and adds it to total.
 func (e *engine) interval(k int, w window, total *tally) (schema.Interval, error) {
-	t := newTally()
+	t := newTally(e.tallies.rate)
 	if k < len(e.tallies.per) && e.tallies.per[k] != nil {
 		t = e.tallies.per[k]
 	}
@@ -61,10 +64,18 @@ func (e *engine) interval(k int, w window, total *tally) (schema.Interval, error
 		return schema.Interval{}, err
 	}
 	sum := schema.Summarize(t.hist)
-	return schema.Interval{
+	iv := schema.Interval{
 		TS: from.Seconds(), LengthS: length, Requests: t.requests, Errors: t.errors.Total(),
 		QPS: perSecond(t.requests, length), P50MS: sum.P50, P99MS: sum.P99, MaxMS: sum.Max, Histogram: h,
-	}, nil
+	}
+	if t.corrected != nil {
+		if iv.CorrectedHistogram, err = schema.EncodeHistogram(t.corrected); err != nil {
+			return schema.Interval{}, err
+		}
+		cs := schema.Summarize(t.corrected)
+		iv.CorrectedP50MS, iv.CorrectedP99MS, iv.CorrectedMaxMS, iv.Late = cs.P50, cs.P99, cs.Max, t.late
+	}
+	return iv, nil
 }
 
 // fillTotals sets the step's counts and latency from the merged tally.
@@ -83,6 +94,15 @@ func fillTotals(s *schema.Step, t *tally, windowS float64) error {
 		s.ErrorRate = float64(t.errors.Total()) / float64(t.requests)
 	}
 	s.QPS = perSecond(t.requests, windowS)
+	if t.corrected == nil {
+		return nil
+	}
+	if s.CorrectedHistogram, err = schema.EncodeHistogram(t.corrected); err != nil {
+		return err
+	}
+	cs := schema.Summarize(t.corrected)
+	lateMax := float64(t.lateMax) / float64(time.Millisecond)
+	s.CorrectedLatencyMS, s.Late, s.LateMaxMS = &cs, &t.late, &lateMax
 	return nil
 }
 

@@ -61,6 +61,16 @@ type Step struct {
 	// request's intended send time. Its summary is CorrectedLatencyMS.
 	CorrectedHistogram string   `json:"corrected_histogram,omitempty"`
 	CorrectedLatencyMS *Latency `json:"corrected_latency_ms,omitempty"`
+	// Late is present only in rate mode: requests of the window sent more
+	// than LateThresholdMS after their intended send time (their connection
+	// was still waiting for an earlier response, or the driver was starved),
+	// plus those never sent because their intended time plus the timeout had
+	// passed before their connection was free (counted as errors.timeout).
+	Late *int64 `json:"late,omitempty"`
+	// LateMaxMS is present only in rate mode: the largest delay, in
+	// milliseconds, between a request's intended and actual send time (or,
+	// for one never sent, the moment it was given up).
+	LateMaxMS *float64 `json:"late_max_ms,omitempty"`
 
 	Intervals []Interval `json:"intervals"` // consecutive slices of the measured window
 	Pool      *PoolUse   `json:"pool,omitempty"`
@@ -108,13 +118,22 @@ type Latency struct {
 type Interval struct {
 	TS        float64 `json:"t_s"`       // start of the slice, seconds from Step.Start
 	LengthS   float64 `json:"length_s"`  // length of the slice, seconds (the last may be shorter)
-	Requests  int64   `json:"requests"`  // requests sent in the slice (attributed by send time)
+	Requests  int64   `json:"requests"`  // requests sent in the slice (attributed by send time; in rate mode by intended send time)
 	Errors    int64   `json:"errors"`    // failed requests sent in the slice
 	QPS       float64 `json:"qps"`       // requests / length_s
 	P50MS     float64 `json:"p50_ms"`    // milliseconds
 	P99MS     float64 `json:"p99_ms"`    // milliseconds
 	MaxMS     float64 `json:"max_ms"`    // milliseconds
 	Histogram string  `json:"histogram"` // same encoding and geometry as Step.Histogram
+	// Rate mode only (absent otherwise): the slice's corrected histogram
+	// (latency from the intended send time; same encoding and geometry), its
+	// P50, P99 and max in milliseconds, and its late requests (see Step.Late).
+	// In rate mode requests are attributed to slices by intended send time.
+	CorrectedHistogram string  `json:"corrected_histogram,omitempty"`
+	CorrectedP50MS     float64 `json:"corrected_p50_ms,omitempty"`
+	CorrectedP99MS     float64 `json:"corrected_p99_ms,omitempty"`
+	CorrectedMaxMS     float64 `json:"corrected_max_ms,omitempty"`
+	Late               int64   `json:"late,omitempty"`
 }
 
 // PoolUse describes the credential pool a step drew from.
@@ -154,6 +173,12 @@ type Host struct {
 // LimitedThreshold is the driver CPU share (of what it may use) from which a
 // step counts as driver-limited.
 const LimitedThreshold = 0.80
+
+// LateThresholdMS is how far behind its intended send time, in
+// milliseconds, a rate-mode request must be sent to count in Step.Late. It
+// sits above the driver's timer granularity (about 1 ms: Go's runtime waits
+// for timers in epoll with millisecond resolution).
+const LateThresholdMS = 2
 
 // SteadyMaxErrorRate is the largest error rate a step may have and still be
 // chosen as a ladder's steady state (0.01%).

@@ -1,0 +1,140 @@
+package load
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// TestRateSchedule: the connections' schedules interleave into one evenly
+// spaced stream (each connection offset by 1/R), and the window holds
+// exactly the requests intended in it, whatever the warmup sent.
+func TestRateSchedule(t *testing.T) {
+	const rate = 100.0
+	c, sends := fakeConfig(t, 0)
+	c.Connections, c.Rate = 4, rate
+	c.Warmup, c.Duration, c.Interval = 200*time.Millisecond, 400*time.Millisecond, 200*time.Millisecond
+	s := mustRun(t, c)
+	if s.Requests != 40 || s.RateRPS != rate || s.QPS != rate {
+		t.Errorf("%d requests, rate_rps %v, qps %v: want the 40 intended in the 400 ms window at %v/s", s.Requests, s.RateRPS, s.QPS, rate)
+	}
+	if per := []int64{s.Intervals[0].Requests, s.Intervals[1].Requests}; per[0] != 20 || per[1] != 20 {
+		t.Errorf("requests per interval %v, want [20 20] (attributed by intended time)", per)
+	}
+	all := sends()
+	if len(all) != 60 {
+		t.Errorf("sender saw %d requests, want 60 (20 in the warmup, 40 in the window)", len(all))
+	}
+	slices.SortFunc(all, func(a, b time.Time) int { return a.Compare(b) })
+	bunched := 0
+	for i := 1; i < len(all); i++ {
+		if all[i].Sub(all[i-1]) < 4*time.Millisecond {
+			bunched++
+		}
+	}
+	// Without the phase offsets the 4 connections would send together: 3
+	// of every 4 gaps would be ~0 instead of 10 ms.
+	if bunched > len(all)/10 {
+		t.Errorf("%d of %d gaps between sends under 4 ms: sends are not spread over the 10 ms slots", bunched, len(all)-1)
+	}
+}
+
+// TestRateCatchUp: a connection whose responses take 25 ms cannot keep a
+// 10 ms schedule. It sends back to back (no sleeping) until the 20 requests
+// intended in the 200 ms window are all sent, and the corrected latency
+// grows with the backlog while the service time stays 25 ms.
+func TestRateCatchUp(t *testing.T) {
+	c, sends := fakeConfig(t, 25*time.Millisecond)
+	c.Connections, c.Rate, c.Duration = 1, 100, 200*time.Millisecond
+	s := mustRun(t, c)
+	all := sends()
+	if s.Requests != 20 || len(all) != 20 || s.OK != 20 {
+		t.Fatalf("%d requests (%d ok), %d sent: want all 20 intended in the window sent, after its end if need be", s.Requests, s.OK, len(all))
+	}
+	for i := 1; i < len(all); i++ {
+		if gap := all[i].Sub(all[i-1]); gap > 35*time.Millisecond {
+			t.Errorf("send %d came %s after the previous one: a connection behind its schedule must not wait", i, gap)
+		}
+	}
+	// Request k is sent at about 25k ms for an intended 10k ms: the last
+	// completes at ~500 ms, intended at 190 ms.
+	corr := s.CorrectedLatencyMS
+	if corr.Max < 300 || corr.Max > 400 || s.LatencyMS.P99 > 35 || s.LatencyMS.Min < 25 {
+		t.Errorf("corrected max %.1f ms (want ~310), service P99 %.1f ms min %.1f ms (want ~25)", corr.Max, s.LatencyMS.P99, s.LatencyMS.Min)
+	}
+	if *s.Late != 19 || *s.LateMaxMS < 270 || *s.LateMaxMS > 370 {
+		t.Errorf("late %d, max %.1f ms: want 19 (all but the first), max ~285 ms", *s.Late, *s.LateMaxMS)
+	}
+}
+
+// slowSender answers after a fixed time, ignoring the deadline, as a
+// misbehaving engine or a starved driver would.
+type slowSender struct {
+	latency time.Duration
+	sent    *int
+	mu      *sync.Mutex
+}
+
+func (s slowSender) Send(*Request, time.Time) Response {
+	s.mu.Lock()
+	*s.sent++
+	s.mu.Unlock()
+	time.Sleep(s.latency)
+	return Response{Status: 200, Body: []byte(`{"issuer":"x"}`)}
+}
+
+func (slowSender) Close() {}
+
+// TestRateUnsentTimeouts: a request whose intended time plus the timeout
+// has passed before its connection is free is not sent; it counts as a
+// timeout (and as late), and the connection moves on to its schedule.
+func TestRateUnsentTimeouts(t *testing.T) {
+	c, _ := fakeConfig(t, 0)
+	var mu sync.Mutex
+	var sent int
+	c.NewSender = func(int) Sender { return slowSender{100 * time.Millisecond, &sent, &mu} }
+	c.Connections, c.Rate, c.Duration, c.Timeout = 1, 100, 100*time.Millisecond, 30*time.Millisecond
+	s := mustRun(t, c)
+	mu.Lock()
+	defer mu.Unlock()
+	if s.Requests != 10 || int64(sent)+s.Errors.Timeout != s.Requests || s.Errors.Timeout < 5 || s.OK < 1 {
+		t.Errorf("%d requests, %d sent, %d ok, %d timeouts: want 10 intended, the unsendable ones counted as timeouts",
+			s.Requests, sent, s.OK, s.Errors.Timeout)
+	}
+	if *s.Late < s.Errors.Timeout {
+		t.Errorf("late %d < %d timed out unsent", *s.Late, s.Errors.Timeout)
+	}
+}
+
+// TestRateInterrupt: a connection asleep until its next intended time
+// wakes for a cancel at once.
+func TestRateInterrupt(t *testing.T) {
+	c, _ := fakeConfig(t, 0)
+	c.Rate, c.Duration = 1, 5*time.Second // the second connection's first request is due at 1 s
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	begin := time.Now()
+	s, err := Run(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkConsistent(t, s)
+	if took := time.Since(begin); took > 600*time.Millisecond || s.Status != schema.StatusInterrupted || s.Requests != 1 {
+		t.Errorf("took %s, status %s, %d requests: want interrupted at once with the one request due at 0", took, s.Status, s.Requests)
+	}
+}
+
+func TestIntendedTimes(t *testing.T) {
+	p := plan{launch: time.Unix(1000, 0), rate: 3}
+	for _, n := range []int64{0, 1, 2, 3, 3_000_000_000} {
+		want := time.Unix(1000, 0).Add(time.Duration(math.Round(float64(n) / 3 * 1e9)))
+		if got := p.intended(n); got.Sub(want).Abs() > time.Nanosecond {
+			t.Errorf("intended(%d) = %s, want %s", n, got.Sub(p.launch), want.Sub(p.launch))
+		}
+	}
+}
