@@ -34,7 +34,11 @@ of the first file's, else the file that does not overlap is named in an error
 (start agents with a common loadstep --start-at). product, product_version,
 scenario, target_url, interval_s and latency_model must match. Driver CPU is
 summed, limited if any agent was limited; status is complete only when every
-agent completed; agents counts the merged loadstep processes.
+agent completed; agents counts the merged loadstep processes. Rate-mode records
+(all or none) sum late and each interval's late, keep the largest late_max_ms and
+merge the corrected histograms, overall and per interval. Iteration records
+(count_unit "iteration") must have the same request_order; http_requests and
+requests_by_name are merged name by name (counts summed, histograms merged).
 A FILE may hold several records; a directory is walked for *.json; "-" or no
 FILE reads stdin.
 `

@@ -83,8 +83,8 @@ func TestReportToFile(t *testing.T) {
 		t.Errorf("stdout %q stderr %q; want nothing on stdout and one warning naming notes.json", r.stdout, r.stderr)
 	}
 	charts, err := filepath.Glob(filepath.Join(filepath.Dir(out), "charts", "*.svg"))
-	if err != nil || len(charts) != 11 {
-		t.Errorf("charts next to the report: %q (%v), want 11", charts, err)
+	if err != nil || len(charts) != 15 {
+		t.Errorf("charts next to the report: %q (%v), want 15", charts, err)
 	}
 	for _, c := range charts {
 		if link := "](charts/" + filepath.Base(c) + ")"; !strings.Contains(string(b), link) {
@@ -219,5 +219,8 @@ func TestSteadyJSONLines(t *testing.T) {
 	}
 	if got := byCell["keycloak/S2"]; got.Steady || got.Reason != report.NoResults {
 		t.Errorf("keycloak/S2 = %+v, want N/A %q", got, report.NoResults)
+	}
+	if got := byCell["keycloak/S4"]; !got.Steady || got.Unit != "iteration" || got.ByName["oidc_token"].Requests != got.Requests {
+		t.Errorf("keycloak/S4 = %+v, want steady iterations with oidc_token per iteration", got)
 	}
 }

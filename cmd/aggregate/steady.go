@@ -12,8 +12,11 @@ const steadyUsage = `Usage: aggregate steady [FLAGS] DIR...
 Reads results like 'report' does and writes the main table as JSON lines, one
 per scenario x product: the steady-state step's figures ("steady": true, with
 c, qps, p50_ms, p95_ms, p99_ms, requests, failed, error_rate and the step's
-file) or the N/A reason ("steady": false, "reason"). For scripts and tests that
-assert on the comparison without parsing Markdown.
+file) or the N/A reason ("steady": false, "reason"). An iteration scenario (S2l,
+S4) adds "unit": "iteration" (qps is iterations/s; requests, failed and the
+percentiles are per iteration) and "by_name": {request name: {requests, failed,
+p50_ms, p99_ms}}. For scripts and tests that assert on the comparison without
+parsing Markdown.
 `
 
 const steadyExample = `  aggregate steady results/latest | jq -r 'select(.product=="hydra") | [.id, .qps, .failed] | @tsv'

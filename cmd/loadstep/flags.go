@@ -13,6 +13,7 @@ import (
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/load"
 	"github.com/idpbench/idpbench/internal/pool"
+	"github.com/idpbench/idpbench/internal/schema"
 )
 
 // config is loadstep's command line.
@@ -26,6 +27,11 @@ type config struct {
 	clientID, secretFile      string
 	clientAuth, assertionPool string
 	scope                     string
+	login, tokenURL, adminURL string
+	redirectURI, username     string
+	users                     int
+	passwordFile              string
+	userinfoURL, userinfoChk  string
 	method, body, expect      string
 	headers, labels           []string
 	product, productVersion   string
@@ -38,11 +44,14 @@ type config struct {
 // secretEnv holds the client secret when no --client-secret-file is given.
 const secretEnv = "IDPBENCH_CLIENT_SECRET"
 
+// passwordEnv holds the users' password when no --password-file is given.
+const passwordEnv = "IDPBENCH_PASSWORD"
+
 func newFlagSet(c *config) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("loadstep", pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.StringVar(&c.url, "url", "", "full endpoint URL, http or https (required)")
-	fs.StringVar(&c.scenario, "scenario", "", "discovery | client_credentials | introspect | refresh | userinfo | jwt_bearer | request (required)")
+	fs.StringVar(&c.scenario, "scenario", "", "discovery | client_credentials | introspect | refresh | userinfo | jwt_bearer | request, or an iteration scenario: client_credentials_login | auth_code (required)")
 	fs.IntVarP(&c.connections, "connections", "c", 1, "concurrent keep-alive connections, each its own request loop (needs -c plus 64 open files, see RLIMIT_NOFILE below)")
 	fs.DurationVar(&c.warmup, "warmup", 5*time.Second, "warmup before the measured window, not recorded (duration, e.g. 5s; 0 = none)")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured window (duration, e.g. 10s, 5m)")
@@ -55,7 +64,16 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.StringVar(&c.secretFile, "client-secret-file", "", "file holding the client secret; default: env "+secretEnv)
 	fs.StringVar(&c.clientAuth, "client-auth", "", "basic | post | none | assertion; default basic for client_credentials, introspect, refresh; none for jwt_bearer")
 	fs.StringVar(&c.assertionPool, "client-assertion-pool", "", "pool of signed client assertions for --client-auth assertion ('-' = stdin)")
-	fs.StringVar(&c.scope, "scope", "", "scope sent with token requests; default none")
+	fs.StringVar(&c.scope, "scope", "", "scope sent with token requests; default none (auth_code: openid)")
+	fs.StringVar(&c.login, "login", "", "auth_code: the product's login driver, hydra | keycloak | refop (required for auth_code)")
+	fs.StringVar(&c.tokenURL, "token-url", "", "auth_code: token endpoint URL for the code exchange (--url is the authorization endpoint)")
+	fs.StringVar(&c.adminURL, "admin-url", "", "auth_code --login hydra: Hydra's admin API base URL, for the login and consent accepts")
+	fs.StringVar(&c.redirectURI, "redirect-uri", "", "auth_code: the client's registered redirect URI (the callback is checked against it, never fetched)")
+	fs.StringVar(&c.username, "username", "", "auth_code: user name to log in (hydra: the subject); %d = user index 0..--users-1, round robin over iterations")
+	fs.IntVar(&c.users, "users", 1, "auth_code: number of users the %d in --username ranges over")
+	fs.StringVar(&c.passwordFile, "password-file", "", "auth_code --login keycloak|refop: file holding the users' password; default: env "+passwordEnv)
+	fs.StringVar(&c.userinfoURL, "userinfo-url", "", "client_credentials_login: userinfo endpoint URL (--url is the token endpoint)")
+	fs.StringVar(&c.userinfoChk, "userinfo-check", load.Check2xx, "client_credentials_login: what a userinfo response must be: 2xx (any 2xx, Zitadel's k6 check) | sub (2xx with a non-empty sub) | an HTTP status, e.g. 403")
 	fs.StringVar(&c.method, "method", "GET", "request scenario: HTTP method")
 	fs.StringArrayVar(&c.headers, "header", nil, "'Key: Value' header sent with every request, repeatable; may hold {{pool}} (request scenario)")
 	fs.StringVar(&c.body, "body", "", "request scenario: body; {{pool}} is replaced per request; default empty")
@@ -131,6 +149,35 @@ was closed before any byte of its response arrived. A request may time out
 up to 1% of --timeout early. nethttp is Go's net/http client. https URLs
 always use nethttp. driver.engine in the result says which one ran.
 
+Iteration scenarios (client_credentials_login, auth_code) model a user as a
+k6 script does: one iteration sends several named requests in order on its
+connection's net/http client (--engine does not apply), with a fresh cookie
+jar per iteration and no redirect followed (each hop is a named request), and
+stops at the first request that fails. In their result requests, ok, errors,
+error_rate, qps, latency_ms, histogram and the intervals count ITERATIONS
+(count_unit "iteration"; qps = iterations/s): an iteration fails, in the class
+of its failing request, when any request fails, and its latency runs from its
+first send to its last response. requests_by_name holds each name's requests,
+errors, status codes, latency_ms and histogram (service time); http_requests
+their sum. --timeout applies to each request; --rate is iterations/s.
+  client_credentials_login (--url token endpoint, --userinfo-url): oidc_token
+    (client_credentials) then oidc_user_info with that token, judged by
+    --userinfo-check: 2xx (default, Zitadel's check; Hydra answers 200 without
+    a sub), sub (Keycloak, with --scope openid: its service account's sub), or
+    one exact status (the reference OP answers a client's token with 403
+    after validating it; so does Keycloak without the openid scope).
+  auth_code (--url authorization endpoint, --token-url, --redirect-uri,
+    --client-id and secret, --username, --login): the headless login, then
+    oidc_token (authorization_code). --login hydra: login_authorize,
+    login_accept and login_consent (PUTs to --admin-url), login_verifier,
+    login_callback. keycloak: login_authorize (the login form), login_submit.
+    refop: login_authorize, login_form, login_submit, login_callback. The
+    callback must redirect to --redirect-uri with a code, the iteration's
+    state and no error= (a lost cookie shows as error=request_forbidden there).
+    The users' password comes from --password-file or $IDPBENCH_PASSWORD.
+    A hop that expects a redirect counts a 2xx as a failed check; a status
+    outside 2xx and 3xx, or a 3xx where a 2xx is expected, counts as non2xx.
+
 Failed requests are data (errors.non2xx, socket, timeout, check,
 pool_exhausted), not process errors. The client secret comes from
 --client-secret-file or $IDPBENCH_CLIENT_SECRET, never from argv.
@@ -143,6 +190,7 @@ hard limit and, if that is still below -c plus 64, says which limit to raise),
 Example:
   loadstep --url http://localhost:9998/.well-known/openid-configuration --scenario discovery -c 16 -o s1-c16.json && aggregate summary s1-c16.json
   loadstep --url http://localhost:9998/.well-known/openid-configuration --scenario discovery -c 32 --rate 2000 --hlog s1-r2000.hlog -o - | jq .corrected_latency_ms
+  loadstep --url http://localhost:9998/auth --scenario auth_code --login refop --token-url http://localhost:9998/oauth/token --redirect-uri http://localhost:9999/auth/callback --client-id web --client-secret-file web.secret --username test-user@localhost --password-file user.pw -c 4 | jq '.requests_by_name | map_values(.latency_ms.p50)'
 `)
 }
 
@@ -172,8 +220,43 @@ func (c *config) validate() error {
 	case c.poolFile == "-" && c.assertionPool == "-":
 		return cli.Usagef("--pool and --client-assertion-pool cannot both read stdin")
 	}
-	_, err := parseURL(c.url)
-	return err
+	if _, err := parseURL(c.url); err != nil {
+		return err
+	}
+	return c.validateFlowFlags()
+}
+
+// validateFlowFlags rejects iteration-scenario flags given to another
+// scenario, and bad URLs among them.
+func (c *config) validateFlowFlags() error {
+	authCode := map[string]string{"login": c.login, "token-url": c.tokenURL, "admin-url": c.adminURL,
+		"redirect-uri": c.redirectURI, "username": c.username, "password-file": c.passwordFile}
+	for _, name := range []string{"login", "token-url", "admin-url", "redirect-uri", "username", "password-file"} {
+		if authCode[name] != "" && c.scenario != schema.ScenarioAuthCode {
+			return cli.Usagef("--%s: applies to the auth_code scenario only", name)
+		}
+	}
+	if c.userinfoURL != "" && c.scenario != schema.ScenarioClientCredentialsLogin {
+		return cli.Usagef("--userinfo-url: applies to the client_credentials_login scenario only")
+	}
+	for name, v := range map[string]string{"token-url": c.tokenURL, "admin-url": c.adminURL, "userinfo-url": c.userinfoURL} {
+		if _, err := parseOptionalURL(name, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseOptionalURL parses an http(s) URL flag; "" is nil.
+func parseOptionalURL(name, s string) (*url.URL, error) {
+	if s == "" {
+		return nil, nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, cli.Usagef("--%s: %q needs an http or https scheme and a host", name, s)
+	}
+	return u, nil
 }
 
 func parseURL(s string) (*url.URL, error) {
@@ -237,7 +320,12 @@ func (c *config) loadConfig(stdin io.Reader) (*load.Config, error) {
 		Method: c.method, Body: c.body, Expect: c.expect,
 		Product: c.product, ProductVersion: c.productVersion,
 		Engine: c.engine, Insecure: c.insecure,
+		Login: c.login, RedirectURI: c.redirectURI, Username: c.username, Users: c.users,
+		UserinfoCheck: c.userinfoChk,
 	}
+	lc.TokenURL, _ = parseOptionalURL("token-url", c.tokenURL) // validated
+	lc.AdminURL, _ = parseOptionalURL("admin-url", c.adminURL)
+	lc.UserinfoURL, _ = parseOptionalURL("userinfo-url", c.userinfoURL)
 	var err error
 	if lc.Headers, err = parseHeaders(c.headers); err != nil {
 		return nil, err
@@ -247,6 +335,11 @@ func (c *config) loadConfig(stdin io.Reader) (*load.Config, error) {
 	}
 	if lc.ClientSecret, err = cli.ReadSecret("client-secret-file", c.secretFile, secretEnv); err != nil {
 		return nil, cli.UsageError{Err: err}
+	}
+	if c.scenario == schema.ScenarioAuthCode && c.login != load.LoginHydra {
+		if lc.Password, err = cli.ReadSecret("password-file", c.passwordFile, passwordEnv); err != nil {
+			return nil, cli.UsageError{Err: err}
+		}
 	}
 	if lc.Pool, err = readPool("pool", c.poolFile, stdin); err != nil {
 		return nil, err

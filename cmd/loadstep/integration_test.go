@@ -53,7 +53,9 @@ func runRefop(t *testing.T, args ...string) *schema.Step {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Requests == 0 || s.Errors.Total() != 0 || s.OK != s.Requests || s.Driver.Engine != "raw" {
+	// Iteration scenarios always run on net/http.
+	engine := map[bool]string{false: "raw", true: "nethttp"}[s.CountUnit == schema.CountIterations]
+	if s.Requests == 0 || s.Errors.Total() != 0 || s.OK != s.Requests || s.Driver.Engine != engine {
 		t.Fatalf("requests %d ok %d errors %+v codes %v engine %q", s.Requests, s.OK, s.Errors, s.StatusCodes, s.Driver.Engine)
 	}
 	t.Logf("%s", strings.TrimSpace(stderr))
@@ -109,6 +111,87 @@ func TestRefop(t *testing.T) {
 			t.Errorf("pool = %+v", s.Pool)
 		}
 	})
+}
+
+// TestRefopIterations runs the iteration scenarios against the reference
+// OP: the web client's login through the example's login page (the
+// adapter's refop_login protocol) and client_credentials -> userinfo,
+// whose userinfo answers a client's token with 403 after validating it.
+func TestRefopIterations(t *testing.T) {
+	base := refopURL(t)
+	dir := t.TempDir()
+	t.Setenv("IDPBENCH_CLIENT_SECRET", "")
+	t.Setenv("IDPBENCH_PASSWORD", "")
+	t.Run("auth_code", func(t *testing.T) {
+		s := runRefop(t, "--url", base+"/auth", "--scenario", "auth_code", "--login", "refop",
+			"--token-url", base+"/oauth/token", "--redirect-uri", "http://localhost:9999/auth/callback",
+			"--client-id", "web", "--client-secret-file", writeFile(t, dir, "web", "secret\n"),
+			"--username", "test-user@localhost", "--password-file", writeFile(t, dir, "pw", "verysecure\n"),
+			"--scope", "openid offline_access")
+		checkIterations(t, s, "login_authorize", "login_form", "login_submit", "login_callback", "oidc_token")
+	})
+	t.Run("client_credentials_login", func(t *testing.T) {
+		s := runRefop(t, "--url", base+"/oauth/token", "--scenario", "client_credentials_login",
+			"--userinfo-url", base+"/userinfo", "--userinfo-check", "403", "--scope", "openid",
+			"--client-id", refopClientID, "--client-secret-file", writeFile(t, dir, "sid1", refopSecret+"\n"))
+		checkIterations(t, s, "oidc_token", "oidc_user_info")
+		if s.RequestsByName["oidc_user_info"].StatusCodes["403"] != s.Requests {
+			t.Errorf("userinfo status codes %v", s.RequestsByName["oidc_user_info"].StatusCodes)
+		}
+	})
+}
+
+// TestHydraAuthCode runs the headless login/consent flow against Hydra.
+func TestHydraAuthCode(t *testing.T) {
+	env := map[string]string{}
+	for _, k := range []string{"IDPBENCH_HYDRA_PUBLIC", "IDPBENCH_HYDRA_ADMIN", "IDPBENCH_HYDRA_CLIENT_ID", "IDPBENCH_HYDRA_CLIENT_SECRET_FILE"} {
+		if env[k] = os.Getenv(k); env[k] == "" {
+			if os.Getenv("IDPBENCH_INTEGRATION") == "1" {
+				t.Fatalf("IDPBENCH_INTEGRATION=1 but %s is not set", k)
+			}
+			t.Skipf("%s not set", k)
+		}
+	}
+	public := strings.TrimRight(env["IDPBENCH_HYDRA_PUBLIC"], "/")
+	redirect := os.Getenv("IDPBENCH_HYDRA_REDIRECT_URI")
+	if redirect == "" {
+		redirect = "http://127.0.0.1/cb"
+	}
+	t.Setenv("IDPBENCH_CLIENT_SECRET", "")
+	code, stdout, stderr := runArgs(context.Background(), "-c", "2", "--warmup", "200ms", "--duration", "1s",
+		"--product", "hydra", "--url", public+"/oauth2/auth", "--scenario", "auth_code", "--login", "hydra",
+		"--token-url", public+"/oauth2/token", "--admin-url", env["IDPBENCH_HYDRA_ADMIN"], "--redirect-uri", redirect,
+		"--client-id", env["IDPBENCH_HYDRA_CLIENT_ID"], "--client-secret-file", env["IDPBENCH_HYDRA_CLIENT_SECRET_FILE"],
+		"--username", "it-user%d", "--users", "3", "--scope", "openid offline_access")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	s, err := schema.DecodeStep(strings.NewReader(stdout), "-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Requests == 0 || s.Errors.Total() != 0 {
+		t.Fatalf("iterations %d, errors %+v: %s", s.Requests, s.Errors, stderr)
+	}
+	checkIterations(t, s, "login_authorize", "login_accept", "login_verifier", "login_consent", "login_callback", "oidc_token")
+	t.Logf("%s", strings.TrimSpace(stderr))
+}
+
+// checkIterations asserts a clean iteration step: every named request
+// sent once per iteration, in order, all ok.
+func checkIterations(t *testing.T, s *schema.Step, order ...string) {
+	t.Helper()
+	if s.CountUnit != schema.CountIterations || strings.Join(s.RequestOrder, ",") != strings.Join(order, ",") {
+		t.Fatalf("count_unit %q, request_order %v, want %v", s.CountUnit, s.RequestOrder, order)
+	}
+	for _, name := range order {
+		if nr := s.RequestsByName[name]; nr.Requests != s.Requests || nr.OK != s.Requests {
+			t.Errorf("%s: %d requests, %d ok, for %d iterations", name, nr.Requests, nr.OK, s.Requests)
+		}
+	}
+	if s.HTTPRequests != s.Requests*int64(len(order)) {
+		t.Errorf("http_requests %d for %d iterations", s.HTTPRequests, s.Requests)
+	}
 }
 
 // refopToken obtains an access token with a direct client_credentials POST.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -102,9 +103,29 @@ func summary(s *schema.Step) string {
 			s.Scenario, s.Connections, s.RateRPS, s.Status, s.Requests, s.QPS, s.CorrectedLatencyMS.P50, s.CorrectedLatencyMS.P99,
 			s.LatencyMS.P99, *s.Late, *s.LateMaxMS, s.Errors.Total(), 100*s.ErrorRate)
 	}
+	if s.CountUnit == schema.CountIterations {
+		return fmt.Sprintf("loadstep: %s c=%d %s: %d iterations (%d HTTP requests), %.1f iter/s, iteration p50 %.3f ms, p99 %.3f ms, failed iterations %d (%.3f%%)%s",
+			s.Scenario, s.Connections, s.Status, s.Requests, s.HTTPRequests, s.QPS, s.LatencyMS.P50, s.LatencyMS.P99,
+			s.Errors.Total(), 100*s.ErrorRate, namedFailures(s))
+	}
 	return fmt.Sprintf("loadstep: %s c=%d %s: %d requests, %.1f req/s, p50 %.3f ms, p99 %.3f ms, errors %d (%.3f%%)",
 		s.Scenario, s.Connections, s.Status, s.Requests, s.QPS, s.LatencyMS.P50, s.LatencyMS.P99,
 		s.Errors.Total(), 100*s.ErrorRate)
+}
+
+// namedFailures lists the requests that failed iterations, by name.
+func namedFailures(s *schema.Step) string {
+	var parts []string
+	for _, name := range s.RequestOrder {
+		if e := s.RequestsByName[name].Errors; e.Total() > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d (non2xx %d, check %d, socket %d, timeout %d)",
+				name, e.Total(), e.Non2xx, e.Check, e.Socket, e.Timeout))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; failed at: " + strings.Join(parts, ", ")
 }
 
 func fail(stderr io.Writer, err error) int {

@@ -84,6 +84,16 @@ func TestBadInput(t *testing.T) {
 		{"label without =", []string{"--scenario", "discovery", "--label", "run"}, "--label"},
 		{"pool for discovery", []string{"--scenario", "discovery", "--pool", small}, "--pool"},
 		{"positional argument", []string{"--scenario", "discovery", "extra"}, "extra"},
+		{"login for discovery", []string{"--scenario", "discovery", "--login", "hydra"}, "--login"},
+		{"userinfo url for auth_code", []string{"--scenario", "auth_code", "--userinfo-url", "http://x/u"}, "--userinfo-url"},
+		{"auth_code without login", []string{"--scenario", "auth_code", "--client-id", "c", "--client-secret-file", secretFile}, "--login"},
+		{"auth_code form login without password", []string{"--scenario", "auth_code", "--login", "keycloak", "--client-id", "c",
+			"--client-secret-file", secretFile, "--token-url", "http://x/t", "--username", "u", "--redirect-uri", "http://x/cb"}, "--password-file"},
+		{"auth_code bad token url", []string{"--scenario", "auth_code", "--token-url", "x/t"}, "--token-url"},
+		{"client_credentials_login without userinfo url", []string{"--scenario", "client_credentials_login", "--client-id", "c",
+			"--client-secret-file", secretFile}, "--userinfo-url"},
+		{"client_credentials_login bad check", []string{"--scenario", "client_credentials_login", "--client-id", "c",
+			"--client-secret-file", secretFile, "--userinfo-url", "http://x/u", "--userinfo-check", "ok"}, "--userinfo-check"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -60,6 +60,19 @@ type Config struct {
 	Body    string   // request scenario; may contain Placeholder
 	Expect  string   // request scenario: the body must contain this
 
+	// Iteration scenarios (see flow.go). auth_code: URL is the
+	// authorization endpoint; client_credentials_login: URL is the token
+	// endpoint.
+	Login         string   // auth_code: LoginHydra | LoginKeycloak | LoginRefop
+	TokenURL      *url.URL // auth_code: the token endpoint of the code exchange
+	AdminURL      *url.URL // auth_code with LoginHydra: the admin API base URL
+	RedirectURI   string   // auth_code: the client's registered redirect URI
+	Username      string   // auth_code: user name (Hydra: subject); %d = the user index
+	Users         int      // auth_code: user indexes 0..Users-1, round robin over iterations
+	Password      string   // auth_code form logins; never logged, never in the result
+	UserinfoURL   *url.URL // client_credentials_login: the userinfo endpoint
+	UserinfoCheck string   // client_credentials_login: CheckSub | Check2xx | an HTTP status; "" = Check2xx
+
 	Product        string
 	ProductVersion string
 	Labels         map[string]string
@@ -82,7 +95,8 @@ func poolScenario(scenario string) bool {
 // clientAuthDefault is the client authentication of each scenario that sends one.
 func clientAuthDefault(scenario string) string {
 	switch scenario {
-	case schema.ScenarioClientCredentials, schema.ScenarioIntrospect, schema.ScenarioRefresh:
+	case schema.ScenarioClientCredentials, schema.ScenarioIntrospect, schema.ScenarioRefresh,
+		schema.ScenarioClientCredentialsLogin, schema.ScenarioAuthCode:
 		return AuthBasic
 	case schema.ScenarioJWTBearer:
 		return AuthNone
@@ -110,14 +124,15 @@ func (c *Config) needsPool() bool {
 // fills in the scenario's default ClientAuth. Every
 // error is a cli.UsageError naming the flag or file.
 func (c *Config) Validate() error {
-	if _, ok := schema.LookupScenario(c.Scenario); !ok || c.Scenario == schema.ScenarioAuthCode {
+	if _, ok := schema.LookupScenario(c.Scenario); !ok {
 		return cli.Usagef("--scenario: unknown scenario %q (want discovery, client_credentials, "+
-			"introspect, refresh, userinfo, jwt_bearer or request)", c.Scenario)
+			"client_credentials_login, introspect, auth_code, refresh, userinfo, jwt_bearer or request)", c.Scenario)
 	}
 	if c.ClientAuth == "" {
 		c.ClientAuth = clientAuthDefault(c.Scenario)
 	}
-	for _, check := range []func() error{c.validateRate, c.validateEngine, c.validateHeaders, c.validatePool, c.validateAuth} {
+	for _, check := range []func() error{c.validateRate, c.validateEngine, c.validateHeaders, c.validatePool,
+		c.validateAuth, c.validateFlow} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -222,18 +237,64 @@ func (c *Config) validateAuth() error {
 				"(--client-secret-file or IDPBENCH_CLIENT_SECRET)", c.ClientAuth)
 		}
 	case AuthNone:
-		if c.Scenario == schema.ScenarioClientCredentials {
-			return cli.Usagef("--client-auth: client_credentials needs basic or post")
+		if c.Scenario == schema.ScenarioClientCredentials || c.Scenario == schema.ScenarioClientCredentialsLogin {
+			return cli.Usagef("--client-auth: %s needs basic or post", c.Scenario)
 		}
 	case AuthAssertion:
-		if c.Scenario == schema.ScenarioClientCredentials {
-			return cli.Usagef("--client-auth: client_credentials needs basic or post")
+		if c.Scenario == schema.ScenarioClientCredentials || schema.IterationScenario(c.Scenario) {
+			return cli.Usagef("--client-auth: %s needs basic or post", c.Scenario)
 		}
 		if c.AssertionPool == nil {
 			return cli.Usagef("--client-assertion-pool: client auth assertion needs a pool of client assertions")
 		}
 	default:
 		return cli.Usagef("--client-auth: unknown method %q (want basic, post, none or assertion)", c.ClientAuth)
+	}
+	return nil
+}
+
+// validateFlow checks what an iteration scenario needs.
+func (c *Config) validateFlow() error {
+	switch c.Scenario {
+	case schema.ScenarioClientCredentialsLogin:
+		if c.UserinfoURL == nil {
+			return cli.Usagef("--userinfo-url: client_credentials_login needs the userinfo endpoint")
+		}
+		if !validUserinfoCheck(c.UserinfoCheck) {
+			return cli.Usagef("--userinfo-check: %q is not sub, 2xx or an HTTP status (100-599)", c.UserinfoCheck)
+		}
+	case schema.ScenarioAuthCode:
+		return c.validateLogin()
+	}
+	return nil
+}
+
+// validateLogin checks the auth_code flags of the chosen login driver.
+func (c *Config) validateLogin() error {
+	switch c.Login {
+	case LoginHydra:
+		if c.AdminURL == nil {
+			return cli.Usagef("--admin-url: --login hydra accepts login and consent through the admin API")
+		}
+	case LoginKeycloak, LoginRefop:
+		if c.Password == "" {
+			return cli.Usagef("--password-file: --login %s submits a password (--password-file or IDPBENCH_PASSWORD)", c.Login)
+		}
+	default:
+		return cli.Usagef("--login: unknown login driver %q (want hydra, keycloak or refop)", c.Login)
+	}
+	switch {
+	case c.TokenURL == nil:
+		return cli.Usagef("--token-url: auth_code exchanges the code at the token endpoint")
+	case c.Username == "":
+		return cli.Usagef("--username: auth_code logs a user in (%%d = user index)")
+	case c.Users < 0:
+		return cli.Usagef("--users: must not be negative, got %d", c.Users)
+	case c.ClientID == "":
+		return cli.Usagef("--client-id: auth_code needs the client id")
+	}
+	if u, err := url.Parse(c.RedirectURI); err != nil || !u.IsAbs() || u.Host == "" {
+		return cli.Usagef("--redirect-uri: %q is not an absolute URL", c.RedirectURI)
 	}
 	return nil
 }

@@ -43,4 +43,12 @@
 // request is one write and one read syscall (wire_unix.go); nothing is
 // allocated per request. https targets, and --engine nethttp, use Go's
 // net/http instead.
+//
+// Iteration scenarios (auth_code, client_credentials_login; flow.go,
+// flow_login.go) are the exception: an iteration is several named requests
+// in order — a headless login, a token then userinfo — on a per-worker
+// net/http client with a fresh cookie jar per iteration and no redirect
+// followed. The engine schedules, attributes and counts iterations exactly
+// as it does single requests (the step counts iterations); each request
+// name keeps its own counts and histogram for the window.
 package load

@@ -47,6 +47,7 @@ type engine struct {
 	creds      *credPool
 	assertions *credPool
 	newSender  NewSenderFunc
+	flows      *flows // iteration scenarios only; nil otherwise
 	engineName string // recorded in the step's driver
 	tallies    tallies
 	live       []liveCount // per worker
@@ -68,13 +69,17 @@ func Run(ctx context.Context, cfg *Config) (*schema.Step, error) {
 	}
 	e := &engine{
 		cfg:        cfg,
-		sc:         newScenario(cfg),
 		creds:      newCredPool(cfg.Pool, cfg.PoolMode),
 		assertions: newCredPool(cfg.AssertionPool, PoolReuse),
 		live:       make([]liveCount, cfg.Connections),
 	}
 	e.tallies.rate = cfg.Rate > 0
-	e.newSender, e.engineName = cfg.sender()
+	if schema.IterationScenario(cfg.Scenario) {
+		e.flows, e.engineName = newFlows(cfg), EngineNetHTTP
+	} else {
+		e.sc = newScenario(cfg)
+		e.newSender, e.engineName = cfg.sender()
+	}
 	return e.step(e.run(ctx))
 }
 
@@ -182,7 +187,8 @@ func sleepUntil(ctx context.Context, done <-chan struct{}, t time.Time) bool {
 
 // conn is what one worker sends with.
 type conn struct {
-	snd       Sender
+	snd       Sender      // single-request scenarios
+	fw        *flowWorker // iteration scenarios
 	src, asrc source
 	rec       *recorder
 	req       *Request
@@ -197,13 +203,18 @@ type conn struct {
 // nothing per request.
 func (e *engine) worker(ctx context.Context, i int) {
 	c := &conn{
-		snd:  e.newSender(i),
 		src:  e.creds.source(i, e.cfg.Connections),
 		asrc: e.assertions.source(i, e.cfg.Connections),
 		rec:  newRecorder(&e.tallies, &e.live[i]),
 		req:  &Request{URL: e.cfg.URL},
 	}
-	defer c.snd.Close()
+	if e.flows != nil {
+		c.fw = e.flows.newWorker()
+		defer c.fw.close()
+	} else {
+		c.snd = e.newSender(i)
+		defer c.snd.Close()
+	}
 	defer c.rec.flush()
 	if e.plan.rate > 0 {
 		e.paced(ctx, i, c)
@@ -272,6 +283,10 @@ func (e *engine) waitUntil(ctx context.Context, timer *time.Timer, t time.Time) 
 // iterate sends one request, due at due and sent at now, and records it;
 // false when a consume pool has run dry.
 func (e *engine) iterate(ctx context.Context, i int, c *conn, due, now time.Time) bool {
+	if c.fw != nil {
+		e.iterateFlow(i, c, due, now)
+		return true
+	}
 	cred, ok := c.src.next()
 	if !ok {
 		e.exhausted(ctx, i, c.rec, due)
@@ -288,6 +303,17 @@ func (e *engine) iterate(ctx context.Context, i int, c *conn, due, now time.Time
 	o.corrected, o.delay = done.Sub(due), now.Sub(due)
 	e.count(i, c.rec, due, o)
 	return true
+}
+
+// iterateFlow runs one iteration of an iteration scenario, due at due and
+// started at now, and records it like a single request: its latency runs
+// from the send of its first request to the end of its last response. Its
+// named requests are recorded when it belongs to the window.
+func (e *engine) iterateFlow(i int, c *conn, due, now time.Time) {
+	o := c.fw.run(!due.Before(e.plan.start))
+	done := time.Now()
+	o.latency, o.corrected, o.delay = done.Sub(now), done.Sub(due), now.Sub(due)
+	e.count(i, c.rec, due, o)
 }
 
 // count records outcome o of worker i, due at t: in the window it is

@@ -37,7 +37,13 @@ func (e *engine) step(w window) (*schema.Step, error) {
 		}
 		s.Intervals = append(s.Intervals, iv)
 	}
-	return s, fillTotals(s, total, w.end.Sub(w.start).Seconds())
+	if err := fillTotals(s, total, w.end.Sub(w.start).Seconds()); err != nil {
+		return nil, err
+	}
+	if e.flows != nil {
+		return s, e.flows.named.fill(s)
+	}
+	return s, nil
 }
 
 // intervalCount is how many intervals the window spans (the last may be short).

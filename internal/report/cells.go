@@ -25,6 +25,19 @@ type CellRow struct {
 	ErrorRate   float64 `json:"error_rate"` // a fraction
 	Reason      string  `json:"reason,omitempty"`
 	File        string  `json:"file,omitempty"`
+	// Iteration scenarios: Unit is "iteration" (qps is iterations/s,
+	// requests, failed and the percentiles are per iteration) and ByName
+	// holds each named request of the steady step.
+	Unit   string             `json:"unit,omitempty"`
+	ByName map[string]NameRow `json:"by_name,omitempty"`
+}
+
+// NameRow is one named request of an iteration's steady step.
+type NameRow struct {
+	Requests int64   `json:"requests"`
+	Failed   int64   `json:"failed"`
+	P50MS    float64 `json:"p50_ms"`
+	P99MS    float64 `json:"p99_ms"`
 }
 
 // CellRows returns the main table's cells in report order.
@@ -38,6 +51,13 @@ func CellRows(r *Report) []CellRow {
 			row.P50MS, row.P95MS, row.P99MS = s.LatencyMS.P50, s.LatencyMS.P95, s.LatencyMS.P99
 			row.Requests, row.Failed, row.ErrorRate = s.Requests, s.Errors.Total(), s.ErrorRate
 			row.File = st.Path
+			row.Unit = s.CountUnit
+			for name, nr := range s.RequestsByName {
+				if row.ByName == nil {
+					row.ByName = map[string]NameRow{}
+				}
+				row.ByName[name] = NameRow{nr.Requests, nr.Errors.Total(), nr.LatencyMS.P50, nr.LatencyMS.P99}
+			}
 		}
 		rows = append(rows, row)
 	}

@@ -98,10 +98,14 @@ func ladderChart(sc schema.ScenarioInfo, kind string, series []Series) ChartFile
 	}
 	c := Chart{Subtitle: sub, XLabel: "connections (log2 scale)", XLog2: true, XTicks: ticks, Series: series}
 	name := fmt.Sprintf("%s-%s.svg", kind, fileSafe(sc.Name))
+	unit, what := "requests/s", "P99 latency (ms)"
+	if schema.IterationScenario(sc.Name) {
+		unit, what = "iterations/s", "P99 iteration latency (ms)"
+	}
 	if kind == "qps" {
-		c.Title, c.YLabel = fmt.Sprintf("%s %s: throughput against connections", sc.ID, sc.Name), "throughput (requests/s)"
+		c.Title, c.YLabel = fmt.Sprintf("%s %s: throughput against connections", sc.ID, sc.Name), "throughput ("+unit+")"
 	} else {
-		c.Title, c.YLabel = fmt.Sprintf("%s %s: P99 latency against connections", sc.ID, sc.Name), "P99 latency (ms)"
+		c.Title, c.YLabel = fmt.Sprintf("%s %s: P99 latency against connections", sc.ID, sc.Name), what
 	}
 	return ChartFile{Name: name, Alt: c.Title, Scenario: sc.Name, Chart: c}
 }

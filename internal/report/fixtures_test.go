@@ -37,8 +37,9 @@ type stepSpec struct {
 	status, phase       string
 	durationS, interval float64
 	start               time.Time
-	schemaString        string // "" = StepV1
-	gapAt               int    // 1-based index of an interval left out (a gap); 0 = none
+	schemaString        string   // "" = StepV1
+	gapAt               int      // 1-based index of an interval left out (a gap); 0 = none
+	names               []string // an iteration step: its request names (each takes an equal share of the latency)
 }
 
 var fixtureStart = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
@@ -76,12 +77,19 @@ func fixtureSpecs() []stepSpec {
 		with(h("client_credentials", 32, 380, 80), func(s *stepSpec) {
 			s.file, s.phase, s.durationS, s.interval, s.gapAt = "run1/hydra/gcjitter.json", PhaseGCJitter, 60, 10, 4
 		}),
+		with(k("auth_code", 2, 14, 140), func(s *stepSpec) { s.names = keycloakLogin() }),
+		with(k("auth_code", 4, 22, 180), func(s *stepSpec) { s.names = keycloakLogin() }),
+		with(h("client_credentials_login", 2, 180, 11), func(s *stepSpec) { s.names = ccLogin() }),
+		with(h("client_credentials_login", 4, 260, 15), func(s *stepSpec) { s.names = ccLogin() }),
 	}
 	for i := range specs {
 		specs[i].start = at(i)
 	}
 	return specs
 }
+
+func keycloakLogin() []string { return []string{"login_authorize", "login_submit", "oidc_token"} }
+func ccLogin() []string       { return []string{"oidc_token", "oidc_user_info"} }
 
 func with(s stepSpec, f func(*stepSpec)) stepSpec {
 	f(&s)
@@ -141,7 +149,38 @@ func synthStep(t testing.TB, sp stepSpec, seed uint64) *schema.Step {
 		s.Errors.Non2xx += errs
 	}
 	finishStep(t, s, overall, sp)
+	if len(sp.names) > 0 {
+		named(t, s, sp, rng)
+	}
 	return s
+}
+
+// named makes s an iteration step: every name was sent once per iteration
+// and took an equal share of its latency (all succeeded).
+func named(t testing.TB, s *schema.Step, sp stepSpec, rng *rand.Rand) {
+	s.CountUnit, s.RequestOrder, s.RequestsByName = schema.CountIterations, sp.names, map[string]schema.NamedRequests{}
+	s.StatusCodes = map[string]int64{}
+	for _, name := range sp.names {
+		h := schema.NewHistogram()
+		for range s.Requests {
+			ns := int64(sp.p50ms / float64(len(sp.names)) * 1e6 * math.Exp(sp.sigma*rng.NormFloat64()))
+			if err := h.RecordValue(max(ns, 1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		enc, err := schema.EncodeHistogram(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code := "200"
+		if name == "login_submit" {
+			code = "302"
+		}
+		s.RequestsByName[name] = schema.NamedRequests{Requests: s.Requests, OK: s.Requests,
+			StatusCodes: map[string]int64{code: s.Requests}, LatencyMS: schema.Summarize(h), Histogram: enc}
+		s.StatusCodes[code] += s.Requests
+		s.HTTPRequests += s.Requests
+	}
 }
 
 func interval(t testing.TB, h *hdrhistogram.Histogram, ts, length float64, errs int64) schema.Interval {

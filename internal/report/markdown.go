@@ -31,6 +31,7 @@ func WriteMarkdown(w io.Writer, r *Report, opt MarkdownOptions) error {
 	m.banner()
 	m.header()
 	m.mainTable()
+	m.iterations()
 	m.memoryColdJitter()
 	m.chartsSection()
 	m.howToRead()
@@ -156,11 +157,80 @@ func (m *md) mainTable() {
 			continue
 		}
 		st := s.Step
-		m.printf("| %s | %s | %s | %s | %s | %s | %s | c=%d |\n", sc, c.Product, formatQPS(st.QPS),
+		m.printf("| %s | %s | %s | %s | %s | %s | %s | c=%d |\n", sc, c.Product, rateText(c, st.QPS),
 			formatMS(st.LatencyMS.P50), formatMS(st.LatencyMS.P95), formatMS(st.LatencyMS.P99),
 			formatPct(st.ErrorRate), st.Connections)
 	}
 	m.printf("\n")
+	if ids := iterationIDs(m.r.Cells); len(ids) > 0 {
+		m.printf("%s count iterations of several requests: their QPS is iterations/s (iter/s), their\n", strings.Join(ids, " and "))
+		m.printf("latencies and errors are per iteration (see Requests per iteration below).\n\n")
+	}
+}
+
+// rateText is a step's QPS, labelled iter/s when the cell counts iterations.
+func rateText(c Cell, qps float64) string {
+	if c.Iterations() {
+		return formatQPS(qps) + " iter/s"
+	}
+	return formatQPS(qps)
+}
+
+// stepRate is a step's QPS, labelled iter/s when it counts iterations.
+func stepRate(s *schema.Step) string {
+	if s.CountUnit == schema.CountIterations {
+		return formatQPS(s.QPS) + " iter/s"
+	}
+	return formatQPS(s.QPS)
+}
+
+// iterationIDs are the scenario IDs of the cells with steps that count iterations.
+func iterationIDs(cells []Cell) []string {
+	var ids []string
+	for _, c := range cells {
+		if c.Iterations() && len(c.Ladder) > 0 {
+			ids = appendNew(ids, c.Scenario.ID)
+		}
+	}
+	return ids
+}
+
+// iterations renders the named requests of every steady-state iteration
+// step: one row per request name, then the iteration itself.
+func (m *md) iterations() {
+	var rows []Cell
+	for _, c := range m.r.Cells {
+		if s := c.SteadyStep(); s != nil && len(s.Step.RequestOrder) > 0 {
+			rows = append(rows, c)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	m.printf("### Requests per iteration at steady state\n\n")
+	m.printf("One iteration sends these requests in order and stops at the first that fails. Latency is\n")
+	m.printf("each request's service time in the steady-state step; the iteration row is the main table's.\n\n")
+	m.printf("| Scenario | Product | Request | Requests | P50 ms | P99 ms | Errors |\n")
+	m.printf("|---|---|---|--:|--:|--:|--:|\n")
+	for _, c := range rows {
+		st := c.SteadyStep().Step
+		sc := c.Scenario.ID + " " + c.Scenario.Name
+		for _, name := range st.RequestOrder {
+			nr := st.RequestsByName[name]
+			m.printf("| %s | %s | %s | %s | %s | %s | %s |\n", sc, c.Product, cell(name), thousands(nr.Requests),
+				formatMS(nr.LatencyMS.P50), formatMS(nr.LatencyMS.P99), formatPct(failRate(nr.Errors.Total(), nr.Requests)))
+		}
+		m.printf("| %s | %s | (iteration) | %s | %s | %s | %s |\n", sc, c.Product, thousands(st.Requests),
+			formatMS(st.LatencyMS.P50), formatMS(st.LatencyMS.P99), formatPct(st.ErrorRate))
+	}
+	m.printf("\n")
+}
+
+func failRate(failed, requests int64) float64 {
+	if requests == 0 {
+		return 0
+	}
+	return float64(failed) / float64(requests)
 }
 
 // cell makes text safe inside a Markdown table cell.
@@ -183,6 +253,10 @@ func (m *md) howToRead() {
 	m.printf("  The main table shows that step; its ladder below shows all of them.\n")
 	m.printf("- **Error rate** = failed requests / requests: non-2xx responses, socket errors, timeouts,\n")
 	m.printf("  responses that failed the scenario's check, and iterations that found a consumed pool empty.\n")
+	m.printf("- **Iterations** (S2l, S4): one iteration is several requests in order, as a k6 script models\n")
+	m.printf("  a user (S4: the headless login, then the code exchange). Their QPS is iterations/s, their\n")
+	m.printf("  latency runs from the first request's send to the last response, and an iteration fails\n")
+	m.printf("  when any of its requests fails; each request's own latency is listed per name.\n")
 	m.printf("- **Driver-limited**: the load generator used at least %.0f%% of the CPU it may use, so the\n",
 		schema.LimitedThreshold*100)
 	m.printf("  step measures the driver as much as the product; it is a lower bound, never steady state.\n")
@@ -200,7 +274,7 @@ func (m *md) ladders() {
 		if c.Steady < 0 {
 			m.printf("No steady state: %s.\n\n", c.NAReason)
 		}
-		m.printf("| Connections | QPS | P50 ms | P99 ms | Errors | Flags | File |\n")
+		m.printf("| Connections | %s | P50 ms | P99 ms | Errors | Flags | File |\n", map[bool]string{false: "QPS", true: "Iter/s"}[c.Iterations()])
 		m.printf("|--:|--:|--:|--:|--:|---|---|\n")
 		for _, ls := range c.Ladder {
 			s := ls.Step

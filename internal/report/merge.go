@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -35,7 +36,13 @@ import (
 //     any agent was limited, host_cpu_pct is the highest;
 //   - status is complete only when every agent completed (error wins over
 //     interrupted); labels keep the keys all agents agree on; agents is the
-//     sum of the agents' counts (0 counts as 1).
+//     sum of the agents' counts (0 counts as 1);
+//   - rate mode (all agents or none): late and every interval's late are
+//     summed, late_max_ms is the largest, the corrected histograms (overall
+//     and per interval) are merged like the others;
+//   - iteration steps: count_unit and request_order must match;
+//     http_requests is summed, and requests_by_name name by name (counts
+//     and status codes summed, histograms merged, latency_ms recomputed).
 func Merge(steps []StepFile) (*schema.Step, error) {
 	if len(steps) == 0 {
 		return nil, errors.New("no step records to merge")
@@ -47,11 +54,10 @@ func Merge(steps []StepFile) (*schema.Step, error) {
 		}
 	}
 	out := mergeScalars(steps)
-	if err := mergeHistograms(out, steps); err != nil {
-		return nil, err
-	}
-	if err := mergeIntervals(out, steps); err != nil {
-		return nil, err
+	for _, merge := range []func(*schema.Step, []StepFile) error{mergeHistograms, mergeIntervals, mergeNamed} {
+		if err := merge(out, steps); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -66,6 +72,8 @@ func compatible(first, sf StepFile) error {
 		{"target_url", a.TargetURL, b.TargetURL},
 		{"latency_model", a.LatencyModel, b.LatencyModel},
 		{"interval_s", fmt.Sprint(a.IntervalS), fmt.Sprint(b.IntervalS)},
+		{"count_unit", a.CountUnit, b.CountUnit},
+		{"request_order", strings.Join(a.RequestOrder, ","), strings.Join(b.RequestOrder, ",")},
 	} {
 		if f.a != f.b {
 			return fmt.Errorf("merging %s: %s %q differs from %q in %s", sf.Path, f.name, f.b, f.a, first.Path)
@@ -103,6 +111,7 @@ func mergeScalars(steps []StepFile) *schema.Step {
 		Scenario: first.Scenario, TargetURL: first.TargetURL, IntervalS: first.IntervalS,
 		LatencyModel: first.LatencyModel, Start: first.Start, End: first.End,
 		StatusCodes: map[string]int64{}, Host: first.Host, Labels: commonLabels(steps),
+		CountUnit: first.CountUnit, RequestOrder: first.RequestOrder,
 	}
 	var tools, hosts, errs []string
 	statuses := map[string]bool{}
@@ -126,6 +135,8 @@ func mergeScalars(steps []StepFile) *schema.Step {
 			out.StatusCodes[code] += n
 		}
 		out.QPS += s.QPS
+		out.HTTPRequests += s.HTTPRequests
+		mergeLate(out, s)
 		out.Agents += max(s.Agents, 1)
 		mergeDriver(&out.Driver, s.Driver)
 		out.Pool = mergePool(out.Pool, s.Pool)
@@ -144,6 +155,26 @@ func mergeScalars(steps []StepFile) *schema.Step {
 		out.ErrorRate = float64(out.Errors.Total()) / float64(out.Requests)
 	}
 	return out
+}
+
+// mergeLate sums late and keeps the largest late_max_ms (rate mode; a
+// record without them adds nothing: mergeHistograms rejects a mix).
+func mergeLate(out, s *schema.Step) {
+	if s.Late != nil {
+		out.Late = ptr(deref(out.Late) + *s.Late)
+	}
+	if s.LateMaxMS != nil {
+		out.LateMaxMS = ptr(math.Max(deref(out.LateMaxMS), *s.LateMaxMS))
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func deref[T int64 | float64](p *T) T {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 func mergeDriver(d *schema.Driver, s schema.Driver) {
@@ -285,8 +316,8 @@ func mergeIntervals(out *schema.Step, steps []StepFile) error {
 
 func mergeInterval(steps []StepFile, i int) (schema.Interval, error) {
 	var out schema.Interval
-	acc := schema.NewHistogram()
-	seen := false
+	acc, corr := schema.NewHistogram(), schema.NewHistogram()
+	seen, corrected := false, false
 	for _, sf := range steps {
 		if i >= len(sf.Step.Intervals) {
 			continue
@@ -299,7 +330,12 @@ func mergeInterval(steps []StepFile, i int) (schema.Interval, error) {
 		out.Requests += iv.Requests
 		out.Errors += iv.Errors
 		out.QPS += iv.QPS
+		out.Late += iv.Late
 		if err := mergeInto(acc, iv.Histogram, sf.Path, fmt.Sprintf("intervals[%d].histogram", i)); err != nil {
+			return out, err
+		}
+		corrected = corrected || iv.CorrectedHistogram != ""
+		if err := mergeInto(corr, iv.CorrectedHistogram, sf.Path, fmt.Sprintf("intervals[%d].corrected_histogram", i)); err != nil {
 			return out, err
 		}
 	}
@@ -309,7 +345,60 @@ func mergeInterval(steps []StepFile, i int) (schema.Interval, error) {
 	}
 	lat := schema.Summarize(acc)
 	out.Histogram, out.P50MS, out.P99MS, out.MaxMS = enc, lat.P50, lat.P99, lat.Max
+	if !corrected {
+		return out, nil
+	}
+	if out.CorrectedHistogram, err = schema.EncodeHistogram(corr); err != nil {
+		return out, err
+	}
+	cl := schema.Summarize(corr)
+	out.CorrectedP50MS, out.CorrectedP99MS, out.CorrectedMaxMS = cl.P50, cl.P99, cl.Max
 	return out, nil
+}
+
+// mergeNamed merges the named requests of iteration steps name by name.
+func mergeNamed(out *schema.Step, steps []StepFile) error {
+	if out.CountUnit != schema.CountIterations {
+		return nil
+	}
+	out.RequestsByName = map[string]schema.NamedRequests{}
+	for _, name := range namedUnion(steps) {
+		nr := schema.NamedRequests{StatusCodes: map[string]int64{}}
+		acc := schema.NewHistogram()
+		for _, sf := range steps {
+			in, ok := sf.Step.RequestsByName[name]
+			if !ok {
+				continue
+			}
+			nr.Requests += in.Requests
+			nr.OK += in.OK
+			nr.Errors = nr.Errors.Add(in.Errors)
+			for code, n := range in.StatusCodes {
+				nr.StatusCodes[code] += n
+			}
+			if err := mergeInto(acc, in.Histogram, sf.Path, "requests_by_name."+name+".histogram"); err != nil {
+				return err
+			}
+		}
+		enc, err := schema.EncodeHistogram(acc)
+		if err != nil {
+			return err
+		}
+		nr.Histogram, nr.LatencyMS = enc, schema.Summarize(acc)
+		out.RequestsByName[name] = nr
+	}
+	return nil
+}
+
+// namedUnion is every request name of the steps, request_order first.
+func namedUnion(steps []StepFile) []string {
+	names := slices.Clone(steps[0].Step.RequestOrder)
+	for _, sf := range steps {
+		for _, name := range slices.Sorted(maps.Keys(sf.Step.RequestsByName)) {
+			names = appendNew(names, name)
+		}
+	}
+	return names
 }
 
 // EncodeStep writes a step record as indented JSON and a newline.

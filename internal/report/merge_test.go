@@ -218,3 +218,70 @@ func TestMergeStatus(t *testing.T) {
 		}
 	}
 }
+
+// asIteration turns an agent's step into a rate-mode iteration step: its
+// histograms double as corrected histograms, and name x holds the step's
+// own histogram, name y the values of ry.
+func asIteration(t *testing.T, s *schema.Step, ry *recorder, late int64, lateMax float64) *schema.Step {
+	t.Helper()
+	y := ry.step(t, s.Start, 0)
+	s.CountUnit, s.RequestOrder, s.HTTPRequests = schema.CountIterations, []string{"x", "y"}, s.Requests+y.Requests
+	s.RequestsByName = map[string]schema.NamedRequests{
+		"x": {Requests: s.Requests, OK: s.OK, Errors: s.Errors, StatusCodes: s.StatusCodes, LatencyMS: s.LatencyMS, Histogram: s.Histogram},
+		"y": {Requests: y.Requests, OK: y.Requests, StatusCodes: map[string]int64{"302": y.Requests}, LatencyMS: y.LatencyMS, Histogram: y.Histogram},
+	}
+	s.CorrectedHistogram, s.Late, s.LateMaxMS = s.Histogram, &late, &lateMax
+	for i := range s.Intervals {
+		s.Intervals[i].CorrectedHistogram, s.Intervals[i].Late = s.Intervals[i].Histogram, late+int64(i)
+	}
+	return s
+}
+
+func TestMergeIterationAndRateFields(t *testing.T) {
+	ra, rb, rc := agentsAndWhole(t)
+	ya, yb, yc := agentsAndWhole(t)
+	a := asIteration(t, ra.step(t, mergeStart, 3), ya, 5, 12.5)
+	b := asIteration(t, rb.step(t, mergeStart, 4), yb, 7, 30)
+	got, err := Merge([]StepFile{{"a.json", a}, {"b.json", b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.CountUnit != schema.CountIterations || strings.Join(got.RequestOrder, ",") != "x,y" ||
+		got.HTTPRequests != a.HTTPRequests+b.HTTPRequests || *got.Late != 12 || *got.LateMaxMS != 30 {
+		t.Errorf("count_unit %q order %v http_requests %d late %d late_max_ms %v", got.CountUnit, got.RequestOrder,
+			got.HTTPRequests, *got.Late, *got.LateMaxMS)
+	}
+	for name, whole := range map[string]*recorder{"x": rc, "y": yc} {
+		nr := got.RequestsByName[name]
+		h, err := schema.DecodeHistogram(nr.Histogram)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := a.RequestsByName[name].Requests + b.RequestsByName[name].Requests
+		if !h.Equals(whole.overall) || nr.Requests != want || nr.LatencyMS != schema.Summarize(whole.overall) {
+			t.Errorf("%s: merged histogram differs from the whole stream's, or requests %d != %d", name, nr.Requests, want)
+		}
+	}
+	if x := got.RequestsByName["x"]; x.Errors.Non2xx != 7 || x.StatusCodes["500"] != 7 || got.RequestsByName["y"].StatusCodes["302"] != yc.overall.TotalCount() {
+		t.Errorf("named errors/status codes not summed: x %+v %v, y %v", x.Errors, x.StatusCodes, got.RequestsByName["y"].StatusCodes)
+	}
+	for i, iv := range got.Intervals {
+		ch, err := schema.DecodeHistogram(iv.CorrectedHistogram)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ch.Equals(rc.intervals[i]) || iv.Late != 12+2*int64(i) || iv.CorrectedP99MS != schema.Summarize(rc.intervals[i]).P99 {
+			t.Errorf("interval %d: corrected histogram or late (%d) not merged", i, iv.Late)
+		}
+	}
+	for _, change := range []func(*schema.Step){
+		func(s *schema.Step) { s.CountUnit = "" },
+		func(s *schema.Step) { s.RequestOrder = []string{"y", "x"} },
+	} {
+		c := asIteration(t, rb.step(t, mergeStart, 0), yb, 0, 0)
+		change(c)
+		if _, err := Merge([]StepFile{{"a.json", a}, {"c.json", c}}); err == nil || !strings.Contains(err.Error(), "c.json") {
+			t.Errorf("merging a different iteration: error %v", err)
+		}
+	}
+}

@@ -105,6 +105,17 @@ func (c Cell) SteadyStep() *LadderStep {
 	return &c.Ladder[c.Steady]
 }
 
+// Iterations reports whether the cell counts iterations of several named
+// requests (schema.Step.CountUnit) rather than single requests.
+func (c Cell) Iterations() bool {
+	for _, ls := range c.Ladder {
+		if ls.Step.CountUnit == schema.CountIterations {
+			return true
+		}
+	}
+	return schema.IterationScenario(c.Scenario.Name)
+}
+
 // LadderStep is one step of a ladder with the flags a reader needs.
 type LadderStep struct {
 	StepFile

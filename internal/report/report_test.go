@@ -70,8 +70,8 @@ func lineAt(lines []string, i int) string {
 
 func TestLoadRun1(t *testing.T) {
 	in, warnings := loadRun1(t)
-	if len(in.Steps) != 20 || len(in.Metas) != 3 || len(in.Coldstarts) != 4 || len(in.Samples) != 2 {
-		t.Errorf("loaded %d steps, %d metas, %d coldstarts, %d sample files; want 20, 3, 4, 2",
+	if len(in.Steps) != 24 || len(in.Metas) != 3 || len(in.Coldstarts) != 4 || len(in.Samples) != 2 {
+		t.Errorf("loaded %d steps, %d metas, %d coldstarts, %d sample files; want 24, 3, 4, 2",
 			len(in.Steps), len(in.Metas), len(in.Coldstarts), len(in.Samples))
 	}
 	if len(in.Samples) == 2 && len(in.Samples[0].Samples) != len(hydraSamples()) {
@@ -225,7 +225,10 @@ func TestBuildCells(t *testing.T) {
 		{"keycloak/jwt_bearer", 0, "RFC 7523"},
 		{"zitadel/discovery", 0, "no Docker engine"},
 		{"hydra/userinfo", 0, NoResults},
-		{"keycloak/auth_code", 0, NoResults},
+		{"keycloak/auth_code", 4, ""},
+		{"hydra/client_credentials_login", 4, ""},
+		{"keycloak/client_credentials_login", 0, NoResults},
+		{"keycloak/refresh", 0, NoResults},
 	}
 	for _, tc := range tests {
 		c, ok := cells[tc.key]
@@ -323,5 +326,28 @@ func TestMarkdownEscapesCells(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), `N/A: a \| b c |`) {
 		t.Errorf("reason not escaped:\n%s", buf.String())
+	}
+}
+
+// TestCellRowsIterations: aggregate steady names the unit and the named
+// requests of an iteration cell.
+func TestCellRowsIterations(t *testing.T) {
+	in, _ := loadRun1(t)
+	for _, row := range CellRows(Build(in, Options{})) {
+		iter := row.Steady && (row.Scenario == schema.ScenarioAuthCode || row.Scenario == schema.ScenarioClientCredentialsLogin)
+		if !iter {
+			if row.Unit != "" || row.ByName != nil {
+				t.Errorf("%s/%s: unit %q by_name %v on a request cell", row.Product, row.Scenario, row.Unit, row.ByName)
+			}
+			continue
+		}
+		if row.Unit != schema.CountIterations || len(row.ByName) < 2 {
+			t.Fatalf("%s/%s: unit %q, by_name %v", row.Product, row.Scenario, row.Unit, row.ByName)
+		}
+		for name, nr := range row.ByName {
+			if nr.Requests != row.Requests || nr.P50MS <= 0 || nr.P99MS < nr.P50MS || nr.P50MS >= row.P50MS {
+				t.Errorf("%s/%s %s: %+v for %d iterations, iteration p50 %v", row.Product, row.Scenario, name, nr, row.Requests, row.P50MS)
+			}
+		}
 	}
 }

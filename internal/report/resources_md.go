@@ -176,7 +176,7 @@ func (m *md) usageTable(res Resources) {
 			db = fmt.Sprintf(" %s | %s | %s | %s |", fig(u.DBCPU, formatCPU), fig(u.DBRSS, formatMiB), fig(u.TPS, formatQPS), connsCell(u))
 		}
 		m.printf("| %s %s | %d | %s | %s |%s %s | %s | %s |\n", u.Scenario.ID, u.Scenario.Name, s.Connections,
-			formatQPS(s.QPS), fig(u.IdPCPU, formatCPU), db, hostCell(u), formatCPU(s.Driver.CPUPct), cell(u.Verdict))
+			stepRate(s), fig(u.IdPCPU, formatCPU), db, hostCell(u), formatCPU(s.Driver.CPUPct), cell(u.Verdict))
 	}
 	m.printf("\n")
 }

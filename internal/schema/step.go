@@ -79,6 +79,54 @@ type Step struct {
 	// Agents is the number of loadstep processes merged into this record
 	// (aggregate merge); 0 or 1 means a single agent.
 	Agents int `json:"agents,omitempty"`
+
+	// CountUnit says what the step counts: absent (CountRequests) for the
+	// single-request scenarios, CountIterations for the iteration scenarios
+	// (auth_code, client_credentials_login), where one iteration sends several
+	// named HTTP requests in order. In an iteration step requests, ok,
+	// errors, error_rate, qps (iterations/s), latency_ms, histogram,
+	// corrected_histogram, late and the intervals count and time ITERATIONS:
+	// an iteration fails, in the class of its failing request, as soon as
+	// one of its requests fails (it stops there); its latency runs from the
+	// send of its first request to the end of its last response; the
+	// histograms hold every iteration that ended with a complete HTTP
+	// response. status_codes there counts every HTTP response of the
+	// window's iterations (the sum over RequestsByName).
+	CountUnit string `json:"count_unit,omitempty"`
+	// HTTPRequests is present only in iteration steps: the HTTP requests the
+	// window's iterations sent, the sum of RequestsByName[*].Requests.
+	HTTPRequests int64 `json:"http_requests,omitempty"`
+	// RequestOrder is present only in iteration steps: the request names in
+	// the order an iteration sends them (a flow may skip a hop the product
+	// does not need, e.g. a login page served by the authorize request).
+	RequestOrder []string `json:"request_order,omitempty"`
+	// RequestsByName is present only in iteration steps: the HTTP requests
+	// of the window's iterations by request name (named like Zitadel's k6
+	// trends: oidc_token, oidc_user_info, login_authorize ...).
+	RequestsByName map[string]NamedRequests `json:"requests_by_name,omitempty"`
+}
+
+// Count units (Step.CountUnit).
+const (
+	CountRequests   = ""          // one HTTP request per iteration (the field is absent)
+	CountIterations = "iteration" // an iteration of several named HTTP requests
+)
+
+// NamedRequests are the HTTP requests of one name in an iteration step. For
+// every name requests = ok + failed; an iteration ends at its first failed
+// request, so the failed counts of all names sum to the step's failed
+// iterations, and for a flow without optional hops the requests of one
+// name equal the ok of the name before it.
+type NamedRequests struct {
+	Requests    int64            `json:"requests"`     // requests of this name sent by the window's iterations
+	OK          int64            `json:"ok"`           // requests that got the expected status and passed the check
+	Errors      Errors           `json:"errors"`       // failed requests by class (pool_exhausted is always 0)
+	StatusCodes map[string]int64 `json:"status_codes"` // HTTP status -> count, all responses received
+	LatencyMS   Latency          `json:"latency_ms"`   // summary of Histogram, milliseconds
+	// Histogram holds the service time in ns (send to complete response)
+	// of every request of this name that got a complete HTTP response;
+	// same encoding and geometry as Step.Histogram.
+	Histogram string `json:"histogram"`
 }
 
 // Errors counts failed requests by class. Their sum is the failed count.

@@ -1,0 +1,410 @@
+package load
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// Iteration scenarios (auth_code, client_credentials_login) model a user
+// the way a k6 script does: one iteration sends several named requests in
+// order, passing cookies, redirects, codes and tokens from one to the
+// next, and stops at the first request that fails. They run on net/http —
+// a Client per worker with its own Transport (keep-alive, one connection
+// per host), redirects never followed (each hop is a named request) and a
+// fresh cookie jar per iteration — since the flows are server-bound
+// (password hashing, database writes) and correctness matters more than
+// the driver's cost per request. The step counts iterations (see
+// schema.Step.CountUnit); each name keeps its own counts and histogram.
+
+// Request names, as Zitadel's k6 trends call them.
+const (
+	NameToken     = "oidc_token"      // token endpoint: client_credentials or the code exchange
+	NameUserinfo  = "oidc_user_info"  // userinfo with the new access token
+	NameAuthorize = "login_authorize" // GET the authorization endpoint
+	NameLoginForm = "login_form"      // GET the login page the authorize request redirected to
+	NameSubmit    = "login_submit"    // POST the login form with the user's name and password
+	NameCallback  = "login_callback"  // the hop whose response redirects to redirect_uri?code=
+	NameAccept    = "login_accept"    // Hydra: PUT admin .../login/accept
+	NameVerifier  = "login_verifier"  // Hydra: GET the authorize URL with the login_verifier
+	NameConsent   = "login_consent"   // Hydra: PUT admin .../consent/accept
+)
+
+// Login drivers of the auth_code scenario (Config.Login, --login).
+const (
+	LoginHydra    = "hydra"    // login and consent accepted through Hydra's admin API
+	LoginKeycloak = "keycloak" // the authorize response is the login form; its POST redirects to the code
+	LoginRefop    = "refop"    // the reference OP: authorize -> login page -> POST -> callback -> code
+)
+
+// Userinfo checks of client_credentials_login (Config.UserinfoCheck);
+// any other value is the one HTTP status that passes.
+const (
+	CheckSub = "sub" // a 2xx JSON body with a non-empty "sub"
+	Check2xx = "2xx" // any 2xx (the check of Zitadel's k6 script)
+)
+
+// flow is an iteration scenario.
+type flow interface {
+	// order is the request names in the order an iteration sends them.
+	order() []string
+	// run sends one iteration's requests through it, in order, and
+	// returns at the first that fails.
+	run(it *flowIter)
+}
+
+// flows is the engine's part for an iteration scenario.
+type flows struct {
+	fl       flow
+	named    *namedTallies
+	users    int
+	next     atomic.Int64 // the next iteration's user index (mod users)
+	timeout  time.Duration
+	insecure bool
+	headers  []Header
+}
+
+func newFlows(c *Config) *flows {
+	fl := newFlow(c)
+	return &flows{fl: fl, named: newNamedTallies(fl.order()), users: max(c.Users, 1),
+		timeout: c.Timeout, insecure: c.Insecure, headers: c.Headers}
+}
+
+// newFlow builds the flow of a validated Config.
+func newFlow(c *Config) flow {
+	auth := clientAuth{method: c.ClientAuth, id: c.ClientID, secret: c.ClientSecret}
+	if c.Scenario == schema.ScenarioClientCredentialsLogin {
+		return &ccLoginFlow{token: c.URL, userinfo: c.UserinfoURL, auth: auth, scope: c.Scope,
+			check: userinfoJudge(c.UserinfoCheck)}
+	}
+	ac := newAuthCode(c, auth)
+	if c.Login == LoginHydra {
+		return &hydraLogin{authCode: ac, admin: strings.TrimRight(c.AdminURL.String(), "/"),
+			scopes: strings.Fields(ac.scope)}
+	}
+	return &formLogin{authCode: ac, password: c.Password, pageHop: c.Login == LoginRefop}
+}
+
+// flowWorker is one worker's HTTP client and recorder.
+type flowWorker struct {
+	f      *flows
+	client *http.Client
+}
+
+func (f *flows) newWorker() *flowWorker {
+	d := &net.Dialer{KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		Proxy:               nil,
+		DialContext:         d.DialContext,
+		MaxConnsPerHost:     1, // requests of a worker are sequential
+		MaxIdleConnsPerHost: 1,
+		MaxIdleConns:        4, // a flow may call a second host (Hydra's admin API)
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
+		TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{},
+		TLSClientConfig:     &tls.Config{InsecureSkipVerify: f.insecure},
+	}
+	return &flowWorker{f: f, client: &http.Client{
+		Transport:     tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+func (w *flowWorker) close() { w.client.CloseIdleConnections() }
+
+// run performs one iteration with a fresh cookie jar; counted says whether
+// its requests belong to the measured window. The outcome has the class of
+// the failing request (classOK when none failed) and the status of the
+// last response (0 when the last request got none); the caller times it.
+func (w *flowWorker) run(counted bool) outcome {
+	// Go's jar sends Secure cookies to loopback hosts over http, as
+	// browsers do: Keycloak sets its login cookies Secure even over http.
+	jar, _ := cookiejar.New(nil) // never fails without options
+	w.client.Jar = jar
+	user := int(w.f.next.Add(1)-1) % w.f.users
+	it := &flowIter{w: w, user: user, counted: counted}
+	w.f.fl.run(it)
+	return it.out
+}
+
+// flowIter is one iteration in progress.
+type flowIter struct {
+	w       *flowWorker
+	user    int  // user index, 0..users-1
+	counted bool // in the measured window: record its requests
+	out     outcome
+}
+
+// reply is a response to a named request.
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+	url    *url.URL // the request's URL, against which a relative Location resolves
+}
+
+// location is the response's Location resolved against the request URL.
+func (r *reply) location() (*url.URL, error) {
+	loc, err := url.Parse(r.header.Get("Location"))
+	if err != nil {
+		return nil, err
+	}
+	return r.url.ResolveReference(loc), nil
+}
+
+// judge classifies a complete response: classOK, classNon2xx or classCheck.
+type judge func(r *reply) class
+
+// do sends req as request name, with its own deadline of the timeout, and
+// judges the response. It returns the reply when it passed; a failed
+// request is recorded as such and ends the iteration (ok false). Requests
+// in flight are never cancelled by the step's context: like single
+// requests they drain, bounded by the timeout.
+func (it *flowIter) do(name string, req *http.Request, j judge) (*reply, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), it.w.f.timeout)
+	defer cancel()
+	for _, h := range it.w.f.headers {
+		req.Header.Set(h.Key, h.Value)
+	}
+	start := time.Now()
+	r, o := it.exchange(req.WithContext(ctx), j)
+	o.latency = time.Since(start)
+	if it.counted {
+		it.w.f.named.record(name, o)
+	}
+	it.out.status, it.out.class = o.status, o.class
+	return r, o.class == classOK
+}
+
+// exchange sends req and reads and judges the whole response.
+func (it *flowIter) exchange(req *http.Request, j judge) (*reply, outcome) {
+	resp, err := it.w.client.Do(req)
+	if err != nil {
+		return nil, outcome{class: transportClass(err)}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return nil, outcome{class: transportClass(err)}
+	}
+	r := &reply{status: resp.StatusCode, header: resp.Header, body: body, url: req.URL}
+	return r, outcome{status: r.status, class: j(r)}
+}
+
+func transportClass(err error) class {
+	if isTimeout(err) {
+		return classTimeout
+	}
+	return classSocket
+}
+
+// username is the user name (or subject) pattern with %d replaced by the
+// iteration's user index.
+func (it *flowIter) username(pattern string) string {
+	return strings.ReplaceAll(pattern, "%d", strconv.Itoa(it.user))
+}
+
+// newRequest builds a request from a parsed URL (it cannot fail); body ""
+// is none.
+func newRequest(method string, u *url.URL, body, contentType string) *http.Request {
+	req := &http.Request{Method: method, URL: u, Host: u.Host, Header: http.Header{},
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
+	req.Header.Set("User-Agent", userAgent)
+	if body != "" {
+		req.Body = io.NopCloser(strings.NewReader(body))
+		req.ContentLength = int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
+		req.Header.Set("Content-Type", contentType)
+	}
+	return req
+}
+
+// want2xx passes a 2xx response whose body passes check (nil: any body).
+// Any other status counts as non2xx.
+func want2xx(check func(body []byte) bool) judge {
+	return func(r *reply) class {
+		switch {
+		case r.status < 200 || r.status > 299:
+			return classNon2xx
+		case check != nil && !check(r.body):
+			return classCheck
+		}
+		return classOK
+	}
+}
+
+// wantRedirect passes a 3xx response whose Location passes check (nil: any
+// Location that parses). A 2xx where a redirect was expected fails the
+// check; a 4xx, 5xx or 1xx counts as non2xx.
+func wantRedirect(check func(loc *url.URL) bool) judge {
+	return func(r *reply) class {
+		switch {
+		case r.status >= 200 && r.status <= 299:
+			return classCheck
+		case r.status < 300 || r.status > 399:
+			return classNon2xx
+		}
+		loc, err := r.location()
+		if err != nil || (check != nil && !check(loc)) {
+			return classCheck
+		}
+		return classOK
+	}
+}
+
+// wantStatus passes exactly status; another 2xx fails the check, anything
+// else counts as non2xx.
+func wantStatus(status int) judge {
+	return func(r *reply) class {
+		switch {
+		case r.status == status:
+			return classOK
+		case r.status >= 200 && r.status <= 299:
+			return classCheck
+		}
+		return classNon2xx
+	}
+}
+
+// userinfoJudge is the check of a validated --userinfo-check.
+func userinfoJudge(check string) judge {
+	switch check {
+	case CheckSub:
+		return want2xx(hasString("sub"))
+	case Check2xx, "":
+		return want2xx(nil)
+	}
+	status, _ := strconv.Atoi(check)
+	return wantStatus(status)
+}
+
+// validUserinfoCheck reports whether s is a --userinfo-check value.
+func validUserinfoCheck(s string) bool {
+	switch s {
+	case CheckSub, Check2xx, "":
+		return true
+	}
+	n, err := strconv.Atoi(s)
+	return err == nil && n >= 100 && n <= 599
+}
+
+// hasString requires a non-empty top-level string member.
+func hasString(field string) func([]byte) bool {
+	return func(body []byte) bool {
+		raw, ok := member(body, field)
+		return ok && nonEmptyString(raw)
+	}
+}
+
+// jsonString returns the top-level string member field ("" when absent).
+func jsonString(body []byte, field string) string {
+	raw, ok := member(body, field)
+	var s string
+	if !ok || json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// hasQuery requires a non-empty query parameter in the Location.
+func hasQuery(param string) func(*url.URL) bool {
+	return func(loc *url.URL) bool { return loc.Query().Get(param) != "" }
+}
+
+// clientAuth authenticates the client at the token endpoint.
+type clientAuth struct{ method, id, secret string }
+
+// tokenRequest is a form POST to the token endpoint with the client's
+// authentication (Basic credentials form-encoded first, RFC 6749 2.3.1).
+func (a clientAuth) tokenRequest(u *url.URL, form url.Values) *http.Request {
+	switch a.method {
+	case AuthPost:
+		form.Set("client_id", a.id)
+		form.Set("client_secret", a.secret)
+	case AuthNone:
+		if a.id != "" {
+			form.Set("client_id", a.id)
+		}
+	}
+	req := newRequest(http.MethodPost, u, form.Encode(), "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if a.method == AuthBasic {
+		req.SetBasicAuth(url.QueryEscape(a.id), url.QueryEscape(a.secret))
+	}
+	return req
+}
+
+// namedTally is the window's requests of one name.
+type namedTally struct {
+	counts
+	hist *hdrhistogram.Histogram
+}
+
+// namedTallies collects the requests of every name. Iterations are
+// server-bound (a few per millisecond at most), so one lock per request
+// costs nothing that matters.
+type namedTallies struct {
+	mu    sync.Mutex
+	order []string
+	by    map[string]*namedTally
+}
+
+func newNamedTallies(order []string) *namedTallies {
+	n := &namedTallies{order: order, by: map[string]*namedTally{}}
+	for _, name := range order {
+		n.by[name] = &namedTally{counts: counts{codes: map[int]int64{}}, hist: schema.NewHistogram()}
+	}
+	return n
+}
+
+func (n *namedTallies) record(name string, o outcome) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	t := n.by[name]
+	if t == nil { // a name outside order(): a flow bug, but never lose a count
+		t = &namedTally{counts: counts{codes: map[int]int64{}}, hist: schema.NewHistogram()}
+		n.by[name] = t
+		n.order = append(n.order, name)
+	}
+	t.record(o)
+	if o.status != 0 {
+		t.hist.RecordValue(min(max(o.latency.Nanoseconds(), schema.HistLowestNS), int64(schema.HistHighestNS)))
+	}
+}
+
+// fill sets the iteration fields of a step: the named requests, their
+// sum, and status_codes as the sum of theirs. Call after the workers ended.
+func (n *namedTallies) fill(s *schema.Step) error {
+	s.CountUnit, s.RequestOrder = schema.CountIterations, n.order
+	s.RequestsByName, s.StatusCodes, s.HTTPRequests = map[string]schema.NamedRequests{}, map[string]int64{}, 0
+	for _, name := range n.order {
+		t := n.by[name]
+		h, err := schema.EncodeHistogram(t.hist)
+		if err != nil {
+			return err
+		}
+		nr := schema.NamedRequests{Requests: t.requests, OK: t.ok, Errors: t.errors,
+			StatusCodes: map[string]int64{}, LatencyMS: schema.Summarize(t.hist), Histogram: h}
+		for code, c := range t.codes {
+			nr.StatusCodes[strconv.Itoa(code)] = c
+			s.StatusCodes[strconv.Itoa(code)] += c
+		}
+		s.RequestsByName[name] = nr
+		s.HTTPRequests += t.requests
+	}
+	return nil
+}

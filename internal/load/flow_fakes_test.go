@@ -1,0 +1,328 @@
+package load
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// Fakes of the products' login flows, strict about what the real ones
+// check: client authentication, cookies, state round trip, single-use
+// codes and redirect URIs.
+
+const (
+	fakeClient   = "bench-svc"
+	fakeSecret   = "s3cr3t"
+	fakePassword = "pw-123"
+	fakeRedirect = "http://127.0.0.1/cb"
+)
+
+// fakeOP holds what all fakes share: issued codes and counters.
+type fakeOP struct {
+	mu       sync.Mutex
+	codes    map[string]bool   // issued, not yet exchanged
+	pending  map[string]string // challenge or request id -> state
+	seq      atomic.Int64
+	tokens   atomic.Int64 // successful code exchanges
+	failNth  int64        // token endpoint: every failNth request answers 500 (0 = never)
+	tokenReq atomic.Int64
+	users    sync.Map // user names seen at login
+}
+
+func newFakeOP() *fakeOP {
+	return &fakeOP{codes: map[string]bool{}, pending: map[string]string{}}
+}
+
+func (f *fakeOP) id(prefix string) string { return fmt.Sprintf("%s%d", prefix, f.seq.Add(1)) }
+
+func (f *fakeOP) remember(key, state string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pending[key] = state
+}
+
+// take returns and forgets the state stored under key.
+func (f *fakeOP) take(key string) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, ok := f.pending[key]
+	delete(f.pending, key)
+	return s, ok
+}
+
+// callback redirects to the client with a new code and the state.
+func (f *fakeOP) callback(w http.ResponseWriter, r *http.Request, state string, status int) {
+	code := f.id("code")
+	f.mu.Lock()
+	f.codes[code] = true
+	f.mu.Unlock()
+	http.Redirect(w, r, fakeRedirect+"?code="+code+"&state="+url.QueryEscape(state), status)
+}
+
+// checkAuthorize validates an authorization request; "" when it is fine.
+func checkAuthorize(q url.Values) string {
+	switch {
+	case q.Get("client_id") != fakeClient, q.Get("response_type") != "code", q.Get("redirect_uri") != fakeRedirect:
+		return "bad authorization request"
+	case len(q.Get("state")) < 8:
+		return "state too short"
+	case !strings.Contains(q.Get("scope"), "openid"):
+		return "no openid scope"
+	}
+	return ""
+}
+
+// token is the token endpoint: Basic client auth, a single-use code, the
+// redirect URI again.
+func (f *fakeOP) token(w http.ResponseWriter, r *http.Request) {
+	if n := f.tokenReq.Add(1); f.failNth > 0 && n%f.failNth == 0 {
+		http.Error(w, `{"error":"server_error"}`, http.StatusInternalServerError)
+		return
+	}
+	id, secret, ok := r.BasicAuth()
+	code := r.PostFormValue("code")
+	f.mu.Lock()
+	valid := f.codes[code]
+	delete(f.codes, code)
+	f.mu.Unlock()
+	if !ok || id != fakeClient || secret != fakeSecret || r.PostFormValue("grant_type") != "authorization_code" ||
+		!valid || r.PostFormValue("redirect_uri") != fakeRedirect {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"error":"invalid_grant"}`)
+		return
+	}
+	f.tokens.Add(1)
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"access_token":"at-%s","token_type":"Bearer","id_token":"x.y.z"}`, code)
+}
+
+// fakeHydra is Hydra's public and admin API on two servers.
+type fakeHydra struct {
+	*fakeOP
+	public, admin *httptest.Server
+	dropConsent   bool // do not set the consent CSRF cookie (a lost cookie)
+}
+
+func newFakeHydra(t *testing.T) *fakeHydra {
+	h := &fakeHydra{fakeOP: newFakeOP()}
+	pub := http.NewServeMux()
+	pub.HandleFunc("GET /oauth2/auth", h.auth)
+	pub.HandleFunc("POST /oauth2/token", h.token)
+	adm := http.NewServeMux()
+	adm.HandleFunc("PUT /admin/oauth2/auth/requests/login/accept", h.acceptLogin)
+	adm.HandleFunc("PUT /admin/oauth2/auth/requests/consent/accept", h.acceptConsent)
+	h.public, h.admin = httptest.NewServer(pub), httptest.NewServer(adm)
+	t.Cleanup(h.public.Close)
+	t.Cleanup(h.admin.Close)
+	return h
+}
+
+func (h *fakeHydra) auth(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	switch {
+	case q.Get("login_verifier") != "":
+		h.afterLogin(w, r, q.Get("login_verifier"))
+	case q.Get("consent_verifier") != "":
+		h.afterConsent(w, r, q.Get("consent_verifier"))
+	default:
+		if why := checkAuthorize(q); why != "" {
+			http.Error(w, why, http.StatusBadRequest)
+			return
+		}
+		c := h.id("lc")
+		h.remember(c, q.Get("state"))
+		http.SetCookie(w, &http.Cookie{Name: "login_csrf", Value: c, Path: "/"})
+		http.Redirect(w, r, "http://127.0.0.1:9/login?login_challenge="+c, http.StatusFound)
+	}
+}
+
+func (h *fakeHydra) afterLogin(w http.ResponseWriter, r *http.Request, verifier string) {
+	c := strings.TrimPrefix(verifier, "v-")
+	state, ok := h.take("verified-" + c)
+	if ck, err := r.Cookie("login_csrf"); !ok || err != nil || ck.Value != c {
+		http.Redirect(w, r, fakeRedirect+"?error=request_forbidden&state="+url.QueryEscape(state), http.StatusSeeOther)
+		return
+	}
+	cc := h.id("cc")
+	h.remember(cc, state)
+	if !h.dropConsent {
+		http.SetCookie(w, &http.Cookie{Name: "consent_csrf", Value: cc, Path: "/"})
+	}
+	http.Redirect(w, r, "http://127.0.0.1:9/consent?consent_challenge="+cc, http.StatusFound)
+}
+
+func (h *fakeHydra) afterConsent(w http.ResponseWriter, r *http.Request, verifier string) {
+	cc := strings.TrimPrefix(verifier, "v-")
+	state, ok := h.take("verified-" + cc)
+	if ck, err := r.Cookie("consent_csrf"); !ok || err != nil || ck.Value != cc {
+		http.Redirect(w, r, fakeRedirect+"?error=request_forbidden&state="+url.QueryEscape(state), http.StatusSeeOther)
+		return
+	}
+	h.callback(w, r, state, http.StatusSeeOther)
+}
+
+// accept decodes an accept body strictly (Hydra rejects unknown fields)
+// and moves the challenge's state to its verifier.
+func (h *fakeHydra) accept(w http.ResponseWriter, r *http.Request, kind string, body any) {
+	c := r.URL.Query().Get(kind + "_challenge")
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	state, ok := h.take(c)
+	if err := dec.Decode(body); err != nil || !ok {
+		http.Error(w, `{"error":"invalid_request"}`, http.StatusBadRequest)
+		return
+	}
+	h.remember("verified-"+c, state)
+	fmt.Fprintf(w, `{"redirect_to":%q}`, h.public.URL+"/oauth2/auth?client_id="+fakeClient+"&"+kind+"_verifier=v-"+c)
+}
+
+func (h *fakeHydra) acceptLogin(w http.ResponseWriter, r *http.Request) {
+	var b hydraLoginAccept
+	h.accept(w, r, "login", &b)
+	h.users.Store(b.Subject, true)
+}
+
+func (h *fakeHydra) acceptConsent(w http.ResponseWriter, r *http.Request) {
+	var b hydraConsentAccept
+	h.accept(w, r, "consent", &b)
+}
+
+// fakeForm serves a login form: Keycloak's shape (the authorize response
+// is the form; an absolute action with &amp;) or the reference OP's
+// (authorize redirects to the page; relative action; callback hop).
+type fakeForm struct {
+	*fakeOP
+	srv     *httptest.Server
+	refop   bool
+	badPage bool // the login page has no POST form
+}
+
+func newFakeForm(t *testing.T, refop bool) *fakeForm {
+	f := &fakeForm{fakeOP: newFakeOP(), refop: refop}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /auth", f.auth)
+	mux.HandleFunc("GET /login/username", f.page)
+	mux.HandleFunc("POST /login-actions/authenticate", f.submit)
+	mux.HandleFunc("GET /authorize/callback", f.cb)
+	mux.HandleFunc("POST /token", f.token)
+	f.srv = httptest.NewServer(mux)
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeForm) auth(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if why := checkAuthorize(q); why != "" {
+		http.Error(w, why, http.StatusBadRequest)
+		return
+	}
+	id := f.id("req")
+	f.remember(id, q.Get("state"))
+	if f.refop {
+		http.Redirect(w, r, "/login/username?authRequestID="+id, http.StatusFound)
+		return
+	}
+	// Secure even over http, as Keycloak does.
+	http.SetCookie(w, &http.Cookie{Name: "AUTH_SESSION_ID", Value: id, Path: "/", Secure: true, HttpOnly: true,
+		SameSite: http.SameSiteNoneMode})
+	f.render(w, f.srv.URL+"/login-actions/authenticate?session_code="+id+"&amp;execution=e1&amp;client_id="+fakeClient, "credentialId", "")
+}
+
+func (f *fakeForm) page(w http.ResponseWriter, r *http.Request) {
+	f.render(w, "/login-actions/authenticate", "id", r.URL.Query().Get("authRequestID"))
+}
+
+func (f *fakeForm) render(w http.ResponseWriter, action, hidden, value string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	method := "post"
+	if f.badPage {
+		method = "get"
+	}
+	fmt.Fprintf(w, `<!DOCTYPE html><html><body><form id="search" action="/search"><input name=q></form>
+<form id="kc-form-login" onsubmit="login.disabled = true; return true;" action="%s" method="%s">
+<input tabindex="1" id="username" name="username" value="" type="text" autofocus>
+<input tabindex="2" id="password" name="password" type="password">
+<input type="hidden" id="id-hidden-input" name="%s" value="%s"/>
+<input type=submit value="Sign In"></form></body></html>`, action, method, hidden, value)
+}
+
+func (f *fakeForm) submit(w http.ResponseWriter, r *http.Request) {
+	id := r.PostFormValue("id")
+	if !f.refop {
+		ck, err := r.Cookie("AUTH_SESSION_ID")
+		q := r.URL.Query()
+		if err != nil || ck.Value != q.Get("session_code") || q.Get("execution") != "e1" || !r.PostForm.Has("credentialId") {
+			http.Error(w, "session expired", http.StatusBadRequest)
+			return
+		}
+		id = ck.Value
+	}
+	user := r.PostFormValue("username")
+	if r.PostFormValue("password") != fakePassword || !strings.HasPrefix(user, "user") {
+		f.render(w, "/login-actions/authenticate", "id", id) // 200: the form again
+		return
+	}
+	f.users.Store(user, true)
+	if f.refop {
+		http.Redirect(w, r, "/authorize/callback?id="+id, http.StatusFound)
+		return
+	}
+	state, _ := f.take(id)
+	f.callback(w, r, state, http.StatusFound)
+}
+
+func (f *fakeForm) cb(w http.ResponseWriter, r *http.Request) {
+	state, ok := f.take(r.URL.Query().Get("id"))
+	if !ok {
+		http.Error(w, "unknown request", http.StatusBadRequest)
+		return
+	}
+	f.callback(w, r, state, http.StatusFound)
+}
+
+// fakeCC is a token endpoint for client_credentials and a userinfo
+// endpoint that accepts only its own tokens.
+type fakeCC struct {
+	srv        *httptest.Server
+	userStatus int  // userinfo status (0 = 200)
+	noSub      bool // userinfo 200 without sub (Hydra with a client token)
+	userinfo   atomic.Int64
+}
+
+func newFakeCC(t *testing.T) *fakeCC {
+	f := &fakeCC{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
+		id, secret, ok := r.BasicAuth()
+		if !ok || id != fakeClient || secret != fakeSecret || r.PostFormValue("grant_type") != "client_credentials" {
+			http.Error(w, `{"error":"invalid_client"}`, http.StatusUnauthorized)
+			return
+		}
+		fmt.Fprint(w, `{"access_token":"good-token","token_type":"Bearer","expires_in":300}`)
+	})
+	mux.HandleFunc("GET /userinfo", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer good-token" {
+			http.Error(w, "{}", http.StatusUnauthorized)
+			return
+		}
+		f.userinfo.Add(1)
+		switch {
+		case f.userStatus != 0:
+			w.WriteHeader(f.userStatus)
+			fmt.Fprint(w, "{}")
+		case f.noSub:
+			fmt.Fprint(w, `{"iss":"x"}`)
+		default:
+			fmt.Fprint(w, `{"sub":"service-account"}`)
+		}
+	})
+	f.srv = httptest.NewServer(mux)
+	t.Cleanup(f.srv.Close)
+	return f
+}

@@ -1,0 +1,268 @@
+package load
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"net/http"
+	"net/url"
+)
+
+// ccLoginFlow is client_credentials_login (Zitadel's k6
+// machine_client_credentials_login): a client_credentials token, then
+// userinfo with it.
+type ccLoginFlow struct {
+	token, userinfo *url.URL
+	auth            clientAuth
+	scope           string
+	check           judge // the userinfo response, see --userinfo-check
+}
+
+func (f *ccLoginFlow) order() []string { return []string{NameToken, NameUserinfo} }
+
+func (f *ccLoginFlow) run(it *flowIter) {
+	form := url.Values{"grant_type": {grantClientCredentials}}
+	if f.scope != "" {
+		form.Set("scope", f.scope)
+	}
+	r, ok := it.do(NameToken, f.auth.tokenRequest(f.token, form), want2xx(hasString("access_token")))
+	if !ok {
+		return
+	}
+	req := newRequest(http.MethodGet, f.userinfo, "", "")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", "Bearer "+jsonString(r.body, "access_token"))
+	it.do(NameUserinfo, req, f.check)
+}
+
+// authCode is what every auth_code login driver shares: the authorization
+// request, the callback check and the code exchange.
+type authCode struct {
+	authorize *url.URL // the authorization endpoint with the fixed parameters
+	token     *url.URL
+	redirect  *url.URL // the client's redirect URI
+	auth      clientAuth
+	scope     string
+	username  string // pattern, %d = user index
+}
+
+func newAuthCode(c *Config, auth clientAuth) authCode {
+	scope := c.Scope
+	if scope == "" {
+		scope = "openid"
+	}
+	u := *c.URL
+	q := u.Query()
+	q.Set("client_id", c.ClientID)
+	q.Set("response_type", "code")
+	q.Set("scope", scope)
+	q.Set("redirect_uri", c.RedirectURI)
+	u.RawQuery = q.Encode()
+	redirect, _ := url.Parse(c.RedirectURI) // validated
+	return authCode{authorize: &u, token: c.TokenURL, redirect: redirect, auth: auth, scope: scope, username: c.Username}
+}
+
+// authorizeURL is the authorization request of one iteration with its state.
+func (a *authCode) authorizeURL(state string) *url.URL {
+	u := *a.authorize
+	u.RawQuery += "&state=" + url.QueryEscape(state)
+	return &u
+}
+
+// newState is an iteration's state: 26 random characters (Hydra wants at
+// least 8).
+func newState() string { return rand.Text() }
+
+// isCallback reports whether loc goes to the client's redirect URI.
+func (a *authCode) isCallback(loc *url.URL) bool {
+	return loc.Scheme == a.redirect.Scheme && loc.Host == a.redirect.Host && loc.Path == a.redirect.Path
+}
+
+// callbackOK is the callback check: a redirect to the client's redirect
+// URI with a code, the iteration's state and no error= (an IdP redirects
+// its failures, such as Hydra's error=request_forbidden for a missing CSRF
+// cookie, to the client).
+func (a *authCode) callbackOK(state string) func(*url.URL) bool {
+	return func(loc *url.URL) bool {
+		q := loc.Query()
+		return a.isCallback(loc) && q.Get("error") == "" && q.Get("code") != "" && q.Get("state") == state
+	}
+}
+
+// exchange trades the code of a passed callback for tokens.
+func (a *authCode) exchange(it *flowIter, callback *reply) {
+	loc, _ := callback.location() // parsed by the callback check
+	form := url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")},
+		"redirect_uri": {a.redirect.String()}}
+	it.do(NameToken, a.auth.tokenRequest(a.token, form), want2xx(hasString("access_token")))
+}
+
+// hydraLogin is Ory Hydra's headless login: the login and consent apps are
+// replaced by PUTs to the admin API (shared/products/hydra.md).
+//
+//	login_authorize  GET  /oauth2/auth            -> 302 ?login_challenge (login CSRF cookie)
+//	login_accept     PUT  admin login/accept      -> {redirect_to}
+//	login_verifier   GET  redirect_to             -> 302 ?consent_challenge (consent CSRF cookie)
+//	login_consent    PUT  admin consent/accept    -> {redirect_to}
+//	login_callback   GET  redirect_to             -> 303 redirect_uri?code=&state=
+//	oidc_token       POST /oauth2/token           authorization_code
+//
+// A missing cookie shows as error=request_forbidden in a redirect, which
+// fails the hop's check.
+type hydraLogin struct {
+	authCode
+	admin  string // admin base URL without a trailing slash
+	scopes []string
+}
+
+func (f *hydraLogin) order() []string {
+	return []string{NameAuthorize, NameAccept, NameVerifier, NameConsent, NameCallback, NameToken}
+}
+
+// The accept bodies use documented fields only: Hydra rejects unknown ones.
+type hydraLoginAccept struct {
+	Subject  string `json:"subject"`
+	Remember bool   `json:"remember"`
+}
+
+type hydraConsentAccept struct {
+	GrantScope    []string           `json:"grant_scope"`
+	GrantAudience []string           `json:"grant_access_token_audience"`
+	Session       hydraConsentClaims `json:"session"`
+}
+
+type hydraConsentClaims struct {
+	IDToken map[string]any `json:"id_token"`
+}
+
+func (f *hydraLogin) run(it *flowIter) {
+	state := newState()
+	r, ok := it.do(NameAuthorize, newRequest(http.MethodGet, f.authorizeURL(state), "", ""),
+		wantRedirect(hasQuery("login_challenge")))
+	if !ok {
+		return
+	}
+	next, ok := f.accept(it, NameAccept, "login", r, hydraLoginAccept{Subject: it.username(f.username)})
+	if !ok {
+		return
+	}
+	if r, ok = it.do(NameVerifier, newRequest(http.MethodGet, next, "", ""), wantRedirect(hasQuery("consent_challenge"))); !ok {
+		return
+	}
+	consent := hydraConsentAccept{GrantScope: f.scopes, GrantAudience: []string{},
+		Session: hydraConsentClaims{IDToken: map[string]any{}}}
+	if next, ok = f.accept(it, NameConsent, "consent", r, consent); !ok {
+		return
+	}
+	if r, ok = it.do(NameCallback, newRequest(http.MethodGet, next, "", ""), wantRedirect(f.callbackOK(state))); ok {
+		f.exchange(it, r)
+	}
+}
+
+// accept PUTs the accept body of the challenge in r's Location (kind login
+// or consent) and returns the redirect_to the browser would follow.
+func (f *hydraLogin) accept(it *flowIter, name, kind string, r *reply, body any) (*url.URL, bool) {
+	loc, _ := r.location() // parsed by the redirect check
+	target, err := url.Parse(f.admin + "/admin/oauth2/auth/requests/" + kind + "/accept?" +
+		kind + "_challenge=" + url.QueryEscape(loc.Query().Get(kind+"_challenge")))
+	b, jerr := json.Marshal(body)
+	if err != nil || jerr != nil {
+		return nil, false // cannot happen: the admin URL was validated
+	}
+	req := newRequest(http.MethodPut, target, string(b), "application/json")
+	req.Header.Set("Accept", "application/json")
+	var next *url.URL
+	r, ok := it.do(name, req, want2xx(func(body []byte) bool {
+		next, err = url.Parse(jsonString(body, "redirect_to"))
+		return err == nil && next.IsAbs()
+	}))
+	return next, ok && r != nil
+}
+
+// formLogin drives a login form the way a browser does: the page's first
+// POST form is filled with its hidden fields plus username and password
+// and submitted with the cookies of the iteration.
+//
+// Keycloak (pageHop false):
+//
+//	login_authorize  GET  auth endpoint  -> 200 login form
+//	login_submit     POST form action    -> 302 redirect_uri?code=&state=
+//	oidc_token       POST token endpoint authorization_code
+//
+// The reference OP (pageHop true), as scripts/products/refop's refop_login:
+//
+//	login_authorize  GET  /auth                    -> 302 /login/username?authRequestID=
+//	login_form       GET  /login/username?...      -> 200 login form
+//	login_submit     POST /login/username          -> 302 /authorize/callback?id=
+//	login_callback   GET  /authorize/callback?id=  -> 302 redirect_uri?code=&state=
+//	oidc_token       POST /oauth/token             authorization_code
+type formLogin struct {
+	authCode
+	password string
+	pageHop  bool
+}
+
+func (f *formLogin) order() []string {
+	if f.pageHop {
+		return []string{NameAuthorize, NameLoginForm, NameSubmit, NameCallback, NameToken}
+	}
+	return []string{NameAuthorize, NameSubmit, NameToken}
+}
+
+func (f *formLogin) run(it *flowIter) {
+	state := newState()
+	var page *loginForm
+	pageCheck := func(r *reply) class {
+		if c := want2xx(nil)(r); c != classOK {
+			return c
+		}
+		if page = parseLoginForm(r.body, r.url); page == nil {
+			return classCheck
+		}
+		return classOK
+	}
+	auth := newRequest(http.MethodGet, f.authorizeURL(state), "", "")
+	if f.pageHop {
+		r, ok := it.do(NameAuthorize, auth, wantRedirect(nil))
+		if !ok {
+			return
+		}
+		loc, _ := r.location()
+		if _, ok := it.do(NameLoginForm, newRequest(http.MethodGet, loc, "", ""), pageCheck); !ok {
+			return
+		}
+	} else if _, ok := it.do(NameAuthorize, auth, pageCheck); !ok {
+		return
+	}
+	r, ok := it.do(NameSubmit, f.submit(it, page), f.submitCheck(state))
+	if !ok {
+		return
+	}
+	if f.pageHop {
+		loc, _ := r.location()
+		if r, ok = it.do(NameCallback, newRequest(http.MethodGet, loc, "", ""), wantRedirect(f.callbackOK(state))); !ok {
+			return
+		}
+	}
+	f.exchange(it, r)
+}
+
+// submit is the POST of the login form with the user's credentials.
+func (f *formLogin) submit(it *flowIter, page *loginForm) *http.Request {
+	form := url.Values{}
+	for _, kv := range page.hidden {
+		form.Add(kv[0], kv[1])
+	}
+	form.Set("username", it.username(f.username))
+	form.Set("password", f.password)
+	return newRequest(http.MethodPost, page.action, form.Encode(), "application/x-www-form-urlencoded")
+}
+
+// submitCheck: with a callback hop the submit redirects anywhere but to the
+// client (the callback hop's check follows); without one it is the callback.
+// A wrong password answers 200 with the form again: a failed check.
+func (f *formLogin) submitCheck(state string) judge {
+	if f.pageHop {
+		return wantRedirect(func(loc *url.URL) bool { return !f.isCallback(loc) })
+	}
+	return wantRedirect(f.callbackOK(state))
+}

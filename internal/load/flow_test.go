@@ -1,0 +1,388 @@
+package load
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// flowConfig is a short auth_code or client_credentials_login step: no
+// warmup, so every iteration the fakes see is counted.
+func flowConfig(t *testing.T, target, scenario string) *Config {
+	t.Helper()
+	cfg := testConfig(t, target, scenario)
+	cfg.Duration, cfg.Interval = 300*time.Millisecond, 100*time.Millisecond
+	cfg.ClientID, cfg.ClientSecret = fakeClient, fakeSecret
+	cfg.Engine = EngineRaw // ignored: iteration scenarios run on net/http
+	return cfg
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func hydraConfig(t *testing.T, h *fakeHydra) *Config {
+	cfg := flowConfig(t, h.public.URL+"/oauth2/auth", schema.ScenarioAuthCode)
+	cfg.Login, cfg.TokenURL, cfg.AdminURL = LoginHydra, mustURL(t, h.public.URL+"/oauth2/token"), mustURL(t, h.admin.URL+"/")
+	cfg.RedirectURI, cfg.Username, cfg.Users, cfg.Scope = fakeRedirect, "user%d", 5, "openid offline_access"
+	return cfg
+}
+
+func formConfig(t *testing.T, f *fakeForm) *Config {
+	cfg := flowConfig(t, f.srv.URL+"/auth", schema.ScenarioAuthCode)
+	cfg.Login = LoginKeycloak
+	if f.refop {
+		cfg.Login = LoginRefop
+	}
+	cfg.TokenURL, cfg.RedirectURI = mustURL(t, f.srv.URL+"/token"), fakeRedirect
+	cfg.Username, cfg.Users, cfg.Password = "user%d", 3, fakePassword
+	return cfg
+}
+
+// fakeCounts is what a fake saw: completed code exchanges and the users
+// that logged in.
+type fakeCounts interface {
+	exchanged() int64
+	userCount() int
+}
+
+func (f *fakeOP) exchanged() int64 { return f.tokens.Load() }
+func (f *fakeOP) userCount() int {
+	n := 0
+	f.users.Range(func(any, any) bool { n++; return true })
+	return n
+}
+
+func TestAuthCodeLogins(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T) (*Config, fakeCounts)
+		order []string
+		users int
+	}{
+		{"hydra", func(t *testing.T) (*Config, fakeCounts) {
+			h := newFakeHydra(t)
+			return hydraConfig(t, h), h
+		}, []string{NameAuthorize, NameAccept, NameVerifier, NameConsent, NameCallback, NameToken}, 5},
+		{"keycloak", func(t *testing.T) (*Config, fakeCounts) {
+			f := newFakeForm(t, false)
+			return formConfig(t, f), f
+		}, []string{NameAuthorize, NameSubmit, NameToken}, 3},
+		{"refop", func(t *testing.T) (*Config, fakeCounts) {
+			f := newFakeForm(t, true)
+			return formConfig(t, f), f
+		}, []string{NameAuthorize, NameLoginForm, NameSubmit, NameCallback, NameToken}, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // mostly waiting on the fakes
+			cfg, fake := tt.setup(t)
+			s := mustRunFlow(t, cfg)
+			if s.Requests < 5 || s.OK != s.Requests || s.Errors.Total() != 0 {
+				t.Fatalf("iterations %d ok %d errors %+v by name %+v", s.Requests, s.OK, s.Errors, s.RequestsByName)
+			}
+			if !slices.Equal(s.RequestOrder, tt.order) {
+				t.Errorf("request_order %v, want %v", s.RequestOrder, tt.order)
+			}
+			// Every iteration of the window (no warmup) got its token, and
+			// none the fake served is missing or counted twice.
+			if got := fake.exchanged(); got != s.OK {
+				t.Errorf("fake exchanged %d codes, step has %d ok iterations", got, s.OK)
+			}
+			if got := fake.userCount(); got != tt.users {
+				t.Errorf("%d distinct users logged in, want %d (round robin over --users)", got, tt.users)
+			}
+			if s.HTTPRequests != s.Requests*int64(len(tt.order)) || s.Driver.Engine != EngineNetHTTP {
+				t.Errorf("http_requests %d for %d iterations of %d requests; engine %q",
+					s.HTTPRequests, s.Requests, len(tt.order), s.Driver.Engine)
+			}
+		})
+	}
+}
+
+// TestAuthCodeFailures: a failed hop fails its iteration, in its class,
+// under its name, and the iteration stops there.
+func TestAuthCodeFailures(t *testing.T) {
+	tests := []struct {
+		name    string
+		setup   func(t *testing.T) *Config
+		failing string
+		class   func(schema.Errors) int64
+		all     bool // every iteration fails
+	}{
+		{"hydra lost consent cookie -> error=request_forbidden", func(t *testing.T) *Config {
+			h := newFakeHydra(t)
+			h.dropConsent = true
+			return hydraConfig(t, h)
+		}, NameCallback, func(e schema.Errors) int64 { return e.Check }, true},
+		{"hydra unknown subject field rejected", func(t *testing.T) *Config {
+			h := newFakeHydra(t)
+			cfg := hydraConfig(t, h)
+			cfg.AdminURL = mustURL(t, h.public.URL) // accept on the wrong server: 404/405
+			return cfg
+		}, NameAccept, func(e schema.Errors) int64 { return e.Non2xx }, true},
+		{"keycloak wrong password -> the form again", func(t *testing.T) *Config {
+			cfg := formConfig(t, newFakeForm(t, false))
+			cfg.Password = "wrong"
+			return cfg
+		}, NameSubmit, func(e schema.Errors) int64 { return e.Check }, true},
+		{"refop page without a POST form", func(t *testing.T) *Config {
+			f := newFakeForm(t, true)
+			f.badPage = true
+			return formConfig(t, f)
+		}, NameLoginForm, func(e schema.Errors) int64 { return e.Check }, true},
+		{"refop wrong redirect uri", func(t *testing.T) *Config {
+			cfg := formConfig(t, newFakeForm(t, true))
+			cfg.RedirectURI = "http://127.0.0.1/other"
+			return cfg
+		}, NameAuthorize, func(e schema.Errors) int64 { return e.Non2xx }, true},
+		{"keycloak token endpoint fails every 3rd", func(t *testing.T) *Config {
+			f := newFakeForm(t, false)
+			f.failNth = 3
+			return formConfig(t, f)
+		}, NameToken, func(e schema.Errors) int64 { return e.Non2xx }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // mostly waiting on the fakes
+			s := mustRunFlow(t, tt.setup(t))
+			named := s.RequestsByName[tt.failing]
+			if s.Requests == 0 || tt.class(named.Errors) != s.Errors.Total() || s.Errors.Total() == 0 {
+				t.Fatalf("iterations %d, errors %+v; %s errors %+v", s.Requests, s.Errors, tt.failing, named.Errors)
+			}
+			if tt.all != (s.OK == 0) {
+				t.Errorf("ok %d of %d iterations (all failing: %v)", s.OK, s.Requests, tt.all)
+			}
+			// The iteration stopped at the failing hop: nothing after it
+			// was sent for the failed iterations.
+			if i := slices.Index(s.RequestOrder, tt.failing); i+1 < len(s.RequestOrder) {
+				if next := s.RequestsByName[s.RequestOrder[i+1]]; next.Requests != named.OK {
+					t.Errorf("%s sent %d times after %d ok %s", s.RequestOrder[i+1], next.Requests, named.OK, tt.failing)
+				}
+			}
+		})
+	}
+}
+
+func TestClientCredentialsLogin(t *testing.T) {
+	tests := []struct {
+		name     string
+		status   int
+		noSub    bool
+		check    string
+		wantFail func(schema.Errors) int64 // userinfo failures (nil = none)
+	}{
+		{"2xx default", 0, false, "", nil},
+		{"2xx without sub (Hydra)", 0, true, Check2xx, nil},
+		{"sub required, present", 0, false, CheckSub, nil},
+		{"sub required, absent", 0, true, CheckSub, func(e schema.Errors) int64 { return e.Check }},
+		{"403 expected (reference OP)", 403, false, "403", nil},
+		{"403 under 2xx", 403, false, Check2xx, func(e schema.Errors) int64 { return e.Non2xx }},
+		{"200 when 403 is expected", 0, false, "403", func(e schema.Errors) int64 { return e.Check }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // mostly waiting on the fakes
+			f := newFakeCC(t)
+			f.userStatus, f.noSub = tt.status, tt.noSub
+			cfg := flowConfig(t, f.srv.URL+"/token", schema.ScenarioClientCredentialsLogin)
+			cfg.UserinfoURL, cfg.UserinfoCheck = mustURL(t, f.srv.URL+"/userinfo"), tt.check
+			s := mustRunFlow(t, cfg)
+			ui, tok := s.RequestsByName[NameUserinfo], s.RequestsByName[NameToken]
+			if s.Requests == 0 || tok.Requests != s.Requests || tok.OK != s.Requests || ui.Requests != s.Requests {
+				t.Fatalf("iterations %d, oidc_token %+v, oidc_user_info %d", s.Requests, tok, ui.Requests)
+			}
+			if got := f.userinfo.Load(); got != ui.Requests {
+				t.Errorf("fake answered %d userinfo requests with the token, step counted %d", got, ui.Requests)
+			}
+			want := int64(0)
+			if tt.wantFail != nil {
+				want = s.Requests
+				if tt.wantFail(ui.Errors) != want {
+					t.Errorf("oidc_user_info errors %+v, want all %d in the class", ui.Errors, want)
+				}
+			}
+			if s.Errors.Total() != want {
+				t.Errorf("failed iterations %d, want %d", s.Errors.Total(), want)
+			}
+		})
+	}
+}
+
+// TestFlowRate: in rate mode an iteration is what is paced; the schedule
+// fixes how many are due in the window.
+func TestFlowRate(t *testing.T) {
+	f := newFakeCC(t)
+	cfg := flowConfig(t, f.srv.URL+"/token", schema.ScenarioClientCredentialsLogin)
+	cfg.UserinfoURL, cfg.Rate, cfg.Duration = mustURL(t, f.srv.URL+"/userinfo"), 100, 400*time.Millisecond
+	s := mustRunFlow(t, cfg)
+	if s.Requests != 40 || s.RequestsByName[NameUserinfo].Requests != 40 || s.LatencyModel != schema.ModelOpenLoop {
+		t.Errorf("%d iterations, %d userinfo, model %q: want the 40 due at 100/s in 400 ms",
+			s.Requests, s.RequestsByName[NameUserinfo].Requests, s.LatencyModel)
+	}
+}
+
+// mustRunFlow runs an iteration step and checks its invariants.
+func mustRunFlow(t *testing.T, cfg *Config) *schema.Step {
+	t.Helper()
+	s := mustRun(t, cfg)
+	checkFlowConsistent(t, s)
+	return s
+}
+
+// checkFlowConsistent asserts the iteration-step invariants: every name's
+// requests = ok + failed and its histogram holds its responses; the named
+// failures are the failed iterations, class by class (an iteration fails
+// at exactly one request); the first name was sent by every iteration and
+// each later one by the iterations that passed the one before (the flows
+// under test have no optional hops); status_codes and http_requests are the
+// sums over the names; the iteration histogram holds the iterations that
+// ended with a response.
+func checkFlowConsistent(t *testing.T, s *schema.Step) {
+	t.Helper()
+	if s.CountUnit != schema.CountIterations || len(s.RequestOrder) == 0 || len(s.RequestsByName) != len(s.RequestOrder) {
+		t.Fatalf("count_unit %q, request_order %v, %d names", s.CountUnit, s.RequestOrder, len(s.RequestsByName))
+	}
+	var failed schema.Errors
+	var httpRequests int64
+	codes := map[string]int64{}
+	prevOK := s.Requests
+	for _, name := range s.RequestOrder {
+		nr := s.RequestsByName[name]
+		if nr.OK+nr.Errors.Total() != nr.Requests || nr.Requests != prevOK {
+			t.Errorf("%s: requests %d, ok %d, failed %d; the hop before passed %d", name, nr.Requests, nr.OK, nr.Errors.Total(), prevOK)
+		}
+		prevOK = nr.OK
+		failed = failed.Add(nr.Errors)
+		httpRequests += nr.Requests
+		h, err := schema.DecodeHistogram(nr.Histogram)
+		if err != nil {
+			t.Fatalf("%s histogram: %v", name, err)
+		}
+		var responses int64
+		for code, n := range nr.StatusCodes {
+			responses += n
+			codes[code] += n
+		}
+		if h.TotalCount() != responses || schema.Summarize(h) != nr.LatencyMS {
+			t.Errorf("%s: histogram count %d for %d responses, latency_ms %+v", name, h.TotalCount(), responses, nr.LatencyMS)
+		}
+	}
+	if failed != s.Errors || prevOK != s.OK || httpRequests != s.HTTPRequests {
+		t.Errorf("named failures %+v vs iterations %+v; last hop ok %d vs ok %d; http_requests %d vs %d",
+			failed, s.Errors, prevOK, s.OK, httpRequests, s.HTTPRequests)
+	}
+	for code, n := range codes {
+		if s.StatusCodes[code] != n {
+			t.Errorf("status_codes[%s] = %d, names sum to %d", code, s.StatusCodes[code], n)
+		}
+	}
+	if len(codes) != len(s.StatusCodes) {
+		t.Errorf("status_codes %v, names %v", s.StatusCodes, codes)
+	}
+	h, _ := schema.DecodeHistogram(s.Histogram)
+	if want := s.OK + s.Errors.Non2xx + s.Errors.Check; h.TotalCount() != want {
+		t.Errorf("iteration histogram holds %d, want %d (ok + non2xx + check iterations)", h.TotalCount(), want)
+	}
+}
+
+func TestParseLoginForm(t *testing.T) {
+	base := mustURL(t, "http://op.example/realms/bench/protocol/openid-connect/auth?client_id=x")
+	tests := []struct {
+		name, page string
+		action     string // "" = no form found
+		hidden     [][2]string
+	}{
+		{"keycloak absolute action with &amp;",
+			`<form id="kc-form-login" onsubmit="login.disabled = true; return true;" action="http://op.example/realms/bench/login-actions/authenticate?session_code=a&amp;execution=b&amp;client_id=x" method="post">` +
+				`<input id="username" name="username" type="text"><input type="hidden" id="id-hidden-input" name="credentialId"/></form>`,
+			"http://op.example/realms/bench/login-actions/authenticate?session_code=a&execution=b&client_id=x",
+			[][2]string{{"credentialId", ""}}},
+		{"reference OP relative action",
+			`<FORM method="POST" action="/login/username" style="x"><input type="hidden" name="id" value="r-1"><input name=password type=password></FORM>`,
+			"http://op.example/login/username", [][2]string{{"id", "r-1"}}},
+		{"GET form skipped, unquoted attributes",
+			`<form action=/search><input type=hidden name=q value=1></form><form method=post action=login?a=1&amp;b=2><input type=hidden name=t value='x"y'></form>`,
+			"http://op.example/realms/bench/protocol/openid-connect/login?a=1&b=2", [][2]string{{"t", `x"y`}}},
+		{"no action: the page itself",
+			`<formula></formula><form method="post"><input type="hidden" name="a" value="&lt;1&gt;"><input type="text" name="b" value="2"></form><input type="hidden" name="outside">`,
+			base.String(), [][2]string{{"a", "<1>"}}},
+		{"no POST form", `<html><form action="/x"></form><p>error</p></html>`, "", nil},
+		{"empty", ``, "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := parseLoginForm([]byte(tt.page), base)
+			if tt.action == "" {
+				if f != nil {
+					t.Fatalf("found form %+v", f)
+				}
+				return
+			}
+			if f == nil {
+				t.Fatal("no form found")
+			}
+			if f.action.String() != tt.action || !slices.Equal(f.hidden, tt.hidden) {
+				t.Errorf("action %s hidden %v, want %s %v", f.action, f.hidden, tt.action, tt.hidden)
+			}
+		})
+	}
+}
+
+func TestFlowValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(c *Config)
+		want   string // "" = valid
+	}{
+		{"valid", func(*Config) {}, ""},
+		{"unknown login", func(c *Config) { c.Login = "okta" }, "--login"},
+		{"hydra without admin", func(c *Config) { c.Login, c.AdminURL = LoginHydra, nil }, "--admin-url"},
+		{"keycloak without password", func(c *Config) { c.Password = "" }, "--password-file"},
+		{"no token url", func(c *Config) { c.TokenURL = nil }, "--token-url"},
+		{"no username", func(c *Config) { c.Username = "" }, "--username"},
+		{"relative redirect", func(c *Config) { c.RedirectURI = "/cb" }, "--redirect-uri"},
+		{"pool given", func(c *Config) { c.Pool = testPool("p", "a") }, "--pool"},
+		{"assertion auth", func(c *Config) { c.ClientAuth = AuthAssertion }, "--client-auth"},
+		{"no client id", func(c *Config) { c.ClientID, c.ClientAuth = "", AuthNone }, "--client-id"},
+		{"cc login without userinfo url", func(c *Config) {
+			c.Scenario, c.UserinfoURL = schema.ScenarioClientCredentialsLogin, nil
+		}, "--userinfo-url"},
+		{"cc login bad check", func(c *Config) {
+			c.Scenario, c.UserinfoURL, c.UserinfoCheck = schema.ScenarioClientCredentialsLogin, mustURL(t, "http://x/u"), "4xx"
+		}, "--userinfo-check"},
+		{"cc login status check", func(c *Config) {
+			c.Scenario, c.UserinfoURL, c.UserinfoCheck = schema.ScenarioClientCredentialsLogin, mustURL(t, "http://x/u"), "403"
+		}, ""},
+		{"cc login needs a secret", func(c *Config) {
+			c.Scenario, c.UserinfoURL, c.ClientAuth = schema.ScenarioClientCredentialsLogin, mustURL(t, "http://x/u"), AuthNone
+		}, "--client-auth"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := flowConfig(t, "http://op/auth", schema.ScenarioAuthCode)
+			cfg.Login, cfg.TokenURL, cfg.RedirectURI = LoginKeycloak, mustURL(t, "http://op/token"), fakeRedirect
+			cfg.Username, cfg.Password, cfg.AdminURL = "user%d", "pw", nil
+			tt.change(cfg)
+			err := cfg.Validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Validate = %v, want an error naming %s", err, tt.want)
+			}
+		})
+	}
+}
