@@ -12,7 +12,10 @@
 #    by the product adapters (installed or built on first use, then cached in
 #    ~/.cache/idpbench)
 # 3. go test -race ./... with IDPBENCH_INTEGRATION=1, so tests that need those
-#    servers fail instead of skipping when they are missing
+#    servers fail instead of skipping when they are missing; one package at a
+#    time (-p 1), because the load generator's fidelity tests time a 5 ms
+#    server to a tenth of a millisecond and 2 cores shared with other test
+#    binaries starve them
 # 4. the quick comparison (scripts/run-comparison.sh --quick) on
 #    refop,hydra,keycloak (Keycloak from Maven Central, run on a JDK >= 21),
 #    asserting from `aggregate steady` that Hydra's and Keycloak's S1 S2 S3 S5
@@ -86,7 +89,7 @@ done
 
 if ((UNIT_ONLY)); then
 	phase "go test -race (unit only)"
-	go test -race -count=1 ./...
+	go test -race -count=1 -p 1 ./...
 	exit 0
 fi
 
@@ -111,7 +114,7 @@ IDPBENCH_INTEGRATION=1 \
 	IDPBENCH_HYDRA_ADMIN="$(state "$HYDRA_STATE" ADMIN_URL)" \
 	IDPBENCH_HYDRA_CLIENT_ID=bench-svc \
 	IDPBENCH_HYDRA_CLIENT_SECRET_FILE="$HYDRA_STATE/secrets/bench-svc" \
-	go test -race -count=1 ./...
+	go test -race -count=1 -p 1 ./...
 
 # The comparison brings up its own PostgreSQL and products: stop ours first.
 "$IDPBENCH_ROOT/scripts/products/hydra" down "$HYDRA_STATE"
