@@ -222,16 +222,25 @@ start_failure() {
 # that database, the server's processes, top queries; pg_stat_statements is
 # reset first so they cover this product only) and the host, into
 # RUN_DIR/PRODUCT/samples-<time>.jsonl (a resumed run adds a file). PSS is read
-# every 2 s (the report prefers it to RSS: shared_buffers counted once).
+# every 2 s (the report prefers it to RSS: shared_buffers counted once). An
+# adapter that prints its own sampler arguments (`sampleargs`: the generic
+# oidc adapter's --match, compose mode's --docker) replaces the process and
+# database arguments; a database password comes from STATE/secrets/pgpass.
 start_sampler() {
-	local p="$1" state="$2" args=() db
+	local p="$1" state="$2" args=() db txt envs=()
 	[[ -x "$IDPBENCH_BIN/sampler" ]] || { warn "sampler is not built: no memory/CPU samples"; return 0; }
-	args=(--pidfile "$state/pids/$p.pid" --name "$p")
-	if grep -q '^PG_\(SHARED\|PRIVATE\)_DIR=' "$state/state.env" 2>/dev/null && [[ -s "$state/dbs" ]]; then
-		db="$(head -n1 "$state/dbs")"
-		args+=(--postgres "$(pg_dsn "$db")" --pg-reset)
+	txt="$("$(adapter "$p")" sampleargs "$state")" || { warn "$p sampleargs failed: no memory/CPU samples"; return 0; }
+	if [[ -n "$txt" ]]; then
+		mapfile -t args <<<"$txt"
+	else
+		args=(--pidfile "$state/pids/$p.pid" --name "$p")
+		if grep -q '^PG_\(SHARED\|PRIVATE\)_DIR=' "$state/state.env" 2>/dev/null && [[ -s "$state/dbs" ]]; then
+			db="$(head -n1 "$state/dbs")"
+			args+=(--postgres "$(pg_dsn "$db")" --pg-reset)
+		fi
 	fi
-	start_bg sampler "$WORK/sampler.pid" "$WORK/sampler.log" "$(tool sampler)" "${args[@]}" \
+	[[ -s "$state/secrets/pgpass" ]] && envs=(env "PGPASSFILE=$state/secrets/pgpass")
+	start_bg sampler "$WORK/sampler.pid" "$WORK/sampler.log" "${envs[@]}" "$(tool sampler)" "${args[@]}" \
 		--every 1s --pss-every 2s -o "$RUN_DIR/$p/samples-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
 }
 

@@ -18,6 +18,9 @@
 #   <adapter> ttl STATE_DIR SCENARIO           print how long the credentials of SCENARIO's pool stay
 #                                              valid, in seconds, or nothing when unknown or unbounded
 #   <adapter> meta STATE_DIR                   print the idpbench.meta/v1 JSON of this product
+#   <adapter> sampleargs STATE_DIR             print the sampler's arguments for this product, one per
+#                                              line, or nothing: the caller's default (the process group
+#                                              pids/$PRODUCT.pid, its PostgreSQL database)
 #   <adapter> down STATE_DIR                   stop it, drop its database, exit non-zero naming anything left
 #
 # Exit codes: 0 ok, 1 failure, 2 usage, 3 N/A (endpoint only).
@@ -39,6 +42,8 @@
 # optional:
 #   product_warmup STATE SCENARIO
 #   product_ttl STATE SCENARIO
+#   product_sampleargs STATE      sampler arguments (--match, --docker ...); a password the
+#                                 sampler needs goes in STATE/secrets/pgpass, never in them
 #
 # State of a running product lives in STATE_DIR: state.env (KEY=value lines
 # written by state_set), pids/*.pid, logs/*.log, secrets/* (0600), pools/*,
@@ -48,11 +53,19 @@
 # together. Ports recorded as *_PORT keys, directories recorded by
 # state_add_dir and every process group a start created (pgids) are checked
 # by `down`.
+#
+# Modes (scripts/lib/compose.sh): an adapter that supports Docker compose
+# asks idpbench_mode at install and up -- compose when `docker info`
+# succeeds, native otherwise, IDPBENCH_MODE=native|compose overrides -- and
+# records MODE=compose in state.env; its other entry points follow the state.
+# Adapters without compose support (refop, oidc) always run natively.
 
 # shellcheck source=SCRIPTDIR/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # shellcheck source=SCRIPTDIR/postgres.sh
 source "$(dirname "${BASH_SOURCE[0]}")/postgres.sh"
+# shellcheck source=SCRIPTDIR/compose.sh
+source "$(dirname "${BASH_SOURCE[0]}")/compose.sh"
 
 # Scenarios an adapter is asked about, in report order.
 ADAPTER_SCENARIOS=("${IDPBENCH_SCENARIO_NAMES[@]}")
@@ -183,7 +196,7 @@ adapter_pg_down() {
 adapter_usage() {
 	cat >&2 <<-EOF
 		usage: $(basename "$0") install | version
-		       $(basename "$0") up|restart|setup|meta|down STATE_DIR
+		       $(basename "$0") up|restart|setup|meta|sampleargs|down STATE_DIR
 		       $(basename "$0") endpoint|loadargs|warmup|ttl STATE_DIR SCENARIO
 		       $(basename "$0") pools STATE_DIR SCENARIO N OUT
 		Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario N/A (endpoint).
@@ -267,6 +280,10 @@ adapter_main() {
 		adapter_need $# 1
 		adapter_meta "$1"
 		;;
+	sampleargs)
+		adapter_need $# 1
+		if declare -F product_sampleargs >/dev/null; then product_sampleargs "$1"; fi
+		;;
 	down)
 		adapter_need $# 1
 		adapter_down "$1"
@@ -295,11 +312,22 @@ adapter_meta() {
 		db="$(pg_meta_json)"
 	fi
 	[[ -s "$state/pools.jsonl" ]] && pools="$(jq -cs . "$state/pools.jsonl")"
-	product_meta "$state" | jq --arg p "$PRODUCT" --arg v "$PRODUCT_VERSION" \
+	product_meta "$state" | adapter_mode_meta "$state" | jq --arg p "$PRODUCT" --arg v "$PRODUCT_VERSION" \
 		--argjson na "$na" --argjson eps "$eps" --argjson db "$db" --argjson pools "$pools" '
 		{schema: "idpbench.meta/v1", product: $p, product_version: $v, status: "ok"}
 		+ . + {scenario_na: $na, endpoints: $eps, pools: $pools}
 		+ (if $db == {} then {} else {database: $db} end)'
+}
+
+# adapter_mode_meta STATE passes the product's meta on; in compose mode it
+# adds compose_meta's settings (mode, memory limits) and notes.
+adapter_mode_meta() {
+	if compose_mode "$1"; then
+		jq --argjson c "$(compose_meta "$1")" \
+			'.settings = ((.settings // {}) + $c.settings) | .notes = ((.notes // []) + $c.notes)'
+	else
+		cat
+	fi
 }
 
 # adapter_down STATE stops the product, then asserts nothing is left: no

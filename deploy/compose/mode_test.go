@@ -1,0 +1,306 @@
+package compose
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The compose mode of the product adapters (scripts/lib/compose.sh) cannot
+// start a container where no Docker engine runs. These tests drive the real
+// adapters through a stand-in compose command instead: it records its
+// arguments and, for `up`, serves 200 on the run's published ports, so the
+// mode selection, the commands, the cold start records, the sampler
+// arguments, the meta and down's checks are exercised end to end.
+
+// modeEnv is the environment of an adapter run: nothing from the caller's
+// IDPBENCH_* variables, tools and caches in dir.
+func modeEnv(dir string, extra ...string) []string {
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + os.Getenv("HOME"),
+		"IDPBENCH_CACHE=" + filepath.Join(dir, "cache"),
+		"IDPBENCH_TMP=" + dir,
+		"IDPBENCH_BIN=" + filepath.Join(dir, "bin"),
+	}
+	return append(env, extra...)
+}
+
+// modeBash runs a bash snippet with scripts/lib/adapter.sh sourced.
+func modeBash(t *testing.T, env []string, snippet string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, "bash", "-c",
+		`set -o errexit -o nounset -o pipefail; source "$1/scripts/lib/adapter.sh"; `+snippet, "bash", root)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func needTools(t *testing.T, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if _, err := exec.LookPath(n); err != nil {
+			t.Skipf("%s not found: compose mode checks need it", n)
+		}
+	}
+}
+
+// fakeDocker writes a `docker` that answers `info` with the given status.
+func fakeDocker(t *testing.T, dir string, infoStatus int) string {
+	t.Helper()
+	bin := filepath.Join(dir, "fakebin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\n[ \"$1\" = info ] && exit " + map[bool]string{true: "0", false: "1"}[infoStatus == 0] + "\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "docker"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+func TestModeSelection(t *testing.T) {
+	needTools(t, "bash", "jq", "python3")
+	dir := t.TempDir()
+	up := fakeDocker(t, filepath.Join(dir, "up"), 0)
+	down := fakeDocker(t, filepath.Join(dir, "down"), 1)
+	cases := []struct {
+		name    string
+		env     []string
+		want    string
+		wantErr bool
+	}{
+		{"engine answers", []string{"PATH=" + up + ":" + os.Getenv("PATH")}, "compose", false},
+		{"engine does not answer", []string{"PATH=" + down + ":" + os.Getenv("PATH")}, "native", false},
+		{"stub true", []string{"IDPBENCH_DOCKER=true"}, "compose", false},
+		{"stub false", []string{"IDPBENCH_DOCKER=false"}, "native", false},
+		{"override native over an engine", []string{"IDPBENCH_MODE=native", "IDPBENCH_DOCKER=true"}, "native", false},
+		{"override compose without an engine", []string{"IDPBENCH_MODE=compose", "IDPBENCH_DOCKER=false"}, "compose", false},
+		{"bad mode", []string{"IDPBENCH_MODE=kubernetes"}, "", true},
+		{"bad stub", []string{"IDPBENCH_DOCKER=maybe"}, "", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := modeBash(t, modeEnv(dir, tc.env...), "idpbench_mode")
+			if tc.wantErr {
+				if err == nil {
+					t.Errorf("idpbench_mode = %q, want an error", out)
+				}
+				return
+			}
+			if err != nil || strings.TrimSpace(out) != tc.want {
+				t.Errorf("idpbench_mode = %q (%v), want %q", out, err, tc.want)
+			}
+		})
+	}
+}
+
+// fakeCompose is the stand-in compose command: it appends its arguments to
+// $FAKE_COMPOSE_LOG; `up` serves 200 on every IDPBENCH_*_PORT of the env
+// file except PostgreSQL's, until stopped; `config` prints
+// $FAKE_COMPOSE_CONFIG when set (else fails, as without a compose CLI); `ps`
+// prints $FAKE_COMPOSE_LEFT.
+const fakeCompose = `#!/usr/bin/env bash
+printf '%s\n' "$*" >>"$FAKE_COMPOSE_LOG"
+envfile="" sub=""
+while (($# > 0)); do
+	case "$1" in
+	--project-directory | -f) shift 2 ;;
+	--env-file) envfile="$2" && shift 2 ;;
+	*) sub="$1" && break ;;
+	esac
+done
+case "$sub" in
+up)
+	ports="$(sed -n 's/^IDPBENCH_\([A-Z_]*\)_PORT=\([0-9]*\)$/\1 \2/p' "$envfile" | grep -v '^PG ' | cut -d' ' -f2)"
+	exec python3 -c '
+import http.server, sys, threading
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.end_headers(); self.wfile.write(b"{}")
+    def log_message(self, *a): pass
+servers = [http.server.ThreadingHTTPServer(("127.0.0.1", int(p)), H) for p in sys.argv[1:]]
+for s in servers[1:]:
+    threading.Thread(target=s.serve_forever, daemon=True).start()
+servers[0].serve_forever()' $ports ;;
+config) [[ -n "${FAKE_COMPOSE_CONFIG:-}" ]] && exec cat "$FAKE_COMPOSE_CONFIG"; exit 1 ;;
+ps) printf '%s' "${FAKE_COMPOSE_LEFT:-}" ;;
+esac
+exit 0
+`
+
+// buildColdstart builds cmd/coldstart into dir/bin (adapter_coldstart needs it).
+func buildColdstart(t *testing.T, dir string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, "bin", "coldstart"), "../../cmd/coldstart")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building coldstart: %v: %s", err, out)
+	}
+}
+
+func TestComposeLifecycle(t *testing.T) {
+	needTools(t, "bash", "jq", "python3", "curl", "go")
+	if testing.Short() {
+		t.Skip("-short: builds coldstart and starts stand-in servers")
+	}
+	dir := t.TempDir()
+	buildColdstart(t, dir)
+	fake := filepath.Join(dir, "compose")
+	if err := os.WriteFile(fake, []byte(fakeCompose), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(dir, "config.json")
+	writeFile(t, config, `{"services": {"hydra": {"deploy": {"resources": {"limits": {"memory": "2147483648"}}}},
+		"postgres": {"deploy": {"resources": {"limits": {"memory": "2147483648"}}}}}}`)
+
+	cases := []struct {
+		product, db, heapDeviation string
+	}{
+		{"hydra", "hydra", ""},
+		{"keycloak", "keycloak", "JAVA_OPTS_KC_HEAP"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.product, func(t *testing.T) {
+			log := filepath.Join(dir, tc.product+".log")
+			state := filepath.Join(dir, tc.product+"-state")
+			env := modeEnv(dir, "IDPBENCH_MODE=compose", "IDPBENCH_DOCKER_COMPOSE="+fake,
+				"FAKE_COMPOSE_LOG="+log, "FAKE_COMPOSE_CONFIG="+config)
+			adapter := `"$1/scripts/products/` + tc.product + `" `
+			run := func(args string, extra ...string) string {
+				t.Helper()
+				out, err := modeBash(t, append(env, extra...), adapter+args)
+				if err != nil {
+					t.Fatalf("%s %s: %v\n%s", tc.product, args, err, out)
+				}
+				return out
+			}
+			t.Cleanup(func() { _, _ = modeBash(t, env, adapter+"down "+state) })
+
+			run("up " + state)
+			run("restart " + state)
+			checkComposeState(t, state, tc.db)
+			for _, mode := range []string{"A", "B"} {
+				var rec struct{ Status, Mode string }
+				readJSON(t, filepath.Join(state, "coldstart-"+mode+".json"), &rec)
+				if rec.Status != "complete" || rec.Mode != mode {
+					t.Errorf("coldstart-%s.json: status %q mode %q, want complete %s", mode, rec.Status, rec.Mode, mode)
+				}
+			}
+			checkComposeArgs(t, log, tc.product)
+
+			sample := strings.Fields(run("sampleargs " + state))
+			want := regexp.MustCompile(`^--docker idpbench-\* --postgres postgres://idpbench@127\.0\.0\.1:\d+/` + tc.db + `\?sslmode=disable --pg-reset$`)
+			if got := strings.Join(sample, " "); !want.MatchString(got) {
+				t.Errorf("sampleargs = %q, want %s", got, want)
+			}
+
+			var meta struct {
+				Settings   map[string]string
+				Notes      []string
+				Deviations []struct{ What string }
+			}
+			if err := json.Unmarshal([]byte(run("meta "+state)), &meta); err != nil {
+				t.Fatalf("meta: %v", err)
+			}
+			if meta.Settings["mode"] != "compose" || !strings.Contains(meta.Settings["memory_limit"], "2048 MiB") ||
+				!strings.Contains(meta.Settings["compose_validation"], "static only") {
+				t.Errorf("meta settings: mode %q, memory_limit %q, compose_validation %q; want compose, 2048 MiB, static only",
+					meta.Settings["mode"], meta.Settings["memory_limit"], meta.Settings["compose_validation"])
+			}
+			for _, d := range meta.Deviations {
+				if tc.heapDeviation != "" && strings.HasPrefix(d.What, tc.heapDeviation) {
+					t.Errorf("meta keeps the native-only deviation %q in compose mode", d.What)
+				}
+			}
+			// Without a compose CLI to ask, the limits come from the files.
+			var static struct{ Settings map[string]string }
+			out, err := modeBash(t, append(env, "FAKE_COMPOSE_CONFIG="), adapter+"meta "+state)
+			if err != nil || json.Unmarshal([]byte(out), &static) != nil {
+				t.Fatalf("meta without compose config: %v\n%s", err, out)
+			}
+			if !strings.Contains(static.Settings["memory_limit"], "every service 2G") {
+				t.Errorf("static memory_limit = %q, want every service 2G", static.Settings["memory_limit"])
+			}
+
+			// A container left after down fails down, naming it.
+			if out, err := modeBash(t, append(env, "FAKE_COMPOSE_LEFT=0123abcd"), adapter+"down "+state); err == nil ||
+				!strings.Contains(out, "0123abcd") {
+				t.Errorf("down with a container left: err %v, output %q; want a failure naming 0123abcd", err, out)
+			}
+			run("down " + state)
+		})
+	}
+}
+
+// checkComposeState: compose mode recorded, the env file and the pgpass
+// file private and holding what compose and the sampler need.
+func checkComposeState(t *testing.T, state, db string) {
+	t.Helper()
+	stateEnv := readText(t, filepath.Join(state, "state.env"))
+	for _, want := range []string{"MODE=compose", "COMPOSE_DB=" + db, "COMPOSE_PG_PORT="} {
+		if !strings.Contains(stateEnv, want) {
+			t.Errorf("state.env has no %s:\n%s", want, stateEnv)
+		}
+	}
+	for _, f := range []string{"compose.env", "pgpass"} {
+		fi, err := os.Stat(filepath.Join(state, "secrets", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("secrets/%s: mode %v, want 0600", f, fi.Mode().Perm())
+		}
+	}
+	if env := readText(t, filepath.Join(state, "secrets", "compose.env")); !regexp.MustCompile(`(?m)^IDPBENCH_PG_PASSWORD=\w{24}$`).MatchString(env) {
+		t.Error("compose.env: no generated IDPBENCH_PG_PASSWORD")
+	}
+}
+
+// checkComposeArgs: every call names the product's file and the run's env
+// file; mode A dropped the volume before its `up`; B stopped and started.
+func checkComposeArgs(t *testing.T, log, product string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(readText(t, log)), "\n")
+	var subs []string
+	for _, l := range lines {
+		if !strings.Contains(l, "-f "+filepath.Join(mustAbs(t, "."), "compose."+product+".yml")) ||
+			!strings.Contains(l, "--env-file ") || !strings.Contains(l, "/secrets/compose.env") {
+			t.Errorf("compose call without the product's file or the run's env file: %s", l)
+		}
+		subs = append(subs, l[strings.Index(l, "compose.env ")+len("compose.env "):])
+	}
+	want := []string{"down -v --remove-orphans", "up --no-build --no-color", "stop", "up --no-build --no-color"}
+	if strings.Join(subs, "|") != strings.Join(want, "|") {
+		t.Errorf("compose calls %q, want %q", subs, want)
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(readText(t, path)), v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}

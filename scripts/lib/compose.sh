@@ -1,0 +1,195 @@
+# shellcheck shell=bash
+# compose.sh: Docker compose mode of the product adapters, on the compose
+# files of deploy/compose (one product + its own PostgreSQL 15 per file, the
+# native settings, memory limits). Source after common.sh (adapter.sh does).
+#
+# Validated statically only: the machine this was written on has no Docker
+# engine, so no container was ever started through these functions. The
+# mode selection, the commands and the meta are checked by
+# deploy/compose/mode_test.go with a stand-in compose command.
+#
+#   docker_engine               succeeds when a Docker engine answers `docker info`;
+#                               IDPBENCH_DOCKER=true|false stands in for the answer
+#   idpbench_mode               prints native or compose: IDPBENCH_MODE=native|compose, else
+#                               compose when docker_engine succeeds, else native
+#   compose_mode STATE          succeeds when the product in STATE was brought up in compose mode
+#   compose_install NAME        build and pull the images of deploy/compose/compose.NAME.yml
+#   compose_init STATE NAME DB [KEY=VALUE]...
+#                               record compose mode; write the run's env file (0600: the
+#                               PostgreSQL password, its host port, the KEY=VALUE lines) and
+#                               secrets/pgpass for the sampler
+#   compose STATE ARGS...       the compose command on the product's file and env file
+#   compose_start STATE MODE READY_URL TIMEOUT_S
+#                               `compose up` (attached) under coldstart; mode A first drops
+#                               the database volume (fresh database), B keeps it
+#   compose_stop STATE          end the attached `compose up` (TERM: compose stops the
+#                               containers), then `compose stop`
+#   compose_down STATE          stop, `compose down -v`, fail naming any container left
+#   compose_sampleargs STATE    sampler arguments: --docker 'idpbench-*', --postgres DSN (the
+#                               password comes from secrets/pgpass)
+#   compose_meta STATE          a JSON object merged into the product's meta: settings
+#                               mode=compose, memory limits, compose file; notes
+#
+# Containers are named idpbench-* by the compose files (container_name), so one
+# product runs at a time, as in native mode. Host ports are free loopback ports
+# picked per run (the files' variables), as in native mode.
+
+COMPOSE_DIR="$IDPBENCH_ROOT/deploy/compose"
+
+docker_engine() {
+	case "${IDPBENCH_DOCKER:-}" in
+	true) return 0 ;;
+	false) return 1 ;;
+	"") command -v docker >/dev/null 2>&1 && timeout 20 docker info >/dev/null 2>&1 ;;
+	*) die "IDPBENCH_DOCKER=$IDPBENCH_DOCKER: want true or false (or unset: ask docker info)" ;;
+	esac
+}
+
+idpbench_mode() {
+	case "${IDPBENCH_MODE:-}" in
+	native | compose) echo "$IDPBENCH_MODE" ;;
+	"") if docker_engine; then echo compose; else echo native; fi ;;
+	*) die "IDPBENCH_MODE=$IDPBENCH_MODE: want native or compose" ;;
+	esac
+}
+
+compose_mode() {
+	[[ "$(state_get_opt "$1" MODE)" == compose ]]
+}
+
+# compose_cmd prints the compose command, one word a line:
+# $IDPBENCH_DOCKER_COMPOSE (a compose v2 binary), else `docker compose`,
+# else docker-compose.
+compose_cmd() {
+	if [[ -n "${IDPBENCH_DOCKER_COMPOSE:-}" ]]; then
+		echo "$IDPBENCH_DOCKER_COMPOSE"
+	elif command -v docker >/dev/null 2>&1 && docker compose version >/dev/null 2>&1; then
+		printf '%s\n' docker compose
+	elif command -v docker-compose >/dev/null 2>&1; then
+		echo docker-compose
+	else
+		die "compose mode: no compose command (docker compose, docker-compose or IDPBENCH_DOCKER_COMPOSE)"
+	fi
+}
+
+# compose_file NAME prints the compose file of product NAME.
+compose_file() {
+	local f="$COMPOSE_DIR/compose.$1.yml"
+	[[ -f "$f" ]] || die "compose mode: no $f"
+	printf '%s\n' "$f"
+}
+
+# compose_run FILE ENVFILE ARGS... runs compose on FILE with ENVFILE.
+compose_run() {
+	local file="$1" envfile="$2" words
+	shift 2
+	mapfile -t words < <(compose_cmd)
+	((${#words[@]} > 0)) || return 1
+	"${words[@]}" --project-directory "$COMPOSE_DIR" -f "$file" --env-file "$envfile" "$@"
+}
+
+compose() {
+	local state="$1"
+	shift
+	compose_run "$(state_get "$state" COMPOSE_FILE)" "$(state_secret "$state" compose.env)" "$@"
+}
+
+# compose_install NAME builds (Keycloak's optimized image) and pulls the
+# images, so a cold start never includes a download or a build. The files
+# require their secrets even for a build: a throwaway env file with
+# placeholders stands in (nothing runs with them).
+compose_install() {
+	local file tmp rc=0
+	file="$(compose_file "$1")"
+	tmp="$(make_tmpdir idpbench-compose-install)"
+	sed -n 's/^\([A-Z_][A-Z0-9_]*\)=$/\1=placeholder-not-a-secret-0000/p' "$COMPOSE_DIR/.env.example" >"$tmp/env"
+	log "compose: building and pulling the images of $(basename "$file")"
+	compose_run "$file" "$tmp/env" build >&2 || rc=$?
+	((rc != 0)) || compose_run "$file" "$tmp/env" pull --ignore-buildable >&2 || rc=$?
+	rm -rf "$tmp"
+	((rc == 0)) || die "compose: building or pulling the images of $(basename "$file") failed"
+}
+
+# compose_init STATE NAME DB [KEY=VALUE]...: see the header.
+compose_init() {
+	local state="$1" name="$2" db="$3" pgport pw env
+	shift 3
+	state_set "$state" MODE compose
+	state_set "$state" COMPOSE_FILE "$(compose_file "$name")"
+	state_set "$state" COMPOSE_DB "$db"
+	pgport="$(free_port)"
+	state_set "$state" COMPOSE_PG_PORT "$pgport"
+	write_secret "$(state_secret "$state" compose-pg)"
+	pw="$(<"$(state_secret "$state" compose-pg)")"
+	env="$(state_secret "$state" compose.env)"
+	(
+		umask 077
+		printf '%s\n' "IDPBENCH_PG_PASSWORD=$pw" "IDPBENCH_PG_PORT=$pgport" "$@" >"$env"
+		printf '127.0.0.1:%s:*:idpbench:%s\n' "$pgport" "$pw" >"$(state_secret "$state" pgpass)"
+	)
+}
+
+# compose_start STATE MODE READY_URL TIMEOUT_S: see the header. coldstart
+# times the attached `compose up` to READY_URL; the peak RSS it records is the
+# compose client's, not the containers' (the sampler's container records
+# hold theirs).
+compose_start() {
+	local state="$1" mode="$2" ready="$3" timeout="$4" words
+	if [[ "$mode" == A ]]; then
+		compose "$state" down -v --remove-orphans >&2 || return 1
+	fi
+	mapfile -t words < <(compose_cmd)
+	((${#words[@]} > 0)) || return 1
+	adapter_coldstart "$state" "$mode" "$ready" "$timeout" "${words[@]}" \
+		--project-directory "$COMPOSE_DIR" -f "$(state_get "$state" COMPOSE_FILE)" \
+		--env-file "$(state_secret "$state" compose.env)" up --no-build --no-color
+}
+
+compose_stop() {
+	local state="$1"
+	stop_group "$(state_pidfile "$state" "$PRODUCT")" 60
+	compose "$state" stop >&2 || warn "compose stop failed"
+}
+
+compose_down() {
+	local state="$1" left
+	compose_stop "$state"
+	compose "$state" down -v --remove-orphans >&2 || warn "compose down failed"
+	left="$(compose "$state" ps -a -q 2>/dev/null | tr '\n' ' ' || true)"
+	[[ -z "${left// /}" ]] || die "containers left after compose down: ${left% }"
+}
+
+compose_sampleargs() {
+	local state="$1"
+	printf '%s\n' --docker 'idpbench-*' --postgres \
+		"postgres://idpbench@127.0.0.1:$(state_get "$state" COMPOSE_PG_PORT)/$(state_get "$state" COMPOSE_DB)?sslmode=disable" \
+		--pg-reset
+}
+
+# compose_limits STATE prints "service limit, ..." from `compose config`,
+# else from the files themselves (the memory: lines of the product's file and
+# of compose.postgres.yml, which every file extends).
+compose_limits() {
+	local state="$1" file out
+	file="$(state_get "$state" COMPOSE_FILE)"
+	if out="$(compose "$state" config --format json 2>/dev/null | jq -r '[.services | to_entries[]
+		| "\(.key) \(.value.deploy.resources.limits.memory // "none" | tostring
+		| if test("^[0-9]+$") then "\(tonumber / 1048576 | floor) MiB" else . end)"] | join(", ")')" &&
+		[[ -n "$out" ]]; then
+		printf '%s\n' "$out"
+		return 0
+	fi
+	out="$(sed -n 's/^ *memory: *//p' "$file" "$COMPOSE_DIR/compose.postgres.yml" | sort -u | paste -sd/ -)"
+	printf 'every service %s (read from %s and compose.postgres.yml)\n' "${out:-unknown}" "$(basename "$file")"
+}
+
+compose_meta() {
+	local state="$1"
+	jq -n --arg file "deploy/compose/$(basename "$(state_get "$state" COMPOSE_FILE)")" \
+		--arg limits "$(compose_limits "$state")" '{
+		settings: {mode: "compose", memory_limit: $limits, compose_file: $file,
+			compose_validation: "static only: compose mode was written and checked on a machine without a Docker engine"},
+		notes: ["Compose mode (" + $file + "): the product and its own PostgreSQL 15 in containers with memory limits (" + $limits + "); sampled as containers (sampler --docker idpbench-*).",
+			"Compose mode was validated statically only (deploy/compose tests, mode_test.go): no container was started where it was written.",
+			"Compose cold start: coldstart times the attached `docker compose up` to the ready URL; mode A first drops the database volume; the peak RSS it records is the compose client'"'"'s, not the containers'"'"'."]}'
+}
