@@ -23,6 +23,8 @@
 #    the steady step, that cold start, memory and GC-jitter records exist, and
 #    (with no ZITADEL_BIN and no Docker engine) that Zitadel's rows are N/A
 #    with that reason
+# 5. scripts/check-oidc.sh: the generic oidc adapter, configured by a file
+#    only, measures Hydra, Keycloak and the reference OP
 # Installs what it needs from the OS packages when run as root (PostgreSQL,
 # jq, gcc) and fails naming what is missing otherwise. Exit 0 only when all
 # of it passes.
@@ -143,9 +145,14 @@ expect() {
 		log "ok: $product $id $(jq -r '"c=\(.c) qps=\(.qps|floor) p99=\(.p99_ms)ms failed=\(.failed)"' <<<"$row")"
 	done
 }
-expect hydra S1 S2 S3 S5 S6
-expect keycloak S1 S2 S3 S5 S6
-expect refop S1 S2
+expect hydra S1 S2 S2l S3 S4 S5 S6
+expect keycloak S1 S2 S2l S3 S4 S5 S6
+expect refop S1 S2 S2l S3 S4 S5 S6
+# Iteration scenarios carry their per-request-name latencies.
+for p in refop hydra keycloak; do
+	jq -e --arg p "$p" 'select(.product==$p and .id=="S4") | .by_name | length >= 3' "$WORK/steady.jsonl" >/dev/null ||
+		die "$p S4: no per-request-name latencies at the steady step"
+done
 for p in refop hydra keycloak; do
 	for f in coldstart-A.json coldstart-B.json gcjitter.json; do
 		jq -e '.status == "complete"' "$run/$p/$f" >/dev/null || die "$p: $f missing or not complete"
@@ -161,4 +168,7 @@ if [[ -z "${ZITADEL_BIN:-}" ]] && ! docker info >/dev/null 2>&1; then
 		die "COMPARISON.md has no N/A row for Zitadel with the reason"
 fi
 compgen -G "$run/charts/*.svg" >/dev/null || die "no SVG charts next to COMPARISON.md"
+
+phase "the generic oidc adapter on Hydra, Keycloak and the reference OP"
+IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/check-oidc.sh"
 phase "all tests passed"

@@ -15,7 +15,7 @@ export IDPBENCH_ROOT IDPBENCH_CACHE IDPBENCH_TMP
 
 # Every scenario name an adapter answers for (loadstep --scenario; report order).
 # shellcheck disable=SC2034 # used by the scripts that source this file
-IDPBENCH_SCENARIO_NAMES=(discovery client_credentials jwt_bearer introspect auth_code refresh userinfo)
+IDPBENCH_SCENARIO_NAMES=(discovery client_credentials client_credentials_login jwt_bearer introspect auth_code refresh userinfo)
 
 # --- logging (stderr only; stdout is for data) -------------------------------
 
