@@ -150,7 +150,7 @@ expect keycloak S1 S2 S2l S3 S4 S5 S6
 expect refop S1 S2 S2l S3 S4 S5 S6
 # Iteration scenarios carry their per-request-name latencies.
 for p in refop hydra keycloak; do
-	jq -e --arg p "$p" 'select(.product==$p and .id=="S4") | .by_name | length >= 3' "$WORK/steady.jsonl" >/dev/null ||
+	jq -s -e --arg p "$p" 'map(select(.product==$p and .id=="S4"))[0].by_name | length >= 3' "$WORK/steady.jsonl" >/dev/null ||
 		die "$p S4: no per-request-name latencies at the steady step"
 done
 for p in refop hydra keycloak; do
