@@ -91,26 +91,16 @@ func run(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writ
 		fmt.Fprint(stdout, usageHead+fs.FlagUsages()+usageTail)
 		return cli.ExitOK
 	case err != nil:
-		return fail(stderr, cli.UsageError{Err: err})
+		return cli.Fail(stderr, "coldstart", cli.UsageError{Err: err})
 	case f.version:
 		fmt.Fprintf(stdout, "coldstart %s\n", cli.Version())
 		return cli.ExitOK
 	}
 	f.cfg.Command = fs.Args()
 	if err := f.cfg.Validate(); err != nil {
-		return fail(stderr, err)
+		return cli.Fail(stderr, "coldstart", err)
 	}
-	return fail(stderr, coldstart.Run(ctx, f.cfg, stdout, stderr))
+	return cli.Fail(stderr, "coldstart", coldstart.Run(ctx, f.cfg, stdout, stderr))
 }
 
 // fail prints err once as "coldstart: ..." and returns its exit code.
-func fail(stderr io.Writer, err error) int {
-	if err == nil {
-		return cli.ExitOK
-	}
-	fmt.Fprintf(stderr, "coldstart: %v\n", err)
-	if cli.ExitCode(err) == cli.ExitUsage {
-		fmt.Fprintln(stderr, "Try 'coldstart --help'.")
-	}
-	return cli.ExitCode(err)
-}

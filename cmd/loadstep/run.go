@@ -45,7 +45,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if isTerminal(stderr) {
+	if cli.IsTerminal(stderr) {
 		lc.Progress = stderr
 	}
 	step, err := measure(ctx, lc, c.output, c.hlog, stdout)
@@ -131,14 +131,4 @@ func namedFailures(s *schema.Step) string {
 func fail(stderr io.Writer, err error) int {
 	fmt.Fprintf(stderr, "loadstep: %v\n", err)
 	return cli.ExitCode(err)
-}
-
-// isTerminal reports whether w is a character device (a TTY).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -96,16 +96,16 @@ func run(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writ
 		fmt.Fprint(stdout, usageHead+fs.FlagUsages()+usageTail)
 		return cli.ExitOK
 	case err != nil:
-		return fail(stderr, cli.UsageError{Err: err})
+		return cli.Fail(stderr, "mintpool", cli.UsageError{Err: err})
 	case f.version:
 		fmt.Fprintf(stdout, "mintpool %s\n", cli.Version())
 		return cli.ExitOK
 	}
 	if err := f.resolve(fs); err != nil {
-		return fail(stderr, err)
+		return cli.Fail(stderr, "mintpool", err)
 	}
-	f.cfg.Progress = isTerminal(stderr)
-	return fail(stderr, mint.Run(ctx, f.cfg, stdout, stderr))
+	f.cfg.Progress = cli.IsTerminal(stderr)
+	return cli.Fail(stderr, "mintpool", mint.Run(ctx, f.cfg, stdout, stderr))
 }
 
 // resolve reads the secrets, applies flow-dependent defaults and validates.
@@ -127,22 +127,3 @@ func (f *flags) resolve(fs *pflag.FlagSet) error {
 }
 
 // fail prints err once as "mintpool: ..." and returns its exit code.
-func fail(stderr io.Writer, err error) int {
-	if err == nil {
-		return cli.ExitOK
-	}
-	fmt.Fprintf(stderr, "mintpool: %v\n", err)
-	if cli.ExitCode(err) == cli.ExitUsage {
-		fmt.Fprintln(stderr, "Try 'mintpool --help'.")
-	}
-	return cli.ExitCode(err)
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}

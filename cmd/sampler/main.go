@@ -112,17 +112,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stdout, usageHead+fs.FlagUsages()+usageTail)
 		return cli.ExitOK
 	case err != nil:
-		return fail(stderr, cli.UsageError{Err: err})
+		return cli.Fail(stderr, "sampler", cli.UsageError{Err: err})
 	case f.version:
 		fmt.Fprintf(stdout, "sampler %s\n", cli.Version())
 		return cli.ExitOK
 	}
 	if err := f.resolve(fs); err != nil {
-		return fail(stderr, err)
+		return cli.Fail(stderr, "sampler", err)
 	}
 	// A signal while sampling is the normal stop (exit 0); only one during
 	// start-up is an interruption (130).
-	return fail(stderr, sample.Run(ctx, f.cfg, stdin, stdout, stderr))
+	return cli.Fail(stderr, "sampler", sample.Run(ctx, f.cfg, stdin, stdout, stderr))
 }
 
 // resolve pairs names with selectors, takes the DSN and validates.
@@ -147,13 +147,3 @@ func (f *flags) resolve(fs *pflag.FlagSet) error {
 }
 
 // fail prints err once as "sampler: ..." and returns its exit code.
-func fail(stderr io.Writer, err error) int {
-	if err == nil {
-		return cli.ExitOK
-	}
-	fmt.Fprintf(stderr, "sampler: %v\n", err)
-	if cli.ExitCode(err) == cli.ExitUsage {
-		fmt.Fprintln(stderr, "Try 'sampler --help'.")
-	}
-	return cli.ExitCode(err)
-}

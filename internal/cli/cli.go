@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -120,4 +121,28 @@ func ReadSecret(flagName, file, env string) (string, error) {
 		return s, nil
 	}
 	return os.Getenv(env), nil
+}
+
+// Fail prints err once as "tool: err" on stderr, adds a pointer to --help for
+// usage errors, and returns the exit code for err (ExitOK when err is nil).
+func Fail(stderr io.Writer, tool string, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", tool, err)
+	if ExitCode(err) == ExitUsage {
+		fmt.Fprintf(stderr, "Try '%s --help'.\n", tool)
+	}
+	return ExitCode(err)
+}
+
+// IsTerminal reports whether w is a character device (a TTY): progress
+// lines are written only then.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
