@@ -32,6 +32,7 @@ type config struct {
 	users                     int
 	passwordFile              string
 	userinfoURL, userinfoChk  string
+	introspectChk             string
 	method, body, expect      string
 	headers, labels           []string
 	product, productVersion   string
@@ -73,6 +74,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.IntVar(&c.users, "users", 1, "auth_code: number of users the %d in --username ranges over")
 	fs.StringVar(&c.passwordFile, "password-file", "", "auth_code --login keycloak|refop: file holding the users' password; default: env "+passwordEnv)
 	fs.StringVar(&c.userinfoURL, "userinfo-url", "", "client_credentials_login: userinfo endpoint URL (--url is the token endpoint)")
+	fs.StringVar(&c.introspectChk, "introspect-check", load.CheckActive, "introspect: what a 2xx answer must say: active (\"active\": true) | answered (an \"active\" boolean, true or false; recorded as the label introspect_check=answered)")
 	fs.StringVar(&c.userinfoChk, "userinfo-check", load.Check2xx, "client_credentials_login: what a userinfo response must be: 2xx (any 2xx, Zitadel's k6 check) | sub (2xx with a non-empty sub) | an HTTP status, e.g. 403")
 	fs.StringVar(&c.method, "method", "GET", "request scenario: HTTP method")
 	fs.StringArrayVar(&c.headers, "header", nil, "'Key: Value' header sent with every request, repeatable; may hold {{pool}} (request scenario)")
@@ -321,7 +323,8 @@ func (c *config) loadConfig(stdin io.Reader) (*load.Config, error) {
 		Product: c.product, ProductVersion: c.productVersion,
 		Engine: c.engine, Insecure: c.insecure,
 		Login: c.login, RedirectURI: c.redirectURI, Username: c.username, Users: c.users,
-		UserinfoCheck: c.userinfoChk,
+		UserinfoCheck:   c.userinfoChk,
+		IntrospectCheck: c.introspectChk,
 	}
 	lc.TokenURL, _ = parseOptionalURL("token-url", c.tokenURL) // validated
 	lc.AdminURL, _ = parseOptionalURL("admin-url", c.adminURL)

@@ -73,6 +73,10 @@ type Config struct {
 	UserinfoURL   *url.URL // client_credentials_login: the userinfo endpoint
 	UserinfoCheck string   // client_credentials_login: CheckSub | Check2xx | an HTTP status; "" = Check2xx
 
+	// IntrospectCheck is what an introspection response must be:
+	// CheckActive ("" too) or CheckAnswered.
+	IntrospectCheck string
+
 	Product        string
 	ProductVersion string
 	Labels         map[string]string
@@ -224,6 +228,15 @@ func (c *Config) validateHeaderCreds() error {
 }
 
 func (c *Config) validateAuth() error {
+	switch c.IntrospectCheck {
+	case "", CheckActive:
+	case CheckAnswered:
+		if c.Scenario != schema.ScenarioIntrospect {
+			return cli.Usagef("--introspect-check: only the introspect scenario has it")
+		}
+	default:
+		return cli.Usagef("--introspect-check: unknown check %q (want active or answered)", c.IntrospectCheck)
+	}
 	if clientAuthDefault(c.Scenario) == "" {
 		return nil
 	}

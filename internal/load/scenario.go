@@ -53,6 +53,9 @@ func newScenario(c *Config) scenario {
 	case schema.ScenarioUserinfo:
 		return c.getter(h, true, checkString("sub"))
 	case schema.ScenarioIntrospect:
+		if c.IntrospectCheck == CheckAnswered {
+			return c.poster(h, "token", "", checkAnswered)
+		}
 		return c.poster(h, "token", "", checkActive)
 	case schema.ScenarioClientCredentials:
 		return c.poster(h, "", grantClientCredentials, checkString("access_token"))
@@ -219,6 +222,19 @@ func checkString(field string) func([]byte) (bool, string) {
 func checkActive(body []byte) (bool, string) {
 	raw, ok := member(body, "active")
 	return ok && string(raw) == "true", ""
+}
+
+// Introspection checks (Config.IntrospectCheck).
+const (
+	CheckActive   = "active"   // "active": true (the default)
+	CheckAnswered = "answered" // "active" is a boolean: the caller was authenticated and answered
+)
+
+// checkAnswered requires an "active" boolean, true or false: a valid RFC
+// 7662 answer to an authenticated caller, whatever it says of the token.
+func checkAnswered(body []byte) (bool, string) {
+	raw, ok := member(body, "active")
+	return ok && (string(raw) == "true" || string(raw) == "false"), ""
 }
 
 // checkRefresh requires an access token and returns the rotated refresh token.
