@@ -74,7 +74,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.StringVar(&c.KeyID, "kid", "", "jwt flows: key id for the JWT header (default: the key file's keyId)")
 	fs.StringVar(&c.JWTIss, "iss", "", "jwt flows: iss claim (default: userId for jwt-bearer, clientId for client-assertion)")
 	fs.StringVar(&c.JWTSub, "sub", "", "jwt flows: sub claim (default: the iss claim)")
-	fs.StringVar(&c.Audience, "aud", "", "jwt flows: aud claim, e.g. the issuer or token endpoint (required for jwt flows)")
+	fs.StringVar(&c.Audience, "aud", "", "jwt flows: aud claim, e.g. the issuer or token endpoint; several audiences comma-separated (required for jwt flows)")
 	fs.DurationVar(&c.TTL, "ttl", time.Hour, "jwt flows: assertion lifetime (exp = now + ttl)")
 	fs.IntVarP(&c.N, "count", "n", 100, "number of credentials to mint")
 	fs.IntVarP(&c.Parallel, "parallel", "P", 4, "concurrent workers, each with its own HTTP connection")

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -70,7 +71,7 @@ type jwtFlow struct {
 	key      *rsa.PrivateKey
 	kid      string
 	iss, sub string
-	aud      string
+	aud      jwt.ClaimStrings // one audience, or several from a comma-separated --aud
 	ttl      time.Duration
 }
 
@@ -79,7 +80,7 @@ func newJWTFlow(cfg *Config) (*jwtFlow, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &jwtFlow{key: sk.key, kid: cmp.Or(cfg.KeyID, sk.kid), aud: cfg.Audience, ttl: cfg.TTL}
+	f := &jwtFlow{key: sk.key, kid: cmp.Or(cfg.KeyID, sk.kid), aud: strings.Split(cfg.Audience, ","), ttl: cfg.TTL}
 	if cfg.Flow == FlowClientAssertion {
 		f.iss = cmp.Or(cfg.JWTIss, sk.clientID, sk.userID, cfg.ClientID)
 	} else {
@@ -101,7 +102,7 @@ func (f *jwtFlow) mint(_ context.Context, _ *worker, _ int) (credential, error) 
 	claims := jwt.RegisteredClaims{
 		Issuer:    f.iss,
 		Subject:   f.sub,
-		Audience:  jwt.ClaimStrings{f.aud},
+		Audience:  f.aud,
 		IssuedAt:  jwt.NewNumericDate(now),
 		ExpiresAt: jwt.NewNumericDate(exp),
 		ID:        rand.Text(),

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +54,7 @@ func TestJWTFlows(t *testing.T) {
 		mod              func(*Config)
 		kind, kid        string
 		iss, sub         string
+		aud              []string // default: the one audience of cfg
 	}{
 		{name: "jwt-bearer zitadel key", flow: FlowJWTBearer, file: "sa.json", kind: "assertion", kid: "kid-sa", iss: "user-123", sub: "user-123"},
 		{name: "client-assertion zitadel app key", flow: FlowClientAssertion, file: "app.json", kind: "client_assertion", kid: "kid-app", iss: "client-456@proj", sub: "client-456@proj"},
@@ -62,6 +64,8 @@ func TestJWTFlows(t *testing.T) {
 			kind: "client_assertion", kid: "k8", iss: "cid", sub: "other"},
 		{name: "flags override key file", flow: FlowJWTBearer, file: "sa.json", mod: func(c *Config) { c.KeyID, c.JWTIss = "kid-x", "iss-x" },
 			kind: "assertion", kid: "kid-x", iss: "iss-x", sub: "iss-x"},
+		{name: "several audiences", flow: FlowJWTBearer, file: "sa.json", mod: func(c *Config) { c.Audience = "http://localhost:9998/,service" },
+			kind: "assertion", kid: "kid-sa", iss: "user-123", sub: "user-123", aud: []string{"http://localhost:9998/", "service"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,8 +89,12 @@ func TestJWTFlows(t *testing.T) {
 				if claims.Issuer != tt.iss || claims.Subject != tt.sub {
 					t.Errorf("iss=%q sub=%q, want %q %q", claims.Issuer, claims.Subject, tt.iss, tt.sub)
 				}
-				if len(claims.Audience) != 1 || claims.Audience[0] != "http://localhost:9998/" {
-					t.Errorf("aud = %v", claims.Audience)
+				want := tt.aud
+				if want == nil {
+					want = []string{"http://localhost:9998/"}
+				}
+				if !slices.Equal(claims.Audience, want) {
+					t.Errorf("aud = %v, want %v", claims.Audience, want)
 				}
 				exp := claims.ExpiresAt.Sub(claims.IssuedAt.Time)
 				if exp != 30*time.Minute || claims.IssuedAt.Before(start.Add(-time.Second)) {
