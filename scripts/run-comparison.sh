@@ -27,7 +27,8 @@
 # results/latest points at the run.
 #
 # Environment: IDPBENCH_SCENARIOS (default "discovery client_credentials
-# client_credentials_login introspect auth_code refresh userinfo"), IDPBENCH_RESULTS (default <repo>/results), and
+# client_credentials_login jwt_bearer introspect auth_code refresh userinfo"),
+# IDPBENCH_RESULTS (default <repo>/results), and
 # the ladder's and the GC-jitter run's variables (scripts/ladder.sh,
 # scripts/gcjitter.sh); IDPBENCH_NO_BUILD=1 uses the tools
 # already built in IDPBENCH_BIN instead of building them. Exit codes: 0 ok (a product
@@ -42,7 +43,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/postgres.sh"
 export IDPBENCH_LOG_TAG=run
 
 DEFAULT_PRODUCTS=(refop hydra keycloak zitadel)
-read -r -a SCENARIOS <<<"${IDPBENCH_SCENARIOS:-discovery client_credentials client_credentials_login introspect auth_code refresh userinfo}"
+read -r -a SCENARIOS <<<"${IDPBENCH_SCENARIOS:-discovery client_credentials client_credentials_login jwt_bearer introspect auth_code refresh userinfo}"
 
 WORK=""
 FAILED=0

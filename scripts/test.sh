@@ -16,14 +16,17 @@
 #    time (-p 1), because the load generator's fidelity tests time a 5 ms
 #    server to a tenth of a millisecond and 2 cores shared with other test
 #    binaries starve them
-# 4. the quick comparison (scripts/run-comparison.sh --quick) on
+# 4. jwt-bearer grants and private_key_jwt introspection (the calls of
+#    Zitadel's S2 and S3) against the reference OP, through mintpool and
+#    loadstep, with zero errors; tampered client assertions must all get 401
+# 5. the quick comparison (scripts/run-comparison.sh --quick) on
 #    refop,hydra,keycloak (Keycloak from Maven Central, run on a JDK >= 21),
-#    asserting from `aggregate steady` that Hydra's and Keycloak's S1 S2 S3 S5
-#    S6 and the reference OP's S1 S2 have numbers with zero failed requests at
+#    asserting from `aggregate steady` that Hydra's and Keycloak's S1 S2 S2l
+#    S3 S4 S5 S6 and the reference OP's (and its S2j) have numbers with zero failed requests at
 #    the steady step, that cold start, memory and GC-jitter records exist, and
 #    (with no ZITADEL_BIN and no Docker engine) that Zitadel's rows are N/A
 #    with that reason
-# 5. scripts/check-oidc.sh: the generic oidc adapter, configured by a file
+# 6. scripts/check-oidc.sh: the generic oidc adapter, configured by a file
 #    only, measures Hydra, Keycloak and the reference OP
 # Installs what it needs from the OS packages when run as root (PostgreSQL,
 # jq, gcc) and fails naming what is missing otherwise. Exit 0 only when all
@@ -118,6 +121,56 @@ IDPBENCH_INTEGRATION=1 \
 	IDPBENCH_HYDRA_CLIENT_SECRET_FILE="$HYDRA_STATE/secrets/bench-svc" \
 	go test -race -count=1 -p 1 ./...
 
+phase "jwt-bearer grants and private_key_jwt introspection against the reference OP"
+# The calls Zitadel's S2 and S3 make (shared/products/zitadel.md), on the OP
+# built on Zitadel's OIDC library: assertions signed with the example's key,
+# as a pipeline of the tools. The example answers introspection by "service"
+# (authenticated by its client assertion) with active:false for every token:
+# it marks a token active only for callers in its audience whose subject is a
+# user. So the step checks for a valid RFC 7662 answer (--introspect-check
+# answered), and a tampered assertion pool must fail every request (401).
+refop_pkjwt() {
+	local issuer key out="$WORK/pkjwt" step tok a i=0
+	issuer="$(state "$REFOP_STATE" ISSUER)"
+	key="$(go env GOMODCACHE)/github.com/zitadel/oidc/v3@v3.52.0/example/server/service-key1.pem"
+	(umask 077 && mkdir -p "$out")
+	"$(tool mintpool)" --flow jwt-bearer --key-file "$key" --kid key1 --iss service --aud "$issuer" \
+		--ttl 10m -n 200 -o "$out/grants.pool"
+	"$(tool loadstep)" --url "${issuer}oauth/token" --scenario jwt_bearer --pool "$out/grants.pool" --scope openid \
+		-c 4 --warmup 1s --duration 3s --product refop -o "$out/jwt_bearer.json"
+	jq -e '.status == "complete" and .requests > 0 and .error_rate == 0' "$out/jwt_bearer.json" >/dev/null ||
+		die "jwt_bearer against the reference OP: want zero errors, got $(jq -c '{requests, errors}' "$out/jwt_bearer.json")"
+	log "ok: refop jwt_bearer $(jq -r '"\(.requests) requests, \(.qps|floor)/s, errors \(.error_rate)"' "$out/jwt_bearer.json")"
+	# Access tokens to introspect: 20 jwt-bearer grants.
+	(umask 077 && echo "# idpbench-pool kind=access_token product=refop flow=jwt-bearer" >"$out/tokens.pool")
+	while IFS= read -r a && ((i++ < 20)); do
+		printf '%s' "$a" | curl -sS --fail-with-body --data scope=openid \
+			--data grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer --data-urlencode assertion@- \
+			"${issuer}oauth/token" | jq -er .access_token >>"$out/tokens.pool" || die "jwt-bearer grant for the token pool failed"
+	done < <(grep -v '^#' "$out/grants.pool")
+	"$(tool mintpool)" --flow client-assertion --key-file "$key" --kid key1 --iss service --aud "$issuer" \
+		--ttl 10m -n 200 -o "$out/assertions.pool"
+	for tampered in 0 1; do
+		step="$out/introspect-$tampered.json"
+		a="$out/assertions.pool"
+		if ((tampered)); then
+			# the signature's last characters replaced: the OP must refuse it
+			(umask 077 && sed -E '/^#/!s/....$/AAAA/' "$a" >"$out/tampered.pool")
+			a="$out/tampered.pool"
+		fi
+		"$(tool loadstep)" --url "${issuer}oauth/introspect" --scenario introspect --pool "$out/tokens.pool" \
+			--client-auth assertion --client-assertion-pool "$a" --introspect-check answered \
+			-c 4 --warmup 1s --duration 3s --product refop -o "$step"
+	done
+	jq -e '.status == "complete" and .requests > 0 and .error_rate == 0 and .labels.introspect_check == "answered"' \
+		"$out/introspect-0.json" >/dev/null ||
+		die "private_key_jwt introspection against the reference OP: want zero errors, got $(jq -c '{requests, errors}' "$out/introspect-0.json")"
+	jq -e '.requests > 0 and .errors.non2xx == .requests and .status_codes["401"] == .requests' "$out/introspect-1.json" >/dev/null ||
+		die "private_key_jwt introspection with tampered assertions: want every request refused with 401, got $(jq -c '{requests, errors, status_codes}' "$out/introspect-1.json")"
+	log "ok: refop introspect (private_key_jwt) $(jq -r '"\(.requests) requests, \(.qps|floor)/s, errors \(.error_rate)"' "$out/introspect-0.json"); tampered assertions: all 401"
+}
+refop_pkjwt
+
 # The comparison brings up its own PostgreSQL and products: stop ours first.
 "$IDPBENCH_ROOT/scripts/products/hydra" down "$HYDRA_STATE"
 HYDRA_STATE=""
@@ -147,7 +200,7 @@ expect() {
 }
 expect hydra S1 S2 S2l S3 S4 S5 S6
 expect keycloak S1 S2 S2l S3 S4 S5 S6
-expect refop S1 S2 S2l S3 S4 S5 S6
+expect refop S1 S2 S2l S2j S3 S4 S5 S6
 # Iteration scenarios carry their per-request-name latencies.
 for p in refop hydra keycloak; do
 	jq -s -e --arg p "$p" 'map(select(.product==$p and .id=="S4"))[0].by_name | length >= 3' "$WORK/steady.jsonl" >/dev/null ||
