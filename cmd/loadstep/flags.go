@@ -31,6 +31,7 @@ type config struct {
 	redirectURI, username     string
 	users                     int
 	passwordFile              string
+	loginClient, loginToken   string
 	userinfoURL, userinfoChk  string
 	introspectChk             string
 	method, body, expect      string
@@ -47,6 +48,10 @@ const secretEnv = "IDPBENCH_CLIENT_SECRET"
 
 // passwordEnv holds the users' password when no --password-file is given.
 const passwordEnv = "IDPBENCH_PASSWORD"
+
+// loginTokenEnv holds Zitadel's login client token when no
+// --login-client-token-file is given.
+const loginTokenEnv = "IDPBENCH_LOGIN_CLIENT_TOKEN"
 
 func newFlagSet(c *config) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("loadstep", pflag.ContinueOnError)
@@ -66,13 +71,15 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.StringVar(&c.clientAuth, "client-auth", "", "basic | post | none | assertion; default basic for client_credentials, introspect, refresh; none for jwt_bearer")
 	fs.StringVar(&c.assertionPool, "client-assertion-pool", "", "pool of signed client assertions for --client-auth assertion ('-' = stdin)")
 	fs.StringVar(&c.scope, "scope", "", "scope sent with token requests; default none (auth_code: openid)")
-	fs.StringVar(&c.login, "login", "", "auth_code: the product's login driver, hydra | keycloak | refop (required for auth_code)")
+	fs.StringVar(&c.login, "login", "", "auth_code: the product's login driver, hydra | keycloak | refop | zitadel (required for auth_code)")
 	fs.StringVar(&c.tokenURL, "token-url", "", "auth_code: token endpoint URL for the code exchange (--url is the authorization endpoint)")
-	fs.StringVar(&c.adminURL, "admin-url", "", "auth_code --login hydra: Hydra's admin API base URL, for the login and consent accepts")
+	fs.StringVar(&c.adminURL, "admin-url", "", "auth_code --login hydra: Hydra's admin API base URL, for the login and consent accepts; --login zitadel: Zitadel's base URL, for the Session API")
 	fs.StringVar(&c.redirectURI, "redirect-uri", "", "auth_code: the client's registered redirect URI (the callback is checked against it, never fetched)")
 	fs.StringVar(&c.username, "username", "", "auth_code: user name to log in (hydra: the subject); %d = user index 0..--users-1, round robin over iterations")
 	fs.IntVar(&c.users, "users", 1, "auth_code: number of users the %d in --username ranges over")
-	fs.StringVar(&c.passwordFile, "password-file", "", "auth_code --login keycloak|refop: file holding the users' password; default: env "+passwordEnv)
+	fs.StringVar(&c.passwordFile, "password-file", "", "auth_code --login keycloak|refop|zitadel: file holding the users' password; default: env "+passwordEnv)
+	fs.StringVar(&c.loginClient, "login-client", "", "auth_code --login zitadel: the user id of the login client (a machine user with the IAM_LOGIN_CLIENT role), sent as x-zitadel-login-client")
+	fs.StringVar(&c.loginToken, "login-client-token-file", "", "auth_code --login zitadel: file holding the login client's token (a PAT) for the Session API; default: env "+loginTokenEnv)
 	fs.StringVar(&c.userinfoURL, "userinfo-url", "", "client_credentials_login: userinfo endpoint URL (--url is the token endpoint)")
 	fs.StringVar(&c.introspectChk, "introspect-check", load.CheckActive, "introspect: what a 2xx answer must say: active (\"active\": true) | answered (an \"active\" boolean, true or false; recorded as the label introspect_check=answered)")
 	fs.StringVar(&c.userinfoChk, "userinfo-check", load.Check2xx, "client_credentials_login: what a userinfo response must be: 2xx (any 2xx, Zitadel's k6 check) | sub (2xx with a non-empty sub) | an HTTP status, e.g. 403")
@@ -173,8 +180,13 @@ their sum. --timeout applies to each request; --rate is iterations/s.
     oidc_token (authorization_code). --login hydra: login_authorize,
     login_accept and login_consent (PUTs to --admin-url), login_verifier,
     login_callback. keycloak: login_authorize (the login form), login_submit.
-    refop: login_authorize, login_form, login_submit, login_callback. The
-    callback must redirect to --redirect-uri with a code, the iteration's
+    refop: login_authorize, login_form, login_submit, login_callback.
+    zitadel (Session API, as a custom login UI): login_authorize (with
+    x-zitadel-login-client: --login-client), login_session (POST
+    /v2/sessions with the user and password checks), login_finalize (POST
+    /v2/oidc/auth_requests/{id}: the callback URL with the code); both with
+    the login client's token from --login-client-token-file, at --admin-url.
+    The callback must redirect to --redirect-uri with a code, the iteration's
     state and no error= (a lost cookie shows as error=request_forbidden there).
     The users' password comes from --password-file or $IDPBENCH_PASSWORD.
     A hop that expects a redirect counts a 2xx as a failed check; a status
@@ -232,8 +244,10 @@ func (c *config) validate() error {
 // scenario, and bad URLs among them.
 func (c *config) validateFlowFlags() error {
 	authCode := map[string]string{"login": c.login, "token-url": c.tokenURL, "admin-url": c.adminURL,
-		"redirect-uri": c.redirectURI, "username": c.username, "password-file": c.passwordFile}
-	for _, name := range []string{"login", "token-url", "admin-url", "redirect-uri", "username", "password-file"} {
+		"redirect-uri": c.redirectURI, "username": c.username, "password-file": c.passwordFile,
+		"login-client": c.loginClient, "login-client-token-file": c.loginToken}
+	for _, name := range []string{"login", "token-url", "admin-url", "redirect-uri", "username", "password-file",
+		"login-client", "login-client-token-file"} {
 		if authCode[name] != "" && c.scenario != schema.ScenarioAuthCode {
 			return cli.Usagef("--%s: applies to the auth_code scenario only", name)
 		}
@@ -323,6 +337,7 @@ func (c *config) loadConfig(stdin io.Reader) (*load.Config, error) {
 		Product: c.product, ProductVersion: c.productVersion,
 		Engine: c.engine, Insecure: c.insecure,
 		Login: c.login, RedirectURI: c.redirectURI, Username: c.username, Users: c.users,
+		LoginClient:     c.loginClient,
 		UserinfoCheck:   c.userinfoChk,
 		IntrospectCheck: c.introspectChk,
 	}
@@ -341,6 +356,11 @@ func (c *config) loadConfig(stdin io.Reader) (*load.Config, error) {
 	}
 	if c.scenario == schema.ScenarioAuthCode && c.login != load.LoginHydra {
 		if lc.Password, err = cli.ReadSecret("password-file", c.passwordFile, passwordEnv); err != nil {
+			return nil, cli.UsageError{Err: err}
+		}
+	}
+	if c.scenario == schema.ScenarioAuthCode && c.login == load.LoginZitadel {
+		if lc.LoginClientToken, err = cli.ReadSecret("login-client-token-file", c.loginToken, loginTokenEnv); err != nil {
 			return nil, cli.UsageError{Err: err}
 		}
 	}

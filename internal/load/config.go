@@ -63,15 +63,17 @@ type Config struct {
 	// Iteration scenarios (see flow.go). auth_code: URL is the
 	// authorization endpoint; client_credentials_login: URL is the token
 	// endpoint.
-	Login         string   // auth_code: LoginHydra | LoginKeycloak | LoginRefop
-	TokenURL      *url.URL // auth_code: the token endpoint of the code exchange
-	AdminURL      *url.URL // auth_code with LoginHydra: the admin API base URL
-	RedirectURI   string   // auth_code: the client's registered redirect URI
-	Username      string   // auth_code: user name (Hydra: subject); %d = the user index
-	Users         int      // auth_code: user indexes 0..Users-1, round robin over iterations
-	Password      string   // auth_code form logins; never logged, never in the result
-	UserinfoURL   *url.URL // client_credentials_login: the userinfo endpoint
-	UserinfoCheck string   // client_credentials_login: CheckSub | Check2xx | an HTTP status; "" = Check2xx
+	Login            string   // auth_code: LoginHydra | LoginKeycloak | LoginRefop | LoginZitadel
+	TokenURL         *url.URL // auth_code: the token endpoint of the code exchange
+	AdminURL         *url.URL // auth_code: Hydra's admin API base URL; Zitadel's API base URL
+	RedirectURI      string   // auth_code: the client's registered redirect URI
+	Username         string   // auth_code: user name (Hydra: subject); %d = the user index
+	Users            int      // auth_code: user indexes 0..Users-1, round robin over iterations
+	Password         string   // auth_code form logins; never logged, never in the result
+	LoginClient      string   // LoginZitadel: the login client's user id (a machine user with IAM_LOGIN_CLIENT)
+	LoginClientToken string   // LoginZitadel: its token; never logged, never in the result
+	UserinfoURL      *url.URL // client_credentials_login: the userinfo endpoint
+	UserinfoCheck    string   // client_credentials_login: CheckSub | Check2xx | an HTTP status; "" = Check2xx
 
 	// IntrospectCheck is what an introspection response must be:
 	// CheckActive ("" too) or CheckAnswered.
@@ -289,12 +291,22 @@ func (c *Config) validateLogin() error {
 		if c.AdminURL == nil {
 			return cli.Usagef("--admin-url: --login hydra accepts login and consent through the admin API")
 		}
-	case LoginKeycloak, LoginRefop:
+	case LoginKeycloak, LoginRefop, LoginZitadel:
 		if c.Password == "" {
 			return cli.Usagef("--password-file: --login %s submits a password (--password-file or IDPBENCH_PASSWORD)", c.Login)
 		}
 	default:
-		return cli.Usagef("--login: unknown login driver %q (want hydra, keycloak or refop)", c.Login)
+		return cli.Usagef("--login: unknown login driver %q (want hydra, keycloak, refop or zitadel)", c.Login)
+	}
+	if c.Login == LoginZitadel {
+		switch {
+		case c.AdminURL == nil:
+			return cli.Usagef("--admin-url: --login zitadel calls the Session API at Zitadel's base URL")
+		case c.LoginClient == "":
+			return cli.Usagef("--login-client: --login zitadel needs the login client's user id")
+		case c.LoginClientToken == "":
+			return cli.Usagef("--login-client-token-file: --login zitadel needs the login client's token (--login-client-token-file or IDPBENCH_LOGIN_CLIENT_TOKEN)")
+		}
 	}
 	switch {
 	case c.TokenURL == nil:

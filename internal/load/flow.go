@@ -42,6 +42,8 @@ const (
 	NameAccept    = "login_accept"    // Hydra: PUT admin .../login/accept
 	NameVerifier  = "login_verifier"  // Hydra: GET the authorize URL with the login_verifier
 	NameConsent   = "login_consent"   // Hydra: PUT admin .../consent/accept
+	NameSession   = "login_session"   // Zitadel: POST /v2/sessions with the user and password checks
+	NameFinalize  = "login_finalize"  // Zitadel: POST /v2/oidc/auth_requests/{id} with the session
 )
 
 // Login drivers of the auth_code scenario (Config.Login, --login).
@@ -49,6 +51,7 @@ const (
 	LoginHydra    = "hydra"    // login and consent accepted through Hydra's admin API
 	LoginKeycloak = "keycloak" // the authorize response is the login form; its POST redirects to the code
 	LoginRefop    = "refop"    // the reference OP: authorize -> login page -> POST -> callback -> code
+	LoginZitadel  = "zitadel"  // Zitadel's Session API: authorize -> session -> finalize -> code
 )
 
 // Userinfo checks of client_credentials_login (Config.UserinfoCheck);
@@ -92,6 +95,10 @@ func newFlow(c *Config) flow {
 			check: userinfoJudge(c.UserinfoCheck)}
 	}
 	ac := newAuthCode(c, auth)
+	if c.Login == LoginZitadel {
+		return &zitadelLogin{authCode: ac, api: strings.TrimRight(c.AdminURL.String(), "/"),
+			loginClient: c.LoginClient, bearer: "Bearer " + c.LoginClientToken, password: c.Password}
+	}
 	if c.Login == LoginHydra {
 		return &hydraLogin{authCode: ac, admin: strings.TrimRight(c.AdminURL.String(), "/"),
 			scopes: strings.Fields(ac.scope)}

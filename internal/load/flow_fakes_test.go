@@ -326,3 +326,136 @@ func newFakeCC(t *testing.T) *fakeCC {
 	t.Cleanup(f.srv.Close)
 	return f
 }
+
+// fakeZitadel answers the Session API login the way Zitadel v4 does, with
+// the request and response shapes of its documentation:
+//   - authorize with x-zitadel-login-client: a V2 auth request and a 302 to
+//     the login UI's /login?authRequest=V2_<id> (guides/integrate/login-ui/
+//     oidc-standard; internal/api/oidc/auth_request.go, CreateAuthRequest);
+//   - POST /v2/sessions (session_service_v2 CreateSession): body
+//     {"checks":{"user":{"loginName"},"password":{"password"}}}, answer 201
+//     {"details":{"sequence","changeDate","resourceOwner"},"sessionId","sessionToken"};
+//     a wrong password answers 400 {"code":3,"message":"Errors.User.Password.Invalid",...};
+//   - POST /v2/oidc/auth_requests/{id} (oidc_service_v2 CreateCallback):
+//     body {"session":{"sessionId","sessionToken"}}, answer 200
+//     {"details":{...},"callbackUrl":"<redirect_uri>?code=...&state=..."}.
+//
+// Both API calls must carry the login client's Bearer token; authorize
+// without the header would start a login v1 flow (here: 400).
+type fakeZitadel struct {
+	*fakeOP
+	srv         *httptest.Server
+	loginClient string
+	pat         string   // the login client's token
+	badState    bool     // the callback URL carries another state
+	sessions    sync.Map // session id -> session token
+	sessionUser sync.Map // session id -> login name
+}
+
+const (
+	fakeZitadelLoginClient = "312909075212468632"
+	fakeZitadelPAT         = "pat-Zx9"
+)
+
+func newFakeZitadel(t *testing.T) *fakeZitadel {
+	z := &fakeZitadel{fakeOP: newFakeOP(), loginClient: fakeZitadelLoginClient, pat: fakeZitadelPAT}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /oauth/v2/authorize", z.authorize)
+	mux.HandleFunc("POST /v2/sessions", z.createSession)
+	mux.HandleFunc("POST /v2/oidc/auth_requests/{id}", z.createCallback)
+	mux.HandleFunc("POST /oauth/v2/token", z.token)
+	z.srv = httptest.NewServer(mux)
+	t.Cleanup(z.srv.Close)
+	return z
+}
+
+func (z *fakeZitadel) zitadelError(w http.ResponseWriter, status, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `{"code":%d,"message":%q,"details":[{"@type":"type.googleapis.com/zitadel.v1.ErrorDetail","id":"TEST-1","message":%q}]}`, code, msg, msg)
+}
+
+func (z *fakeZitadel) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if msg := checkAuthorize(q); msg != "" || r.Header.Get("x-zitadel-login-client") != z.loginClient {
+		http.Error(w, "login v1 or bad request: "+msg, http.StatusBadRequest)
+		return
+	}
+	id := z.id("V2_")
+	z.remember(id, q.Get("state"))
+	http.Redirect(w, r, "/ui/v2/login/login?authRequest="+id, http.StatusFound)
+}
+
+// authorized checks the login client's token and the JSON content type.
+func (z *fakeZitadel) authorized(w http.ResponseWriter, r *http.Request) bool {
+	if r.Header.Get("Authorization") != "Bearer "+z.pat {
+		z.zitadelError(w, http.StatusUnauthorized, 16, "auth header missing")
+		return false
+	}
+	if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		z.zitadelError(w, http.StatusBadRequest, 3, "content type")
+		return false
+	}
+	return true
+}
+
+func (z *fakeZitadel) createSession(w http.ResponseWriter, r *http.Request) {
+	if !z.authorized(w, r) {
+		return
+	}
+	var body struct {
+		Checks struct {
+			User     struct{ LoginName string } `json:"user"`
+			Password struct{ Password string }  `json:"password"`
+		} `json:"checks"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Checks.User.LoginName == "" {
+		z.zitadelError(w, http.StatusBadRequest, 3, "invalid CreateSessionRequest")
+		return
+	}
+	if body.Checks.Password.Password != fakePassword {
+		z.zitadelError(w, http.StatusBadRequest, 3, "Errors.User.Password.Invalid")
+		return
+	}
+	id := z.id("3142")
+	z.sessions.Store(id, "tok-"+id)
+	z.sessionUser.Store(id, body.Checks.User.LoginName)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	fmt.Fprintf(w, `{"details":{"sequence":"2","changeDate":"2026-11-30T10:00:00Z","resourceOwner":"3128"},"sessionId":%q,"sessionToken":%q}`, id, "tok-"+id)
+}
+
+func (z *fakeZitadel) createCallback(w http.ResponseWriter, r *http.Request) {
+	if !z.authorized(w, r) {
+		return
+	}
+	var body struct {
+		Session struct{ SessionID, SessionToken string } `json:"session"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		z.zitadelError(w, http.StatusBadRequest, 3, "invalid CreateCallbackRequest")
+		return
+	}
+	tok, ok := z.sessions.Load(body.Session.SessionID)
+	if !ok || tok != body.Session.SessionToken {
+		z.zitadelError(w, http.StatusForbidden, 7, "Errors.Session.Token.Invalid")
+		return
+	}
+	state, ok := z.take(r.PathValue("id"))
+	if !ok {
+		z.zitadelError(w, http.StatusNotFound, 5, "Errors.AuthRequest.NotExisting")
+		return
+	}
+	if z.badState {
+		state += "x"
+	}
+	user, _ := z.sessionUser.Load(body.Session.SessionID)
+	z.users.Store(user, true)
+	code := z.id("code")
+	z.mu.Lock()
+	z.codes[code] = true
+	z.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"details":{"sequence":"3","changeDate":"2026-11-30T10:00:01Z","resourceOwner":"3128"},"callbackUrl":%q}`,
+		fakeRedirect+"?code="+code+"&state="+url.QueryEscape(state))
+}

@@ -91,6 +91,11 @@ func (a *authCode) callbackOK(state string) func(*url.URL) bool {
 // exchange trades the code of a passed callback for tokens.
 func (a *authCode) exchange(it *flowIter, callback *reply) {
 	loc, _ := callback.location() // parsed by the callback check
+	a.exchangeCode(it, loc)
+}
+
+// exchangeCode trades the code of callback URL loc (checked) for tokens.
+func (a *authCode) exchangeCode(it *flowIter, loc *url.URL) {
 	form := url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")},
 		"redirect_uri": {a.redirect.String()}}
 	it.do(NameToken, a.auth.tokenRequest(a.token, form), want2xx(hasString("access_token")))
@@ -265,4 +270,104 @@ func (f *formLogin) submitCheck(state string) judge {
 		return wantRedirect(func(loc *url.URL) bool { return !f.isCallback(loc) })
 	}
 	return wantRedirect(f.callbackOK(state))
+}
+
+// zitadelLogin is Zitadel's headless login through its Session API, the
+// way a custom login UI does it (shared/products/zitadel.md; Zitadel's
+// guide "Support for the OpenID Connect (OIDC) Standard in a Custom Login
+// UI", https://zitadel.com/docs/guides/integrate/login-ui/oidc-standard):
+//
+//	login_authorize  GET  /oauth/v2/authorize with x-zitadel-login-client:
+//	                      <login client's user id> -> 302 <login UI>?authRequest=V2_<id>
+//	login_session    POST /v2/sessions {checks: {user: {loginName},
+//	                      password: {password}}} -> 201 {sessionId, sessionToken}
+//	login_finalize   POST /v2/oidc/auth_requests/<id> {session: {sessionId,
+//	                      sessionToken}} -> 200 {callbackUrl: redirect_uri?code=&state=}
+//	oidc_token       POST /oauth/v2/token authorization_code
+//
+// The session and finalize calls carry the login client's token (a PAT
+// of a machine user with the IAM_LOGIN_CLIENT role). The header's value is
+// that user's id: Zitadel then makes a V2 auth request whatever the
+// application's login version (internal/api/oidc/auth_request.go,
+// CreateAuthRequest, in the Zitadel source).
+type zitadelLogin struct {
+	authCode
+	api         string // the API base URL, without a trailing slash
+	loginClient string // the login client's user id
+	bearer      string // "Bearer " + its token
+	password    string
+}
+
+func (f *zitadelLogin) order() []string {
+	return []string{NameAuthorize, NameSession, NameFinalize, NameToken}
+}
+
+// The Session API bodies (zitadel.session.v2 CreateSessionRequest and
+// zitadel.oidc.v2 CreateCallbackRequest, in their JSON form).
+type zitadelSessionChecks struct {
+	Checks struct {
+		User struct {
+			LoginName string `json:"loginName"`
+		} `json:"user"`
+		Password struct {
+			Password string `json:"password"`
+		} `json:"password"`
+	} `json:"checks"`
+}
+
+type zitadelSession struct {
+	SessionID    string `json:"sessionId"`
+	SessionToken string `json:"sessionToken"`
+}
+
+type zitadelCallbackRequest struct {
+	Session zitadelSession `json:"session"`
+}
+
+func (f *zitadelLogin) run(it *flowIter) {
+	state := newState()
+	auth := newRequest(http.MethodGet, f.authorizeURL(state), "", "")
+	auth.Header.Set("x-zitadel-login-client", f.loginClient)
+	r, ok := it.do(NameAuthorize, auth, wantRedirect(hasQuery("authRequest")))
+	if !ok {
+		return
+	}
+	loc, _ := r.location() // parsed by the redirect check
+	id := loc.Query().Get("authRequest")
+
+	var checks zitadelSessionChecks
+	checks.Checks.User.LoginName = it.username(f.username)
+	checks.Checks.Password.Password = f.password
+	var session zitadelSession
+	r, ok = it.do(NameSession, f.apiRequest("/v2/sessions", checks), want2xx(func(body []byte) bool {
+		return json.Unmarshal(body, &session) == nil && session.SessionID != "" && session.SessionToken != ""
+	}))
+	if !ok || r == nil {
+		return
+	}
+
+	var callback *url.URL
+	check := f.callbackOK(state)
+	_, ok = it.do(NameFinalize, f.apiRequest("/v2/oidc/auth_requests/"+url.PathEscape(id),
+		zitadelCallbackRequest{Session: session}), want2xx(func(body []byte) bool {
+		var err error
+		callback, err = url.Parse(jsonString(body, "callbackUrl"))
+		return err == nil && check(callback)
+	}))
+	if ok {
+		f.exchangeCode(it, callback)
+	}
+}
+
+// apiRequest is a JSON POST to the Session API with the login client's token.
+func (f *zitadelLogin) apiRequest(path string, body any) *http.Request {
+	b, err := json.Marshal(body)
+	target, perr := url.Parse(f.api + path)
+	if err != nil || perr != nil {
+		panic("zitadel login: " + path) // cannot happen: fixed types, a validated URL
+	}
+	req := newRequest(http.MethodPost, target, string(b), "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", f.bearer)
+	return req
 }

@@ -48,6 +48,14 @@ func formConfig(t *testing.T, f *fakeForm) *Config {
 	return cfg
 }
 
+func zitadelConfig(t *testing.T, z *fakeZitadel) *Config {
+	cfg := flowConfig(t, z.srv.URL+"/oauth/v2/authorize", schema.ScenarioAuthCode)
+	cfg.Login, cfg.TokenURL, cfg.AdminURL = LoginZitadel, mustURL(t, z.srv.URL+"/oauth/v2/token"), mustURL(t, z.srv.URL+"/")
+	cfg.RedirectURI, cfg.Username, cfg.Users, cfg.Password = fakeRedirect, "bench-user%d", 4, fakePassword
+	cfg.LoginClient, cfg.LoginClientToken, cfg.Scope = fakeZitadelLoginClient, fakeZitadelPAT, "openid offline_access"
+	return cfg
+}
+
 // fakeCounts is what a fake saw: completed code exchanges and the users
 // that logged in.
 type fakeCounts interface {
@@ -81,6 +89,10 @@ func TestAuthCodeLogins(t *testing.T) {
 			f := newFakeForm(t, true)
 			return formConfig(t, f), f
 		}, []string{NameAuthorize, NameLoginForm, NameSubmit, NameCallback, NameToken}, 3},
+		{"zitadel", func(t *testing.T) (*Config, fakeCounts) {
+			z := newFakeZitadel(t)
+			return zitadelConfig(t, z), z
+		}, []string{NameAuthorize, NameSession, NameFinalize, NameToken}, 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,6 +162,26 @@ func TestAuthCodeFailures(t *testing.T) {
 			f.failNth = 3
 			return formConfig(t, f)
 		}, NameToken, func(e schema.Errors) int64 { return e.Non2xx }, false},
+		{"zitadel without the login client header -> login v1", func(t *testing.T) *Config {
+			cfg := zitadelConfig(t, newFakeZitadel(t))
+			cfg.LoginClient = "someone-else"
+			return cfg
+		}, NameAuthorize, func(e schema.Errors) int64 { return e.Non2xx }, true},
+		{"zitadel wrong password", func(t *testing.T) *Config {
+			cfg := zitadelConfig(t, newFakeZitadel(t))
+			cfg.Password = "wrong"
+			return cfg
+		}, NameSession, func(e schema.Errors) int64 { return e.Non2xx }, true},
+		{"zitadel wrong login client token", func(t *testing.T) *Config {
+			cfg := zitadelConfig(t, newFakeZitadel(t))
+			cfg.LoginClientToken = "expired"
+			return cfg
+		}, NameSession, func(e schema.Errors) int64 { return e.Non2xx }, true},
+		{"zitadel callback with another state", func(t *testing.T) *Config {
+			z := newFakeZitadel(t)
+			z.badState = true
+			return zitadelConfig(t, z)
+		}, NameFinalize, func(e schema.Errors) int64 { return e.Check }, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -347,6 +379,16 @@ func TestFlowValidate(t *testing.T) {
 		{"valid", func(*Config) {}, ""},
 		{"unknown login", func(c *Config) { c.Login = "okta" }, "--login"},
 		{"hydra without admin", func(c *Config) { c.Login, c.AdminURL = LoginHydra, nil }, "--admin-url"},
+		{"zitadel without api url", func(c *Config) { c.Login, c.LoginClient, c.LoginClientToken = LoginZitadel, "1", "t" }, "--admin-url"},
+		{"zitadel without login client", func(c *Config) {
+			c.Login, c.AdminURL, c.LoginClientToken = LoginZitadel, mustURL(t, "http://op/"), "t"
+		}, "--login-client"},
+		{"zitadel without token", func(c *Config) {
+			c.Login, c.AdminURL, c.LoginClient = LoginZitadel, mustURL(t, "http://op/"), "1"
+		}, "--login-client-token-file"},
+		{"zitadel valid", func(c *Config) {
+			c.Login, c.AdminURL, c.LoginClient, c.LoginClientToken = LoginZitadel, mustURL(t, "http://op/"), "1", "t"
+		}, ""},
 		{"keycloak without password", func(c *Config) { c.Password = "" }, "--password-file"},
 		{"no token url", func(c *Config) { c.TokenURL = nil }, "--token-url"},
 		{"no username", func(c *Config) { c.Username = "" }, "--username"},
