@@ -19,6 +19,7 @@
 # 4. jwt-bearer grants and private_key_jwt introspection (the calls of
 #    Zitadel's S2 and S3) against the reference OP, through mintpool and
 #    loadstep, with zero errors; tampered client assertions must all get 401
+#    and the Zitadel adapter's native mode started on a stand-in binary
 # 5. the quick comparison (scripts/run-comparison.sh --quick) on
 #    refop,hydra,keycloak (Keycloak from Maven Central, run on a JDK >= 21),
 #    asserting from `aggregate steady` that Hydra's and Keycloak's S1 S2 S2l
@@ -170,6 +171,30 @@ refop_pkjwt() {
 	log "ok: refop introspect (private_key_jwt) $(jq -r '"\(.requests) requests, \(.qps|floor)/s, errors \(.error_rate)"' "$out/introspect-0.json"); tampered assertions: all 401"
 }
 refop_pkjwt
+
+phase "the Zitadel adapter's native mode with a stand-in binary"
+# No Zitadel runs here (shared/products/zitadel.md); a stand-in
+# (scripts/testdata/zitadel-standin) checks how the adapter starts one:
+# generated config, masterkey from the environment only, PAT path, both cold
+# starts, the meta, and down leaving nothing behind.
+zitadel_native() {
+	local st="$WORK/zitadel" z="$IDPBENCH_ROOT/scripts/products/zitadel"
+	export ZITADEL_BIN="$IDPBENCH_ROOT/scripts/testdata/zitadel-standin" ZITADEL_STANDIN_LOG="$WORK/zitadel-standin.log"
+	"$z" install
+	"$z" up "$st"
+	"$z" restart "$st"
+	[[ "$(cut -d' ' -f1 "$ZITADEL_STANDIN_LOG" | paste -sd' ')" == "start-from-init start" ]] ||
+		die "zitadel native: want start-from-init then start, got $(cat "$ZITADEL_STANDIN_LOG")"
+	[[ "$(stat -c %a "$st/secrets/masterkey")" == 600 && -s "$st/secrets/zitadel-admin-sa.pat" ]] ||
+		die "zitadel native: want a 0600 masterkey and the first instance's PAT in $st/secrets"
+	for m in A B; do
+		jq -e '.status == "complete"' "$st/coldstart-$m.json" >/dev/null || die "zitadel native: coldstart-$m.json not complete"
+	done
+	"$z" meta "$st" | jq -e '.settings.start | test("start-from-init")' >/dev/null || die "zitadel native: meta without the start command"
+	"$z" down "$st"
+	unset ZITADEL_BIN ZITADEL_STANDIN_LOG
+}
+zitadel_native
 
 # The comparison brings up its own PostgreSQL and products: stop ours first.
 "$IDPBENCH_ROOT/scripts/products/hydra" down "$HYDRA_STATE"

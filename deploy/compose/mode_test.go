@@ -172,6 +172,7 @@ func TestComposeLifecycle(t *testing.T) {
 	}{
 		{"hydra", "hydra", ""},
 		{"keycloak", "keycloak", "JAVA_OPTS_KC_HEAP"},
+		{"zitadel", "zitadel", "native mode connects as the cluster superuser"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.product, func(t *testing.T) {
