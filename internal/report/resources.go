@@ -15,6 +15,9 @@ const (
 	SourcePostgres      = "postgres"
 	SourceHost          = "host"
 	SourceProcessPrefix = "process:"
+	// SourceContainerPrefix is a container's cgroup (sampler --docker), as
+	// in compose mode: idpbench-<product> and idpbench-<product>-postgres.
+	SourceContainerPrefix = "container:"
 )
 
 // TopQueryCount is how many statements a product's database section lists.
@@ -45,15 +48,16 @@ type Resources struct {
 	NA          string   // why there are no figures at all ("" = some)
 	SampleFiles []string // sampler files attributed to the product
 	Records     int      // sampler records of the product
-	IdPSource   string   // the source taken as the IdP process tree, "process:<name>"
+	IdPSource   string   // the source taken as the IdP: "process:<name>", or "container:<name>" in compose mode
+	DBSource    string   // the source of PostgreSQL's CPU and memory: "postgres", or its container
 	HasDB       bool     // the product's sampler files hold postgres records
 	Windows     int      // steady-state windows
 	InWindows   int      // sampler records inside them, all sources
 	IdPRSS      Figure   // MiB, median (PSS or RSS: IdPMem)
 	DBRSS       Figure   // MiB, median (PSS or RSS: DBMem)
 	StackRSS    Figure   // MiB, median of IdP + PostgreSQL at the same sampling instant
-	IdPMem      string   // MemPSS or MemRSS: what IdPRSS measures
-	DBMem       string   // MemPSS or MemRSS: what DBRSS measures
+	IdPMem      string   // MemPSS, MemRSS or MemCgroup: what IdPRSS measures
+	DBMem       string   // MemPSS, MemRSS or MemCgroup: what DBRSS measures
 	ConnsMax    Figure   // PostgreSQL client connections, max over the windows
 	Steps       []StepUsage
 	TopQueries  []schema.Query // TopQueryCount statements by total time
@@ -111,16 +115,50 @@ func sampleProduct(sf SampleFile, known map[string]bool) string {
 // IdPSource picks the source that is the product's process tree:
 // "process:<product>" when present, else the process source with the
 // largest median RSS (a tree holds its subtrees, so the largest is the
-// root). "" when there is no process source.
+// root). Without process sources (compose mode) it is the product's
+// container, "container:idpbench-<product>", else the largest container
+// that is not a database's. "" when there is none of these.
 func IdPSource(product string, samples []schema.Sample) string {
+	if src := largest(samples, SourceProcessPrefix+product, func(src string) bool {
+		return strings.HasPrefix(src, SourceProcessPrefix)
+	}); src != "" {
+		return src
+	}
+	return largest(samples, SourceContainerPrefix+"idpbench-"+product, func(src string) bool {
+		return strings.HasPrefix(src, SourceContainerPrefix) && !isDBContainer(src)
+	})
+}
+
+// isDBContainer: the compose files name their database idpbench-<product>-postgres.
+func isDBContainer(src string) bool { return strings.HasSuffix(src, "-postgres") }
+
+// DBSource picks the source of PostgreSQL's CPU and memory: "postgres" when
+// its records carry process figures (native mode), else the database's
+// container (compose mode: the sampler sees the server only through its
+// cgroup), else "postgres", whose N/A reasons explain what is missing.
+func DBSource(samples []schema.Sample) string {
+	if len(values(samples, SourcePostgres, hasRSS, cpuPct)) > 0 {
+		return SourcePostgres
+	}
+	if src := largest(samples, "", func(src string) bool {
+		return strings.HasPrefix(src, SourceContainerPrefix) && isDBContainer(src)
+	}); src != "" {
+		return src
+	}
+	return SourcePostgres
+}
+
+// largest returns want when a record of that source exists, else among the
+// sources that match, the one with the largest median RSS; "" when none.
+func largest(samples []schema.Sample, want string, match func(string) bool) string {
 	rss := map[string][]float64{}
 	for _, s := range samples {
-		if strings.HasPrefix(s.Source, SourceProcessPrefix) {
+		if (want != "" && s.Source == want) || match(s.Source) {
 			rss[s.Source] = append(rss[s.Source], float64(s.RSSBytes))
 		}
 	}
-	if _, ok := rss[SourceProcessPrefix+product]; ok {
-		return SourceProcessPrefix + product
+	if _, ok := rss[want]; ok {
+		return want
 	}
 	best, bestRSS := "", -1.0
 	for _, src := range slices.Sorted(maps.Keys(rss)) {
@@ -165,15 +203,15 @@ func maxFigure(vs []float64, na string) Figure {
 // stackRSS sums the IdP's and PostgreSQL's memory taken at the same sampling
 // instant (the sampler stamps every source of a tick with one time), each
 // source read as memOf says, and returns those sums in MiB.
-func stackRSS(samples []schema.Sample, idp string) []float64 {
+func stackRSS(samples []schema.Sample, idp, db string) []float64 {
 	idpKeep, idpGet, _ := memOf(samples, idp)
-	dbKeep, dbGet, _ := memOf(samples, SourcePostgres)
+	dbKeep, dbGet, _ := memOf(samples, db)
 	idpAt, dbAt := map[time.Time]float64{}, map[time.Time]float64{}
 	for _, s := range samples {
 		switch {
 		case s.Source == idp && idpKeep(s):
 			idpAt[s.T] += idpGet(s)
-		case s.Source == SourcePostgres && dbKeep(s):
+		case s.Source == db && dbKeep(s):
 			dbAt[s.T] += dbGet(s)
 		}
 	}
@@ -196,12 +234,13 @@ func buildResources(p Product, cells []Cell, files []SampleFile, known map[strin
 	res.Records = len(samples)
 	res.HasDB = hasSource(samples, SourcePostgres)
 	res.IdPSource = IdPSource(p.Name, samples)
+	res.DBSource = DBSource(samples)
 	res.TopQueries, res.TopNA = topQueries(mine)
 	var steady []Window
 	for _, c := range cells {
 		if st := c.SteadyStep(); st != nil && c.Product == p.Name {
 			steady = append(steady, Window{st.Step.Start, st.Step.End})
-			res.Steps = append(res.Steps, stepUsage(c.Scenario, st.StepFile, samples, res.IdPSource))
+			res.Steps = append(res.Steps, stepUsage(c.Scenario, st.StepFile, samples, res.IdPSource, res.DBSource))
 		}
 	}
 	res.Windows = len(steady)
@@ -227,6 +266,8 @@ func buildResources(p Product, cells []Cell, files []SampleFile, known map[strin
 const (
 	MemPSS = "PSS" // proportional set size: shared pages divided among the processes mapping them
 	MemRSS = "RSS" // resident set size summed over processes: shared pages counted once per process
+	// MemCgroup is a container's memory as its cgroup counts it (compose mode).
+	MemCgroup = "cgroup"
 )
 
 // memOf says how a source's memory is read from samples: PSS when any of its
@@ -234,6 +275,9 @@ const (
 // shared memory once per process (every PostgreSQL backend maps
 // shared_buffers), so PSS is the honest figure where the sampler could read it.
 func memOf(samples []schema.Sample, src string) (keep func(schema.Sample) bool, get func(schema.Sample) float64, kind string) {
+	if strings.HasPrefix(src, SourceContainerPrefix) {
+		return hasRSS, rssMiB, MemCgroup
+	}
 	if len(values(samples, src, hasPSS, pssMiB)) > 0 {
 		return hasPSS, pssMiB, MemPSS
 	}
@@ -245,12 +289,13 @@ func pssMiB(s schema.Sample) float64 { return float64(s.PSSBytes) / mib }
 
 // memory fills the memory figures from the records inside the windows.
 func (res *Resources) memory(in, all []schema.Sample) {
+	res.DBSource = cmp.Or(res.DBSource, SourcePostgres)
 	keep, get, kind := memOf(in, res.IdPSource)
 	res.IdPRSS, res.IdPMem = medianFigure(values(in, res.IdPSource, keep, get), idpNA(res.IdPSource)), kind
-	keep, get, kind = memOf(in, SourcePostgres)
-	res.DBRSS, res.DBMem = medianFigure(values(in, SourcePostgres, keep, get), dbNA(all)), kind
+	keep, get, kind = memOf(in, res.DBSource)
+	res.DBRSS, res.DBMem = medianFigure(values(in, res.DBSource, keep, get), dbNA(all)), kind
 	res.ConnsMax = maxFigure(values(in, SourcePostgres, nil, conns), dbStatsNA(all))
-	sums := stackRSS(in, res.IdPSource)
+	sums := stackRSS(in, res.IdPSource, res.DBSource)
 	switch {
 	case !res.IdPRSS.OK:
 		res.StackRSS = Figure{NA: res.IdPRSS.NA}
@@ -292,15 +337,15 @@ func dbStatsNA(all []schema.Sample) string {
 }
 
 // stepUsage computes one steady-state step's figures and verdict.
-func stepUsage(sc schema.ScenarioInfo, sf StepFile, samples []schema.Sample, idp string) StepUsage {
+func stepUsage(sc schema.ScenarioInfo, sf StepFile, samples []schema.Sample, idp, db string) StepUsage {
 	s := sf.Step
 	in := SamplesIn(samples, []Window{{s.Start, s.End}})
 	const inWin = " inside the window"
 	u := StepUsage{Scenario: sc, File: sf, Records: len(in)}
 	u.IdPCPU = medianFigure(values(in, idp, nil, cpuPct), cmp.Or(noSource(idp), "no "+idp+" samples"+inWin))
-	u.DBCPU = medianFigure(values(in, SourcePostgres, hasRSS, cpuPct), dbNA(samples))
-	keep, get, _ := memOf(in, SourcePostgres)
-	u.DBRSS = medianFigure(values(in, SourcePostgres, keep, get), dbNA(samples))
+	u.DBCPU = medianFigure(values(in, db, hasRSS, cpuPct), dbNA(samples))
+	keep, get, _ := memOf(in, db)
+	u.DBRSS = medianFigure(values(in, db, keep, get), dbNA(samples))
 	u.TPS = medianFigure(values(in, SourcePostgres, nil, xact), dbStatsNA(samples))
 	u.ConnsMedian = medianFigure(values(in, SourcePostgres, nil, conns), dbStatsNA(samples))
 	u.ConnsMax = maxFigure(values(in, SourcePostgres, nil, conns), dbStatsNA(samples))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -53,6 +54,10 @@ func (m *md) memoryColdJitter() {
 	m.printf("\nPSS divides shared pages among the processes that map them; RSS summed over a process\n")
 	m.printf("tree counts them once per process (every PostgreSQL backend maps shared_buffers), so it\n")
 	m.printf("overstates a multi-process server. PSS is used wherever the sampler could read it.\n")
+	if slices.ContainsFunc(m.r.Resources, func(r Resources) bool { return r.IdPMem == MemCgroup || r.DBMem == MemCgroup }) {
+		m.printf("In compose mode the sampler reads each container's cgroup (\"cgroup\": the memory the\n")
+		m.printf("kernel charges to the container, the figure its memory limit applies to).\n")
+	}
 	m.printf("\n### Cold start\n\n")
 	m.printf("| Product | A: fresh database, s to ready | A: peak RSS MiB | B: restart, s to ready | B: peak RSS MiB |\n")
 	m.printf("|---|--:|--:|--:|--:|\n")
