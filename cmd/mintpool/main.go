@@ -48,6 +48,7 @@ type flags struct {
 	cfg              mint.Config
 	clientSecretFile string
 	passwordFile     string
+	loginPATFile     string
 	version          bool
 }
 
@@ -56,19 +57,21 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
 	c := &f.cfg
-	fs.StringVar(&c.Flow, "flow", "", "client_credentials|password|hydra-login|jwt-bearer|client-assertion (required)")
+	fs.StringVar(&c.Flow, "flow", "", "client_credentials|password|hydra-login|zitadel-login|jwt-bearer|client-assertion (required)")
 	fs.StringVar(&c.TokenURL, "token-url", "", "token endpoint URL (default: discovered from --issuer)")
 	fs.StringVar(&c.Issuer, "issuer", "", "issuer URL; endpoints are discovered from URL/.well-known/openid-configuration")
-	fs.StringVar(&c.AuthURL, "auth-url", "", "authorization endpoint URL for hydra-login (default: discovered, else <issuer>/oauth2/auth)")
+	fs.StringVar(&c.AuthURL, "auth-url", "", "authorization endpoint URL for hydra-login and zitadel-login (default: discovered, else <issuer>/oauth2/auth or <issuer>/oauth/v2/authorize)")
 	fs.StringVar(&c.AdminURL, "admin-url", "", "Hydra admin base URL for hydra-login, e.g. http://127.0.0.1:4445")
-	fs.StringVar(&c.RedirectURI, "redirect-uri", "http://127.0.0.1/cb", "registered redirect URI for hydra-login")
+	fs.StringVar(&c.RedirectURI, "redirect-uri", "http://127.0.0.1/cb", "registered redirect URI for hydra-login and zitadel-login")
 	fs.StringVar(&c.ClientID, "client-id", "", "OAuth client id")
 	fs.StringVar(&f.clientSecretFile, "client-secret-file", "", "file holding the client secret (default: env IDPBENCH_CLIENT_SECRET)")
 	fs.StringVar(&c.ClientAuth, "client-auth", "basic", "client authentication at the token endpoint: basic|post")
-	fs.StringVar(&c.Scope, "scope", "", `space-separated scopes (default: "openid" for password, "openid offline_access" for hydra-login, none for client_credentials)`)
-	fs.StringVar(&c.Username, "username", "", `password-flow user; "%d" is replaced by i mod --users`)
+	fs.StringVar(&c.Scope, "scope", "", `space-separated scopes (default: "openid" for password, "openid offline_access" for hydra-login and zitadel-login, none for client_credentials)`)
+	fs.StringVar(&c.Username, "username", "", `password and zitadel-login flows: user (login name); "%d" is replaced by i mod --users`)
 	fs.IntVar(&c.Users, "users", 1, `number of distinct users behind "%d" in --username/--subject`)
 	fs.StringVar(&f.passwordFile, "password-file", "", "file holding the user password (default: env IDPBENCH_PASSWORD)")
+	fs.StringVar(&c.LoginClient, "login-client", "", "zitadel-login: user id of the machine user with IAM_LOGIN_CLIENT (sent as x-zitadel-login-client)")
+	fs.StringVar(&f.loginPATFile, "login-client-pat-file", "", "zitadel-login: file holding the login client's personal access token (default: env IDPBENCH_LOGIN_CLIENT_PAT)")
 	fs.StringVar(&c.Subject, "subject", "user%d", `hydra-login subject; "%d" as in --username`)
 	fs.StringVar(&c.KeyFile, "key-file", "", `jwt flows: Zitadel JSON key file {"type","keyId","key","userId"|"clientId"} or PEM RSA private key`)
 	fs.StringVar(&c.KeyID, "kid", "", "jwt flows: key id for the JWT header (default: the key file's keyId)")
@@ -121,6 +124,9 @@ func (f *flags) resolve(fs *pflag.FlagSet) error {
 		return cli.UsageError{Err: err}
 	}
 	if f.cfg.Password, err = cli.ReadSecret("password-file", f.passwordFile, "IDPBENCH_PASSWORD"); err != nil {
+		return cli.UsageError{Err: err}
+	}
+	if f.cfg.LoginClientPAT, err = cli.ReadSecret("login-client-pat-file", f.loginPATFile, "IDPBENCH_LOGIN_CLIENT_PAT"); err != nil {
 		return cli.UsageError{Err: err}
 	}
 	return f.cfg.Validate()

@@ -31,6 +31,7 @@ func TestBadFlags(t *testing.T) {
 	}{
 		{"no flow", nil, "--flow"},
 		{"unknown flow", []string{"--flow", "implicit"}, "--flow"},
+		{"zitadel without login client", append([]string{"--flow", "zitadel-login", "--issuer", "http://h", "--username", "u"}, cc[2:]...), "--login-client"},
 		{"unknown flag", []string{"--flow", "client_credentials", "--bogus"}, "--bogus"},
 		{"bad count", append([]string{"-n", "x"}, cc...), "count"},
 		{"zero count", append([]string{"-n", "0"}, cc...), "-n"},
@@ -76,6 +77,7 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 	for _, flag := range []string{"--token-url", "--issuer", "--auth-url", "--admin-url", "--redirect-uri", "--client-id", "--client-secret-file",
 		"--client-auth", "--scope", "--username", "--users", "--password-file", "--subject", "--key-file", "--kid", "--iss", "--sub", "--aud",
+		"--login-client", "--login-client-pat-file",
 		"--ttl", "-n,", "-P,", "--emit", "--max-failures", "--timeout", "--product", "-o,", "--version"} {
 		if !strings.Contains(stdout, flag) {
 			t.Errorf("--help lacks %s", flag)

@@ -15,6 +15,7 @@ const (
 	FlowHydraLogin        = "hydra-login"
 	FlowJWTBearer         = "jwt-bearer"
 	FlowClientAssertion   = "client-assertion"
+	FlowZitadelLogin      = "zitadel-login"
 )
 
 // Token kinds a network flow can emit; jwt flows emit assertions.
@@ -44,6 +45,9 @@ type Config struct {
 	Password string // secret: never logged
 	Subject  string // hydra-login subject; "%d" as in Username
 
+	LoginClient    string // zitadel-login: user id of the IAM_LOGIN_CLIENT machine user
+	LoginClientPAT string // zitadel-login: its personal access token; secret: never logged
+
 	KeyFile  string        // Zitadel JSON key file or PEM private key (jwt flows)
 	KeyID    string        // kid header; overrides the key file's keyId
 	JWTIss   string        // iss claim; overrides the key file's id
@@ -66,7 +70,7 @@ func DefaultScope(flow string) string {
 	switch flow {
 	case FlowPassword:
 		return "openid"
-	case FlowHydraLogin:
+	case FlowHydraLogin, FlowZitadelLogin:
 		return "openid offline_access"
 	}
 	return ""
@@ -88,9 +92,9 @@ func (c *Config) Validate() error {
 func (c *Config) validateCommon() error {
 	switch {
 	case c.Flow == "":
-		return cli.Usagef("--flow: required (client_credentials|password|hydra-login|jwt-bearer|client-assertion)")
-	case !slices.Contains([]string{FlowClientCredentials, FlowPassword, FlowHydraLogin, FlowJWTBearer, FlowClientAssertion}, c.Flow):
-		return cli.Usagef("--flow: unknown flow %q (want client_credentials|password|hydra-login|jwt-bearer|client-assertion)", c.Flow)
+		return cli.Usagef("--flow: required (client_credentials|password|hydra-login|zitadel-login|jwt-bearer|client-assertion)")
+	case !slices.Contains([]string{FlowClientCredentials, FlowPassword, FlowHydraLogin, FlowZitadelLogin, FlowJWTBearer, FlowClientAssertion}, c.Flow):
+		return cli.Usagef("--flow: unknown flow %q (want client_credentials|password|hydra-login|zitadel-login|jwt-bearer|client-assertion)", c.Flow)
 	case c.N < 1:
 		return cli.Usagef("-n/--count: must be >= 1, got %d", c.N)
 	case c.Parallel < 1:
@@ -152,6 +156,8 @@ func (c *Config) validateFlow() error {
 		if c.Subject == "" {
 			return cli.Usagef("--subject: must not be empty")
 		}
+	case FlowZitadelLogin:
+		return c.validateZitadelLogin()
 	case FlowJWTBearer, FlowClientAssertion:
 		if c.KeyFile == "" {
 			return cli.Usagef("--key-file: required for flow %s", c.Flow)

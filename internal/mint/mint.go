@@ -1,8 +1,8 @@
 // Package mint mints credential pools through an identity provider's own API
-// (client_credentials, password, Hydra's headless login) or signs JWT
-// assertions locally (jwt-bearer grants, private_key_jwt client assertions),
-// and writes them as a pool file for loadstep. Nothing is written unless every
-// credential was minted.
+// (client_credentials, password, Hydra's headless login, Zitadel's Session
+// API login) or signs JWT assertions locally (jwt-bearer grants,
+// private_key_jwt client assertions), and writes them as a pool file for
+// loadstep. Nothing is written unless every credential was minted.
 package mint
 
 import (
@@ -90,6 +90,12 @@ func buildFlow(ctx context.Context, cfg *Config) (mintFunc, error) {
 		return newClientCredentials(cfg, ep.token).mint, nil
 	case FlowPassword:
 		return newPasswordGrant(cfg, ep.token).mint, nil
+	case FlowZitadelLogin:
+		f, err := newZitadelLogin(ctx, w, cfg, ep.token)
+		if err != nil {
+			return nil, err
+		}
+		return f.mint, nil
 	}
 	f, err := newHydraLogin(cfg, ep.token, ep.auth)
 	if err != nil {
@@ -214,7 +220,7 @@ func (r *run) warnRetries(stderr io.Writer) {
 // echoes them in an error.
 func (r *run) redact(s string) string {
 	var pairs []string
-	for _, secret := range []string{r.cfg.ClientSecret, r.cfg.Password} {
+	for _, secret := range []string{r.cfg.ClientSecret, r.cfg.Password, r.cfg.LoginClientPAT} {
 		if len(secret) >= 3 {
 			pairs = append(pairs, secret, "[redacted]")
 		}
