@@ -50,8 +50,8 @@ const secretEnv = "IDPBENCH_CLIENT_SECRET"
 const passwordEnv = "IDPBENCH_PASSWORD"
 
 // loginTokenEnv holds Zitadel's login client token when no
-// --login-client-token-file is given.
-const loginTokenEnv = "IDPBENCH_LOGIN_CLIENT_TOKEN"
+// --login-client-pat-file is given.
+const loginTokenEnv = "IDPBENCH_LOGIN_CLIENT_PAT"
 
 func newFlagSet(c *config) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("loadstep", pflag.ContinueOnError)
@@ -79,7 +79,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.IntVar(&c.users, "users", 1, "auth_code: number of users the %d in --username ranges over")
 	fs.StringVar(&c.passwordFile, "password-file", "", "auth_code --login keycloak|refop|zitadel: file holding the users' password; default: env "+passwordEnv)
 	fs.StringVar(&c.loginClient, "login-client", "", "auth_code --login zitadel: the user id of the login client (a machine user with the IAM_LOGIN_CLIENT role), sent as x-zitadel-login-client")
-	fs.StringVar(&c.loginToken, "login-client-token-file", "", "auth_code --login zitadel: file holding the login client's token (a PAT) for the Session API; default: env "+loginTokenEnv)
+	fs.StringVar(&c.loginToken, "login-client-pat-file", "", "auth_code --login zitadel: file holding the login client's token (a PAT) for the Session API; default: env "+loginTokenEnv)
 	fs.StringVar(&c.userinfoURL, "userinfo-url", "", "client_credentials_login: userinfo endpoint URL (--url is the token endpoint)")
 	fs.StringVar(&c.introspectChk, "introspect-check", load.CheckActive, "introspect: what a 2xx answer must say: active (\"active\": true) | answered (an \"active\" boolean, true or false; recorded as the label introspect_check=answered)")
 	fs.StringVar(&c.userinfoChk, "userinfo-check", load.Check2xx, "client_credentials_login: what a userinfo response must be: 2xx (any 2xx, Zitadel's k6 check) | sub (2xx with a non-empty sub) | an HTTP status, e.g. 403")
@@ -185,7 +185,7 @@ their sum. --timeout applies to each request; --rate is iterations/s.
     x-zitadel-login-client: --login-client), login_session (POST
     /v2/sessions with the user and password checks), login_finalize (POST
     /v2/oidc/auth_requests/{id}: the callback URL with the code); both with
-    the login client's token from --login-client-token-file, at --admin-url.
+    the login client's token from --login-client-pat-file, at --admin-url.
     The callback must redirect to --redirect-uri with a code, the iteration's
     state and no error= (a lost cookie shows as error=request_forbidden there).
     The users' password comes from --password-file or $IDPBENCH_PASSWORD.
@@ -245,9 +245,9 @@ func (c *config) validate() error {
 func (c *config) validateFlowFlags() error {
 	authCode := map[string]string{"login": c.login, "token-url": c.tokenURL, "admin-url": c.adminURL,
 		"redirect-uri": c.redirectURI, "username": c.username, "password-file": c.passwordFile,
-		"login-client": c.loginClient, "login-client-token-file": c.loginToken}
+		"login-client": c.loginClient, "login-client-pat-file": c.loginToken}
 	for _, name := range []string{"login", "token-url", "admin-url", "redirect-uri", "username", "password-file",
-		"login-client", "login-client-token-file"} {
+		"login-client", "login-client-pat-file"} {
 		if authCode[name] != "" && c.scenario != schema.ScenarioAuthCode {
 			return cli.Usagef("--%s: applies to the auth_code scenario only", name)
 		}
@@ -360,7 +360,7 @@ func (c *config) loadConfig(stdin io.Reader) (*load.Config, error) {
 		}
 	}
 	if c.scenario == schema.ScenarioAuthCode && c.login == load.LoginZitadel {
-		if lc.LoginClientToken, err = cli.ReadSecret("login-client-token-file", c.loginToken, loginTokenEnv); err != nil {
+		if lc.LoginClientToken, err = cli.ReadSecret("login-client-pat-file", c.loginToken, loginTokenEnv); err != nil {
 			return nil, cli.UsageError{Err: err}
 		}
 	}

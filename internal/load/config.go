@@ -305,7 +305,7 @@ func (c *Config) validateLogin() error {
 		case c.LoginClient == "":
 			return cli.Usagef("--login-client: --login zitadel needs the login client's user id")
 		case c.LoginClientToken == "":
-			return cli.Usagef("--login-client-token-file: --login zitadel needs the login client's token (--login-client-token-file or IDPBENCH_LOGIN_CLIENT_TOKEN)")
+			return cli.Usagef("--login-client-pat-file: --login zitadel needs the login client's token (--login-client-pat-file or IDPBENCH_LOGIN_CLIENT_PAT)")
 		}
 	}
 	switch {

@@ -385,7 +385,7 @@ func TestFlowValidate(t *testing.T) {
 		}, "--login-client"},
 		{"zitadel without token", func(c *Config) {
 			c.Login, c.AdminURL, c.LoginClient = LoginZitadel, mustURL(t, "http://op/"), "1"
-		}, "--login-client-token-file"},
+		}, "--login-client-pat-file"},
 		{"zitadel valid", func(c *Config) {
 			c.Login, c.AdminURL, c.LoginClient, c.LoginClientToken = LoginZitadel, mustURL(t, "http://op/"), "1", "t"
 		}, ""},
