@@ -1,0 +1,126 @@
+package zitadeltest
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestAdapterAgainstFake drives scripts/products/zitadel's setup, pools and
+// loadargs entry points, with the real tools, against the fake Zitadel built
+// from the recorded API shapes. No Zitadel runs here; what this checks is the
+// glue: the flags the adapter passes exist in the tools, the setup summary
+// holds what the adapter reads, and a short auth_code step with the
+// adapter's arguments completes every login.
+func TestAdapterAgainstFake(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds the tools and runs the adapter")
+	}
+	for _, tool := range []string{"bash", "jq", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not found", tool)
+		}
+	}
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin+"/", "./cmd/zitadelsetup", "./cmd/mintpool", "./cmd/loadstep")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the tools: %v\n%s", err, out)
+	}
+
+	f := NewFake(t)
+	f.Lag = 1
+	state := filepath.Join(dir, "state")
+	for _, d := range []string{"secrets", "pools", "pids", "logs"} {
+		if err := os.MkdirAll(filepath.Join(state, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile := func(path, s string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(filepath.Join(state, "state.env"), "ISSUER="+f.URL+"\nKEY_DIR="+filepath.Join(state, "secrets")+"\n")
+	writeFile(filepath.Join(state, "secrets", "zitadel-admin-sa.pat"), f.AdminPAT+"\n")
+
+	adapter := filepath.Join(root, "scripts", "products", "zitadel")
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "IDPBENCH_BIN=" + bin,
+		"IDPBENCH_CACHE=" + filepath.Join(dir, "cache"), "IDPBENCH_TMP=" + dir}
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, adapter, args...)
+		cmd.Env = env
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("zitadel %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		}
+		if strings.Contains(string(out)+stderr.String(), f.AdminPAT) {
+			t.Errorf("zitadel %s printed the admin PAT", args[0])
+		}
+		return string(out)
+	}
+
+	run("setup", state)
+	var sum struct {
+		Users struct {
+			Count int `json:"count"`
+		} `json:"users"`
+	}
+	b, err := os.ReadFile(filepath.Join(state, "zitadel-setup.json"))
+	if err != nil || json.Unmarshal(b, &sum) != nil || sum.Users.Count != 100 || f.HumanUsers() != 100 {
+		t.Fatalf("setup summary %s (%v): want 100 users, the fake has %d", b, err, f.HumanUsers())
+	}
+
+	pool := filepath.Join(state, "pools", "userinfo.pool")
+	run("pools", state, "userinfo", "6", pool)
+	p, err := os.ReadFile(pool)
+	if err != nil || strings.Count(strings.TrimSpace(string(p)), "\n") != 6 { // header + 6 tokens
+		t.Fatalf("userinfo pool: %v\n%s", err, p)
+	}
+
+	url := strings.TrimSpace(run("endpoint", state, "auth_code"))
+	args := append([]string{"--url", url, "--scenario", "auth_code", "-c", "2", "--warmup", "0s",
+		"--duration", "1s", "--product", "zitadel"}, strings.Split(strings.TrimSpace(run("loadargs", state, "auth_code")), "\n")...)
+	step := exec.CommandContext(ctx, filepath.Join(bin, "loadstep"), args...)
+	step.Env = env
+	out, err := step.Output()
+	if err != nil {
+		t.Fatalf("loadstep %v: %v", args, err)
+	}
+	var s struct {
+		Requests     int64    `json:"requests"`
+		OK           int64    `json:"ok"`
+		RequestOrder []string `json:"request_order"`
+	}
+	if err := json.Unmarshal(out, &s); err != nil || s.Requests == 0 || s.OK != s.Requests {
+		t.Fatalf("auth_code step with the adapter's arguments: %v\n%.600s", err, out)
+	}
+	if strings.Join(s.RequestOrder, " ") != "login_authorize login_session login_finalize oidc_token" {
+		t.Errorf("request_order %v", s.RequestOrder)
+	}
+	for _, name := range []string{"login-client.pat", "user-password", "web-secret"} {
+		secret, err := os.ReadFile(filepath.Join(state, "secrets", name))
+		if err != nil || len(strings.TrimSpace(string(secret))) < 8 {
+			t.Fatalf("secrets/%s: %v", name, err)
+		}
+		if strings.Contains(string(out), strings.TrimSpace(string(secret))) {
+			t.Errorf("the step result holds secrets/%s", name)
+		}
+	}
+}
