@@ -5,8 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"time"
@@ -85,16 +83,8 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 func run(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var f flags
 	fs := newFlagSet(&f)
-	err := fs.Parse(args)
-	switch {
-	case errors.Is(err, pflag.ErrHelp):
-		fmt.Fprint(stdout, usageHead+fs.FlagUsages()+usageTail)
-		return cli.ExitOK
-	case err != nil:
-		return cli.Fail(stderr, "coldstart", cli.UsageError{Err: err})
-	case f.version:
-		fmt.Fprintf(stdout, "coldstart %s\n", cli.Version())
-		return cli.ExitOK
+	if code, done := (cli.Help{Tool: "coldstart", Head: usageHead, Tail: usageTail}).Parse(fs, args, &f.version, stdout, stderr); done {
+		return code
 	}
 	f.cfg.Command = fs.Args()
 	if err := f.cfg.Validate(); err != nil {

@@ -4,8 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"time"
@@ -93,16 +91,8 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 func run(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var f flags
 	fs := newFlagSet(&f)
-	err := fs.Parse(args)
-	switch {
-	case errors.Is(err, pflag.ErrHelp):
-		fmt.Fprint(stdout, usageHead+fs.FlagUsages()+usageTail)
-		return cli.ExitOK
-	case err != nil:
-		return cli.Fail(stderr, "mintpool", cli.UsageError{Err: err})
-	case f.version:
-		fmt.Fprintf(stdout, "mintpool %s\n", cli.Version())
-		return cli.ExitOK
+	if code, done := (cli.Help{Tool: "mintpool", Head: usageHead, Tail: usageTail}).Parse(fs, args, &f.version, stdout, stderr); done {
+		return code
 	}
 	if err := f.resolve(fs); err != nil {
 		return cli.Fail(stderr, "mintpool", err)

@@ -6,8 +6,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"time"
@@ -106,16 +104,8 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var f flags
 	fs := newFlagSet(&f)
-	err := fs.Parse(args)
-	switch {
-	case errors.Is(err, pflag.ErrHelp):
-		fmt.Fprint(stdout, usageHead+fs.FlagUsages()+usageTail)
-		return cli.ExitOK
-	case err != nil:
-		return cli.Fail(stderr, "sampler", cli.UsageError{Err: err})
-	case f.version:
-		fmt.Fprintf(stdout, "sampler %s\n", cli.Version())
-		return cli.ExitOK
+	if code, done := (cli.Help{Tool: "sampler", Head: usageHead, Tail: usageTail}).Parse(fs, args, &f.version, stdout, stderr); done {
+		return code
 	}
 	if err := f.resolve(fs); err != nil {
 		return cli.Fail(stderr, "sampler", err)

@@ -8,8 +8,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"time"
@@ -91,19 +89,13 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var f flags
 	fs := newFlagSet(&f)
-	err := fs.Parse(args)
-	switch {
-	case errors.Is(err, pflag.ErrHelp):
-		fmt.Fprint(stdout, usageHead+fs.FlagUsages()+usageTail)
-		return cli.ExitOK
-	case err != nil:
-		return cli.Fail(stderr, "zitadelsetup", cli.UsageError{Err: err})
-	case f.version:
-		fmt.Fprintf(stdout, "zitadelsetup %s\n", cli.Version())
-		return cli.ExitOK
-	case fs.NArg() > 0:
+	if code, done := (cli.Help{Tool: "zitadelsetup", Head: usageHead, Tail: usageTail}).Parse(fs, args, &f.version, stdout, stderr); done {
+		return code
+	}
+	if fs.NArg() > 0 {
 		return cli.Fail(stderr, "zitadelsetup", cli.Usagef("unexpected argument %q (zitadelsetup takes flags only)", fs.Arg(0)))
 	}
+	var err error
 	if f.cfg.PAT, err = cli.ReadSecret("pat-file", f.patFile, "IDPBENCH_ZITADEL_PAT"); err != nil {
 		return cli.Fail(stderr, "zitadelsetup", cli.UsageError{Err: err})
 	}

@@ -12,6 +12,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+
+	"github.com/spf13/pflag"
 )
 
 // Exit codes of every tool.
@@ -145,4 +147,30 @@ func IsTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// Help is a tool's --help text: Head, the flag list, Tail.
+type Help struct {
+	Tool       string // the tool's name, as Fail and --version print it
+	Head, Tail string
+}
+
+// Parse parses args with fs and answers what every tool's command line
+// shares: --help prints the help to stdout, --version (when *version is
+// set by it) prints the version, and a flag error is printed by Fail as a
+// usage error. When done is true the caller returns code; otherwise the
+// flags are parsed and the tool goes on.
+func (h Help) Parse(fs *pflag.FlagSet, args []string, version *bool, stdout, stderr io.Writer) (code int, done bool) {
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, pflag.ErrHelp):
+		fmt.Fprint(stdout, h.Head+fs.FlagUsages()+h.Tail)
+		return ExitOK, true
+	case err != nil:
+		return Fail(stderr, h.Tool, UsageError{Err: err}), true
+	case version != nil && *version:
+		fmt.Fprintf(stdout, "%s %s\n", h.Tool, Version())
+		return ExitOK, true
+	}
+	return ExitOK, false
 }

@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 func TestFail(t *testing.T) {
@@ -29,5 +33,32 @@ func TestFail(t *testing.T) {
 func TestIsTerminalFalseForBuffers(t *testing.T) {
 	if IsTerminal(&bytes.Buffer{}) {
 		t.Error("a bytes.Buffer is not a terminal")
+	}
+}
+
+func TestHelpParse(t *testing.T) {
+	h := Help{Tool: "tool", Head: "Usage: tool [flags]\n", Tail: "Example: tool -n 1\n"}
+	parse := func(args ...string) (code int, done bool, n int, stdout, stderr string) {
+		var version bool
+		fs := pflag.NewFlagSet("tool", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		fs.IntVarP(&n, "count", "n", 7, "how many")
+		fs.BoolVar(&version, "version", false, "print the version")
+		var out, errOut strings.Builder
+		code, done = h.Parse(fs, args, &version, &out, &errOut)
+		return code, done, n, out.String(), errOut.String()
+	}
+	if code, done, _, out, _ := parse("--help"); code != ExitOK || !done ||
+		!strings.HasPrefix(out, h.Head) || !strings.Contains(out, "--count") || !strings.HasSuffix(out, h.Tail) {
+		t.Errorf("--help: code %d done %v output %q", code, done, out)
+	}
+	if code, done, _, out, _ := parse("--version"); code != ExitOK || !done || !strings.HasPrefix(out, "tool ") {
+		t.Errorf("--version: code %d done %v output %q", code, done, out)
+	}
+	if code, done, _, _, errOut := parse("--bogus"); code != ExitUsage || !done || !strings.Contains(errOut, "--bogus") {
+		t.Errorf("--bogus: code %d done %v stderr %q", code, done, errOut)
+	}
+	if code, done, n, out, errOut := parse("-n", "3"); code != ExitOK || done || n != 3 || out+errOut != "" {
+		t.Errorf("-n 3: code %d done %v n %d output %q %q", code, done, n, out, errOut)
 	}
 }
