@@ -1,22 +1,25 @@
 // Command bench measures loadstep against wrk on the same local targets in
 // the same run: nginx serving a static discovery document, and the reference
-// OpenID provider's discovery endpoint. The two drivers take turns (A B A B),
-// so drift of a shared, noisy machine hits both alike, and the figures quoted
-// are medians over rounds, with ratios computed round by round.
+// OpenID provider's discovery endpoint. The drivers take turns, their order
+// rotated each round (A B C, B C A, ...), so drift of a shared, noisy machine
+// hits all alike, and the figures quoted are medians over rounds, with ratios
+// computed round by round.
 //
-// For each driver it reports the request rate, CPU seconds per request (user +
-// system of the whole driver process, from the kernel's rusage), peak RSS and
-// P50 latency, then the loadstep/wrk ratios.
+// The drivers are wrk and loadstep on each engine of --engines (raw: a
+// goroutine per connection; epoll: event loops), one row each. For each it
+// reports the request rate, CPU seconds per request (user + system of the
+// whole driver process, from the kernel's rusage), peak RSS and P50 latency,
+// and for loadstep the ratios to wrk's figures of the same round.
 //
 // Two more tables follow, on nginx: the rate mode's accuracy (loadstep --rate
 // R: the rate nginx itself counted over the window, from its stub_status,
 // against R; late sends; corrected and service-time latency; --rate-conns
-// connections), and peak RSS at --rss-conns connections (loadstep closed
-// loop and at --rate, wrk closed loop).
+// connections), and peak RSS at --rss-conns connections (wrk and loadstep on
+// each engine closed loop, loadstep at --rate).
 //
 // Usage (scripts/bench.sh builds the tools and finds the targets):
 //
-//	go run ./bench --loadstep bin/loadstep --refop ~/.cache/idpbench/bin/refop-v3.52.0 -c 16,128
+//	go run ./bench --loadstep bin/loadstep --refop ~/.cache/idpbench/bin/refop-v3.52.0 -c 16,128 --engines raw,epoll
 package main
 
 import (
@@ -58,7 +61,8 @@ type config struct {
 	targets                          []string
 	rate                             float64 // rate-accuracy row; 0 skips it
 	rateConns                        int
-	rssConns                         int // RSS table; 0 skips it
+	rssConns                         int      // RSS table; 0 skips it
+	engines                          []string // loadstep --engine values to compare
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -77,6 +81,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&c.rate, "rate", 10000, "rate-accuracy table on nginx: loadstep --rate in requests/s (0 = skip)")
 	fs.IntVar(&c.rateConns, "rate-conns", 16, "connections for the rate-accuracy table")
 	fs.IntVar(&c.rssConns, "rss-conns", 1000, "RSS table on nginx: connections (0 = skip)")
+	fs.StringSliceVar(&c.engines, "engines", []string{"raw", "epoll"}, "loadstep engines to compare with wrk, a row each (raw, epoll, nethttp)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: bench [flags]\n\nRuns loadstep and wrk in turns against local targets and prints a markdown table.\n\n%s\nExample:\n  scripts/bench.sh            # builds loadstep, installs wrk/nginx if missing, runs this\n", fs.FlagUsages())
 	}
@@ -112,8 +117,8 @@ func benchAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	fmt.Fprintf(stdout, "| target | c | wrk req/s | loadstep req/s | rate ratio | wrk CPU µs/req | loadstep CPU µs/req | CPU ratio | wrk P50 ms | loadstep P50 ms | wrk RSS MB | loadstep RSS MB |\n")
-	fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(stdout, "| target | c | driver | req/s | rate ratio | CPU µs/req | CPU ratio | P50 ms | RSS MB |\n")
+	fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|---|\n")
 	var extra bytes.Buffer // tables printed after the main one
 	for _, t := range c.targets {
 		url, stopTarget, err := startTarget(ctx, c, t, dir)
@@ -121,12 +126,14 @@ func benchAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 			return err
 		}
 		for _, n := range c.conns {
-			row, err := compare(ctx, c, url, n, dir, stderr)
+			rows, err := compare(ctx, c, url, n, dir, stderr)
 			if err != nil {
 				stopTarget()
 				return fmt.Errorf("%s c=%d: %w", t, n, err)
 			}
-			fmt.Fprintf(stdout, "| %s | %d | %s |\n", t, n, row)
+			for _, row := range rows {
+				fmt.Fprintf(stdout, "| %s | %d | %s |\n", t, n, row)
+			}
 		}
 		if t == "nginx" {
 			err = nginxExtras(ctx, c, url, dir, &extra, stderr)
@@ -198,14 +205,10 @@ func rssTable(ctx context.Context, c config, url, dir string, w, stderr io.Write
 	n := c.rssConns
 	fmt.Fprintf(w, "\nPeak RSS at c=%d on nginx:\n\n| driver | req/s | CPU µs/req | RSS MB |\n|---|---|---|---|\n", n)
 	rate := strconv.FormatFloat(max(c.rate, 1000), 'f', -1, 64)
-	runs := []struct {
-		name string
-		run  func() (measurement, error)
-	}{
-		{"wrk", func() (measurement, error) { return runWrk(ctx, c, url, n) }},
-		{"loadstep", func() (measurement, error) { return runLoadstep(ctx, c, url, n, dir) }},
+	runs := []driver{
 		{"loadstep --rate " + rate, func() (measurement, error) { return runLoadstep(ctx, c, url, n, dir, "--rate", rate) }},
 	}
+	runs = append(drivers(ctx, c, url, n, dir), runs...)
 	for _, r := range runs {
 		fmt.Fprintf(stderr, "bench: %s c=%d: %s\n", url, n, r.name)
 		m, err := r.run()
@@ -247,32 +250,46 @@ func nginxRequests(ctx context.Context, url string) (int64, error) {
 	return strconv.ParseInt(f[2], 10, 64)
 }
 
-// compare runs both drivers c.rounds times in alternating order and returns
-// the table cells: medians of each figure and medians of per-round ratios.
-func compare(ctx context.Context, c config, url string, n int, dir string, stderr io.Writer) (string, error) {
-	var wrk, ls []measurement
-	for r := 0; r < c.rounds; r++ {
-		order := []string{"wrk", "loadstep"}
-		if r%2 == 1 {
-			order = []string{"loadstep", "wrk"}
-		}
-		for _, d := range order {
-			fmt.Fprintf(stderr, "bench: %s c=%d round %d/%d: %s\n", url, n, r+1, c.rounds, d)
-			var m measurement
-			var err error
-			if d == "wrk" {
-				m, err = runWrk(ctx, c, url, n)
-				wrk = append(wrk, m)
-			} else {
-				m, err = runLoadstep(ctx, c, url, n, dir)
-				ls = append(ls, m)
+// driver is one row of the comparison.
+type driver struct {
+	name string
+	run  func() (measurement, error)
+}
+
+// drivers are wrk and loadstep on each of c.engines, at n connections.
+func drivers(ctx context.Context, c config, url string, n int, dir string) []driver {
+	ds := []driver{{"wrk", func() (measurement, error) { return runWrk(ctx, c, url, n) }}}
+	for _, eng := range c.engines {
+		ds = append(ds, driver{"loadstep " + eng, func() (measurement, error) {
+			m, err := runLoadstep(ctx, c, url, n, dir, "--engine", eng)
+			if err == nil && m.step.Driver.Engine != eng {
+				err = fmt.Errorf("loadstep --engine %s ran engine %q", eng, m.step.Driver.Engine)
 			}
+			return m, err
+		}})
+	}
+	return ds
+}
+
+// compare runs the drivers c.rounds times, rotating their order each round
+// (so drift of the machine hits all alike), and returns a table row per
+// driver: medians of each figure and, for loadstep, medians of the per-round
+// ratios to wrk.
+func compare(ctx context.Context, c config, url string, n int, dir string, stderr io.Writer) ([]string, error) {
+	ds := drivers(ctx, c, url, n, dir)
+	ms := make([][]measurement, len(ds))
+	for r := 0; r < c.rounds; r++ {
+		for k := range ds {
+			d := (k + r) % len(ds)
+			fmt.Fprintf(stderr, "bench: %s c=%d round %d/%d: %s\n", url, n, r+1, c.rounds, ds[d].name)
+			m, err := ds[d].run()
 			if err != nil {
-				return "", err
+				return nil, err
 			}
 			if m.errors > 0 || m.requests == 0 {
-				return "", fmt.Errorf("%s: %d requests, %d errors", d, m.requests, m.errors)
+				return nil, fmt.Errorf("%s: %d requests, %d errors", ds[d].name, m.requests, m.errors)
 			}
+			ms[d] = append(ms[d], m)
 		}
 	}
 	f := func(ms []measurement, g func(measurement) float64) float64 {
@@ -282,20 +299,27 @@ func compare(ctx context.Context, c config, url string, n int, dir string, stder
 		}
 		return median(v)
 	}
-	ratio := func(g func(measurement) float64) float64 {
+	ratio := func(ls []measurement, g func(measurement) float64) string {
 		v := make([]float64, len(ls))
 		for i := range ls {
-			v[i] = g(ls[i]) / g(wrk[i])
+			v[i] = g(ls[i]) / g(ms[0][i])
 		}
-		return median(v)
+		return fmt.Sprintf("%.2f", median(v))
 	}
 	rate := measurement.rate
 	cpu := measurement.cpuPerReqUS
 	p50 := func(m measurement) float64 { return m.p50MS }
 	rss := func(m measurement) float64 { return float64(m.rssBytes) / (1 << 20) }
-	return fmt.Sprintf("%.0f | %.0f | %.2f | %.1f | %.1f | %.2f | %.3f | %.3f | %.1f | %.1f",
-		f(wrk, rate), f(ls, rate), ratio(rate), f(wrk, cpu), f(ls, cpu), ratio(cpu),
-		f(wrk, p50), f(ls, p50), f(wrk, rss), f(ls, rss)), nil
+	rows := make([]string, len(ds))
+	for k, d := range ds {
+		rateRatio, cpuRatio := "—", "—"
+		if k > 0 {
+			rateRatio, cpuRatio = ratio(ms[k], rate), ratio(ms[k], cpu)
+		}
+		rows[k] = fmt.Sprintf("%s | %.0f | %s | %.1f | %s | %.3f | %.1f",
+			d.name, f(ms[k], rate), rateRatio, f(ms[k], cpu), cpuRatio, f(ms[k], p50), f(ms[k], rss))
+	}
+	return rows, nil
 }
 
 func runWrk(ctx context.Context, c config, url string, n int) (measurement, error) {

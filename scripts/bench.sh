@@ -3,6 +3,7 @@
 #
 # Usage: scripts/bench.sh [bench flags...]
 #   e.g. scripts/bench.sh -c 16,128 --duration 5s --rounds 3
+#        scripts/bench.sh --engines epoll --targets nginx   # loadstep engines to compare (default raw,epoll)
 # Installs wrk and nginx-light from the OS packages when missing (as root),
 # builds loadstep and the reference OP, then prints a markdown table on stdout.
 set -o errexit -o nounset -o pipefail

@@ -9,12 +9,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/idpbench/idpbench/internal/load"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -40,11 +42,11 @@ func refopURL(t *testing.T) string {
 	return strings.TrimRight(u, "/")
 }
 
-// runRefop runs a 1 s step after a 200 ms warmup on the raw engine and
-// asserts it is clean.
+// runRefop runs a 1 s step after a 200 ms warmup on the default engine
+// (epoll on Linux) and asserts it is clean.
 func runRefop(t *testing.T, args ...string) *schema.Step {
 	t.Helper()
-	args = append([]string{"-c", "4", "--warmup", "200ms", "--duration", "1s", "--product", "refop", "--engine", "raw"}, args...)
+	args = append([]string{"-c", "4", "--warmup", "200ms", "--duration", "1s", "--product", "refop"}, args...)
 	code, stdout, stderr := runArgs(context.Background(), args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -54,7 +56,13 @@ func runRefop(t *testing.T, args ...string) *schema.Step {
 		t.Fatal(err)
 	}
 	// Iteration scenarios always run on net/http.
-	engine := map[bool]string{false: "raw", true: "nethttp"}[s.CountUnit == schema.CountIterations]
+	engine := map[bool]string{true: load.EngineEpoll, false: load.EngineRaw}[runtime.GOOS == "linux"]
+	switch {
+	case s.CountUnit == schema.CountIterations:
+		engine = load.EngineNetHTTP
+	case s.RateRPS > 0: // rate mode runs on raw
+		engine = load.EngineRaw
+	}
 	if s.Requests == 0 || s.Errors.Total() != 0 || s.OK != s.Requests || s.Driver.Engine != engine {
 		t.Fatalf("requests %d ok %d errors %+v codes %v engine %q", s.Requests, s.OK, s.Errors, s.StatusCodes, s.Driver.Engine)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -143,7 +144,8 @@ func TestRunWritesStep(t *testing.T) {
 	}
 }
 
-// TestEngines runs a step on each engine; https always uses nethttp.
+// TestEngines runs a step on each engine; https always uses nethttp, rate
+// mode raw; the default is epoll on Linux, raw elsewhere.
 func TestEngines(t *testing.T) {
 	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"issuer":"https://op/"}`)
@@ -155,10 +157,22 @@ func TestEngines(t *testing.T) {
 		args []string
 		want string
 	}{
-		{plain, nil, "raw"},
+		{plain, nil, map[bool]string{true: "epoll", false: "raw"}[runtime.GOOS == "linux"]},
 		{plain, []string{"--engine", "raw"}, "raw"},
 		{plain, []string{"--engine", "nethttp"}, "nethttp"},
+		{plain, []string{"--rate", "50"}, "raw"},
 		{tlsSrv.URL, []string{"--engine", "raw", "--insecure"}, "nethttp"},
+		{tlsSrv.URL, []string{"--insecure"}, "nethttp"},
+	}
+	if runtime.GOOS == "linux" {
+		tests = append(tests, []struct {
+			url  string
+			args []string
+			want string
+		}{
+			{plain, []string{"--engine", "epoll"}, "epoll"},
+			{plain, []string{"--engine", "epoll", "--rate", "50"}, "raw"},
+		}...)
 	}
 	for _, tt := range tests {
 		out := filepath.Join(t.TempDir(), "s.json")

@@ -83,7 +83,7 @@ type Config struct {
 	ProductVersion string
 	Labels         map[string]string
 
-	Engine    string        // EngineRaw (default) | EngineNetHTTP; https always uses EngineNetHTTP
+	Engine    string        // "" (default: EngineEpoll where it applies, else EngineRaw) | EngineEpoll | EngineRaw | EngineNetHTTP; https always uses EngineNetHTTP
 	Insecure  bool          // skip TLS certificate verification (https)
 	NewSender NewSenderFunc // overrides Engine (tests, other engines)
 	Progress  io.Writer     // where to draw a progress line; nil = none
@@ -157,8 +157,13 @@ func (c *Config) validateEngine() error {
 	switch c.Engine {
 	case "", EngineRaw, EngineNetHTTP:
 		return nil
+	case EngineEpoll:
+		if !epollAvailable {
+			return cli.Usagef("--engine: epoll is Linux only (want raw or nethttp here)")
+		}
+		return nil
 	}
-	return cli.Usagef("--engine: unknown engine %q (want raw or nethttp)", c.Engine)
+	return cli.Usagef("--engine: unknown engine %q (want raw, epoll or nethttp)", c.Engine)
 }
 
 // validateHeaders rejects what would break the request head.
@@ -175,13 +180,18 @@ func (c *Config) validateHeaders() error {
 }
 
 // sender is the Sender factory the step uses and the engine's name. The
-// raw engine speaks plain HTTP only: an https target uses net/http.
+// raw and epoll engines speak plain HTTP only: an https target uses
+// net/http. The epoll engine, the default, has no Sender (nil,
+// EngineEpoll); where it does not apply (rate mode, another OS) the step
+// uses raw, as https uses net/http. Iteration scenarios never ask.
 func (c *Config) sender() (NewSenderFunc, string) {
 	switch {
 	case c.NewSender != nil:
 		return c.NewSender, c.Engine
 	case c.Engine == EngineNetHTTP || c.URL.Scheme == "https":
 		return NewHTTPSender(c.Insecure), EngineNetHTTP
+	case (c.Engine == "" || c.Engine == EngineEpoll) && epollAvailable && c.Rate == 0:
+		return nil, EngineEpoll
 	}
 	return NewRawSender(c.Timeout), EngineRaw
 }

@@ -35,14 +35,17 @@
 // it over once per interval; the engine merges tallies at the end.
 //
 // The driver must cost the machine as little per request as wrk does, since
-// it shares the cores with the target. The default engine (EngineRaw,
-// raw.go) is a minimal HTTP/1.1 client: the scenario's request is a
-// template built once (request.go, scenario.go) into which each iteration
-// splices its credential; the response is parsed in place from reused
-// buffers; the JSON check stops at the member it needs (jsonscan.go); a
-// request is one write and one read syscall (wire_unix.go); nothing is
-// allocated per request. https targets, and --engine nethttp, use Go's
-// net/http instead.
+// it shares the cores with the target. EngineRaw (raw.go) is a minimal
+// HTTP/1.1 client: the scenario's request is a template built once
+// (request.go, scenario.go) into which each iteration splices its
+// credential; the response is parsed in place from reused buffers; the
+// JSON check stops at the member it needs (jsonscan.go); a request is one
+// write and one read syscall (wire_unix.go); nothing is allocated per
+// request. The default, EngineEpoll (epoll_linux.go), runs the same
+// requests and parsing (respscan.go) on a few event loops instead of a
+// goroutine per connection, which saves the goroutine park and wake per
+// request; it serves the closed loop over http on Linux, and raw the rest.
+// https targets, and --engine nethttp, use Go's net/http instead.
 //
 // Iteration scenarios (auth_code, client_credentials_login; flow.go,
 // flow_login.go) are the exception: an iteration is several named requests

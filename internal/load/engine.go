@@ -47,8 +47,9 @@ type engine struct {
 	creds      *credPool
 	assertions *credPool
 	newSender  NewSenderFunc
-	flows      *flows // iteration scenarios only; nil otherwise
-	engineName string // recorded in the step's driver
+	flows      *flows   // iteration scenarios only; nil otherwise
+	loops      []func() // EngineEpoll's event loops (epoll_linux.go); nil for the goroutine engines
+	engineName string   // recorded in the step's driver
 	tallies    tallies
 	live       []liveCount // per worker
 	plan       plan
@@ -79,6 +80,12 @@ func Run(ctx context.Context, cfg *Config) (*schema.Step, error) {
 	} else {
 		e.sc = newScenario(cfg)
 		e.newSender, e.engineName = cfg.sender()
+	}
+	if e.engineName == EngineEpoll {
+		var err error
+		if e.loops, err = e.epollLoops(); err != nil {
+			return nil, err
+		}
 	}
 	return e.step(e.run(ctx))
 }
@@ -112,8 +119,14 @@ func (e *engine) run(ctx context.Context) window {
 	stopWatch := context.AfterFunc(ctx, func() { e.stopped.Store(true) })
 	defer stopWatch()
 	var wg sync.WaitGroup
-	for i := range e.cfg.Connections {
-		wg.Go(func() { e.worker(ctx, i) })
+	if e.loops != nil {
+		for _, loop := range e.loops {
+			wg.Go(loop)
+		}
+	} else {
+		for i := range e.cfg.Connections {
+			wg.Go(func() { e.worker(ctx, i) })
+		}
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()

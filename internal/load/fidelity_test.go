@@ -15,8 +15,9 @@ import (
 )
 
 // Fidelity tests: does loadstep measure what a server really does? They run
-// the raw engine against fidelityServer, whose behaviour is known exactly,
-// and compare the step with what that behaviour implies. Timing on a shared
+// loadstep's own engines (raw, and epoll in closed loop) against
+// fidelityServer, whose behaviour is known exactly, and compare the step
+// with what that behaviour implies. Timing on a shared
 // 2-core machine is noisy, so each measurement is retried (at most twice)
 // when the server's own timestamps show the machine was starved during it;
 // the bounds themselves are never loosened.
@@ -232,11 +233,19 @@ func unstarved(t *testing.T, measure func() (*schema.Step, string)) *schema.Step
 // time, and at most 0.3 ms above it for loopback, the kernel and the driver.
 // The figures stay labelled as service time under N outstanding requests.
 func TestFidelityServiceTime(t *testing.T) {
+	for _, engine := range engines {
+		if engine != EngineNetHTTP {
+			t.Run(engine, func(t *testing.T) { testFidelityServiceTime(t, engine) })
+		}
+	}
+}
+
+func testFidelityServiceTime(t *testing.T, engine string) {
 	const service = 5 * time.Millisecond
 	s := unstarved(t, func() (*schema.Step, string) {
 		srv := newFidelityServer(t, service, 0, 0)
 		c := testConfig(t, srv.url, schema.ScenarioDiscovery)
-		c.Warmup, c.Duration, c.Interval = 100*time.Millisecond, 800*time.Millisecond, 400*time.Millisecond
+		c.Engine, c.Warmup, c.Duration, c.Interval = engine, 100*time.Millisecond, 800*time.Millisecond, 400*time.Millisecond
 		s := mustRun(t, c)
 		t.Logf("P50 %.3f ms, P99 %.3f ms", s.LatencyMS.P50, s.LatencyMS.P99)
 		return s, srv.starved(starvation{medianLate: 50 * time.Microsecond, turnaround: time.Millisecond})

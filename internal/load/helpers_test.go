@@ -26,8 +26,16 @@ func testConfig(t *testing.T, target, scenario string) *Config {
 	}
 }
 
-// engines are the Senders every engine-level test runs on.
-var engines = []string{EngineRaw, EngineNetHTTP}
+// engines are the engines every engine-level test runs on: epoll where
+// it is available.
+var engines = availableEngines()
+
+func availableEngines() []string {
+	if epollAvailable {
+		return []string{EngineRaw, EngineEpoll, EngineNetHTTP}
+	}
+	return []string{EngineRaw, EngineNetHTTP}
+}
 
 // forEngines runs f as a subtest per engine.
 func forEngines(t *testing.T, f func(t *testing.T, engine string)) {

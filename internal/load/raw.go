@@ -2,6 +2,7 @@ package load
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -63,7 +64,7 @@ func NewRawSender(timeout time.Duration) NewSenderFunc {
 
 func (s *rawSender) Send(r *Request, deadline time.Time) Response {
 	s.prepare(r)
-	s.wbuf = s.appendRequest(s.wbuf[:0], r)
+	s.wbuf = appendRequest(s.wbuf[:0], s.line, r)
 	for {
 		reused := s.conn != nil // only a connection that completed an exchange stays open
 		if !reused {
@@ -97,7 +98,12 @@ func (s *rawSender) prepare(r *Request) {
 		s.addr = hostPort(r.URL)
 	}
 	s.target, s.method = r.URL, r.Method
-	s.line = append(append(append(append(s.line[:0], r.Method...), ' '), r.URL.RequestURI()...), " HTTP/1.1\r\n"...)
+	s.line = appendRequestLine(s.line[:0], r.Method, r.URL)
+}
+
+// appendRequestLine appends "METHOD /path?query HTTP/1.1\r\n".
+func appendRequestLine(b []byte, method string, u *url.URL) []byte {
+	return append(append(append(append(b, method...), ' '), u.RequestURI()...), " HTTP/1.1\r\n"...)
 }
 
 func hostPort(u *url.URL) string {
@@ -107,10 +113,11 @@ func hostPort(u *url.URL) string {
 	return net.JoinHostPort(u.Hostname(), "80")
 }
 
-// appendRequest renders the request: line, header block, Content-Length
-// when there is a body or the method implies one, blank line, body.
-func (s *rawSender) appendRequest(b []byte, r *Request) []byte {
-	b = append(b, s.line...)
+// appendRequest renders the request: line (see appendRequestLine), header
+// block, Content-Length when there is a body or the method implies one,
+// blank line, body.
+func appendRequest(b, line []byte, r *Request) []byte {
+	b = append(b, line...)
 	b = append(b, r.Header...)
 	if len(r.Body) > 0 || r.Method == "POST" || r.Method == "PUT" || r.Method == "PATCH" {
 		b = append(b, "Content-Length: "...)
@@ -454,14 +461,7 @@ func parseChunkSize(l []byte) (int64, bool) {
 	return n, true
 }
 
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
-}
+func indexByte(b []byte, c byte) int { return bytes.IndexByte(b, c) }
 
 func trimOWS(b []byte) []byte {
 	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {

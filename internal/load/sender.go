@@ -15,13 +15,21 @@ import (
 // Engines: how requests go on the wire.
 const (
 	// EngineRaw is a minimal HTTP/1.1 client on one TCP connection per
-	// worker: the request is written from pre-built bytes, the response
-	// parsed in place, nothing allocated per request. http only; an https
-	// target falls back to EngineNetHTTP.
+	// worker goroutine: the request is written from pre-built bytes, the
+	// response parsed in place, nothing allocated per request. http only;
+	// an https target falls back to EngineNetHTTP.
 	EngineRaw = "raw"
 	// EngineNetHTTP is Go's net/http client, one Transport with one
 	// keep-alive connection per worker: http and https.
 	EngineNetHTTP = "nethttp"
+	// EngineEpoll, the default, is EngineRaw's client on event loops
+	// instead of a goroutine per connection (epoll_linux.go):
+	// min(GOMAXPROCS, c) loops, each owning its share of the connections
+	// in its own epoll instance. Linux only; closed-loop single-request
+	// scenarios over http only: in rate mode and on other OSes the step
+	// uses EngineRaw, for https EngineNetHTTP (iteration scenarios always
+	// use net/http). The step's driver.engine says which ran.
+	EngineEpoll = "epoll"
 )
 
 // Response is what came back for a Request, or why nothing complete did.

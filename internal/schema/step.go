@@ -204,8 +204,10 @@ type Driver struct {
 	// 80% of what it may use (gomaxprocs cores). Such a step is a lower bound.
 	Limited    bool    `json:"limited"`
 	HostCPUPct float64 `json:"host_cpu_pct"` // whole-host busy CPU over the window, percent of all cores
-	// Engine is how loadstep put requests on the wire: "raw" (its own
-	// HTTP/1.1 client) or "nethttp" (Go's net/http). Empty in older records.
+	// Engine is how loadstep put requests on the wire: "epoll" (its own
+	// HTTP/1.1 client on event loops; the default for closed loop over http
+	// on Linux), "raw" (the same client, a goroutine per connection) or
+	// "nethttp" (Go's net/http). Empty in older records.
 	Engine string `json:"engine,omitempty"`
 }
 
