@@ -41,8 +41,19 @@ require_cmd() {
 # --- the Go tools ------------------------------------------------------------
 
 # tools_rev prints the short git revision of the tree ("devel" outside git).
+# A tree with changes gets its own directory, keyed by the checkout's path:
+# two checkouts of one commit, one of them edited, must not overwrite each
+# other's tools.
 tools_rev() {
-	git -C "$IDPBENCH_ROOT" rev-parse --short HEAD 2>/dev/null || echo devel
+	local rev
+	rev="$(git -C "$IDPBENCH_ROOT" rev-parse --short HEAD 2>/dev/null)" || {
+		echo devel
+		return 0
+	}
+	if [[ -n "$(git -C "$IDPBENCH_ROOT" status --porcelain 2>/dev/null)" ]]; then
+		rev+="-dirty-$(printf '%s' "$IDPBENCH_ROOT" | cksum | cut -d' ' -f1)"
+	fi
+	printf '%s\n' "$rev"
 }
 
 # tools_version prints the version stamped into the tools.
