@@ -14,7 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
+
+	"github.com/idpbench/idpbench/internal/logsafe"
 )
 
 // maxBody bounds a response body we read; token responses are a few KB.
@@ -84,12 +85,12 @@ func (w *worker) do(hc *http.Client, req *http.Request) (*http.Response, error) 
 		if errors.As(err, &uerr) {
 			err = uerr.Err
 		}
-		return nil, fmt.Errorf("%s %s: %w", req.Method, safeURL(req.URL), err)
+		return nil, fmt.Errorf("%s %s: %w", req.Method, logsafe.URL(req.URL), err)
 	}
 	defer resp.Body.Close()
 	w.buf.Reset()
 	if _, err := w.buf.ReadFrom(io.LimitReader(resp.Body, maxBody)); err != nil {
-		return nil, fmt.Errorf("%s %s: reading response: %w", req.Method, safeURL(req.URL), err)
+		return nil, fmt.Errorf("%s %s: reading response: %w", req.Method, logsafe.URL(req.URL), err)
 	}
 	return resp, nil
 }
@@ -128,7 +129,7 @@ func parseTokenResponse(req *http.Request, status int, body []byte) (*tokenRespo
 	}
 	tr := new(tokenResponse)
 	if err := json.Unmarshal(body, tr); err != nil {
-		return nil, fmt.Errorf("%s %s: HTTP 200 but not a JSON token response: %v", req.Method, safeURL(req.URL), err)
+		return nil, fmt.Errorf("%s %s: HTTP 200 but not a JSON token response: %v", req.Method, logsafe.URL(req.URL), err)
 	}
 	return tr, nil
 }
@@ -174,38 +175,16 @@ func (e *HTTPError) Error() string {
 }
 
 func newHTTPError(req *http.Request, status int, body []byte) *HTTPError {
-	e := &HTTPError{Op: req.Method + " " + safeURL(req.URL), Status: status}
+	e := &HTTPError{Op: req.Method + " " + logsafe.URL(req.URL), Status: status}
 	var oe struct {
 		Error       string `json:"error"`
 		Description string `json:"error_description"`
 		Message     string `json:"message"` // some admin APIs
 	}
 	if json.Unmarshal(body, &oe) == nil && (oe.Error != "" || oe.Description != "") {
-		e.Code, e.Description = printable(oe.Error), printable(oe.Description)
+		e.Code, e.Description = logsafe.Text(oe.Error), logsafe.Text(oe.Description)
 		return e
 	}
-	e.Body = printable(string(body))
+	e.Body = logsafe.Text(string(body))
 	return e
-}
-
-// printable keeps the first 300 printable characters of s on one line.
-func printable(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsPrint(r) {
-			return r
-		}
-		return ' '
-	}, s)
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "..."
-	}
-	return s
-}
-
-// safeURL drops the query and fragment, which may carry codes or challenges.
-func safeURL(u *url.URL) string {
-	c := *u
-	c.RawQuery, c.Fragment, c.User = "", "", nil
-	return c.String()
 }

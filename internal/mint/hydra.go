@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/idpbench/idpbench/internal/logsafe"
 )
 
 // hydraFlow is Ory Hydra's headless login/consent flow (products/hydra.md):
@@ -119,7 +121,7 @@ func (f *hydraFlow) redirect1(ctx context.Context, w *worker, hc *http.Client, t
 	if err != nil {
 		return "", fmt.Errorf("hydra-login: %w", err)
 	}
-	op := "hydra-login: GET " + safeURL(req.URL)
+	op := "hydra-login: GET " + logsafe.URL(req.URL)
 	if resp.StatusCode < 300 || resp.StatusCode > 399 {
 		return "", withOp(newHTTPError(req, resp.StatusCode, w.buf.Bytes()), op+" (want a redirect)")
 	}
@@ -129,11 +131,11 @@ func (f *hydraFlow) redirect1(ctx context.Context, w *worker, hc *http.Client, t
 	}
 	q := loc.Query()
 	if e := q.Get("error"); e != "" {
-		return "", &HTTPError{Op: op + " -> " + safeURL(loc), Code: printable(e), Description: printable(q.Get("error_description"))}
+		return "", &HTTPError{Op: op + " -> " + logsafe.URL(loc), Code: logsafe.Text(e), Description: logsafe.Text(q.Get("error_description"))}
 	}
 	v := q.Get(want)
 	if v == "" {
-		return "", fmt.Errorf("%s: HTTP %d redirect to %s has no %s", op, resp.StatusCode, safeURL(loc), want)
+		return "", fmt.Errorf("%s: HTTP %d redirect to %s has no %s", op, resp.StatusCode, logsafe.URL(loc), want)
 	}
 	if want == "code" {
 		return loc.String(), nil // exchange checks state and redirect target
@@ -165,13 +167,13 @@ func (f *hydraFlow) accept(ctx context.Context, w *worker, hc *http.Client, kind
 		return "", fmt.Errorf("hydra-login: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return "", withOp(newHTTPError(req, resp.StatusCode, w.buf.Bytes()), "hydra-login: PUT "+safeURL(req.URL))
+		return "", withOp(newHTTPError(req, resp.StatusCode, w.buf.Bytes()), "hydra-login: PUT "+logsafe.URL(req.URL))
 	}
 	var out struct {
 		RedirectTo string `json:"redirect_to"`
 	}
 	if err := json.Unmarshal(w.buf.Bytes(), &out); err != nil || out.RedirectTo == "" {
-		return "", fmt.Errorf("hydra-login: PUT %s: HTTP 200 without redirect_to", safeURL(req.URL))
+		return "", fmt.Errorf("hydra-login: PUT %s: HTTP 200 without redirect_to", logsafe.URL(req.URL))
 	}
 	return out.RedirectTo, nil
 }
@@ -184,10 +186,10 @@ func (f *hydraFlow) exchange(ctx context.Context, w *worker, callback, state str
 	}
 	q := cb.Query()
 	if q.Get("state") != state {
-		return credential{}, fmt.Errorf("hydra-login: callback %s: state does not match the request", safeURL(cb))
+		return credential{}, fmt.Errorf("hydra-login: callback %s: state does not match the request", logsafe.URL(cb))
 	}
 	if !strings.HasPrefix(callback, f.redirect) {
-		return credential{}, fmt.Errorf("hydra-login: callback went to %s, not --redirect-uri %s", safeURL(cb), f.redirect)
+		return credential{}, fmt.Errorf("hydra-login: callback went to %s, not --redirect-uri %s", logsafe.URL(cb), f.redirect)
 	}
 	form := url.Values{
 		"grant_type":   {"authorization_code"},

@@ -20,7 +20,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"unicode"
+
+	"github.com/idpbench/idpbench/internal/logsafe"
 )
 
 // maxBody bounds a response body read; Zitadel's answers are a few KB.
@@ -168,8 +169,8 @@ func (c *Client) apiError(op string, status int, data []byte) *APIError {
 	} else {
 		e.Message = string(data)
 	}
-	e.Message = c.redact(printable(e.Message))
-	e.Code = printable(e.Code)
+	e.Message = c.redact(logsafe.Text(e.Message))
+	e.Code = logsafe.Text(e.Code)
 	return e
 }
 
@@ -191,26 +192,4 @@ func (c *Client) redact(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, c.token, "[redacted]")
-}
-
-// printable keeps the first 300 printable characters of s on one line.
-func printable(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsPrint(r) {
-			return r
-		}
-		return ' '
-	}, s)
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "..."
-	}
-	return s
-}
-
-// safeURL drops the query and fragment, which may carry codes or ids.
-func safeURL(u *url.URL) string {
-	c := *u
-	c.RawQuery, c.Fragment, c.User = "", "", nil
-	return c.String()
 }

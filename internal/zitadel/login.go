@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/idpbench/idpbench/internal/logsafe"
 )
 
 // The headless login through the Session API, as a custom login UI does it
@@ -58,7 +60,7 @@ func (c *Client) Authorize(ctx context.Context, a AuthorizeRequest) (string, err
 	q.Set("scope", a.Scope)
 	q.Set("state", a.State)
 	u.RawQuery = q.Encode()
-	op := "Authorize (GET " + safeURL(u) + ")"
+	op := "Authorize (GET " + logsafe.URL(u) + ")"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", op, err)
@@ -89,11 +91,11 @@ func authRequestID(op string, status int, base *url.URL, location string) (strin
 	case q.Get("authRequest") != "":
 		return q.Get("authRequest"), nil
 	case q.Get("error") != "":
-		return "", fmt.Errorf("%s: HTTP %d redirect to %s: %s: %s", op, status, safeURL(loc), printable(q.Get("error")), printable(q.Get("error_description")))
+		return "", fmt.Errorf("%s: HTTP %d redirect to %s: %s: %s", op, status, logsafe.URL(loc), logsafe.Text(q.Get("error")), logsafe.Text(q.Get("error_description")))
 	case q.Get("authRequestID") != "":
-		return "", fmt.Errorf("%s: HTTP %d redirect to the v1 login (%s): the %s header was not honoured", op, status, safeURL(loc), LoginClientHeader)
+		return "", fmt.Errorf("%s: HTTP %d redirect to the v1 login (%s): the %s header was not honoured", op, status, logsafe.URL(loc), LoginClientHeader)
 	}
-	return "", fmt.Errorf("%s: HTTP %d redirect to %s has no authRequest", op, status, safeURL(loc))
+	return "", fmt.Errorf("%s: HTTP %d redirect to %s has no authRequest", op, status, logsafe.URL(loc))
 }
 
 // Session is a Session API session; Token is a secret.
@@ -136,18 +138,18 @@ func CallbackCode(callback, redirectURI, state string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("callback URL: %v", err)
 	}
-	if safeURL(cb) != strings.SplitN(redirectURI, "?", 2)[0] {
-		return "", fmt.Errorf("callback goes to %s, not the redirect URI %s", safeURL(cb), redirectURI)
+	if logsafe.URL(cb) != strings.SplitN(redirectURI, "?", 2)[0] {
+		return "", fmt.Errorf("callback goes to %s, not the redirect URI %s", logsafe.URL(cb), redirectURI)
 	}
 	q := cb.Query()
 	if e := q.Get("error"); e != "" {
-		return "", fmt.Errorf("callback %s: %s: %s", safeURL(cb), printable(e), printable(q.Get("error_description")))
+		return "", fmt.Errorf("callback %s: %s: %s", logsafe.URL(cb), logsafe.Text(e), logsafe.Text(q.Get("error_description")))
 	}
 	if q.Get("state") != state {
-		return "", fmt.Errorf("callback %s: state does not match the request", safeURL(cb))
+		return "", fmt.Errorf("callback %s: state does not match the request", logsafe.URL(cb))
 	}
 	if q.Get("code") == "" {
-		return "", fmt.Errorf("callback %s has no code", safeURL(cb))
+		return "", fmt.Errorf("callback %s has no code", logsafe.URL(cb))
 	}
 	return q.Get("code"), nil
 }
@@ -181,7 +183,7 @@ func (c *Client) ExchangeCode(ctx context.Context, x CodeExchange) (Tokens, erro
 	if err != nil {
 		return Tokens{}, fmt.Errorf("ExchangeCode (POST %s): %w", endpoint, err)
 	}
-	op := "ExchangeCode (POST " + safeURL(req.URL) + ")"
+	op := "ExchangeCode (POST " + logsafe.URL(req.URL) + ")"
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("Authorization", basicAuth(x.ClientID, x.ClientSecret))
