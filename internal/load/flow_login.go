@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+
+	"github.com/idpbench/idpbench/internal/zitadel"
 )
 
 // ccLoginFlow is client_credentials_login (Zitadel's k6
@@ -289,7 +291,9 @@ func (f *formLogin) submitCheck(state string) judge {
 // of a machine user with the IAM_LOGIN_CLIENT role). The header's value is
 // that user's id: Zitadel then makes a V2 auth request whatever the
 // application's login version (internal/api/oidc/auth_request.go,
-// CreateAuthRequest, in the Zitadel source).
+// CreateAuthRequest, in the Zitadel source). The header name and the two
+// bodies are internal/zitadel's, whose tests hold them to Zitadel's
+// recorded API shapes.
 type zitadelLogin struct {
 	authCode
 	api         string // the API base URL, without a trailing slash
@@ -302,32 +306,10 @@ func (f *zitadelLogin) order() []string {
 	return []string{NameAuthorize, NameSession, NameFinalize, NameToken}
 }
 
-// The Session API bodies (zitadel.session.v2 CreateSessionRequest and
-// zitadel.oidc.v2 CreateCallbackRequest, in their JSON form).
-type zitadelSessionChecks struct {
-	Checks struct {
-		User struct {
-			LoginName string `json:"loginName"`
-		} `json:"user"`
-		Password struct {
-			Password string `json:"password"`
-		} `json:"password"`
-	} `json:"checks"`
-}
-
-type zitadelSession struct {
-	SessionID    string `json:"sessionId"`
-	SessionToken string `json:"sessionToken"`
-}
-
-type zitadelCallbackRequest struct {
-	Session zitadelSession `json:"session"`
-}
-
 func (f *zitadelLogin) run(it *flowIter) {
 	state := newState()
 	auth := newRequest(http.MethodGet, f.authorizeURL(state), "", "")
-	auth.Header.Set("x-zitadel-login-client", f.loginClient)
+	auth.Header.Set(zitadel.LoginClientHeader, f.loginClient)
 	r, ok := it.do(NameAuthorize, auth, wantRedirect(hasQuery("authRequest")))
 	if !ok {
 		return
@@ -335,12 +317,10 @@ func (f *zitadelLogin) run(it *flowIter) {
 	loc, _ := r.location() // parsed by the redirect check
 	id := loc.Query().Get("authRequest")
 
-	var checks zitadelSessionChecks
-	checks.Checks.User.LoginName = it.username(f.username)
-	checks.Checks.Password.Password = f.password
-	var session zitadelSession
+	var session zitadel.Session
+	checks := zitadel.NewSessionChecks(it.username(f.username), f.password)
 	r, ok = it.do(NameSession, f.apiRequest("/v2/sessions", checks), want2xx(func(body []byte) bool {
-		return json.Unmarshal(body, &session) == nil && session.SessionID != "" && session.SessionToken != ""
+		return json.Unmarshal(body, &session) == nil && session.ID != "" && session.Token != ""
 	}))
 	if !ok || r == nil {
 		return
@@ -349,7 +329,7 @@ func (f *zitadelLogin) run(it *flowIter) {
 	var callback *url.URL
 	check := f.callbackOK(state)
 	_, ok = it.do(NameFinalize, f.apiRequest("/v2/oidc/auth_requests/"+url.PathEscape(id),
-		zitadelCallbackRequest{Session: session}), want2xx(func(body []byte) bool {
+		zitadel.CallbackRequest{Session: session}), want2xx(func(body []byte) bool {
 		var err error
 		callback, err = url.Parse(jsonString(body, "callbackUrl"))
 		return err == nil && check(callback)

@@ -104,15 +104,37 @@ type Session struct {
 	Token string `json:"sessionToken"`
 }
 
+// SessionChecks is the body of CreateSession (POST /v2/sessions) with the
+// user and password checks in one request.
+type SessionChecks struct {
+	Checks struct {
+		User struct {
+			LoginName string `json:"loginName"`
+		} `json:"user"`
+		Password struct {
+			Password string `json:"password"`
+		} `json:"password"`
+	} `json:"checks"`
+}
+
+// NewSessionChecks is the CreateSession body for a user and a password.
+func NewSessionChecks(loginName, password string) SessionChecks {
+	var b SessionChecks
+	b.Checks.User.LoginName, b.Checks.Password.Password = loginName, password
+	return b
+}
+
+// CallbackRequest is the body of CreateCallback (POST
+// /v2/oidc/auth_requests/{id}): the session that finalizes the request.
+type CallbackRequest struct {
+	Session Session `json:"session"`
+}
+
 // CreateSession creates a session with the user and password checks in one
 // request. The client's token needs session.write (IAM_LOGIN_CLIENT).
 func (c *Client) CreateSession(ctx context.Context, loginName, password string) (Session, error) {
-	body := map[string]any{"checks": map[string]any{
-		"user":     map[string]any{"loginName": loginName},
-		"password": map[string]any{"password": password},
-	}}
 	var out Session
-	err := c.call(ctx, "CreateSession", "POST", "/v2/sessions", unscoped, body, &out)
+	err := c.call(ctx, "CreateSession", "POST", "/v2/sessions", unscoped, NewSessionChecks(loginName, password), &out)
 	if err == nil && (out.ID == "" || out.Token == "") {
 		err = fmt.Errorf("CreateSession: answer lacks sessionId or sessionToken")
 	}
@@ -122,7 +144,7 @@ func (c *Client) CreateSession(ctx context.Context, loginName, password string) 
 // CreateCallback finalizes an auth request with a session and returns the
 // callback URL (redirect_uri?code=...&state=...), which is a credential.
 func (c *Client) CreateCallback(ctx context.Context, authRequestID string, s Session) (string, error) {
-	body := map[string]any{"session": map[string]any{"sessionId": s.ID, "sessionToken": s.Token}}
+	body := CallbackRequest{Session: s}
 	var out struct {
 		CallbackURL string `json:"callbackUrl"`
 	}
