@@ -38,28 +38,8 @@ usage() {
 }
 
 main() {
-	local quick=0 run_dir="${RUN_DIR:-}" state="${STATE_DIR:-}" offset=0 total=1 args=()
-	while (($# > 0)); do
-		case "$1" in
-		--quick) quick=1 ;;
-		--run-dir) run_dir="$2" && shift ;;
-		--state-dir) state="$2" && shift ;;
-		--step-offset) offset="$2" && shift ;;
-		--step-total) total="$2" && shift ;;
-		-h | --help) usage ;;
-		-*) log "unknown flag $1" && usage ;;
-		*) args+=("$1") ;;
-		esac
-		shift
-	done
-	((${#args[@]} == 1)) || usage
-	[[ -n "$run_dir" && -n "$state" ]] || { log "RUN_DIR and STATE_DIR (or --run-dir/--state-dir) are required"; usage; }
-	run_gcjitter "${args[0]}" "$quick" "$run_dir" "$state" "$offset" "$total"
-}
-
-# step_complete FILE succeeds when FILE is a complete step result.
-step_complete() {
-	[[ -s "$1" ]] && jq -e '.status == "complete"' "$1" >/dev/null 2>&1
+	parse_run_args 1 1 "$@"
+	run_gcjitter "${RUN_ARGS[0]}" "$RUN_QUICK" "$RUN_DIR" "$STATE_DIR" "$STEP_OFFSET" "$STEP_TOTAL"
 }
 
 run_gcjitter() {

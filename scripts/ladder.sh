@@ -65,35 +65,14 @@ pool_size() {
 	esac
 }
 
-# step_complete FILE succeeds when FILE is a complete step result.
-step_complete() {
-	[[ -s "$1" ]] && jq -e '.status == "complete"' "$1" >/dev/null 2>&1
-}
-
 # file_age_s FILE prints seconds since FILE was modified.
 file_age_s() {
 	echo $((EPOCHSECONDS - $(stat -c %Y "$1")))
 }
 
 main() {
-	local quick=0 run_dir="${RUN_DIR:-}" state="${STATE_DIR:-}" offset=0 total=""
-	local args=()
-	while (($# > 0)); do
-		case "$1" in
-		--quick) quick=1 ;;
-		--run-dir) run_dir="$2" && shift ;;
-		--state-dir) state="$2" && shift ;;
-		--step-offset) offset="$2" && shift ;;
-		--step-total) total="$2" && shift ;;
-		-h | --help) usage ;;
-		-*) log "unknown flag $1" && usage ;;
-		*) args+=("$1") ;;
-		esac
-		shift
-	done
-	((${#args[@]} == 2)) || usage
-	[[ -n "$run_dir" && -n "$state" ]] || { log "RUN_DIR and STATE_DIR (or --run-dir/--state-dir) are required"; usage; }
-	run_ladder "${args[0]}" "${args[1]}" "$quick" "$run_dir" "$state" "$offset" "$total"
+	parse_run_args 2 "" "$@"
+	run_ladder "${RUN_ARGS[0]}" "${RUN_ARGS[1]}" "$RUN_QUICK" "$RUN_DIR" "$STATE_DIR" "$STEP_OFFSET" "$STEP_TOTAL"
 }
 
 run_ladder() {

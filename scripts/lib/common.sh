@@ -292,3 +292,36 @@ signal_stop() {
 make_tmpdir() {
 	mktemp -d "$IDPBENCH_TMP/$1.XXXXXX"
 }
+
+# --- the run scripts (ladder.sh, gcjitter.sh) --------------------------------
+
+# parse_run_args NPOS TOTAL ARGS... parses the flags the run scripts share:
+# --quick, --run-dir (default $RUN_DIR), --state-dir (default $STATE_DIR),
+# --step-offset, --step-total (default TOTAL) into RUN_QUICK, RUN_DIR,
+# STATE_DIR, STEP_OFFSET and STEP_TOTAL, and exactly NPOS positional
+# arguments into RUN_ARGS. Anything else calls the script's usage.
+parse_run_args() {
+	local npos="$1"
+	RUN_QUICK=0 RUN_DIR="${RUN_DIR:-}" STATE_DIR="${STATE_DIR:-}" STEP_OFFSET=0 STEP_TOTAL="$2" RUN_ARGS=()
+	shift 2
+	while (($# > 0)); do
+		case "$1" in
+		--quick) RUN_QUICK=1 ;;
+		--run-dir) RUN_DIR="$2" && shift ;;
+		--state-dir) STATE_DIR="$2" && shift ;;
+		--step-offset) STEP_OFFSET="$2" && shift ;;
+		--step-total) STEP_TOTAL="$2" && shift ;;
+		-h | --help) usage ;;
+		-*) log "unknown flag $1" && usage ;;
+		*) RUN_ARGS+=("$1") ;;
+		esac
+		shift
+	done
+	((${#RUN_ARGS[@]} == npos)) || usage
+	[[ -n "$RUN_DIR" && -n "$STATE_DIR" ]] || { log "RUN_DIR and STATE_DIR (or --run-dir/--state-dir) are required"; usage; }
+}
+
+# step_complete FILE succeeds when FILE is a complete step result.
+step_complete() {
+	[[ -s "$1" ]] && jq -e '.status == "complete"' "$1" >/dev/null 2>&1
+}
