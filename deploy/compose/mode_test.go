@@ -111,7 +111,8 @@ func TestModeSelection(t *testing.T) {
 // $FAKE_COMPOSE_LOG; `up` serves 200 on every IDPBENCH_*_PORT of the env
 // file except PostgreSQL's, until stopped; `config` prints
 // $FAKE_COMPOSE_CONFIG when set (else fails, as without a compose CLI); `ps`
-// prints $FAKE_COMPOSE_LEFT.
+// prints $FAKE_COMPOSE_LEFT, or fails as an unreachable engine does when
+// $FAKE_COMPOSE_PS_FAIL is set.
 const fakeCompose = `#!/usr/bin/env bash
 printf '%s\n' "$*" >>"$FAKE_COMPOSE_LOG"
 envfile="" sub=""
@@ -136,7 +137,12 @@ for s in servers[1:]:
     threading.Thread(target=s.serve_forever, daemon=True).start()
 servers[0].serve_forever()' $ports ;;
 config) [[ -n "${FAKE_COMPOSE_CONFIG:-}" ]] && exec cat "$FAKE_COMPOSE_CONFIG"; exit 1 ;;
-ps) printf '%s' "${FAKE_COMPOSE_LEFT:-}" ;;
+ps)
+	if [[ -n "${FAKE_COMPOSE_PS_FAIL:-}" ]]; then
+		echo "Cannot connect to the Docker daemon at unix:///var/run/docker.sock" >&2
+		exit 1
+	fi
+	printf '%s' "${FAKE_COMPOSE_LEFT:-}" ;;
 esac
 exit 0
 `
@@ -241,6 +247,11 @@ func TestComposeLifecycle(t *testing.T) {
 			if out, err := modeBash(t, append(env, "FAKE_COMPOSE_LEFT=0123abcd"), adapter+"down "+state); err == nil ||
 				!strings.Contains(out, "0123abcd") {
 				t.Errorf("down with a container left: err %v, output %q; want a failure naming 0123abcd", err, out)
+			}
+			// A `compose ps` that fails cannot say nothing is left: down fails, saying so.
+			if out, err := modeBash(t, append(env, "FAKE_COMPOSE_PS_FAIL=1"), adapter+"down "+state); err == nil ||
+				!strings.Contains(out, "compose ps failed after compose down") {
+				t.Errorf("down with a failing compose ps: err %v, output %q; want a failure saying compose ps failed", err, out)
 			}
 			run("down " + state)
 		})

@@ -25,6 +25,7 @@
 #   compose_stop STATE          end the attached `compose up` (TERM: compose stops the
 #                               containers), then `compose stop`
 #   compose_down STATE          stop, `compose down -v`, fail naming any container left
+#                               (and fail when `compose ps` itself fails)
 #   compose_sampleargs STATE    sampler arguments: --docker 'idpbench-*', --postgres DSN (the
 #                               password comes from secrets/pgpass)
 #   compose_meta STATE          a JSON object merged into the product's meta: settings
@@ -155,7 +156,10 @@ compose_down() {
 	local state="$1" left
 	compose_stop "$state"
 	compose "$state" down -v --remove-orphans >&2 || warn "compose down failed"
-	left="$(compose "$state" ps -a -q 2>/dev/null | tr '\n' ' ' || true)"
+	# A failing `compose ps` cannot tell that nothing is left: that is an error too.
+	left="$(compose "$state" ps -a -q)" ||
+		die "compose ps failed after compose down, so whether containers are left is unknown (its error is above)"
+	left="${left//$'\n'/ }"
 	[[ -z "${left// /}" ]] || die "containers left after compose down: ${left% }"
 }
 
