@@ -9,7 +9,15 @@
 // goroutine per connection; epoll: event loops), one row each. For each it
 // reports the request rate, CPU seconds per request (user + system of the
 // whole driver process, from the kernel's rusage), peak RSS and P50 latency,
-// and for loadstep the ratios to wrk's figures of the same round.
+// each the median over rounds, and for loadstep its ratios to wrk: the
+// median over rounds of loadstep's figure divided by wrk's figure of the same
+// round, with the per-round ratios it is the median of. That is not the ratio
+// of the two medians beside it: when rounds swing (a noisy machine), the two
+// differ, and the paired ratio is the one that cancels a round's drift.
+//
+// --raw FILE writes every run of every table as one JSON line (rawRecord):
+// the figures each median and ratio is computed from, so a table can be
+// checked or recomputed.
 //
 // Two more tables follow, on nginx: the rate mode's accuracy (loadstep --rate
 // R: the rate nginx itself counted over the window, from its stub_status,
@@ -19,7 +27,7 @@
 //
 // Usage (scripts/bench.sh builds the tools and finds the targets):
 //
-//	go run ./bench --loadstep bin/loadstep --refop ~/.cache/idpbench/bin/refop-v3.52.0 -c 16,128 --engines raw,epoll
+//	go run ./bench --loadstep bin/loadstep --refop ~/.cache/idpbench/bin/refop-v3.52.0 -c 16,128 --engines raw,epoll --raw bench.jsonl
 package main
 
 import (
@@ -34,6 +42,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,6 +52,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/idpbench/idpbench/internal/atomicfile"
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/schema"
 )
@@ -63,6 +74,7 @@ type config struct {
 	rateConns                        int
 	rssConns                         int      // RSS table; 0 skips it
 	engines                          []string // loadstep --engine values to compare
+	raw                              string   // JSON lines of every run; "" = none
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -82,8 +94,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.rateConns, "rate-conns", 16, "connections for the rate-accuracy table")
 	fs.IntVar(&c.rssConns, "rss-conns", 1000, "RSS table on nginx: connections (0 = skip)")
 	fs.StringSliceVar(&c.engines, "engines", []string{"raw", "epoll"}, "loadstep engines to compare with wrk, a row each (raw, epoll, nethttp)")
+	fs.StringVar(&c.raw, "raw", "", "also write every run's figures (every round, every driver, every table) as JSON lines to `FILE`, atomically; default none")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: bench [flags]\n\nRuns loadstep and wrk in turns against local targets and prints a markdown table.\n\n%s\nExample:\n  scripts/bench.sh            # builds loadstep, installs wrk/nginx if missing, runs this\n", fs.FlagUsages())
+		fmt.Fprintf(stderr, "Usage: bench [flags]\n\nRuns loadstep and wrk in turns against local targets and prints markdown tables.\n\n%s\nExample:\n  scripts/bench.sh --raw results/bench/bench.jsonl >results/bench/bench.md\n", fs.FlagUsages())
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -91,11 +104,149 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return cli.ExitUsage
 	}
-	if err := benchAll(ctx, c, stdout, stderr); err != nil {
+	if err := c.validate(); err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return cli.ExitCode(err)
+	}
+	if err := benchRaw(ctx, c, args, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return cli.ExitCode(err)
 	}
 	return cli.ExitOK
+}
+
+func (c config) validate() error {
+	switch {
+	case c.rounds < 1:
+		return cli.Usagef("--rounds: want at least 1, got %d", c.rounds)
+	case c.duration < time.Second || c.duration%time.Second != 0:
+		return cli.Usagef("--duration: want whole seconds, at least 1s (wrk's -d), got %s", c.duration)
+	case c.raw == "-":
+		return cli.Usagef("--raw: want a file; stdout carries the markdown tables")
+	}
+	for _, n := range c.conns {
+		if n < 1 {
+			return cli.Usagef("--connections: want counts of at least 1, got %d", n)
+		}
+	}
+	return nil
+}
+
+// benchRaw runs benchAll with c.raw open, committed only when all of it ran.
+func benchRaw(ctx context.Context, c config, args []string, stdout, stderr io.Writer) error {
+	if c.raw == "" {
+		return benchAll(ctx, c, nil, stdout, stderr)
+	}
+	f, err := atomicfile.Create(c.raw, 0o644, stdout)
+	if err != nil {
+		return err
+	}
+	raw := &rawLog{enc: json.NewEncoder(f)}
+	host, _ := os.Hostname()
+	err = raw.enc.Encode(runRecord{Table: "run", Args: args, Start: time.Now().UTC(), Hostname: host,
+		NumCPU: runtime.NumCPU(), Rounds: c.rounds, DurationS: c.duration.Seconds(), LoadAvg1: loadAvg1()})
+	if err == nil {
+		err = benchAll(ctx, c, raw, stdout, stderr)
+	}
+	if err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
+}
+
+// runRecord is the first line of --raw: how the run was made.
+type runRecord struct {
+	Table     string    `json:"table"` // "run"
+	Args      []string  `json:"args"`  // bench's arguments
+	Start     time.Time `json:"start"`
+	Hostname  string    `json:"hostname"`
+	NumCPU    int       `json:"num_cpu"`
+	Rounds    int       `json:"rounds"`
+	DurationS float64   `json:"duration_s"`           // length of each driver run, seconds
+	LoadAvg1  *float64  `json:"loadavg_1m,omitempty"` // host 1-minute load average at the start
+}
+
+// rawRecord is one driver run, a line of --raw.
+type rawRecord struct {
+	Table  string `json:"table"`           // compare (the main table) | rate | rss
+	Target string `json:"target"`          // nginx | refop
+	Conns  int    `json:"c"`               // connections
+	Round  int    `json:"round,omitempty"` // 1-based; compare and rate tables
+	// Turn is the run's place in its round (1 = first): the order rotates
+	// round by round.
+	Turn        int       `json:"turn,omitempty"`
+	Driver      string    `json:"driver"`           // the row: wrk | loadstep ENGINE | loadstep --rate R
+	Engine      string    `json:"engine,omitempty"` // loadstep: the engine that ran (driver.engine)
+	Start       time.Time `json:"start"`
+	LoadAvg1    *float64  `json:"loadavg_1m,omitempty"` // host 1-minute load average before the run
+	Requests    int64     `json:"requests"`
+	Errors      int64     `json:"errors"`
+	Seconds     float64   `json:"seconds"`        // wall seconds the driver measured
+	ReqPerS     float64   `json:"req_per_s"`      // requests / seconds
+	CPUS        float64   `json:"cpu_s"`          // user+system CPU seconds of the driver process
+	CPUUSPerReq float64   `json:"cpu_us_per_req"` // cpu_s / requests, microseconds
+	RSSBytes    int64     `json:"rss_bytes"`      // peak RSS of the driver process
+	P50MS       float64   `json:"p50_ms"`         // the driver's P50 latency, milliseconds
+	Rate        *rateRaw  `json:"rate,omitempty"` // rate table only
+}
+
+// rateRaw holds the rate table's figures of one round.
+type rateRaw struct {
+	RateRPS         float64 `json:"rate_rps"`          // loadstep --rate
+	NginxCountedRPS float64 `json:"nginx_counted_rps"` // requests nginx counted over the window / window seconds
+	Late            int64   `json:"late"`              // loadstep's late sends
+	LateMaxMS       float64 `json:"late_max_ms"`
+	CorrectedP50MS  float64 `json:"corrected_p50_ms"`
+	CorrectedP99MS  float64 `json:"corrected_p99_ms"`
+	ServiceP99MS    float64 `json:"service_p99_ms"`
+}
+
+// rawLog writes rawRecords as JSON lines; a nil rawLog writes nothing.
+type rawLog struct{ enc *json.Encoder }
+
+func (l *rawLog) write(base rawRecord, m measurement) error {
+	if l == nil {
+		return nil
+	}
+	r := base
+	r.Requests, r.Errors, r.Seconds, r.ReqPerS = m.requests, m.errors, m.seconds, m.rate()
+	r.CPUS, r.CPUUSPerReq, r.RSSBytes, r.P50MS = m.cpuS, m.cpuPerReqUS(), m.rssBytes, m.p50MS
+	r.Start, r.LoadAvg1 = m.start, m.loadAvg1
+	if m.step != nil {
+		r.Engine = m.step.Driver.Engine
+	}
+	if err := l.enc.Encode(r); err != nil {
+		return fmt.Errorf("writing --raw: %w", err)
+	}
+	return nil
+}
+
+// loadAvg1 is the host's 1-minute load average, nil where /proc/loadavg
+// cannot be read.
+func loadAvg1() *float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return nil
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return nil
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return nil
+	}
+	return &v
+}
+
+// measured runs a driver, stamping the measurement with its start time and
+// the load average before it.
+func measured(run func() (measurement, error)) (measurement, error) {
+	start, load := time.Now().UTC(), loadAvg1()
+	m, err := run()
+	m.start, m.loadAvg1 = start, load
+	return m, err
 }
 
 // measurement is one driver run.
@@ -106,19 +257,20 @@ type measurement struct {
 	rssBytes         int64
 	p50MS            float64
 	step             *schema.Step // loadstep runs only
+	start            time.Time    // when the run began
+	loadAvg1         *float64     // host load average before it; nil when unknown
 }
 
 func (m measurement) rate() float64        { return float64(m.requests) / m.seconds }
 func (m measurement) cpuPerReqUS() float64 { return m.cpuS / float64(m.requests) * 1e6 }
 
-func benchAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
+func benchAll(ctx context.Context, c config, raw *rawLog, stdout, stderr io.Writer) error {
 	dir, err := os.MkdirTemp("", "idpbench-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	fmt.Fprintf(stdout, "| target | c | driver | req/s | rate ratio | CPU µs/req | CPU ratio | P50 ms | RSS MB |\n")
-	fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|---|\n")
+	writeCompareHeader(stdout, c.rounds)
 	var extra bytes.Buffer // tables printed after the main one
 	for _, t := range c.targets {
 		url, stopTarget, err := startTarget(ctx, c, t, dir)
@@ -126,7 +278,8 @@ func benchAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 			return err
 		}
 		for _, n := range c.conns {
-			rows, err := compare(ctx, c, url, n, dir, stderr)
+			rows, err := compare(drivers(ctx, c, url, n, dir), c.rounds, rawRecord{Table: "compare", Target: t, Conns: n},
+				raw, fmt.Sprintf("%s c=%d", url, n), stderr)
 			if err != nil {
 				stopTarget()
 				return fmt.Errorf("%s c=%d: %w", t, n, err)
@@ -136,7 +289,7 @@ func benchAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 			}
 		}
 		if t == "nginx" {
-			err = nginxExtras(ctx, c, url, dir, &extra, stderr)
+			err = nginxExtras(ctx, c, url, dir, raw, &extra, stderr)
 		}
 		stopTarget()
 		if err != nil {
@@ -147,15 +300,26 @@ func benchAll(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	return err
 }
 
+// writeCompareHeader writes the main table's preamble and header: which
+// figure is a median, and which ratio the ratio columns hold.
+func writeCompareHeader(w io.Writer, rounds int) {
+	fmt.Fprintf(w, "Each figure is the median over %d rounds. A ratio is the median over rounds of loadstep's figure "+
+		"divided by wrk's in the same round; the \"by round\" columns list those per-round ratios in round order. "+
+		"It is not the ratio of the two medians: that differs when rounds swing.\n\n", rounds)
+	fmt.Fprintf(w, "| target | c | driver | req/s (median) | req/s ÷ wrk's (median of per-round ratios) | req/s ÷ wrk's by round "+
+		"| CPU µs/req (median) | CPU ÷ wrk's (median of per-round ratios) | CPU ÷ wrk's by round | P50 ms (median) | RSS MB (median) |\n")
+	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|\n")
+}
+
 // nginxExtras writes the rate-accuracy and RSS tables.
-func nginxExtras(ctx context.Context, c config, url, dir string, w, stderr io.Writer) error {
+func nginxExtras(ctx context.Context, c config, url, dir string, raw *rawLog, w, stderr io.Writer) error {
 	if c.rate > 0 {
-		if err := rateTable(ctx, c, url, dir, w, stderr); err != nil {
+		if err := rateTable(ctx, c, url, dir, raw, w, stderr); err != nil {
 			return fmt.Errorf("rate table: %w", err)
 		}
 	}
 	if c.rssConns > 0 {
-		if err := rssTable(ctx, c, url, dir, w, stderr); err != nil {
+		if err := rssTable(ctx, c, url, dir, raw, w, stderr); err != nil {
 			return fmt.Errorf("RSS table: %w", err)
 		}
 	}
@@ -168,7 +332,7 @@ func nginxExtras(ctx context.Context, c config, url, dir string, w, stderr io.Wr
 // matches R*window unless some were lost; late and late_max_ms say how far
 // behind schedule the sends were (the rate over any part of the window is
 // off by at most late_max/window).
-func rateTable(ctx context.Context, c config, url, dir string, w, stderr io.Writer) error {
+func rateTable(ctx context.Context, c config, url, dir string, raw *rawLog, w, stderr io.Writer) error {
 	fmt.Fprintf(w, "\nRate mode on nginx (loadstep --rate, c=%d, no warmup):\n\n", c.rateConns)
 	fmt.Fprintf(w, "| round | rate req/s | nginx counted req/s | ratio | late %% | late max ms | corrected P50 ms | corrected P99 ms | service P99 ms | CPU µs/req | RSS MB |\n")
 	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -179,7 +343,9 @@ func rateTable(ctx context.Context, c config, url, dir string, w, stderr io.Writ
 		if err != nil {
 			return err
 		}
-		m, err := runLoadstep(ctx, c, url, c.rateConns, dir, "--rate", strconv.FormatFloat(c.rate, 'f', -1, 64))
+		m, err := measured(func() (measurement, error) {
+			return runLoadstep(ctx, c, url, c.rateConns, dir, "--rate", strconv.FormatFloat(c.rate, 'f', -1, 64))
+		})
 		if err != nil {
 			return err
 		}
@@ -192,6 +358,13 @@ func rateTable(ctx context.Context, c config, url, dir string, w, stderr io.Writ
 			return fmt.Errorf("loadstep --rate wrote no corrected latency")
 		}
 		counted := float64(after-before-1) / m.seconds // less the status request itself
+		base := rawRecord{Table: "rate", Target: "nginx", Conns: c.rateConns, Round: r, Turn: 1,
+			Driver: fmt.Sprintf("loadstep --rate %g", c.rate), Rate: &rateRaw{RateRPS: c.rate, NginxCountedRPS: counted,
+				Late: *s.Late, LateMaxMS: *s.LateMaxMS, CorrectedP50MS: s.CorrectedLatencyMS.P50,
+				CorrectedP99MS: s.CorrectedLatencyMS.P99, ServiceP99MS: s.LatencyMS.P99}}
+		if err := raw.write(base, m); err != nil {
+			return err
+		}
 		fmt.Fprintf(w, "| %d | %.0f | %.1f | %.4f | %.3f | %.2f | %.3f | %.3f | %.3f | %.1f | %.1f |\n",
 			r, c.rate, counted, counted/c.rate, 100*float64(*s.Late)/float64(s.Requests), *s.LateMaxMS,
 			s.CorrectedLatencyMS.P50, s.CorrectedLatencyMS.P99, s.LatencyMS.P99, m.cpuPerReqUS(), float64(m.rssBytes)/(1<<20))
@@ -201,7 +374,7 @@ func rateTable(ctx context.Context, c config, url, dir string, w, stderr io.Writ
 
 // rssTable runs each driver once at c.rssConns connections and reports its
 // peak RSS.
-func rssTable(ctx context.Context, c config, url, dir string, w, stderr io.Writer) error {
+func rssTable(ctx context.Context, c config, url, dir string, raw *rawLog, w, stderr io.Writer) error {
 	n := c.rssConns
 	fmt.Fprintf(w, "\nPeak RSS at c=%d on nginx:\n\n| driver | req/s | CPU µs/req | RSS MB |\n|---|---|---|---|\n", n)
 	rate := strconv.FormatFloat(max(c.rate, 1000), 'f', -1, 64)
@@ -209,10 +382,13 @@ func rssTable(ctx context.Context, c config, url, dir string, w, stderr io.Write
 		{"loadstep --rate " + rate, func() (measurement, error) { return runLoadstep(ctx, c, url, n, dir, "--rate", rate) }},
 	}
 	runs = append(drivers(ctx, c, url, n, dir), runs...)
-	for _, r := range runs {
+	for i, r := range runs {
 		fmt.Fprintf(stderr, "bench: %s c=%d: %s\n", url, n, r.name)
-		m, err := r.run()
+		m, err := measured(r.run)
 		if err != nil {
+			return err
+		}
+		if err := raw.write(rawRecord{Table: "rss", Target: "nginx", Conns: n, Turn: i + 1, Driver: r.name}, m); err != nil {
 			return err
 		}
 		if m.errors > 0 || m.requests == 0 {
@@ -271,19 +447,24 @@ func drivers(ctx context.Context, c config, url string, n int, dir string) []dri
 	return ds
 }
 
-// compare runs the drivers c.rounds times, rotating their order each round
-// (so drift of the machine hits all alike), and returns a table row per
-// driver: medians of each figure and, for loadstep, medians of the per-round
-// ratios to wrk.
-func compare(ctx context.Context, c config, url string, n int, dir string, stderr io.Writer) ([]string, error) {
-	ds := drivers(ctx, c, url, n, dir)
+// compare runs the drivers rounds times, rotating their order each round
+// (so drift of the machine hits all alike), writes every run to raw (base
+// filled in with the round, turn and driver), and returns a table row per
+// driver: medians of each figure and, for loadstep (every driver after the
+// first, wrk), the median of its per-round ratios to wrk and those ratios.
+func compare(ds []driver, rounds int, base rawRecord, raw *rawLog, label string, stderr io.Writer) ([]string, error) {
 	ms := make([][]measurement, len(ds))
-	for r := 0; r < c.rounds; r++ {
+	for r := 0; r < rounds; r++ {
 		for k := range ds {
 			d := (k + r) % len(ds)
-			fmt.Fprintf(stderr, "bench: %s c=%d round %d/%d: %s\n", url, n, r+1, c.rounds, ds[d].name)
-			m, err := ds[d].run()
+			fmt.Fprintf(stderr, "bench: %s round %d/%d: %s\n", label, r+1, rounds, ds[d].name)
+			m, err := measured(ds[d].run)
 			if err != nil {
+				return nil, err
+			}
+			rec := base
+			rec.Round, rec.Turn, rec.Driver = r+1, k+1, ds[d].name
+			if err := raw.write(rec, m); err != nil {
 				return nil, err
 			}
 			if m.errors > 0 || m.requests == 0 {
@@ -292,34 +473,51 @@ func compare(ctx context.Context, c config, url string, n int, dir string, stder
 			ms[d] = append(ms[d], m)
 		}
 	}
-	f := func(ms []measurement, g func(measurement) float64) float64 {
-		v := make([]float64, len(ms))
-		for i, m := range ms {
-			v[i] = g(m)
-		}
-		return median(v)
-	}
-	ratio := func(ls []measurement, g func(measurement) float64) string {
-		v := make([]float64, len(ls))
-		for i := range ls {
-			v[i] = g(ls[i]) / g(ms[0][i])
-		}
-		return fmt.Sprintf("%.2f", median(v))
-	}
 	rate := measurement.rate
 	cpu := measurement.cpuPerReqUS
 	p50 := func(m measurement) float64 { return m.p50MS }
 	rss := func(m measurement) float64 { return float64(m.rssBytes) / (1 << 20) }
 	rows := make([]string, len(ds))
 	for k, d := range ds {
-		rateRatio, cpuRatio := "—", "—"
+		rateRatio, rateRounds, cpuRatio, cpuRounds := "—", "—", "—", "—"
 		if k > 0 {
-			rateRatio, cpuRatio = ratio(ms[k], rate), ratio(ms[k], cpu)
+			rateRatio, rateRounds = ratioCells(pairedRatios(ms[k], ms[0], rate))
+			cpuRatio, cpuRounds = ratioCells(pairedRatios(ms[k], ms[0], cpu))
 		}
-		rows[k] = fmt.Sprintf("%s | %.0f | %s | %.1f | %s | %.3f | %.1f",
-			d.name, f(ms[k], rate), rateRatio, f(ms[k], cpu), cpuRatio, f(ms[k], p50), f(ms[k], rss))
+		rows[k] = fmt.Sprintf("%s | %.0f | %s | %s | %.1f | %s | %s | %.3f | %.1f",
+			d.name, medianOf(ms[k], rate), rateRatio, rateRounds, medianOf(ms[k], cpu), cpuRatio, cpuRounds,
+			medianOf(ms[k], p50), medianOf(ms[k], rss))
 	}
 	return rows, nil
+}
+
+// medianOf is the median of g over the runs.
+func medianOf(ms []measurement, g func(measurement) float64) float64 {
+	v := make([]float64, len(ms))
+	for i, m := range ms {
+		v[i] = g(m)
+	}
+	return median(v)
+}
+
+// pairedRatios are g(ls[i]) / g(wrk[i]) round by round: each of loadstep's
+// runs against wrk's run of the same round.
+func pairedRatios(ls, wrk []measurement, g func(measurement) float64) []float64 {
+	v := make([]float64, len(ls))
+	for i := range ls {
+		v[i] = g(ls[i]) / g(wrk[i])
+	}
+	return v
+}
+
+// ratioCells formats the median of the per-round ratios and the ratios
+// themselves, in round order.
+func ratioCells(v []float64) (med, rounds string) {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprintf("%.2f", x)
+	}
+	return fmt.Sprintf("%.2f", median(v)), strings.Join(s, " ")
 }
 
 func runWrk(ctx context.Context, c config, url string, n int) (measurement, error) {
@@ -387,7 +585,9 @@ func cpuSeconds(ru *syscall.Rusage) float64 {
 	return time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime)).Seconds()
 }
 
+// median of v; v is not changed.
 func median(v []float64) float64 {
+	v = slices.Clone(v)
 	sort.Float64s(v)
 	if len(v)%2 == 1 {
 		return v[len(v)/2]

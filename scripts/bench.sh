@@ -4,8 +4,12 @@
 # Usage: scripts/bench.sh [bench flags...]
 #   e.g. scripts/bench.sh -c 16,128 --duration 5s --rounds 3
 #        scripts/bench.sh --engines epoll --targets nginx   # loadstep engines to compare (default raw,epoll)
+#        scripts/bench.sh -c 16,128 --duration 5s --rounds 3 \
+#          --raw results/bench/bench.jsonl >results/bench/bench.md  # the README's run, raw figures kept
 # Installs wrk and nginx-light from the OS packages when missing (as root),
-# builds loadstep and the reference OP, then prints a markdown table on stdout.
+# builds loadstep and the reference OP, then prints markdown tables on stdout;
+# --raw FILE also writes every run's figures (every round, every driver) as
+# JSON lines, the numbers each median and per-round ratio is computed from.
 set -o errexit -o nounset -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 export IDPBENCH_LOG_TAG=bench

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+)
+
+// fakeDriver returns its rates (requests in 1 s) one run after another.
+func fakeDriver(name string, rates ...int64) driver {
+	return driver{name, func() (measurement, error) {
+		r := rates[0]
+		rates = rates[1:]
+		return measurement{requests: r, seconds: 1, cpuS: float64(r) * 10e-6, rssBytes: 10 << 20, p50MS: 0.5}, nil
+	}}
+}
+
+// TestCompareRatios: the ratio column is the median of the per-round
+// ratios, listed beside it, which differs from the ratio of the medians when
+// the rounds swing (here 112/90 = 1.24 against a paired 0.97, the shape of
+// the README's nginx c=128 epoll row), and every run is in the raw log.
+func TestCompareRatios(t *testing.T) {
+	ds := []driver{fakeDriver("wrk", 90, 116, 85), fakeDriver("loadstep epoll", 112, 112, 82)}
+	var raw bytes.Buffer
+	rows, err := compare(ds, 3, rawRecord{Table: "compare", Target: "nginx", Conns: 128},
+		&rawLog{enc: json.NewEncoder(&raw)}, "test", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"wrk | 90 | — | — | 10.0 | — | — | 0.500 | 10.0",
+		"loadstep epoll | 112 | 0.97 | 1.24 0.97 0.96 | 10.0 | 1.00 | 1.00 1.00 1.00 | 0.500 | 10.0",
+	}
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+
+	var got []rawRecord
+	dec := json.NewDecoder(&raw)
+	for dec.More() {
+		var r rawRecord
+		if err := dec.Decode(&r); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r)
+	}
+	// Round by round, the order rotated: wrk first in round 1, loadstep in round 2.
+	type run struct {
+		round, turn int
+		driver      string
+		reqPerS     float64
+	}
+	wantRuns := []run{{1, 1, "wrk", 90}, {1, 2, "loadstep epoll", 112}, {2, 1, "loadstep epoll", 112},
+		{2, 2, "wrk", 116}, {3, 1, "wrk", 85}, {3, 2, "loadstep epoll", 82}}
+	if len(got) != len(wantRuns) {
+		t.Fatalf("%d raw records, want %d", len(got), len(wantRuns))
+	}
+	for i, w := range wantRuns {
+		r := got[i]
+		if r.Table != "compare" || r.Target != "nginx" || r.Conns != 128 || r.Round != w.round || r.Turn != w.turn ||
+			r.Driver != w.driver || r.ReqPerS != w.reqPerS || r.Requests != int64(w.reqPerS) || r.Start.IsZero() {
+			t.Errorf("raw record %d = %+v, want %+v", i, r, w)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	ok := config{conns: []int{16}, duration: 5e9, rounds: 3, raw: "x.jsonl"}
+	if err := ok.validate(); err != nil {
+		t.Fatalf("valid config: %v", err)
+	}
+	for name, change := range map[string]func(*config){
+		"no rounds":        func(c *config) { c.rounds = 0 },
+		"sub-second":       func(c *config) { c.duration = 5e8 },
+		"fractional":       func(c *config) { c.duration = 15e8 },
+		"raw on stdout":    func(c *config) { c.raw = "-" },
+		"zero connections": func(c *config) { c.conns = []int{16, 0} },
+	} {
+		c := ok
+		change(&c)
+		if err := c.validate(); err == nil {
+			t.Errorf("%s: validate passed", name)
+		}
+	}
+}
