@@ -7,6 +7,7 @@ const (
 	ColdstartV1 = "idpbench.coldstart/v1"
 	SampleV1    = "idpbench.sample/v1"
 	MetaV1      = "idpbench.meta/v1"
+	FactsV1     = "idpbench.facts/v1"
 )
 
 // Coldstart is how long a product took from start to ready.
@@ -67,14 +68,21 @@ type Meta struct {
 	ScenarioNA    map[string]string `json:"scenario_na,omitempty"`
 	Endpoints     map[string]string `json:"endpoints,omitempty"`      // scenario -> URL measured
 	ConfigSources []Link            `json:"config_sources,omitempty"` // where the configuration comes from
-	Settings      map[string]string `json:"settings,omitempty"`       // effective settings worth reporting (pool sizes, heap)
-	Deviations    []Note            `json:"deviations,omitempty"`     // departures from official defaults, each with why
-	Warmups       []Warmup          `json:"warmups,omitempty"`        // non-default warmups and why
-	Pools         []PoolInfo        `json:"pools,omitempty"`          // pools minted for the run
-	Notes         []string          `json:"notes,omitempty"`
-	Database      map[string]string `json:"database,omitempty"` // PostgreSQL version and settings, identical for all products
-	Start         time.Time         `json:"start,omitempty"`    // when this product's run began
-	End           time.Time         `json:"end,omitempty"`      // when it finished
+	Settings      map[string]string `json:"settings,omitempty"`       // settings this run gave the product (its flags and config file)
+	// Facts are the configuration in force, read back from the running
+	// product or its database after setup (readback), or, where nothing
+	// can be read, stated from the documentation and marked so.
+	Facts []Fact `json:"facts,omitempty"`
+	// Known are the product's own limitations that shape a result (an
+	// upstream bottleneck), each with its reference.
+	Known      []Known           `json:"known,omitempty"`
+	Deviations []Note            `json:"deviations,omitempty"` // departures from official defaults, each with why
+	Warmups    []Warmup          `json:"warmups,omitempty"`    // non-default warmups and why
+	Pools      []PoolInfo        `json:"pools,omitempty"`      // pools minted for the run
+	Notes      []string          `json:"notes,omitempty"`
+	Database   map[string]string `json:"database,omitempty"` // PostgreSQL version and settings, identical for all products
+	Start      time.Time         `json:"start,omitempty"`    // when this product's run began
+	End        time.Time         `json:"end,omitempty"`      // when it finished
 }
 
 // Link names a configuration source.
@@ -103,4 +111,37 @@ type PoolInfo struct {
 	Mode     string `json:"mode"`     // reuse | consume | chain
 	Size     int    `json:"size"`     // credentials
 	Flow     string `json:"flow"`     // mintpool flow
+}
+
+// Fact sources (Fact.Source).
+const (
+	FactRead       = "read"                 // read from the running product or its database
+	FactDocumented = "documented, not read" // nothing running tells it; From names the document
+)
+
+// Fact is one configuration fact of a product as it ran.
+type Fact struct {
+	Name   string `json:"name"`   // what it is, e.g. "password hashing"
+	Value  string `json:"value"`  // the value in words, units included
+	Source string `json:"source"` // FactRead | FactDocumented
+	// From is where it was read (table and column, endpoint, metric,
+	// binary) or, for FactDocumented, the URL of the document.
+	From string `json:"from"`
+}
+
+// Known is a limitation of the product itself that shapes a result.
+type Known struct {
+	Scenario string `json:"scenario,omitempty"` // the scenario it shapes; "" = several
+	What     string `json:"what"`               // what it is and what it does to the numbers
+	Ref      string `json:"ref"`                // URL of the issue or code that shows it
+}
+
+// Facts is readback's output: what the running product says of itself.
+// Run scripts merge Facts into the product's Meta.
+type Facts struct {
+	Schema  string    `json:"schema"`  // FactsV1
+	Product string    `json:"product"` // product name
+	Version string    `json:"version"` // the version the running product reports
+	Read    time.Time `json:"read"`    // when the facts were read (RFC 3339)
+	Facts   []Fact    `json:"facts"`
 }

@@ -1,0 +1,137 @@
+// Command readback reads a product's configuration back from the running
+// product and its database — version, password and secret hashing, token
+// lifespans, refresh-token rotation, heap, database pool — and prints it as
+// an "idpbench.facts/v1" record, which the run scripts merge into the
+// product's meta. A fact nothing running tells is marked "documented, not
+// read" with its source.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/idpbench/idpbench/internal/atomicfile"
+	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/readback"
+)
+
+func main() {
+	ctx, stop := cli.SignalContext()
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usageHead = `Usage: readback --product keycloak|hydra|refop [sources] [-o FILE]
+
+Reads from the running product what is in force:
+  keycloak  --postgres (migration_model, credential, realm) --realm --metrics
+            (jvm_memory_max_bytes, jvm_info, agroal pool)
+  hydra     --admin-url (GET /version) --postgres (hydra_client secret hash,
+            hydra_oauth2_access lifespans) --client-id
+  refop     --binary (the example server's Go build info)
+and, with --token-url, the access-token lifespan of a client_credentials
+grant (expires_in). Every product: the connections it holds open to its
+database (pg_stat_activity). With --want-version the product must report
+that version. A source that cannot be read is an error naming it; nothing is
+written then. Secrets come from --client-secret-file or IDPBENCH_CLIENT_SECRET,
+never argv, and are never printed.
+
+Flags:
+`
+
+const usageTail = `
+Example (Keycloak after setup, into the run's meta):
+  readback --product keycloak --want-version 26.7.3 \
+    --postgres 'postgres://idpbench@127.0.0.1:5432/keycloak?sslmode=disable' \
+    --realm bench --metrics http://127.0.0.1:9000/metrics \
+    --token-url http://127.0.0.1:8080/realms/bench/protocol/openid-connect/token \
+    --client-id bench-svc --client-secret-file state/secrets/bench-svc -o state/facts.json &&
+  jq -r '.facts[] | "\(.name): \(.value) [\(.source)]"' state/facts.json
+`
+
+type flags struct {
+	cfg                      readback.Config
+	metrics, admin, tokenURL string
+	secretFile, out          string
+	version                  bool
+}
+
+func newFlagSet(f *flags) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("readback", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard)
+	c := &f.cfg
+	fs.StringVar(&c.Product, "product", "", "product to read: keycloak, hydra or refop (required)")
+	fs.StringVar(&c.Postgres, "postgres", "", "DSN of the product's own database")
+	fs.StringVar(&f.metrics, "metrics", "", "URL of the product's Prometheus metrics (Keycloak: management /metrics)")
+	fs.StringVar(&f.admin, "admin-url", "", "Hydra's admin API base URL")
+	fs.StringVar(&c.Binary, "binary", "", "the product's executable (refop: its Go build info)")
+	fs.StringVar(&c.Realm, "realm", "", "Keycloak: the benchmark realm")
+	fs.StringVar(&f.tokenURL, "token-url", "", "token endpoint: read the access-token lifespan from a client_credentials grant")
+	fs.StringVar(&c.ClientID, "client-id", "", "client of that grant (Hydra: also whose secret hash is read)")
+	fs.StringVar(&f.secretFile, "client-secret-file", "", "file holding its secret (default: env IDPBENCH_CLIENT_SECRET)")
+	fs.StringVar(&c.Scope, "scope", "", "scope of that grant")
+	fs.StringVar(&c.WantVersion, "want-version", "", "fail unless the product reports this version")
+	fs.DurationVar(&c.Timeout, "timeout", 10*time.Second, "timeout per request or query")
+	fs.StringVarP(&f.out, "output", "o", "-", "output file (- = stdout), written only when every fact was read")
+	fs.BoolVar(&f.version, "version", false, "print the version and exit")
+	return fs
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var f flags
+	fs := newFlagSet(&f)
+	if code, done := (cli.Help{Tool: "readback", Head: usageHead, Tail: usageTail}).Parse(fs, args, &f.version, stdout, stderr); done {
+		return code
+	}
+	return cli.Fail(stderr, "readback", f.run(ctx, fs, stdout))
+}
+
+func (f *flags) run(ctx context.Context, fs *pflag.FlagSet, stdout io.Writer) error {
+	if fs.NArg() > 0 {
+		return cli.Usagef("unexpected argument %q (readback takes flags only)", fs.Arg(0))
+	}
+	var err error
+	for _, u := range []struct {
+		flag, value string
+		dst         **url.URL
+	}{{"metrics", f.metrics, &f.cfg.Metrics}, {"admin-url", f.admin, &f.cfg.AdminURL}, {"token-url", f.tokenURL, &f.cfg.TokenURL}} {
+		if *u.dst, err = parseURL(u.flag, u.value); err != nil {
+			return err
+		}
+	}
+	if f.cfg.ClientSecret, err = cli.ReadSecret("client-secret-file", f.secretFile, "IDPBENCH_CLIENT_SECRET"); err != nil {
+		return cli.UsageError{Err: err}
+	}
+	if err := f.cfg.Validate(); err != nil {
+		return err
+	}
+	facts, err := readback.Read(ctx, f.cfg)
+	if err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(facts, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(f.out, 0o644, append(b, '\n'), stdout)
+}
+
+// parseURL parses an optional absolute http(s) URL flag.
+func parseURL(flag, s string) (*url.URL, error) {
+	if s == "" {
+		return nil, nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, cli.Usagef("--%s: %q is not an http(s) URL", flag, s)
+	}
+	return u, nil
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runArgs(args ...string) (code int, stdout, stderr string) {
+	var out, errb strings.Builder
+	code = run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestBadFlags(t *testing.T) {
+	t.Setenv("IDPBENCH_CLIENT_SECRET", "")
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		args []string
+		flag string
+	}{
+		{"no product", nil, "--product"},
+		{"unknown product", []string{"--product", "zitadel"}, "--product"},
+		{"bad metrics url", []string{"--product", "keycloak", "--metrics", "localhost:9000"}, "--metrics"},
+		{"token url without a secret", []string{"--product", "refop", "--binary", "x", "--token-url", "http://x/t", "--client-id", "c"}, "--client-secret-file"},
+		{"missing secret file", []string{"--product", "refop", "--client-secret-file", filepath.Join(dir, "nope")}, "--client-secret-file"},
+		{"hydra without admin url", []string{"--product", "hydra"}, "--admin-url"},
+		{"refop without binary", []string{"--product", "refop"}, "--binary"},
+		{"positional", []string{"--product", "refop", "extra"}, "extra"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runArgs(tt.args...)
+			if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "readback: ") || !strings.Contains(stderr, tt.flag) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and an error naming %s", code, stdout, stderr, tt.flag)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	code, stdout, _ := runArgs("--help")
+	if code != 0 || !strings.Contains(stdout, "--want-version") || !strings.Contains(stdout, "Example") {
+		t.Errorf("exit %d, help %q", code, stdout)
+	}
+}
+
+// TestOutputOnlyWhenRead: a failed read writes no file; a good one writes
+// the record, without the secret.
+func TestOutputOnlyWhenRead(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	if err := os.WriteFile(secret, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if _, pw, _ := req.BasicAuth(); pw != "s3cret" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		_, _ = w.Write([]byte(`{"access_token":"a.b.c","expires_in":60}`))
+	}))
+	t.Cleanup(srv.Close)
+	out := filepath.Join(dir, "facts.json")
+	// The reference OP's binary is not this test's: its module is missing.
+	code, stdout, stderr := runArgs("--product", "refop", "--binary", os.Args[0], "--token-url", srv.URL,
+		"--client-id", "c", "--client-secret-file", secret, "-o", out)
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "github.com/zitadel/oidc/v3") {
+		t.Errorf("exit %d, stderr %q; want 1 naming the missing module", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("%s written after a failed read (%v)", out, err)
+	}
+	// A product answering errors: a failure naming the call, no output, no secret.
+	code, stdout, stderr = runArgs("--product", "hydra", "--admin-url", srv.URL, "--token-url", srv.URL,
+		"--client-id", "c", "--client-secret-file", secret)
+	if code == 0 || stdout != "" {
+		t.Errorf("hydra against a token endpoint only: exit %d, stdout %q, stderr %q; want a failure and no output", code, stdout, stderr)
+	}
+	if strings.Contains(stderr, "s3cret") {
+		t.Errorf("stderr holds the secret: %q", stderr)
+	}
+}

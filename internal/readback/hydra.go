@@ -1,0 +1,123 @@
+package readback
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Hydra's documents, for the facts nothing running tells.
+const (
+	hydraConfigDoc  = "https://www.ory.sh/docs/hydra/reference/configuration"
+	hydraRefreshDoc = "https://www.ory.sh/docs/hydra/guides/graceful-token-refresh"
+)
+
+// hydra reads its version (admin /version), how the benchmark client's
+// secret is hashed and the lifespan of the access tokens it stored (its
+// database), and the connections it holds. Refresh-token lifespan and
+// rotation are not readable from a running Hydra: documented.
+func (r *reader) hydra(ctx context.Context) error {
+	if err := need("admin-url", r.cfg.Product, r.cfg.AdminURL == nil); err != nil {
+		return err
+	}
+	for _, f := range []func(context.Context) error{r.hydraVersion, r.hydraHashing, r.hydraLifespan, r.connections} {
+		if err := f(ctx); err != nil {
+			return err
+		}
+	}
+	r.documented("refresh token lifespan", "720h (ttl.refresh_token default; not set by this run)", hydraConfigDoc)
+	r.documented("refresh token rotation", "on: every refresh token is single-use, a reuse revokes the chain; oauth2.grant.refresh_token.rotation_grace_period not set", hydraRefreshDoc)
+	return nil
+}
+
+func (r *reader) hydraVersion(ctx context.Context) error {
+	u := r.cfg.AdminURL.JoinPath("version")
+	body, err := r.get(ctx, u)
+	if err != nil {
+		return fmt.Errorf("reading Hydra's version: %w", err)
+	}
+	var v struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil || v.Version == "" {
+		return fmt.Errorf("reading Hydra's version: %s answered without a version", redacted(u))
+	}
+	r.version = v.Version
+	r.read("version", v.Version, "admin API: GET /version")
+	return nil
+}
+
+// hydraHashing reads the hasher and its parameters from the stored hash
+// of the client's secret (the hash itself is never output).
+func (r *reader) hydraHashing(ctx context.Context) error {
+	if err := need("client-id", r.cfg.Product, r.cfg.ClientID == ""); err != nil {
+		return err
+	}
+	var hash string
+	err := r.query(ctx, "client "+r.cfg.ClientID+"'s secret hash (hydra_client)",
+		`SELECT client_secret FROM hydra_client WHERE id = $1`,
+		func(rows pgx.Rows) error { return rows.Scan(&hash) }, r.cfg.ClientID)
+	if err != nil {
+		return err
+	}
+	desc, err := describeHash(hash)
+	if err != nil {
+		return fmt.Errorf("client %s's secret: %w", r.cfg.ClientID, err)
+	}
+	r.read("client secret hashing", desc, "hydra database: hydra_client.client_secret of "+r.cfg.ClientID+" (its parameters only)")
+	return nil
+}
+
+// describeHash renders the parameters of a PHC-style hash
+// ($pbkdf2-sha256$i=25000,l=32$salt$hash) or a bcrypt hash ($2a$10$...).
+func describeHash(h string) (string, error) {
+	parts := strings.Split(h, "$")
+	if len(parts) < 4 || parts[0] != "" {
+		return "", fmt.Errorf("not a recognised hash format")
+	}
+	alg := parts[1]
+	if strings.HasPrefix(alg, "2") { // bcrypt: $2a$COST$...
+		cost, err := strconv.Atoi(parts[2])
+		if err != nil {
+			return "", fmt.Errorf("bcrypt hash without a cost")
+		}
+		return fmt.Sprintf("bcrypt, cost %d", cost), nil
+	}
+	params, err := url.ParseQuery(strings.ReplaceAll(parts[2], ",", "&"))
+	if err != nil || len(params) == 0 {
+		return "", fmt.Errorf("%s hash without parameters", alg)
+	}
+	s := alg
+	if i := params.Get("i"); i != "" {
+		s += ", " + i + " iterations"
+	}
+	if l := params.Get("l"); l != "" {
+		s += ", " + l + "-byte key"
+	}
+	for _, k := range []string{"m", "t", "p"} { // argon2
+		if v := params.Get(k); v != "" {
+			s += ", " + k + "=" + v
+		}
+	}
+	return s, nil
+}
+
+// hydraLifespan reads the lifespan of the access tokens Hydra stored
+// (expires_at - requested_at of the newest), as issued during setup.
+func (r *reader) hydraLifespan(ctx context.Context) error {
+	var seconds float64
+	err := r.query(ctx, "the newest access token (hydra_oauth2_access)",
+		`SELECT EXTRACT(EPOCH FROM expires_at - requested_at)::float8 FROM hydra_oauth2_access ORDER BY requested_at DESC LIMIT 1`,
+		func(rows pgx.Rows) error { return rows.Scan(&seconds) })
+	if err != nil {
+		return err
+	}
+	r.read("access token lifespan", fmt.Sprintf("%.0f s", seconds),
+		"hydra database: hydra_oauth2_access expires_at - requested_at of the newest token")
+	return nil
+}

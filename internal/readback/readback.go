@@ -1,0 +1,238 @@
+// Package readback reads a product's configuration back from the running
+// product and its database, so that the report states what was in force —
+// the hashing its database stores, the heap its JVM reports, the pool it
+// holds open, the lifespan its tokens are issued with — rather than what a
+// document says. A fact nothing running can tell is stated from the
+// documentation and marked schema.FactDocumented with its source.
+package readback
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// Products readback knows.
+const (
+	ProductKeycloak = "keycloak"
+	ProductHydra    = "hydra"
+	ProductRefop    = "refop"
+)
+
+// Config says where to read. Each product reads what it needs and fails
+// naming a missing source.
+type Config struct {
+	Product  string
+	Postgres string   // DSN of the product's own database
+	Metrics  *url.URL // Prometheus text exposition (Keycloak's management /metrics)
+	AdminURL *url.URL // Hydra's admin API base URL
+	Binary   string   // the product's executable (Go build info: the reference OP)
+	Realm    string   // Keycloak: the benchmark realm
+
+	// A client_credentials grant at TokenURL (Basic client auth) reads the
+	// access-token lifespan the product issues (expires_in).
+	TokenURL     *url.URL
+	ClientID     string
+	ClientSecret string // never logged, never in the output
+	Scope        string
+
+	// WantVersion, when set, must equal the version the product reports:
+	// the run states one version, the product must be running it.
+	WantVersion string
+	Timeout     time.Duration // per request or query
+	Client      *http.Client  // nil: a client with Timeout
+}
+
+// Validate checks the flags that do not depend on the product's answers.
+func (c *Config) Validate() error {
+	if !slices.Contains([]string{ProductKeycloak, ProductHydra, ProductRefop}, c.Product) {
+		return cli.Usagef("--product: %q is not one readback knows (keycloak, hydra, refop)", c.Product)
+	}
+	if c.TokenURL != nil && (c.ClientID == "" || c.ClientSecret == "") {
+		return cli.Usagef("--token-url needs --client-id and --client-secret-file (or IDPBENCH_CLIENT_SECRET)")
+	}
+	if c.Timeout <= 0 {
+		return cli.Usagef("--timeout: must be positive")
+	}
+	return nil
+}
+
+// Read reads the facts of c.Product.
+func Read(ctx context.Context, c Config) (*schema.Facts, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	r := &reader{cfg: c, client: c.Client}
+	if r.client == nil {
+		r.client = &http.Client{Timeout: c.Timeout}
+	}
+	defer r.close()
+	var err error
+	switch c.Product {
+	case ProductKeycloak:
+		err = r.keycloak(ctx)
+	case ProductHydra:
+		err = r.hydra(ctx)
+	case ProductRefop:
+		err = r.refop()
+	}
+	if err == nil && c.TokenURL != nil {
+		err = r.tokenLifespan(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := checkVersion(c, r.version); err != nil {
+		return nil, err
+	}
+	return &schema.Facts{Schema: schema.FactsV1, Product: c.Product, Version: r.version,
+		Read: time.Now().UTC(), Facts: r.facts}, nil
+}
+
+// checkVersion fails when the product reports another version than the
+// run states (c.WantVersion; "" = any).
+func checkVersion(c Config, got string) error {
+	if c.WantVersion != "" && got != c.WantVersion {
+		return fmt.Errorf("%s reports version %q, the run states %q", c.Product, got, c.WantVersion)
+	}
+	return nil
+}
+
+// reader collects the facts of one product.
+type reader struct {
+	cfg     Config
+	client  *http.Client
+	db      *pgx.Conn
+	version string
+	facts   []schema.Fact
+}
+
+func (r *reader) close() {
+	if r.db != nil {
+		_ = r.db.Close(context.Background())
+	}
+}
+
+// read adds a fact read from where.
+func (r *reader) read(name, value, from string) {
+	r.facts = append(r.facts, schema.Fact{Name: name, Value: value, Source: schema.FactRead, From: from})
+}
+
+// documented adds a fact nothing running tells, with its document.
+func (r *reader) documented(name, value, url string) {
+	r.facts = append(r.facts, schema.Fact{Name: name, Value: value, Source: schema.FactDocumented, From: url})
+}
+
+// conn connects to the product's database on first use.
+func (r *reader) conn(ctx context.Context) (*pgx.Conn, error) {
+	if r.db != nil {
+		return r.db, nil
+	}
+	if r.cfg.Postgres == "" {
+		return nil, cli.Usagef("--postgres: %s's facts are read from its database", r.cfg.Product)
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	db, err := pgx.Connect(ctx, r.cfg.Postgres)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the product's database: %w", err)
+	}
+	r.db = db
+	return db, nil
+}
+
+// query runs sql and scans its rows with scan; what names it in errors.
+func (r *reader) query(ctx context.Context, what, sql string, scan func(pgx.Rows) error, args ...any) error {
+	db, err := r.conn(ctx)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	rows, err := db.Query(ctx, sql, args...)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", what, err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		n++
+		if err := scan(rows); err != nil {
+			return fmt.Errorf("reading %s: %w", what, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading %s: %w", what, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("reading %s: no rows", what)
+	}
+	return nil
+}
+
+// connections reads how many connections the product holds open to its
+// database (pg_stat_activity), the pool as PostgreSQL sees it.
+func (r *reader) connections(ctx context.Context) error {
+	var n int64
+	err := r.query(ctx, "pg_stat_activity", `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+		func(rows pgx.Rows) error { return rows.Scan(&n) })
+	if err != nil {
+		return err
+	}
+	r.read("database connections open", fmt.Sprintf("%d (at the end of setup)", n),
+		"PostgreSQL pg_stat_activity, backends of the product's database")
+	return nil
+}
+
+// get fetches u and returns its body (at most 4 MiB); a status other than
+// 200 is an error.
+func (r *reader) get(ctx context.Context, u *url.URL) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	return r.do(req)
+}
+
+func (r *reader) do(req *http.Request) ([]byte, error) {
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", req.Method, redacted(req.URL), err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: reading the response: %w", req.Method, redacted(req.URL), err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s %s: status %d: %s", req.Method, redacted(req.URL), resp.StatusCode,
+			strings.Join(strings.Fields(string(body[:min(len(body), 200)])), " "))
+	}
+	return body, nil
+}
+
+// redacted is u without credentials or query.
+func redacted(u *url.URL) string {
+	v := *u
+	v.User, v.RawQuery = nil, ""
+	return v.String()
+}
+
+// need fails naming the flag a product's facts need.
+func need(flag, product string, missing bool) error {
+	if missing {
+		return cli.Usagef("--%s: %s's facts need it", flag, product)
+	}
+	return nil
+}

@@ -1,0 +1,159 @@
+package readback
+
+import (
+	"bytes"
+	"context"
+	"debug/buildinfo"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// tokenLifespan asks for a client_credentials token and reads the
+// lifespan the product gave it (expires_in, RFC 6749 5.1). The token itself
+// is dropped.
+func (r *reader) tokenLifespan(ctx context.Context) error {
+	form := url.Values{"grant_type": {"client_credentials"}}
+	if r.cfg.Scope != "" {
+		form.Set("scope", r.cfg.Scope)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.cfg.TokenURL.String(), strings.NewReader(form.Encode()))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	req.SetBasicAuth(url.QueryEscape(r.cfg.ClientID), url.QueryEscape(r.cfg.ClientSecret))
+	body, err := r.do(req)
+	if err != nil {
+		return fmt.Errorf("client_credentials grant for the token lifespan: %w", err)
+	}
+	var tok struct {
+		AccessToken string   `json:"access_token"`
+		ExpiresIn   *float64 `json:"expires_in"`
+	}
+	if err := json.Unmarshal(body, &tok); err != nil || tok.ExpiresIn == nil {
+		return fmt.Errorf("client_credentials grant at %s: no expires_in in the answer", redacted(r.cfg.TokenURL))
+	}
+	r.read("access token lifespan (client_credentials)", fmt.Sprintf("%.0f s (expires_in of a fresh token)", *tok.ExpiresIn),
+		"token endpoint, a client_credentials grant: expires_in")
+	format := "opaque (not a JWT)"
+	if strings.Count(tok.AccessToken, ".") == 2 {
+		format = "JWT"
+	}
+	r.read("access token format", format, "token endpoint, a client_credentials grant: the access token's shape")
+	return nil
+}
+
+// metrics fetches and parses the Prometheus text exposition at c.Metrics.
+func (r *reader) metrics(ctx context.Context) (map[string]*dto.MetricFamily, error) {
+	if err := need("metrics", r.cfg.Product, r.cfg.Metrics == nil); err != nil {
+		return nil, err
+	}
+	body, err := r.get(ctx, r.cfg.Metrics)
+	if err != nil {
+		return nil, fmt.Errorf("reading metrics: %w", err)
+	}
+	return parseMetrics(body)
+}
+
+// parseMetrics parses a Prometheus text exposition.
+func parseMetrics(body []byte) (map[string]*dto.MetricFamily, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("parsing metrics: %w", err)
+	}
+	return fams, nil
+}
+
+// sample is one metric's value with its labels.
+type sample struct {
+	labels map[string]string
+	value  float64
+}
+
+// samples returns the gauge, counter or untyped values of family name
+// whose labels include match; an absent family is an error.
+func samples(fams map[string]*dto.MetricFamily, name string, match map[string]string) ([]sample, error) {
+	f := fams[name]
+	if f == nil {
+		return nil, fmt.Errorf("metric %s: not exposed", name)
+	}
+	var out []sample
+	for _, m := range f.GetMetric() {
+		s := sample{labels: map[string]string{}, value: math.NaN()}
+		for _, l := range m.GetLabel() {
+			s.labels[l.GetName()] = l.GetValue()
+		}
+		if !matches(s.labels, match) {
+			continue
+		}
+		switch {
+		case m.Gauge != nil:
+			s.value = m.GetGauge().GetValue()
+		case m.Counter != nil:
+			s.value = m.GetCounter().GetValue()
+		case m.Untyped != nil:
+			s.value = m.GetUntyped().GetValue()
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("metric %s%v: no such series", name, match)
+	}
+	return out, nil
+}
+
+func matches(labels, match map[string]string) bool {
+	for k, v := range match {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// sum adds the samples' values; skip drops those it says to.
+func sum(ss []sample, skip func(float64) bool) float64 {
+	t := 0.0
+	for _, s := range ss {
+		if skip == nil || !skip(s.value) {
+			t += s.value
+		}
+	}
+	return t
+}
+
+// goModuleVersion reads the version of module path from the Go build info
+// of the executable file.
+func goModuleVersion(file, path string) (string, error) {
+	bi, err := buildinfo.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("reading the build info of %s: %w", file, err)
+	}
+	if bi.Main.Path == path {
+		return bi.Main.Version, nil
+	}
+	for _, d := range bi.Deps {
+		if d.Path == path {
+			if d.Replace != nil {
+				return d.Replace.Version, nil
+			}
+			return d.Version, nil
+		}
+	}
+	return "", fmt.Errorf("%s: built without module %s", file, path)
+}
+
+// mib renders bytes as MiB.
+func mib(b float64) string {
+	return fmt.Sprintf("%.0f MiB (%.0f bytes)", b/(1<<20), b)
+}
