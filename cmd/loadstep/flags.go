@@ -32,7 +32,7 @@ type config struct {
 	users                     int
 	passwordFile              string
 	loginClient, loginToken   string
-	userinfoURL, userinfoChk  string
+	userinfoURL               string
 	introspectChk             string
 	method, body, expect      string
 	headers, labels           []string
@@ -81,8 +81,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.StringVar(&c.loginClient, "login-client", "", "auth_code --login zitadel: the user id of the login client (a machine user with the IAM_LOGIN_CLIENT role), sent as x-zitadel-login-client")
 	fs.StringVar(&c.loginToken, "login-client-pat-file", "", "auth_code --login zitadel: file holding the login client's token (a PAT) for the Session API; default: env "+loginTokenEnv)
 	fs.StringVar(&c.userinfoURL, "userinfo-url", "", "client_credentials_login: userinfo endpoint URL (--url is the token endpoint)")
-	fs.StringVar(&c.introspectChk, "introspect-check", load.CheckActive, "introspect: what a 2xx answer must say: active (\"active\": true) | answered (an \"active\" boolean, true or false; recorded as the label introspect_check=answered)")
-	fs.StringVar(&c.userinfoChk, "userinfo-check", load.Check2xx, "client_credentials_login: what a userinfo response must be: 2xx (any 2xx, Zitadel's k6 check) | sub (2xx with a non-empty sub) | an HTTP status, e.g. 403")
+	fs.StringVar(&c.introspectChk, "introspect-check", load.CheckActive, "introspect: what a 2xx answer must say: active (\"active\": true, the scenario's rule) | answered (an \"active\" boolean, true or false: for tests of client authentication; recorded as check \""+schema.CheckAnswered+"\", never compared with S3)")
 	fs.StringVar(&c.method, "method", "GET", "request scenario: HTTP method")
 	fs.StringArrayVar(&c.headers, "header", nil, "'Key: Value' header sent with every request, repeatable; may hold {{pool}} (request scenario)")
 	fs.StringVar(&c.body, "body", "", "request scenario: body; {{pool}} is replaced per request; default empty")
@@ -110,6 +109,15 @@ Flags:
 `)
 	fmt.Fprint(w, fs.FlagUsages())
 	fmt.Fprint(w, `
+Success rules: each scenario has one, the same for every product, and the
+step records it as "check": discovery "2xx json issuer"; client_credentials,
+jwt_bearer and refresh "2xx json access_token"; introspect "2xx json
+active=true"; userinfo "2xx json sub"; client_credentials_login the token
+as client_credentials, then userinfo as userinfo; auth_code every hop as
+the flow expects (3xx hops included), then the code exchange; request "2xx"
+(with --expect: "2xx body contains ..."). A 4xx or 5xx is never ok; a 2xx
+that fails the rule counts in errors.check.
+
 Window edges: a request belongs to the window, and to the interval, in which
 it was SENT (in rate mode: in which it was due to be sent, see below).
 Requests sent during the warmup are never counted, even when they complete
@@ -177,11 +185,10 @@ first send to its last response. requests_by_name holds each name's requests,
 errors, status codes, latency_ms and histogram (service time); http_requests
 their sum. --timeout applies to each request; --rate is iterations/s.
   client_credentials_login (--url token endpoint, --userinfo-url): oidc_token
-    (client_credentials) then oidc_user_info with that token, judged by
-    --userinfo-check: 2xx (default, Zitadel's check; Hydra answers 200 without
-    a sub), sub (Keycloak, with --scope openid: its service account's sub), or
-    one exact status (the reference OP answers a client's token with 403
-    after validating it; so does Keycloak without the openid scope).
+    (client_credentials) then oidc_user_info with that token, judged as the
+    userinfo scenario is (2xx with a non-empty sub). A product that answers
+    a client's token otherwise (the reference OP: 403; Hydra: 200 without a
+    sub) cannot run it: its cell is N/A, never judged by a looser rule.
   auth_code (--url authorization endpoint, --token-url, --redirect-uri,
     --client-id and secret, --username, --login): the headless login, then
     oidc_token (authorization_code). --login hydra: login_authorize,
@@ -345,7 +352,6 @@ func (c *config) loadConfig(stdin io.Reader) (*load.Config, error) {
 		Engine: c.engine, Insecure: c.insecure,
 		Login: c.login, RedirectURI: c.redirectURI, Username: c.username, Users: c.users,
 		LoginClient:     c.loginClient,
-		UserinfoCheck:   c.userinfoChk,
 		IntrospectCheck: c.introspectChk,
 	}
 	lc.TokenURL, _ = parseOptionalURL("token-url", c.tokenURL) // validated

@@ -96,8 +96,9 @@ func TestBadInput(t *testing.T) {
 		{"auth_code bad token url", []string{"--scenario", "auth_code", "--token-url", "x/t"}, "--token-url"},
 		{"client_credentials_login without userinfo url", []string{"--scenario", "client_credentials_login", "--client-id", "c",
 			"--client-secret-file", secretFile}, "--userinfo-url"},
-		{"client_credentials_login bad check", []string{"--scenario", "client_credentials_login", "--client-id", "c",
-			"--client-secret-file", secretFile, "--userinfo-url", "http://x/u", "--userinfo-check", "ok"}, "--userinfo-check"},
+		// One rule per scenario: the per-product userinfo check is gone.
+		{"client_credentials_login removed --userinfo-check", []string{"--scenario", "client_credentials_login", "--client-id", "c",
+			"--client-secret-file", secretFile, "--userinfo-url", "http://x/u", "--userinfo-check", "403"}, "--userinfo-check"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

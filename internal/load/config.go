@@ -73,7 +73,6 @@ type Config struct {
 	LoginClient      string   // LoginZitadel: the login client's user id (a machine user with IAM_LOGIN_CLIENT)
 	LoginClientToken string   // LoginZitadel: its token; never logged, never in the result
 	UserinfoURL      *url.URL // client_credentials_login: the userinfo endpoint
-	UserinfoCheck    string   // client_credentials_login: CheckSub | Check2xx | an HTTP status; "" = Check2xx
 
 	// IntrospectCheck is what an introspection response must be:
 	// CheckActive ("" too) or CheckAnswered.
@@ -284,9 +283,6 @@ func (c *Config) validateFlow() error {
 	case schema.ScenarioClientCredentialsLogin:
 		if c.UserinfoURL == nil {
 			return cli.Usagef("--userinfo-url: client_credentials_login needs the userinfo endpoint")
-		}
-		if !validUserinfoCheck(c.UserinfoCheck) {
-			return cli.Usagef("--userinfo-check: %q is not sub, 2xx or an HTTP status (100-599)", c.UserinfoCheck)
 		}
 	case schema.ScenarioAuthCode:
 		return c.validateLogin()

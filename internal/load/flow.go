@@ -54,13 +54,6 @@ const (
 	LoginZitadel  = "zitadel"  // Zitadel's Session API: authorize -> session -> finalize -> code
 )
 
-// Userinfo checks of client_credentials_login (Config.UserinfoCheck);
-// any other value is the one HTTP status that passes.
-const (
-	CheckSub = "sub" // a 2xx JSON body with a non-empty "sub"
-	Check2xx = "2xx" // any 2xx (the check of Zitadel's k6 script)
-)
-
 // flow is an iteration scenario.
 type flow interface {
 	// order is the request names in the order an iteration sends them.
@@ -91,8 +84,7 @@ func newFlows(c *Config) *flows {
 func newFlow(c *Config) flow {
 	auth := clientAuth{method: c.ClientAuth, id: c.ClientID, secret: c.ClientSecret}
 	if c.Scenario == schema.ScenarioClientCredentialsLogin {
-		return &ccLoginFlow{token: c.URL, userinfo: c.UserinfoURL, auth: auth, scope: c.Scope,
-			check: userinfoJudge(c.UserinfoCheck)}
+		return &ccLoginFlow{token: c.URL, userinfo: c.UserinfoURL, auth: auth, scope: c.Scope}
 	}
 	ac := newAuthCode(c, auth)
 	if c.Login == LoginZitadel {
@@ -271,42 +263,6 @@ func wantRedirect(check func(loc *url.URL) bool) judge {
 		}
 		return classOK
 	}
-}
-
-// wantStatus passes exactly status; another 2xx fails the check, anything
-// else counts as non2xx.
-func wantStatus(status int) judge {
-	return func(r *reply) class {
-		switch {
-		case r.status == status:
-			return classOK
-		case r.status >= 200 && r.status <= 299:
-			return classCheck
-		}
-		return classNon2xx
-	}
-}
-
-// userinfoJudge is the check of a validated --userinfo-check.
-func userinfoJudge(check string) judge {
-	switch check {
-	case CheckSub:
-		return want2xx(hasString("sub"))
-	case Check2xx, "":
-		return want2xx(nil)
-	}
-	status, _ := strconv.Atoi(check)
-	return wantStatus(status)
-}
-
-// validUserinfoCheck reports whether s is a --userinfo-check value.
-func validUserinfoCheck(s string) bool {
-	switch s {
-	case CheckSub, Check2xx, "":
-		return true
-	}
-	n, err := strconv.Atoi(s)
-	return err == nil && n >= 100 && n <= 599
 }
 
 // hasString requires a non-empty top-level string member.

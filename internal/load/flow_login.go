@@ -16,7 +16,6 @@ type ccLoginFlow struct {
 	token, userinfo *url.URL
 	auth            clientAuth
 	scope           string
-	check           judge // the userinfo response, see --userinfo-check
 }
 
 func (f *ccLoginFlow) order() []string { return []string{NameToken, NameUserinfo} }
@@ -33,7 +32,8 @@ func (f *ccLoginFlow) run(it *flowIter) {
 	req := newRequest(http.MethodGet, f.userinfo, "", "")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("Authorization", "Bearer "+jsonString(r.body, "access_token"))
-	it.do(NameUserinfo, req, f.check)
+	// schema.CheckCCLogin: userinfo as the userinfo scenario judges it.
+	it.do(NameUserinfo, req, want2xx(hasString("sub")))
 }
 
 // authCode is what every auth_code login driver shares: the authorization

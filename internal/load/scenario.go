@@ -44,7 +44,21 @@ func (sc *scenario) build(r *Request, cred, assertion string) {
 	}
 }
 
-// newScenario builds the scenario of a validated Config.
+// checkOf is the success rule a validated Config's step is judged by
+// (schema.Step.Check): the scenario's own, except for the custom request
+// and --introspect-check answered, whose rule the flags choose.
+func checkOf(c *Config) string {
+	switch {
+	case c.Scenario == schema.ScenarioRequest:
+		return schema.RequestCheck(c.Expect)
+	case c.Scenario == schema.ScenarioIntrospect && c.IntrospectCheck == CheckAnswered:
+		return schema.CheckAnswered
+	}
+	return schema.ScenarioCheck(c.Scenario)
+}
+
+// newScenario builds the scenario of a validated Config; its check is the
+// judge of checkOf(c).
 func newScenario(c *Config) scenario {
 	h := c.defaultHeaders()
 	switch c.Scenario {

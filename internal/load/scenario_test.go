@@ -3,9 +3,11 @@ package load
 import (
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -252,6 +254,9 @@ func TestScenarios(t *testing.T) {
 						t.Errorf("body %q: ok %d check %d of %d requests, want ok %d check %d",
 							body, s.OK, s.Errors.Check, s.Requests, wantOK, wantCheck)
 					}
+					if want := wantRule(c); s.Check != want {
+						t.Errorf("check %q, want %q", s.Check, want)
+					}
 				})
 			}
 		}
@@ -282,4 +287,55 @@ func verifyingServer(t *testing.T, verify func(*http.Request) error, body string
 	}))
 	t.Cleanup(srv.Close)
 	return srv, func() error { mu.Lock(); defer mu.Unlock(); return first }
+}
+
+// wantRule is the success rule a step of c must record, spelled out as the
+// report and the design state it (schema/check.go must not drift from it).
+func wantRule(c *Config) string {
+	if c.Scenario == schema.ScenarioIntrospect && c.IntrospectCheck == CheckAnswered {
+		return "2xx json active=bool"
+	}
+	if c.Scenario == schema.ScenarioRequest {
+		if c.Expect == "" {
+			return "2xx"
+		}
+		return "2xx body contains " + strconv.Quote(c.Expect)
+	}
+	return map[string]string{
+		schema.ScenarioDiscovery:         "2xx json issuer",
+		schema.ScenarioClientCredentials: "2xx json access_token",
+		schema.ScenarioJWTBearer:         "2xx json access_token",
+		schema.ScenarioRefresh:           "2xx json access_token",
+		schema.ScenarioIntrospect:        "2xx json active=true",
+		schema.ScenarioUserinfo:          "2xx json sub",
+	}[c.Scenario]
+}
+
+// TestNon2xxNeverOK: a 4xx or 5xx whose body would pass the check is a
+// failure in every single-request scenario.
+func TestNon2xxNeverOK(t *testing.T) {
+	body := `{"issuer":"i","access_token":"a","refresh_token":"r","active":true,"sub":"s"}`
+	for _, status := range []int{400, 401, 403, 404, 500, 503} {
+		for _, sc := range []string{schema.ScenarioDiscovery, schema.ScenarioClientCredentials, schema.ScenarioIntrospect,
+			schema.ScenarioUserinfo, schema.ScenarioRefresh, schema.ScenarioJWTBearer, schema.ScenarioRequest} {
+			t.Run(fmt.Sprintf("%s/%d", sc, status), func(t *testing.T) {
+				t.Parallel()
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(status)
+					_, _ = io.WriteString(w, body)
+				}))
+				t.Cleanup(srv.Close)
+				c := testConfig(t, srv.URL, sc)
+				c.Duration, c.ClientID, c.ClientSecret = 80*time.Millisecond, "cid", secret
+				if poolScenario(sc) {
+					c.Pool = testPool("p", "cred")
+				}
+				s := mustRun(t, c)
+				if s.Requests == 0 || s.OK != 0 || s.Errors.Non2xx != s.Requests {
+					t.Errorf("status %d: ok %d non2xx %d of %d requests, want none ok", status, s.OK, s.Errors.Non2xx, s.Requests)
+				}
+			})
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package load
 
 import (
-	"maps"
 	"strconv"
 	"time"
 
@@ -14,11 +13,11 @@ func (e *engine) step(w window) (*schema.Step, error) {
 	c := e.cfg
 	s := &schema.Step{
 		Schema: schema.StepV1, ToolVersion: cli.Version(),
-		Product: c.Product, ProductVersion: c.ProductVersion, Scenario: c.Scenario, Labels: stepLabels(c),
+		Product: c.Product, ProductVersion: c.ProductVersion, Scenario: c.Scenario, Labels: c.Labels,
 		TargetURL: redact(c), Connections: c.Connections, RateRPS: c.Rate,
 		WarmupS: c.Warmup.Seconds(), DurationS: c.Duration.Seconds(),
 		IntervalS: c.Interval.Seconds(), TimeoutS: c.Timeout.Seconds(),
-		Start: w.start.UTC(), End: w.end.UTC(), Status: schema.StatusComplete,
+		Start: w.start.UTC(), End: w.end.UTC(), Status: schema.StatusComplete, Check: checkOf(c),
 		LatencyModel: schema.ModelClosedLoop,
 		Pool:         e.creds.use(), Driver: w.cpu.driver(), Host: hostInfo(),
 		Intervals: []schema.Interval{},
@@ -125,18 +124,4 @@ func redact(c *Config) string {
 	u := *c.URL
 	u.User = nil
 	return u.String()
-}
-
-// stepLabels are the user's labels plus introspect_check=answered when the
-// step accepted inactive tokens, so a reader cannot take it for the default.
-func stepLabels(c *Config) map[string]string {
-	if c.IntrospectCheck != CheckAnswered {
-		return c.Labels
-	}
-	l := maps.Clone(c.Labels)
-	if l == nil {
-		l = map[string]string{}
-	}
-	l["introspect_check"] = CheckAnswered
-	return l
 }

@@ -24,6 +24,7 @@ type CellRow struct {
 	Failed      int64   `json:"failed"`
 	ErrorRate   float64 `json:"error_rate"` // a fraction
 	Reason      string  `json:"reason,omitempty"`
+	Check       string  `json:"check,omitempty"` // the steady step's success rule (schema.Step.Check)
 	File        string  `json:"file,omitempty"`
 	// Iteration scenarios: Unit is "iteration" (qps is iterations/s,
 	// requests, failed and the percentiles are per iteration) and ByName
@@ -50,7 +51,7 @@ func CellRows(r *Report) []CellRow {
 			row.Steady, row.Connections, row.QPS = true, s.Connections, s.QPS
 			row.P50MS, row.P95MS, row.P99MS = s.LatencyMS.P50, s.LatencyMS.P95, s.LatencyMS.P99
 			row.Requests, row.Failed, row.ErrorRate = s.Requests, s.Errors.Total(), s.ErrorRate
-			row.File = st.Path
+			row.File, row.Check = st.Path, s.Check
 			row.Unit = s.CountUnit
 			for name, nr := range s.RequestsByName {
 				if row.ByName == nil {

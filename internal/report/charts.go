@@ -58,8 +58,9 @@ func (r *Report) ladderSeries(scenario string, style map[string]int) (qps, p99 [
 			continue
 		}
 		byC := map[int]LadderStep{}
-		for _, ls := range c.Ladder { // by connections, then start
-			if ls.Step.Status == schema.StatusComplete {
+		rule := schema.ScenarioCheck(scenario) // a ladder judged by another rule is not drawn beside it
+		for _, ls := range c.Ladder {          // by connections, then start
+			if ls.Step.Status == schema.StatusComplete && judgedBy(ls.Step, rule) {
 				byC[ls.Step.Connections] = ls
 			}
 		}

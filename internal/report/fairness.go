@@ -53,14 +53,38 @@ func (m *md) productFairness(p Product) {
 	if res := m.resources(p.Name); res != nil && !p.NA {
 		m.printf("- PostgreSQL client connections observed (max over the steady-state windows): %s\n", fig(res.ConnsMax, formatCount))
 	}
+	m.list("Configuration in force (read from the running product or its database after setup, else documented)",
+		len(mt.Facts), func(i int) string { return factText(mt.Facts[i]) })
+	m.list("Known limitations of the product that shape a result", len(mt.Known), func(i int) string {
+		return knownText(mt.Known[i])
+	})
 	if len(mt.Settings) > 0 {
-		m.printf("- Settings: %s\n", kvText(mt.Settings))
+		m.printf("- Settings given by this run: %s\n", kvText(mt.Settings))
 	}
 	if len(mt.Database) > 0 {
 		m.printf("- Database: %s\n", kvText(mt.Database))
 	}
 	m.list("Notes", len(mt.Notes), func(i int) string { return mt.Notes[i] })
 	m.printf("\n")
+}
+
+// factText is a fact with its provenance: read from where, or documented
+// where.
+func factText(f schema.Fact) string {
+	if f.Source == schema.FactRead {
+		return fmt.Sprintf("%s: %s (read: %s)", f.Name, f.Value, f.From)
+	}
+	return fmt.Sprintf("%s: %s (%s: %s)", f.Name, f.Value, cmp.Or(f.Source, "source not given"), f.From)
+}
+
+// knownText is a known limitation with the scenario it shapes and its
+// reference.
+func knownText(k schema.Known) string {
+	s := k.What + " (" + k.Ref + ")"
+	if info, ok := schema.LookupScenario(k.Scenario); ok {
+		return info.ID + " " + info.Name + ": " + s
+	}
+	return s
 }
 
 // list renders a titled bullet with one sub-bullet per item, or "none".

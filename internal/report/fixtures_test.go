@@ -40,7 +40,12 @@ type stepSpec struct {
 	schemaString        string   // "" = StepV1
 	gapAt               int      // 1-based index of an interval left out (a gap); 0 = none
 	names               []string // an iteration step: its request names (each takes an equal share of the latency)
+	check               string   // the rule it was judged by: "" = the scenario's, noCheck = none recorded (an older loadstep)
 }
+
+// noCheck in stepSpec.check makes a step without the check field, as
+// loadstep wrote them before it existed.
+const noCheck = "(none)"
 
 var fixtureStart = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 
@@ -81,6 +86,11 @@ func fixtureSpecs() []stepSpec {
 		with(k("auth_code", 4, 22, 180), func(s *stepSpec) { s.names = keycloakLogin() }),
 		with(h("client_credentials_login", 2, 180, 11), func(s *stepSpec) { s.names = ccLogin() }),
 		with(h("client_credentials_login", 4, 260, 15), func(s *stepSpec) { s.names = ccLogin() }),
+		// Judged by a looser rule than the scenario's (any 2xx userinfo, as
+		// loadstep's removed --userinfo-check 2xx did): never a number.
+		with(k("client_credentials_login", 2, 900, 4), func(s *stepSpec) { s.names, s.check = ccLogin(), schema.Check2xx }),
+		// A step of a loadstep before Step.Check: its rule is unknown.
+		with(h("introspect", 2, 2300, 0.8), func(s *stepSpec) { s.check = noCheck }),
 	}
 	for i := range specs {
 		specs[i].start = at(i)
@@ -127,8 +137,12 @@ func synthStep(t testing.TB, sp stepSpec, seed uint64) *schema.Step {
 		TargetURL: sp.target, Connections: sp.c, WarmupS: 5, DurationS: dur, IntervalS: iv, TimeoutS: 10,
 		Start: sp.start, End: sp.start.Add(time.Duration(dur * float64(time.Second))),
 		Status: cmpStr(sp.status, schema.StatusComplete), LatencyModel: schema.ModelClosedLoop,
+		Check:  cmpStr(sp.check, schema.ScenarioCheck(sp.scenario)),
 		Labels: map[string]string{"phase": sp.phase},
 		Host:   schema.Host{CPUs: 2, Kernel: "6.8.0-45-generic", Go: "go1.26.8", OS: "linux/amd64", Hostname: "bench1"},
+	}
+	if sp.check == noCheck {
+		s.Check = ""
 	}
 	perInterval := int64(math.Round(sp.qps * iv))
 	for i, ts := 1, 0.0; ts < dur-1e-9; i, ts = i+1, ts+iv {
@@ -239,6 +253,13 @@ func fixtureRecords() map[string]any {
 				URL: "https://www.ory.sh/docs/hydra/reference/configuration"}},
 			Settings:   map[string]string{"DSN max_conns": "25", "strategies.access_token": "opaque"},
 			Deviations: []schema.Note{{What: "log.level=warn", Why: "info logs two lines per request"}},
+			Facts: []schema.Fact{
+				{Name: "client secret hashing", Value: "pbkdf2-sha256, 25000 iterations, 32-byte key", Source: schema.FactRead,
+					From: "hydra database: hydra_client.client_secret of bench-svc (its parameters only)"},
+				{Name: "refresh token rotation", Value: "on: every refresh token is single-use", Source: schema.FactDocumented,
+					From: "https://www.ory.sh/docs/hydra/guides/graceful-token-refresh"}},
+			Known: []schema.Known{{Scenario: "discovery", What: "discovery is serialised on a per-key-set write lock",
+				Ref: "https://github.com/ory/hydra/issues/3863"}},
 			Pools: []schema.PoolInfo{{Scenario: "refresh", Kind: "refresh_token", Mode: "chain", Size: 64,
 				Flow: "hydra-login"}},
 			Database: db, Start: fixtureStart, End: fixtureStart.Add(10 * time.Minute),
@@ -249,6 +270,8 @@ func fixtureRecords() map[string]any {
 			ConfigSources: []schema.Link{{What: "Keycloak production configuration",
 				URL: "https://www.keycloak.org/server/configuration-production"}},
 			Settings: map[string]string{"db-pool-max-size": "100", "JAVA_OPTS_KC_HEAP": "-XX:MaxRAMPercentage=70"},
+			Facts: []schema.Fact{{Name: "password hashing", Value: "argon2, 5 iterations, memory 7168 KiB, parallelism 1, type id (21 credentials)",
+				Source: schema.FactRead, From: "keycloak database: credential.credential_data of all 21 password credentials"}},
 			Warmups:  []schema.Warmup{{WarmupS: 60, Why: "JIT compilation: the first minute runs interpreted code"}},
 			Database: db,
 		},

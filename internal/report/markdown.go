@@ -31,6 +31,7 @@ func WriteMarkdown(w io.Writer, r *Report, opt MarkdownOptions) error {
 	m.banner()
 	m.header()
 	m.mainTable()
+	m.successRules()
 	m.iterations()
 	m.memoryColdJitter()
 	m.chartsSection()
@@ -157,14 +158,72 @@ func (m *md) mainTable() {
 			continue
 		}
 		st := s.Step
-		m.printf("| %s | %s | %s | %s | %s | %s | %s | c=%d |\n", sc, c.Product, rateText(c, st.QPS),
+		known := ""
+		if len(m.known(c)) > 0 {
+			known = " (the product's known limit, below)"
+		}
+		if mixedChecks(m.r.Cells, c.Scenario.Name) {
+			known += fmt.Sprintf("; judged by `%s`, which differs between products: not comparable", st.Check)
+		}
+		m.printf("| %s | %s | %s | %s | %s | %s | %s | c=%d%s |\n", sc, c.Product, rateText(c, st.QPS),
 			formatMS(st.LatencyMS.P50), formatMS(st.LatencyMS.P95), formatMS(st.LatencyMS.P99),
-			formatPct(st.ErrorRate), st.Connections)
+			formatPct(st.ErrorRate), st.Connections, known)
 	}
 	m.printf("\n")
+	m.knownLimits()
 	if ids := iterationIDs(m.r.Cells); len(ids) > 0 {
 		m.printf("%s count iterations of several requests: their QPS is iterations/s (iter/s), their\n", strings.Join(ids, " and "))
 		m.printf("latencies and errors are per iteration (see Requests per iteration below).\n\n")
+	}
+}
+
+// mixedChecks reports whether the steady steps of a scenario were judged by
+// different rules (possible only for a custom scenario: for the others,
+// SelectSteady takes only steps judged by the scenario's rule).
+func mixedChecks(cells []Cell, scenario string) bool {
+	seen := map[string]bool{}
+	for _, c := range cells {
+		if s := c.SteadyStep(); s != nil && c.Scenario.Name == scenario {
+			seen[s.Step.Check] = true
+		}
+	}
+	return len(seen) > 1
+}
+
+// known are the product's known limitations (its meta) that shape cell c.
+func (m *md) known(c Cell) []schema.Known {
+	var out []schema.Known
+	for _, p := range m.r.Products {
+		if p.Name != c.Product || p.Meta == nil {
+			continue
+		}
+		for _, k := range p.Meta.Known {
+			if k.Scenario == c.Scenario.Name {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// knownLimits lists, under the main table, the products' own limitations
+// that shape a row, each with its reference.
+func (m *md) knownLimits() {
+	first := true
+	for _, c := range m.r.Cells {
+		if c.SteadyStep() == nil {
+			continue
+		}
+		for _, k := range m.known(c) {
+			if first {
+				m.printf("Known limits of the products themselves, not of this configuration:\n\n")
+				first = false
+			}
+			m.printf("- %s, %s %s: %s (%s)\n", c.Product, c.Scenario.ID, c.Scenario.Name, cell(k.What), k.Ref)
+		}
+	}
+	if !first {
+		m.printf("\n")
 	}
 }
 
@@ -237,6 +296,38 @@ func failRate(failed, requests int64) float64 {
 func cell(s string) string {
 	s = strings.ReplaceAll(s, "|", `\|`)
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// successRules states the rule every cell of a scenario was judged by.
+func (m *md) successRules() {
+	m.printf("### Success rules\n\n")
+	m.printf("One rule per scenario, the same for every product; each step records the rule it was judged\n")
+	m.printf("by (`check`), and a ladder judged by another rule has no number here. A 4xx or 5xx response\n")
+	m.printf("is never a success. A product that cannot meet a rule has an N/A cell saying why.\n\n")
+	m.printf("| Scenario | A request (or iteration) is ok when | check |\n|---|---|---|\n")
+	for _, sc := range m.r.Scenarios {
+		rule := schema.ScenarioCheck(sc.Name)
+		if rule == "" {
+			m.printf("| %s %s | as its steps record | %s |\n", sc.ID, sc.Name, cell(strings.Join(stepChecks(m.r.Cells, sc.Name), "; ")))
+			continue
+		}
+		m.printf("| %s %s | %s | `%s` |\n", sc.ID, sc.Name, cell(schema.DescribeCheck(rule)), rule)
+	}
+	m.printf("\n")
+}
+
+// stepChecks are the distinct rules the ladder steps of a scenario were
+// judged by, quoted.
+func stepChecks(cells []Cell, scenario string) []string {
+	seen := map[string]bool{}
+	for _, c := range cells {
+		for _, ls := range c.Ladder {
+			if c.Scenario.Name == scenario {
+				seen["`"+cmp.Or(ls.Step.Check, "none recorded")+"`"] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 func (m *md) howToRead() {

@@ -69,6 +69,7 @@ func compatible(first, sf StepFile) error {
 		{"product", a.Product, b.Product},
 		{"product_version", a.ProductVersion, b.ProductVersion},
 		{"scenario", a.Scenario, b.Scenario},
+		{"check", a.Check, b.Check},
 		{"target_url", a.TargetURL, b.TargetURL},
 		{"latency_model", a.LatencyModel, b.LatencyModel},
 		{"interval_s", fmt.Sprint(a.IntervalS), fmt.Sprint(b.IntervalS)},
@@ -108,7 +109,7 @@ func mergeScalars(steps []StepFile) *schema.Step {
 	first := steps[0].Step
 	out := &schema.Step{
 		Schema: schema.StepV1, Product: first.Product, ProductVersion: first.ProductVersion,
-		Scenario: first.Scenario, TargetURL: first.TargetURL, IntervalS: first.IntervalS,
+		Scenario: first.Scenario, Check: first.Check, TargetURL: first.TargetURL, IntervalS: first.IntervalS,
 		LatencyModel: first.LatencyModel, Start: first.Start, End: first.End,
 		StatusCodes: map[string]int64{}, Host: first.Host, Labels: commonLabels(steps),
 		CountUnit: first.CountUnit, RequestOrder: first.RequestOrder,

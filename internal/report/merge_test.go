@@ -46,7 +46,7 @@ func (r *recorder) step(t *testing.T, start time.Time, errs int64) *schema.Step 
 		t.Fatal(err)
 	}
 	s := &schema.Step{
-		Schema: schema.StepV1, Product: "hydra", ProductVersion: "v2.3.0", Scenario: "discovery",
+		Schema: schema.StepV1, Product: "hydra", ProductVersion: "v2.3.0", Scenario: "discovery", Check: schema.CheckIssuer,
 		TargetURL: "http://127.0.0.1:4444/.well-known/openid-configuration", Connections: 4, DurationS: 3, IntervalS: 1,
 		Start: start, End: start.Add(3 * time.Second), Status: schema.StatusComplete, LatencyModel: schema.ModelClosedLoop,
 		Requests: n, OK: n - errs, Errors: schema.Errors{Non2xx: errs}, StatusCodes: map[string]int64{"200": n - errs, "500": errs},
@@ -114,6 +114,7 @@ func TestMergeEqualsOneHistogramOfBothStreams(t *testing.T) {
 		{"qps", got.QPS, a.QPS + b.QPS},
 		{"connections", got.Connections, 8},
 		{"agents", got.Agents, 2},
+		{"check", got.Check, schema.CheckIssuer},
 		{"cpu_s", got.Driver.CPUS, 3.0},
 		{"limited", got.Driver.Limited, true},
 		{"status", got.Status, schema.StatusComplete},

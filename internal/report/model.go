@@ -316,7 +316,7 @@ func buildCell(sc schema.ScenarioInfo, p Product, files []StepFile) Cell {
 		steps[i] = f.Step
 	}
 	c := Cell{Scenario: sc, Product: p.Name}
-	c.Steady, c.NAReason = SelectSteady(steps)
+	c.Steady, c.NAReason = SelectSteady(steps, schema.ScenarioCheck(sc.Name))
 	if len(files) == 0 {
 		c.NAReason = naReason(p, sc.Name)
 	}
@@ -347,6 +347,13 @@ func stepFlags(steps []*schema.Step, i int, steady bool) []string {
 	var f []string
 	if steady {
 		f = append(f, "steady state")
+	}
+	switch rule := schema.ScenarioCheck(s.Scenario); {
+	case rule == "" || s.Check == rule:
+	case s.Check == "":
+		f = append(f, "no success rule recorded (an older loadstep)")
+	default:
+		f = append(f, fmt.Sprintf("judged by %q, not the scenario's rule", s.Check))
 	}
 	if s.Driver.Limited {
 		f = append(f, "driver-limited")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -70,8 +71,8 @@ func lineAt(lines []string, i int) string {
 
 func TestLoadRun1(t *testing.T) {
 	in, warnings := loadRun1(t)
-	if len(in.Steps) != 24 || len(in.Metas) != 3 || len(in.Coldstarts) != 4 || len(in.Samples) != 2 {
-		t.Errorf("loaded %d steps, %d metas, %d coldstarts, %d sample files; want 24, 3, 4, 2",
+	if len(in.Steps) != 26 || len(in.Metas) != 3 || len(in.Coldstarts) != 4 || len(in.Samples) != 2 {
+		t.Errorf("loaded %d steps, %d metas, %d coldstarts, %d sample files; want 26, 3, 4, 2",
 			len(in.Steps), len(in.Metas), len(in.Coldstarts), len(in.Samples))
 	}
 	if len(in.Samples) == 2 && len(in.Samples[0].Samples) != len(hydraSamples()) {
@@ -161,7 +162,13 @@ func TestLoadWarnsOncePerFile(t *testing.T) {
 
 func step(c int, qps, errRate float64, limited bool, status string) *schema.Step {
 	return &schema.Step{Connections: c, QPS: qps, ErrorRate: errRate, Status: status,
-		Driver: schema.Driver{Limited: limited}}
+		Driver: schema.Driver{Limited: limited}, Check: schema.CheckSub}
+}
+
+// judged sets the rule s was judged by.
+func judged(s *schema.Step, check string) *schema.Step {
+	s.Check = check
+	return s
 }
 
 func TestSelectSteady(t *testing.T) {
@@ -186,10 +193,14 @@ func TestSelectSteady(t *testing.T) {
 			"every step below 0.01% errors is driver-limited"},
 		{"nothing complete", []*schema.Step{step(2, 100, 0, false, schema.StatusError), step(4, 200, 0, false, schema.StatusInterrupted)}, -1,
 			"no complete step (1 error, 1 interrupted)", ""},
+		{"another rule never chosen", []*schema.Step{step(2, 100, 0, false, ok), judged(step(4, 900, 0, false, ok), "2xx")}, 0, "", ""},
+		{"every step judged by another rule", []*schema.Step{judged(step(2, 100, 0, false, ok), "2xx")}, -1,
+			`judged by "2xx", not the scenario's rule "2xx json sub": not comparable`, ""},
+		{"no recorded rule", []*schema.Step{judged(step(2, 100, 0, false, ok), "")}, -1, "", "record no success rule"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, why := SelectSteady(tc.steps)
+			got, why := SelectSteady(tc.steps, schema.CheckSub)
 			if got != tc.want {
 				t.Errorf("index %d, want %d (why %q)", got, tc.want, why)
 			}
@@ -227,7 +238,8 @@ func TestBuildCells(t *testing.T) {
 		{"hydra/userinfo", 0, NoResults},
 		{"keycloak/auth_code", 4, ""},
 		{"hydra/client_credentials_login", 4, ""},
-		{"keycloak/client_credentials_login", 0, NoResults},
+		{"keycloak/client_credentials_login", 0, `judged by "2xx", not the scenario's rule`},
+		{"hydra/introspect", 0, "record no success rule"},
 		{"keycloak/refresh", 0, NoResults},
 	}
 	for _, tc := range tests {
@@ -244,6 +256,10 @@ func TestBuildCells(t *testing.T) {
 			t.Errorf("%s: steady %v reason %q, want N/A containing %q", tc.key, s, c.NAReason, tc.reasonPart)
 		}
 	}
+	// A ladder judged by another rule is no steady state, and its steps say why.
+	if f := cells["keycloak/client_credentials_login"].Ladder[0].Flags; !slices.Contains(f, `judged by "2xx", not the scenario's rule`) {
+		t.Errorf("keycloak S2l flags %q, want the other rule named", f)
+	}
 	if len(r.Cells) != len(r.Scenarios)*len(r.Products) {
 		t.Errorf("%d cells for %d scenarios x %d products", len(r.Cells), len(r.Scenarios), len(r.Products))
 	}
@@ -258,7 +274,7 @@ func TestScenarioRows(t *testing.T) {
 	}
 	sf := func(p, sc string) StepFile {
 		return StepFile{Path: p + "/" + sc + "-c2.json", Step: &schema.Step{Product: p, Scenario: sc, Connections: 2,
-			Status: schema.StatusComplete, Start: time.Unix(0, 0)}}
+			Status: schema.StatusComplete, Start: time.Unix(0, 0), Check: schema.ScenarioCheck(sc)}}
 	}
 	tests := []struct {
 		name string

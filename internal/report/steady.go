@@ -7,21 +7,45 @@ import (
 )
 
 // SelectSteady picks a ladder's steady-state step (DESIGN.md): among the
-// complete steps with error_rate below schema.SteadyMaxErrorRate that were
-// not driver-limited, the one with the highest qps (the fewer connections on
-// a tie, as steps come in ladder order). It returns the index into steps, or
-// -1 and why no step qualifies.
-func SelectSteady(steps []*schema.Step) (int, string) {
+// complete steps judged by rule (schema.Step.Check; "" = any rule) with
+// error_rate below schema.SteadyMaxErrorRate that were not driver-limited,
+// the one with the highest qps (the fewer connections on a tie, as steps
+// come in ladder order). It returns the index into steps, or -1 and why no
+// step qualifies.
+func SelectSteady(steps []*schema.Step, rule string) (int, string) {
 	best := -1
 	for i, s := range steps {
-		if qualifies(s) && (best < 0 || s.QPS > steps[best].QPS) {
+		if judgedBy(s, rule) && qualifies(s) && (best < 0 || s.QPS > steps[best].QPS) {
 			best = i
 		}
 	}
 	if best >= 0 {
 		return best, ""
 	}
-	return -1, noSteadyReason(steps)
+	var judged []*schema.Step
+	for _, s := range steps {
+		if judgedBy(s, rule) {
+			judged = append(judged, s)
+		}
+	}
+	if len(steps) > 0 && len(judged) == 0 {
+		return -1, otherRuleReason(steps[0], rule)
+	}
+	return -1, noSteadyReason(judged)
+}
+
+// judgedBy reports whether s was judged by rule ("" = any rule).
+func judgedBy(s *schema.Step, rule string) bool {
+	return rule == "" || s.Check == rule
+}
+
+// otherRuleReason explains a ladder none of whose steps was judged by the
+// scenario's rule: its numbers count different work, so they are not shown.
+func otherRuleReason(s *schema.Step, rule string) string {
+	if s.Check == "" {
+		return fmt.Sprintf("its steps record no success rule (an older loadstep): not comparable with the rule %q", rule)
+	}
+	return fmt.Sprintf("judged by %q, not the scenario's rule %q: not comparable", s.Check, rule)
 }
 
 func qualifies(s *schema.Step) bool {

@@ -32,7 +32,8 @@ type SummaryRow struct {
 	P99MS       float64 `json:"p99_ms"`
 	ErrorRate   float64 `json:"error_rate"` // a fraction, as in the step record
 	Status      string  `json:"status"`
-	File        string  `json:"file"` // the record's file, "-" for stdin
+	Check       string  `json:"check"` // the success rule the step was judged by (JSON only)
+	File        string  `json:"file"`  // the record's file, "-" for stdin
 }
 
 func summaryHeader() []string {
@@ -47,7 +48,7 @@ func SummaryRows(steps []StepFile) []SummaryRow {
 		rows = append(rows, SummaryRow{
 			Product: stepProduct(sf), Scenario: s.Scenario, Connections: s.Connections,
 			QPS: s.QPS, P50MS: s.LatencyMS.P50, P95MS: s.LatencyMS.P95, P99MS: s.LatencyMS.P99,
-			ErrorRate: s.ErrorRate, Status: s.Status, File: sf.Path,
+			ErrorRate: s.ErrorRate, Status: s.Status, Check: s.Check, File: sf.Path,
 		})
 	}
 	return rows

@@ -43,9 +43,16 @@ type Step struct {
 	End    time.Time `json:"end"`             // end of the measured window (RFC 3339)
 	Status string    `json:"status"`          // StatusComplete | StatusInterrupted | StatusError
 	Error  string    `json:"error,omitempty"` // why the step failed, when Status is StatusError
+	// Check is the success rule the step's responses were judged by: the
+	// scenario's rule (ScenarioCheck; see check.go) or, for the custom
+	// request scenario and --introspect-check answered, the rule the flags
+	// chose. ok counts only responses that passed it. Empty in records of
+	// loadstep versions before the field existed: such a step's rule is
+	// unknown, and the report does not compare it.
+	Check string `json:"check"`
 
 	Requests    int64            `json:"requests"`     // ok + failed, requests in the measured window
-	OK          int64            `json:"ok"`           // 2xx responses that passed the scenario check
+	OK          int64            `json:"ok"`           // 2xx responses that passed Check (never a 4xx or 5xx)
 	Errors      Errors           `json:"errors"`       // failed requests by class
 	StatusCodes map[string]int64 `json:"status_codes"` // HTTP status -> count, all responses received
 	ErrorRate   float64          `json:"error_rate"`   // failed / requests, a fraction (0.01 = 1%)
