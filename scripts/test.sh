@@ -113,8 +113,14 @@ HYDRA_STATE="$WORK/hydra"
 
 phase "go test -race ./... (unit and integration)"
 state() { (source "$1/state.env" && printf '%s\n' "${!2}"); }
+# The reference OP's service key (jwt-bearer, private_key_jwt), in the module it is built from:
+# not a dependency of idpbench, so asked of the module system here, outside the repository's module.
+refop_version="$("$IDPBENCH_ROOT/scripts/products/refop" version)"
+refop_mod="$(cd / && go mod download -json "github.com/zitadel/oidc/v3@$refop_version" | jq -er .Dir)" ||
+	die "cannot locate github.com/zitadel/oidc/v3@$refop_version in the module cache (go mod download failed)"
 IDPBENCH_INTEGRATION=1 \
 	IDPBENCH_REFOP_URL="$(state "$REFOP_STATE" ISSUER)" \
+	IDPBENCH_REFOP_KEY="$refop_mod/example/server/service-key1.pem" \
 	IDPBENCH_PG_DSN="$(pg_dsn postgres)" \
 	IDPBENCH_HYDRA_PUBLIC="$(state "$HYDRA_STATE" ISSUER)" \
 	IDPBENCH_HYDRA_ADMIN="$(state "$HYDRA_STATE" ADMIN_URL)" \

@@ -31,8 +31,9 @@ by index, and latency_ms is recomputed from the merged histogram. qps is the
 sum of the agents' qps, which is only true for one shared measured window: each
 agent's start and end must lie within one interval (interval_s, 1 s when unset)
 of the first file's, else the file that does not overlap is named in an error
-(start agents with a common loadstep --start-at). product, product_version,
-scenario, target_url, interval_s and latency_model must match. Driver CPU is
+(start the agents at the same moment with the same loadstep --warmup and
+--duration). product, product_version, scenario, target_url, interval_s and
+latency_model must match. Driver CPU is
 summed, limited if any agent was limited; status is complete only when every
 agent completed; agents counts the merged loadstep processes. Rate-mode records
 (all or none) sum late and each interval's late, keep the largest late_max_ms and

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -20,21 +19,35 @@ import (
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
-// Reference OP facts (zitadel/oidc v3.52.0 example/server/storage): service
-// user sid1/verysecret may use client_credentials; the JWT-profile service
-// user "service" signs with key id "key1".
+// Reference OP facts (zitadel/oidc v3.52.0 example/server/storage, as
+// scripts/products/refop uses them): service user sid1/verysecret may use
+// client_credentials; the JWT-profile service user "service" signs with key
+// id "key1"; the web client web/secret logs the demo user in through the
+// example's login page. Userinfo answers only for a user's token (a
+// client's gets 403), and introspection says active only to a client in the
+// token's audience whose subject is a user: so userinfo and introspect run
+// on the web client's own user tokens, introspected with its credentials.
 const (
-	refopClientID = "sid1"
-	refopSecret   = "verysecret"
-	refopKeyID    = "key1"
-	refopService  = "service"
+	refopClientID    = "sid1"
+	refopSecret      = "verysecret"
+	refopKeyID       = "key1"
+	refopService     = "service"
+	refopWebClient   = "web"
+	refopWebSecret   = "secret"
+	refopUser        = "test-user@localhost"
+	refopPassword    = "verysecure"
+	refopRedirectURI = "http://localhost:9999/auth/callback" // the web client's registered redirect URI
 )
+
+// integration reports whether IDPBENCH_INTEGRATION=1: a missing server or
+// file is then a failure, not a skip.
+func integration() bool { return os.Getenv("IDPBENCH_INTEGRATION") == "1" }
 
 // refopURL is the reference OP's base URL from IDPBENCH_REFOP_URL.
 func refopURL(t *testing.T) string {
 	u := os.Getenv("IDPBENCH_REFOP_URL")
 	if u == "" {
-		if os.Getenv("IDPBENCH_INTEGRATION") == "1" {
+		if integration() {
 			t.Fatal("IDPBENCH_INTEGRATION=1 but IDPBENCH_REFOP_URL is not set")
 		}
 		t.Skip("IDPBENCH_REFOP_URL not set (e.g. http://localhost:9998)")
@@ -42,9 +55,8 @@ func refopURL(t *testing.T) string {
 	return strings.TrimRight(u, "/")
 }
 
-// runRefop runs a 1 s step after a 200 ms warmup on the default engine
-// (epoll on Linux) and asserts it is clean.
-func runRefop(t *testing.T, args ...string) *schema.Step {
+// runRefopStep runs a 1 s step after a 200 ms warmup and returns its record.
+func runRefopStep(t *testing.T, args ...string) (*schema.Step, string) {
 	t.Helper()
 	args = append([]string{"-c", "4", "--warmup", "200ms", "--duration", "1s", "--product", "refop"}, args...)
 	code, stdout, stderr := runArgs(context.Background(), args...)
@@ -55,6 +67,14 @@ func runRefop(t *testing.T, args ...string) *schema.Step {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, stderr
+}
+
+// runRefop runs a 1 s step after a 200 ms warmup on the default engine
+// (epoll on Linux) and asserts it is clean.
+func runRefop(t *testing.T, args ...string) *schema.Step {
+	t.Helper()
+	s, stderr := runRefopStep(t, args...)
 	// Iteration scenarios always run on net/http.
 	engine := map[bool]string{true: load.EngineEpoll, false: load.EngineRaw}[runtime.GOOS == "linux"]
 	switch {
@@ -93,18 +113,44 @@ func TestRefop(t *testing.T) {
 		})
 	}
 	t.Run("userinfo", func(t *testing.T) {
-		at := refopToken(t, base)
-		probe(t, http.MethodGet, base+"/userinfo", "", map[string]string{"Authorization": "Bearer " + at}, "sub")
-		pool := writeFile(t, dir, "at.pool", "# idpbench-pool kind=access_token\n"+at+"\n")
-		runRefop(t, "--url", base+"/userinfo", "--scenario", "userinfo", "--pool", pool)
+		tokens := refopUserTokens(t, base, 4)
+		body := doRequest(t, http.MethodGet, base+"/userinfo", "", map[string]string{"Authorization": "Bearer " + tokens[0]}, 200)
+		wantField(t, "userinfo", body, "sub", func(v any) bool { s, _ := v.(string); return s != "" })
+		pool := writeFile(t, dir, "user-at.pool", "# idpbench-pool kind=access_token\n"+strings.Join(tokens, "\n")+"\n")
+		s := runRefop(t, "--url", base+"/userinfo", "--scenario", "userinfo", "--pool", pool)
+		if s.StatusCodes["200"] != s.Requests {
+			t.Errorf("status codes %v, want all %d 200", s.StatusCodes, s.Requests)
+		}
 	})
 	t.Run("introspect", func(t *testing.T) {
-		at := refopToken(t, base)
-		probe(t, http.MethodPost, base+"/oauth/introspect", "token="+url.QueryEscape(at),
-			map[string]string{"Authorization": basicAuth(refopClientID, refopSecret)}, "active")
-		pool := writeFile(t, dir, "at2.pool", at+"\n")
-		runRefop(t, "--url", base+"/oauth/introspect", "--scenario", "introspect", "--pool", pool,
-			"--client-id", refopClientID, "--client-secret-file", secretFile)
+		tokens := refopUserTokens(t, base, 4)
+		body := doRequest(t, http.MethodPost, base+"/oauth/introspect", "token="+url.QueryEscape(tokens[0]),
+			map[string]string{"Authorization": basicAuth(refopWebClient, refopWebSecret)}, 200)
+		wantField(t, "introspection", body, "active", func(v any) bool { return v == true })
+		pool := writeFile(t, dir, "introspect.pool", "# idpbench-pool kind=access_token\n"+strings.Join(tokens, "\n")+"\n")
+		s := runRefop(t, "--url", base+"/oauth/introspect", "--scenario", "introspect", "--pool", pool,
+			"--client-id", refopWebClient, "--client-secret-file", writeFile(t, dir, "web-secret", refopWebSecret+"\n"))
+		if s.StatusCodes["200"] != s.Requests {
+			t.Errorf("status codes %v, want all %d 200", s.StatusCodes, s.Requests)
+		}
+	})
+	t.Run("introspect/active false fails", func(t *testing.T) {
+		// The JWT-profile service user (private_key_jwt) is not in the web
+		// client's tokens' audience: the OP answers active:false, which the
+		// scenario's rule must count as failed, every one.
+		key := refopKey(t)
+		var assertions []string
+		for range 4 {
+			assertions = append(assertions, signAssertion(t, key, base+"/"))
+		}
+		tokens := writeFile(t, dir, "introspect-service.pool", strings.Join(refopUserTokens(t, base, 1), "\n")+"\n")
+		s, _ := runRefopStep(t, "--url", base+"/oauth/introspect", "--scenario", "introspect", "--pool", tokens,
+			"--client-auth", "assertion", "--client-assertion-pool",
+			writeFile(t, dir, "service-assertions.pool", "# idpbench-pool kind=assertion\n"+strings.Join(assertions, "\n")+"\n"))
+		if s.Requests == 0 || s.OK != 0 || s.Errors.Check != s.Requests || s.StatusCodes["200"] != s.Requests {
+			t.Errorf("requests %d ok %d errors %+v codes %v: want every 200 active:false answer failed by the check",
+				s.Requests, s.OK, s.Errors, s.StatusCodes)
+		}
 	})
 	t.Run("jwt_bearer", func(t *testing.T) {
 		key := refopKey(t)
@@ -138,13 +184,18 @@ func TestRefopIterations(t *testing.T) {
 			"--scope", "openid offline_access")
 		checkIterations(t, s, "login_authorize", "login_form", "login_submit", "login_callback", "oidc_token")
 	})
-	t.Run("client_credentials_login", func(t *testing.T) {
-		s := runRefop(t, "--url", base+"/oauth/token", "--scenario", "client_credentials_login",
-			"--userinfo-url", base+"/userinfo", "--userinfo-check", "403", "--scope", "openid",
+	t.Run("client_credentials_login/403 fails", func(t *testing.T) {
+		// The example answers userinfo for a client's token with 403: under
+		// the scenario's one rule (userinfo 2xx with a sub) every iteration
+		// fails at oidc_user_info, and the reference OP's S2l cell is N/A.
+		s, _ := runRefopStep(t, "--url", base+"/oauth/token", "--scenario", "client_credentials_login",
+			"--userinfo-url", base+"/userinfo", "--scope", "openid",
 			"--client-id", refopClientID, "--client-secret-file", writeFile(t, dir, "sid1", refopSecret+"\n"))
-		checkIterations(t, s, "oidc_token", "oidc_user_info")
-		if s.RequestsByName["oidc_user_info"].StatusCodes["403"] != s.Requests {
-			t.Errorf("userinfo status codes %v", s.RequestsByName["oidc_user_info"].StatusCodes)
+		tok, ui := s.RequestsByName["oidc_token"], s.RequestsByName["oidc_user_info"]
+		if s.Requests == 0 || s.OK != 0 || s.Errors.Non2xx != s.Requests || tok.OK != s.Requests ||
+			ui.OK != 0 || ui.StatusCodes["403"] != s.Requests {
+			t.Errorf("iterations %d ok %d errors %+v; oidc_token ok %d; oidc_user_info ok %d codes %v: "+
+				"want every token ok and every userinfo 403 failed", s.Requests, s.OK, s.Errors, tok.OK, ui.OK, ui.StatusCodes)
 		}
 	})
 }
@@ -154,7 +205,7 @@ func TestHydraAuthCode(t *testing.T) {
 	env := map[string]string{}
 	for _, k := range []string{"IDPBENCH_HYDRA_PUBLIC", "IDPBENCH_HYDRA_ADMIN", "IDPBENCH_HYDRA_CLIENT_ID", "IDPBENCH_HYDRA_CLIENT_SECRET_FILE"} {
 		if env[k] = os.Getenv(k); env[k] == "" {
-			if os.Getenv("IDPBENCH_INTEGRATION") == "1" {
+			if integration() {
 				t.Fatalf("IDPBENCH_INTEGRATION=1 but %s is not set", k)
 			}
 			t.Skipf("%s not set", k)
@@ -202,30 +253,75 @@ func checkIterations(t *testing.T, s *schema.Step, order ...string) {
 	}
 }
 
-// refopToken obtains an access token with a direct client_credentials POST.
-func refopToken(t *testing.T, base string) string {
+// refopUserTokens logs the demo user in n times through the example's login
+// page as the web client (the calls of scripts/products/refop's
+// refop_login) and returns the access tokens: GET /auth -> 302
+// /login/username?authRequestID=ID; POST /login/username -> 302 callback;
+// GET callback -> 302 redirect_uri?code=; POST /oauth/token.
+func refopUserTokens(t *testing.T, base string, n int) []string {
 	t.Helper()
-	body := doRequest(t, http.MethodPost, base+"/oauth/token", "grant_type=client_credentials&scope=openid",
-		map[string]string{"Authorization": basicAuth(refopClientID, refopSecret)}, 200)
-	var tok struct {
-		AccessToken string `json:"access_token"`
+	client := &http.Client{Timeout: 5 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	var tokens []string
+	for i := range n {
+		q := url.Values{"client_id": {refopWebClient}, "response_type": {"code"}, "scope": {"openid"},
+			"redirect_uri": {refopRedirectURI}, "state": {fmt.Sprint("it", i)}}
+		loc := redirect(t, client, http.MethodGet, base+"/auth?"+q.Encode(), "")
+		id := loc.Query().Get("authRequestID")
+		if id == "" {
+			t.Fatalf("login %d: no authRequestID in the redirect to %s", i, loc)
+		}
+		form := url.Values{"id": {id}, "username": {refopUser}, "password": {refopPassword}}
+		loc = redirect(t, client, http.MethodPost, base+"/login/username", form.Encode())
+		loc = redirect(t, client, http.MethodGet, loc.String(), "")
+		code := loc.Query().Get("code")
+		if code == "" {
+			t.Fatalf("login %d: no code in the redirect to %s", i, loc)
+		}
+		form = url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {refopRedirectURI}}
+		body := doRequest(t, http.MethodPost, base+"/oauth/token", form.Encode(),
+			map[string]string{"Authorization": basicAuth(refopWebClient, refopWebSecret)}, 200)
+		var tok struct {
+			AccessToken string `json:"access_token"`
+		}
+		if err := json.Unmarshal(body, &tok); err != nil || tok.AccessToken == "" {
+			t.Fatalf("login %d: token response %.200q: %v", i, body, err)
+		}
+		tokens = append(tokens, tok.AccessToken)
 	}
-	if err := json.Unmarshal(body, &tok); err != nil || tok.AccessToken == "" {
-		t.Fatalf("token response %q: %v", body, err)
-	}
-	return tok.AccessToken
+	return tokens
 }
 
-// probe skips the test when the reference OP does not accept the request
-// (its example storage only serves users id1/id2 at userinfo and lets only
-// a token's audience introspect it, which sid1 cannot authenticate as).
-func probe(t *testing.T, method, target, form string, header map[string]string, field string) {
+// redirect sends one request of a login and returns where its 302 points,
+// resolved against the request URL.
+func redirect(t *testing.T, client *http.Client, method, target, form string) *url.URL {
 	t.Helper()
-	body := doRequest(t, method, target, form, header, 0)
+	req, err := http.NewRequest(method, target, strings.NewReader(form))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if form != "" {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	loc, err := resp.Location()
+	if resp.StatusCode != http.StatusFound || err != nil {
+		t.Fatalf("%s %s: status %d, location %v, want a 302: %.200s", method, target, resp.StatusCode, err, body)
+	}
+	return loc
+}
+
+// wantField fails the test unless the JSON body's field passes ok.
+func wantField(t *testing.T, what string, body []byte, field string, ok func(any) bool) {
+	t.Helper()
 	var m map[string]any
-	json.Unmarshal(body, &m)
-	if v, ok := m[field]; !ok || v == false || v == "" {
-		t.Skipf("reference OP does not accept a client_credentials token here: %s %s -> %.120s", method, target, body)
+	if err := json.Unmarshal(body, &m); err != nil || !ok(m[field]) {
+		t.Fatalf("%s answered %.200s (%v): want a JSON %q the scenario's rule accepts", what, body, err, field)
 	}
 }
 
@@ -260,21 +356,28 @@ func basicAuth(id, secret string) string {
 	return req.Header.Get("Authorization")
 }
 
-// refopKey loads the service user's private key from the module cache, or
-// from IDPBENCH_REFOP_KEY.
+// refopKey loads the service user's private key from IDPBENCH_REFOP_KEY,
+// the example's service-key1.pem. zitadel/oidc is not a dependency of this
+// module, so the test cannot ask the module system where it is:
+// scripts/test.sh asks (go mod download -json of the version the reference
+// OP is built from) and passes the path in.
 func refopKey(t *testing.T) any {
+	t.Helper()
 	path := os.Getenv("IDPBENCH_REFOP_KEY")
 	if path == "" {
-		home, _ := os.UserHomeDir()
-		path = filepath.Join(home, "go/pkg/mod/github.com/zitadel/oidc/v3@v3.52.0/example/server/service-key1.pem")
+		if integration() {
+			t.Fatal("IDPBENCH_INTEGRATION=1 but IDPBENCH_REFOP_KEY is not set: the path of the reference OP's " +
+				"example/server/service-key1.pem (scripts/test.sh sets it)")
+		}
+		t.Skip("IDPBENCH_REFOP_KEY not set (the reference OP's example/server/service-key1.pem)")
 	}
 	pem, err := os.ReadFile(path)
 	if err != nil {
-		t.Skipf("no service key for the jwt-bearer grant (set IDPBENCH_REFOP_KEY): %v", err)
+		t.Fatalf("reading the reference OP's service key (IDPBENCH_REFOP_KEY): %v", err)
 	}
 	key, err := jwt.ParseRSAPrivateKeyFromPEM(pem)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("IDPBENCH_REFOP_KEY %s: %v", path, err)
 	}
 	return key
 }

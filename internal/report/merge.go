@@ -26,11 +26,12 @@ import (
 //     error_rate is recomputed as failed / requests;
 //   - qps is the sum of the agents' qps. That is only true when the agents
 //     measured the same window, so every agent's start and end must lie within
-//     one interval (interval_s, 1 s when unset) of the first agent's: run
-//     agents with a common --start-at. A window outside that is an error
-//     naming the file;
-//   - product, product_version, scenario, target_url, interval_s and
-//     latency_model must match;
+//     one interval (interval_s, 1 s when unset) of the first agent's: start
+//     the agents at the same moment with the same loadstep --warmup and
+//     --duration. A window outside that is an error naming the file;
+//   - product, product_version, scenario, check, target_url, interval_s and
+//     latency_model must match (agents judged by different success rules
+//     did not count the same thing);
 //   - the merged window spans the earliest start to the latest end;
 //   - driver cpu_s, cpu_pct and gomaxprocs are summed, limited is true when
 //     any agent was limited, host_cpu_pct is the highest;
@@ -83,7 +84,7 @@ func compatible(first, sf StepFile) error {
 	tol := windowTolerance(a)
 	if absDur(b.Start.Sub(a.Start)) > tol || absDur(b.End.Sub(a.End)) > tol {
 		return fmt.Errorf("merging %s: measured window %s to %s does not match %s's %s to %s within one interval (%s); "+
-			"agents must measure the same window (loadstep --start-at)", sf.Path,
+			"agents must measure the same window: start them at the same moment with the same loadstep --warmup and --duration", sf.Path,
 			b.Start.Format(time.RFC3339Nano), b.End.Format(time.RFC3339Nano), first.Path,
 			a.Start.Format(time.RFC3339Nano), a.End.Format(time.RFC3339Nano), tol)
 	}

@@ -176,9 +176,14 @@ func TestMergeErrors(t *testing.T) {
 		{"interval geometry", func(b *schema.Step) { b.Intervals[1].Histogram = string(otherEnc) }, "intervals[1].histogram"},
 		{"window starts late", func(b *schema.Step) { b.Start = b.Start.Add(5 * time.Second); b.End = b.End.Add(5 * time.Second) },
 			"does not match"},
-		{"window ends early", func(b *schema.Step) { b.End = b.End.Add(-1500 * time.Millisecond) }, "does not match"},
+		{"window ends early", func(b *schema.Step) { b.End = b.End.Add(-1500 * time.Millisecond) },
+			"does not match agent-a.json's"},
+		// The remedy names loadstep flags that exist (loadstep --help).
+		{"window remedy", func(b *schema.Step) { b.Start = b.Start.Add(-2 * time.Second) },
+			"start them at the same moment with the same loadstep --warmup and --duration"},
 		{"product", func(b *schema.Step) { b.Product = "keycloak" }, "product"},
 		{"scenario", func(b *schema.Step) { b.Scenario = "userinfo" }, "scenario"},
+		{"check", func(b *schema.Step) { b.Check = schema.Check2xx }, `check "2xx" differs`},
 		{"target", func(b *schema.Step) { b.TargetURL = "http://127.0.0.1:1/" }, "target_url"},
 		{"rate mode mixed", func(b *schema.Step) { b.CorrectedHistogram = b.Histogram }, "corrected_histogram"},
 	}
