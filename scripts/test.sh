@@ -22,11 +22,17 @@
 #    and the Zitadel adapter's native mode started on a stand-in binary
 # 5. the quick comparison (scripts/run-comparison.sh --quick) on
 #    refop,hydra,keycloak (Keycloak from Maven Central, run on a JDK >= 21),
-#    asserting from `aggregate steady` that Hydra's and Keycloak's S1 S2 S2l
-#    S3 S4 S5 S6 and the reference OP's (and its S2j) have numbers with zero failed requests at
-#    the steady step, that cold start, memory and GC-jitter records exist, and
-#    (with no ZITADEL_BIN and no Docker engine) that Zitadel's rows are N/A
-#    with that reason
+#    asserting from `aggregate steady` that Hydra's and Keycloak's S1 S2
+#    S3 S4 S5 S6, Keycloak's S2l and the reference OP's (and its S2j) have
+#    numbers with zero failed requests at the steady step; that Hydra's and
+#    the reference OP's S2l are N/A (their userinfo answers a client's token
+#    without a sub); that the steady cells of a scenario share one check and
+#    no step counts a 4xx or 5xx as ok; that the metas carry the facts read
+#    from the running products (Keycloak's Argon2id, Hydra's PBKDF2, every
+#    version) and Hydra's known discovery bottleneck; that cold start, memory
+#    and GC-jitter records exist; and Zitadel's rows: N/A with the reason
+#    without ZITADEL_BIN and a Docker engine, asserted like the others'
+#    with either
 # 6. scripts/check-oidc.sh: the generic oidc adapter, configured by a file
 #    only, measures Hydra, Keycloak and the reference OP
 # Installs what it needs from the OS packages when run as root (PostgreSQL,
@@ -135,7 +141,8 @@ phase "jwt-bearer grants and private_key_jwt introspection against the reference
 # (authenticated by its client assertion) with active:false for every token:
 # it marks a token active only for callers in its audience whose subject is a
 # user. So the step checks for a valid RFC 7662 answer (--introspect-check
-# answered), and a tampered assertion pool must fail every request (401).
+# answered, recorded as its check: a test of client authentication, never a
+# comparison cell), and a tampered assertion pool must fail every request (401).
 refop_pkjwt() {
 	local issuer key out="$WORK/pkjwt" step tok a i=0
 	issuer="$(state "$REFOP_STATE" ISSUER)"
@@ -169,7 +176,7 @@ refop_pkjwt() {
 			--client-auth assertion --client-assertion-pool "$a" --introspect-check answered \
 			-c 4 --warmup 1s --duration 3s --product refop -o "$step"
 	done
-	jq -e '.status == "complete" and .requests > 0 and .error_rate == 0 and .labels.introspect_check == "answered"' \
+	jq -e '.status == "complete" and .requests > 0 and .error_rate == 0 and .check == "2xx json active=bool"' \
 		"$out/introspect-0.json" >/dev/null ||
 		die "private_key_jwt introspection against the reference OP: want zero errors, got $(jq -c '{requests, errors}' "$out/introspect-0.json")"
 	jq -e '.requests > 0 and .errors.non2xx == .requests and .status_codes["401"] == .requests' "$out/introspect-1.json" >/dev/null ||
@@ -184,7 +191,7 @@ phase "the Zitadel adapter's native mode with a stand-in binary"
 # generated config, masterkey from the environment only, PAT path, both cold
 # starts, the meta, and down leaving nothing behind.
 zitadel_native() {
-	local st="$WORK/zitadel" z="$IDPBENCH_ROOT/scripts/products/zitadel"
+	local st="$WORK/zitadel" z="$IDPBENCH_ROOT/scripts/products/zitadel" user_bin="${ZITADEL_BIN:-}"
 	export ZITADEL_BIN="$IDPBENCH_ROOT/scripts/testdata/zitadel-standin" ZITADEL_STANDIN_LOG="$WORK/zitadel-standin.log"
 	"$z" install
 	"$z" up "$st"
@@ -199,6 +206,8 @@ zitadel_native() {
 	"$z" meta "$st" | jq -e '.settings.start | test("start-from-init")' >/dev/null || die "zitadel native: meta without the start command"
 	"$z" down "$st"
 	unset ZITADEL_BIN ZITADEL_STANDIN_LOG
+	# A real Zitadel given by the user runs in the comparison below.
+	if [[ -n "$user_bin" ]]; then export ZITADEL_BIN="$user_bin"; fi
 }
 zitadel_native
 
@@ -229,9 +238,43 @@ expect() {
 		log "ok: $product $id $(jq -r '"c=\(.c) qps=\(.qps|floor) p99=\(.p99_ms)ms failed=\(.failed)"' <<<"$row")"
 	done
 }
-expect hydra S1 S2 S2l S3 S4 S5 S6
+# expect_na PRODUCT ID REGEX: the cell is N/A with a reason matching REGEX.
+expect_na() {
+	jq -s -e --arg p "$1" --arg id "$2" --arg re "$3" 'map(select(.product==$p and .id==$id)) |
+		length == 1 and (.[0].steady | not) and (.[0].reason | test($re))' "$WORK/steady.jsonl" >/dev/null ||
+		die "$1 $2: want an N/A cell saying /$3/, got $(jq -c --arg p "$1" --arg id "$2" 'select(.product==$p and .id==$id)' "$WORK/steady.jsonl")"
+	log "ok: $1 $2 N/A: $(jq -r --arg p "$1" --arg id "$2" 'select(.product==$p and .id==$id) | .reason' "$WORK/steady.jsonl")"
+}
+expect hydra S1 S2 S3 S4 S5 S6
 expect keycloak S1 S2 S2l S3 S4 S5 S6
-expect refop S1 S2 S2l S2j S3 S4 S5 S6
+expect refop S1 S2 S2j S3 S4 S5 S6
+# S2l's userinfo must answer 2xx with a sub: products that answer a client's token otherwise are N/A.
+expect_na hydra S2l 'userinfo .*200 and no sub'
+expect_na refop S2l 'userinfo with 403'
+# One success rule per scenario: every steady cell of a scenario was judged by the same check.
+jq -s -e 'map(select(.steady)) | group_by(.id) | all(map(.check) | unique | length == 1 and .[0] != "")' \
+	"$WORK/steady.jsonl" >/dev/null ||
+	die "steady cells of one scenario judged by different checks: $(jq -s -c 'map(select(.steady) | {product, id, check})' "$WORK/steady.jsonl")"
+# No step counts a 4xx or 5xx as ok: ok never exceeds the 2xx answers (iterations: the last request's).
+for f in "$run"/*/*.json; do
+	[[ "$(jq -r .schema "$f")" == idpbench.step/v1 ]] || continue
+	jq -e '.check != "" and
+		(if .count_unit == "iteration" then .ok <= .requests_by_name[.request_order[-1]].ok
+		 else .ok <= ([.status_codes | to_entries[] | select(.key | test("^2")) | .value] | add // 0) end)' "$f" >/dev/null ||
+		die "$f: a step without its check, or with more ok than 2xx answers: $(jq -c '{check, ok, status_codes}' "$f")"
+done
+log "ok: every step records its check; none counts more ok than 2xx answers"
+# Facts are read from the running products, not recalled.
+jq -e '.facts | any(.name == "password hashing" and .source == "read" and (.value | startswith("argon2")))' \
+	"$run/keycloak/meta.json" >/dev/null || die "keycloak: want the password hashing read from its database (argon2), got $(jq -c '.facts' "$run/keycloak/meta.json")"
+jq -e '(.facts | any(.name == "client secret hashing" and .source == "read" and (.value | startswith("pbkdf2-sha256"))))
+	and (.known | any(.ref | endswith("/issues/3863")))' "$run/hydra/meta.json" >/dev/null ||
+	die "hydra: want the client secret hashing read from its database and the known discovery bottleneck (#3863)"
+for p in refop hydra keycloak; do
+	jq -e --arg p "$p" '.facts | any(.name == "version" and .source == "read")' "$run/$p/meta.json" >/dev/null ||
+		die "$p: no version read from the running product"
+done
+grep -q 'known limit' "$run/COMPARISON.md" || die "COMPARISON.md does not mark the row a known limit shapes"
 # Iteration scenarios carry their per-request-name latencies.
 for p in refop hydra keycloak; do
 	jq -s -e --arg p "$p" 'map(select(.product==$p and .id=="S4"))[0].by_name | length >= 3' "$WORK/steady.jsonl" >/dev/null ||
@@ -244,12 +287,34 @@ for p in refop hydra keycloak; do
 	compgen -G "$run/$p/samples*.jsonl" >/dev/null || die "$p: no sampler records"
 done
 grep -q '^| S1 discovery | hydra |' "$run/COMPARISON.md" || die "COMPARISON.md has no Hydra S1 row"
-# Zitadel runs only with ZITADEL_BIN or a Docker engine: without them its rows are N/A saying so.
+# Zitadel runs only with ZITADEL_BIN or a Docker engine: without them its rows are N/A saying so;
+# with one, its rows are asserted like the others'. S2l alone may be N/A, and then only as
+# the adapter's meta declares it (scenario_na), with that reason in the row.
 if [[ -z "${ZITADEL_BIN:-}" ]] && ! docker info >/dev/null 2>&1; then
 	jq -e '.status == "na" and (.na_reason | test("ZITADEL_BIN is not set and no Docker engine"))' \
 		"$run/zitadel/meta.json" >/dev/null || die "zitadel: want an N/A meta naming ZITADEL_BIN and Docker"
 	grep -q '^| S1 discovery | zitadel | N/A .*ZITADEL_BIN' "$run/COMPARISON.md" ||
 		die "COMPARISON.md has no N/A row for Zitadel with the reason"
+else
+	jq -e '.status == "ok"' "$run/zitadel/meta.json" >/dev/null ||
+		die "zitadel: ZITADEL_BIN is set or a Docker engine answers, but its meta is $(jq -c '{status, na_reason}' "$run/zitadel/meta.json")"
+	zitadel_ids=(S1 S2 S2j S3 S4 S5 S6)
+	s2l_na="$(jq -r '.scenario_na.client_credentials_login // ""' "$run/zitadel/meta.json")"
+	if [[ -z "$s2l_na" ]]; then
+		zitadel_ids+=(S2l)
+	else
+		jq -s -e --arg r "$s2l_na" 'map(select(.product=="zitadel" and .id=="S2l")) | length == 1 and
+			(.[0].steady | not) and .[0].reason == $r' "$WORK/steady.jsonl" >/dev/null ||
+			die "zitadel S2l: the meta declares it N/A ($s2l_na), want an N/A row with that reason"
+		log "ok: zitadel S2l N/A: $s2l_na"
+	fi
+	expect zitadel "${zitadel_ids[@]}"
+	jq -s -e 'map(select(.product=="zitadel" and .id=="S4"))[0].by_name | length >= 3' "$WORK/steady.jsonl" >/dev/null ||
+		die "zitadel S4: no per-request-name latencies at the steady step"
+	for f in coldstart-A.json coldstart-B.json gcjitter.json; do
+		jq -e '.status == "complete"' "$run/zitadel/$f" >/dev/null || die "zitadel: $f missing or not complete"
+	done
+	compgen -G "$run/zitadel/samples*.jsonl" >/dev/null || die "zitadel: no sampler records"
 fi
 compgen -G "$run/charts/*.svg" >/dev/null || die "no SVG charts next to COMPARISON.md"
 

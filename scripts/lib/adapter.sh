@@ -42,6 +42,10 @@
 # optional:
 #   product_warmup STATE SCENARIO
 #   product_ttl STATE SCENARIO
+#   product_readback STATE        readback's arguments (one per line; its --product and
+#                                 --want-version are added) to read the configuration in
+#                                 force after setup into STATE/facts.json, merged into the meta;
+#                                 nothing printed: no facts are read
 #   product_sampleargs STATE      sampler arguments (--match, --docker ...); a password the
 #                                 sampler needs goes in STATE/secrets/pgpass, never in them
 #
@@ -252,6 +256,7 @@ adapter_main() {
 	setup)
 		adapter_need $# 1
 		product_setup "$1"
+		adapter_readback "$1"
 		;;
 	endpoint | loadargs)
 		adapter_need $# 2
@@ -296,10 +301,25 @@ adapter_main() {
 	esac
 }
 
+# adapter_readback STATE reads the configuration in force from the product
+# (readback, with product_readback's arguments) into STATE/facts.json; the
+# product must report PRODUCT_VERSION. A failed read fails the setup.
+adapter_readback() {
+	local state="$1" args=()
+	rm -f "$state/facts.json"
+	declare -F product_readback >/dev/null || return 0
+	mapfile -t args < <(product_readback "$state")
+	((${#args[@]} > 0)) || return 0
+	"$(tool readback)" --product "$PRODUCT" --want-version "$PRODUCT_VERSION" "${args[@]}" -o "$state/facts.json" ||
+		die "reading back the configuration in force failed (see above)"
+	log "read back: $(jq -r '[.facts[] | select(.source == "read") | .name] | join(", ")' "$state/facts.json")"
+}
+
 # adapter_meta STATE prints the meta: the product's part merged with the
-# scenario N/A map, the endpoints, the pools minted and the database settings.
+# scenario N/A map, the endpoints, the pools minted and the database settings,
+# and the facts read back after setup (STATE/facts.json).
 adapter_meta() {
-	local state="$1" s reason na='{}' eps='{}' url db='{}' pools='[]'
+	local state="$1" s reason na='{}' eps='{}' url db='{}' pools='[]' facts='{}'
 	for s in "${ADAPTER_SCENARIOS[@]}"; do
 		reason="$(product_na_reason "$s")"
 		if [[ -n "$reason" ]]; then
@@ -312,11 +332,13 @@ adapter_meta() {
 		db="$(pg_meta_json)"
 	fi
 	[[ -s "$state/pools.jsonl" ]] && pools="$(jq -cs . "$state/pools.jsonl")"
+	[[ -s "$state/facts.json" ]] && facts="$(jq -c '{facts}' "$state/facts.json")"
 	product_meta "$state" | adapter_mode_meta "$state" | jq --arg p "$PRODUCT" --arg v "$PRODUCT_VERSION" \
-		--argjson na "$na" --argjson eps "$eps" --argjson db "$db" --argjson pools "$pools" '
+		--argjson na "$na" --argjson eps "$eps" --argjson db "$db" --argjson pools "$pools" --argjson f "$facts" '
 		{schema: "idpbench.meta/v1", product: $p, product_version: $v, status: "ok"}
 		+ . + {scenario_na: $na, endpoints: $eps, pools: $pools}
-		+ (if $db == {} then {} else {database: $db} end)'
+		+ (if $db == {} then {} else {database: $db} end)
+		+ {facts: ((.facts // []) + ($f.facts // []))}'
 }
 
 # adapter_mode_meta STATE passes the product's meta on; in compose mode it
