@@ -20,6 +20,7 @@
 #    Zitadel's S2 and S3) against the reference OP, through mintpool and
 #    loadstep, with zero errors; tampered client assertions must all get 401
 #    and the Zitadel adapter's native mode started on a stand-in binary
+# 4b. scripts/test-driver-limited.sh: a starved driver is flagged, a 5 ms server is not
 # 5. the quick comparison (scripts/run-comparison.sh --quick) on
 #    refop,hydra,keycloak (Keycloak from Maven Central, run on a JDK >= 21),
 #    asserting from `aggregate steady` that Hydra's and Keycloak's S1 S2
@@ -184,6 +185,8 @@ refop_pkjwt() {
 	log "ok: refop introspect (private_key_jwt) $(jq -r '"\(.requests) requests, \(.qps|floor)/s, errors \(.error_rate)"' "$out/introspect-0.json"); tampered assertions: all 401"
 }
 refop_pkjwt
+phase "driver-limited flag: a starved driver is flagged, a 5 ms server is not"
+IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-driver-limited.sh"
 
 phase "the Zitadel adapter's native mode with a stand-in binary"
 # No Zitadel runs here (shared/products/zitadel.md); a stand-in

@@ -19,7 +19,7 @@ func (e *engine) step(w window) (*schema.Step, error) {
 		IntervalS: c.Interval.Seconds(), TimeoutS: c.Timeout.Seconds(),
 		Start: w.start.UTC(), End: w.end.UTC(), Status: schema.StatusComplete, Check: checkOf(c),
 		LatencyModel: schema.ModelClosedLoop,
-		Pool:         e.creds.use(), Driver: w.cpu.driver(), Host: hostInfo(),
+		Pool:         e.creds.use(), Driver: w.cpu.driver(e.driverLoops()), Host: hostInfo(),
 		Intervals: []schema.Interval{},
 	}
 	s.Driver.Engine = e.engineName

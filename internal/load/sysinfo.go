@@ -3,28 +3,38 @@ package load
 import (
 	"os"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
+// selfTasks is where Linux lists this process's threads (readThreads).
+const selfTasks = "/proc/self/task"
+
 // cpuSample is the process's and the host's CPU counters at one instant.
 type cpuSample struct {
 	t                   time.Time
-	self                time.Duration // user+system CPU of this process (getrusage self)
-	hostBusy, hostTotal uint64        // /proc/stat jiffies; 0 where unavailable
+	self                time.Duration      // user+system CPU of this process (getrusage self)
+	threads             map[int]schedTimes // by thread id (readThreads); nil where unavailable
+	hostBusy, hostTotal uint64             // /proc/stat jiffies; 0 where unavailable
 }
+
+// schedTimes is one thread's time on a CPU and time runnable but queued.
+type schedTimes struct{ run, wait time.Duration }
 
 // cpuUse is CPU spent between two samples.
 type cpuUse struct {
-	selfS   float64 // CPU seconds of this process
-	wallS   float64 // seconds between the samples
-	hostPct float64 // busy share of all host CPUs, percent
+	selfS   float64      // CPU seconds of this process
+	wallS   float64      // seconds between the samples
+	hostPct float64      // busy share of all host CPUs, percent
+	threads []schedTimes // each thread's share of the interval, busiest (run+wait) first; nil where unavailable
 }
 
 func sampleCPU() cpuSample {
 	busy, total := hostJiffies()
-	return cpuSample{t: time.Now(), self: selfCPU(), hostBusy: busy, hostTotal: total}
+	threads, _ := readThreads(selfTasks)
+	return cpuSample{t: time.Now(), self: selfCPU(), threads: threads, hostBusy: busy, hostTotal: total}
 }
 
 func (s cpuSample) since(before cpuSample) cpuUse {
@@ -32,17 +42,73 @@ func (s cpuSample) since(before cpuSample) cpuUse {
 	if dt := s.hostTotal - before.hostTotal; s.hostTotal > before.hostTotal {
 		u.hostPct = 100 * float64(s.hostBusy-before.hostBusy) / float64(dt)
 	}
+	if s.threads != nil && before.threads != nil {
+		u.threads = threadDeltas(before.threads, s.threads)
+	}
 	return u
 }
 
-// driver describes the driver's own cost over the window.
-func (u cpuUse) driver() schema.Driver {
-	d := schema.Driver{CPUS: u.selfS, GOMAXPROCS: runtime.GOMAXPROCS(0), HostCPUPct: u.hostPct}
-	if u.wallS > 0 {
-		d.CPUPct = 100 * u.selfS / u.wallS
-		d.Limited = u.selfS/u.wallS >= schema.LimitedThreshold*float64(d.GOMAXPROCS)
+// threadDeltas is each thread's scheduling between two readings, busiest
+// first. A thread started in between counts from zero (so does one whose
+// id was reused: its counts went backwards); one that exited in between is
+// lost, which the Go runtime, keeping its threads, rarely does.
+func threadDeltas(before, after map[int]schedTimes) []schedTimes {
+	out := make([]schedTimes, 0, len(after))
+	for tid, a := range after {
+		b := before[tid]
+		if a.run < b.run || a.wait < b.wait {
+			b = schedTimes{}
+		}
+		out = append(out, schedTimes{run: a.run - b.run, wait: a.wait - b.wait})
 	}
+	slices.SortFunc(out, func(x, y schedTimes) int { return busier(y, x) })
+	return out
+}
+
+// busier orders by run+wait: -1, 0 or +1 as x is less, as, or more busy than y.
+func busier(x, y schedTimes) int {
+	switch a, b := x.run+x.wait, y.run+y.wait; {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// driver describes the driver's own cost over the window, loops being the
+// threads it can keep busy at once (schema.Driver.Loops), and decides
+// whether it was the bottleneck (schema.DriverLimit).
+func (u cpuUse) driver(loops int) schema.Driver {
+	d := schema.Driver{CPUS: u.selfS, GOMAXPROCS: runtime.GOMAXPROCS(0), HostCPUPct: u.hostPct, Loops: loops}
+	if u.wallS <= 0 {
+		return d
+	}
+	d.CPUPct = 100 * u.selfS / u.wallS
+	if u.threads != nil {
+		var all, busiest time.Duration
+		for i, t := range u.threads {
+			all += t.wait
+			if i < loops {
+				busiest += t.wait
+			}
+		}
+		d.RunWaitS, d.LoopWaitS = ptrTo(all.Seconds()), ptrTo(busiest.Seconds())
+	}
+	schema.DriverLimit(&d, u.wallS)
 	return d
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// driverLoops is how many threads the engine can keep busy at once: its
+// event loops, or for the goroutine engines one per connection, at most
+// GOMAXPROCS of them running.
+func (e *engine) driverLoops() int {
+	if e.loops != nil {
+		return len(e.loops)
+	}
+	return min(runtime.GOMAXPROCS(0), e.cfg.Connections)
 }
 
 // hostInfo describes this machine.

@@ -107,12 +107,16 @@ func (m *md) limitedSteps() {
 		m.printf("None: the load generator had CPU to spare in every step.\n\n")
 		return
 	}
-	m.printf("These steps are lower bounds (the driver, not the product, ran out of CPU):\n\n")
+	m.printf("These steps are lower bounds (the driver, not the product, set the pace):\n\n")
 	for _, sf := range m.r.Limited {
 		s := sf.Step
-		m.printf("- %s %s c=%d%s: %s qps, driver CPU %s%% with GOMAXPROCS %d (%s)\n",
+		why := s.Driver.LimitedReason
+		if why == "" { // a record from before limited_reason
+			why = fmt.Sprintf("driver CPU %s%% with GOMAXPROCS %d", formatMS(s.Driver.CPUPct), s.Driver.GOMAXPROCS)
+		}
+		m.printf("- %s %s c=%d%s: %s qps, %s (%s)\n",
 			stepProduct(sf), scenarioLabel(s.Scenario), s.Connections, phaseNote(s),
-			formatQPS(s.QPS), formatMS(s.Driver.CPUPct), s.Driver.GOMAXPROCS, m.link(sf.Path))
+			formatQPS(s.QPS), why, m.link(sf.Path))
 	}
 	m.printf("\n")
 }

@@ -348,9 +348,8 @@ func (m *md) howToRead() {
 	m.printf("  a user (S4: the headless login, then the code exchange). Their QPS is iterations/s, their\n")
 	m.printf("  latency runs from the first request's send to the last response, and an iteration fails\n")
 	m.printf("  when any of its requests fails; each request's own latency is listed per name.\n")
-	m.printf("- **Driver-limited**: the load generator used at least %.0f%% of the CPU it may use, so the\n",
-		schema.LimitedThreshold*100)
-	m.printf("  step measures the driver as much as the product; it is a lower bound, never steady state.\n")
+	m.printf("- **Driver-limited**: %s, so the step measures the driver as much as the product;\n", driverLimitRule())
+	m.printf("  it is a lower bound, never steady state.\n")
 	m.howToReadResources()
 }
 

@@ -179,11 +179,29 @@ func deref[T int64 | float64](p *T) T {
 	return *p
 }
 
+// mergeDriver adds agent s's driver to d: CPU, cores, loops and queue
+// waits sum (run_wait_s and loop_wait_s over the agents that report them),
+// loop_busy_pct is the agents' mean weighted by their loops, the host
+// figure is the busiest agent's, and the step is driver-limited when any
+// agent was, with the limited agents' reasons, " | " between them.
 func mergeDriver(d *schema.Driver, s schema.Driver) {
+	if loops := d.Loops + s.Loops; loops > 0 {
+		d.LoopBusyPct = (d.LoopBusyPct*float64(d.Loops) + s.LoopBusyPct*float64(s.Loops)) / float64(loops)
+	}
 	d.CPUS += s.CPUS
 	d.CPUPct += s.CPUPct
 	d.GOMAXPROCS += s.GOMAXPROCS
+	d.Loops += s.Loops
+	if s.RunWaitS != nil {
+		d.RunWaitS = ptr(deref(d.RunWaitS) + *s.RunWaitS)
+	}
+	if s.LoopWaitS != nil {
+		d.LoopWaitS = ptr(deref(d.LoopWaitS) + *s.LoopWaitS)
+	}
 	d.Limited = d.Limited || s.Limited
+	if s.LimitedReason != "" && !strings.Contains(d.LimitedReason, s.LimitedReason) {
+		d.LimitedReason = strings.TrimPrefix(d.LimitedReason+" | "+s.LimitedReason, " | ")
+	}
 	d.HostCPUPct = math.Max(d.HostCPUPct, s.HostCPUPct)
 }
 

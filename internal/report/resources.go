@@ -351,7 +351,7 @@ func stepUsage(sc schema.ScenarioInfo, sf StepFile, samples []schema.Sample, idp
 	u.ConnsMax = maxFigure(values(in, SourcePostgres, nil, conns), dbStatsNA(samples))
 	u.HostBusy = medianFigure(values(in, SourceHost, nil, cpuPct), "no host samples"+inWin)
 	u.Usage = Usage{Cores: s.Host.CPUs, IdPCPU: u.IdPCPU.Value, DBCPU: u.DBCPU.Value, HostBusy: u.HostBusy.Value,
-		DriverCPU: s.Driver.CPUPct, DriverProcs: s.Driver.GOMAXPROCS, DriverLimit: s.Driver.Limited,
+		DriverCPU: s.Driver.CPUPct, DriverProcs: s.Driver.GOMAXPROCS, DriverLimit: s.Driver.Limited, DriverReason: s.Driver.LimitedReason,
 		HasIdP: u.IdPCPU.OK, HasDB: u.DBCPU.OK, HasHost: u.HostBusy.OK}
 	if !u.HostBusy.OK && s.Driver.HostCPUPct > 0 {
 		u.Usage.HostBusy, u.Usage.HasHost, u.Usage.HostFromStep = s.Driver.HostCPUPct, true, true

@@ -36,7 +36,8 @@ type Usage struct {
 	HostBusy     float64 // whole machine, percent of all cores
 	DriverCPU    float64 // loadstep, percent of one core (driver.cpu_pct)
 	DriverProcs  int     // cores the driver may use (driver.gomaxprocs)
-	DriverLimit  bool    // driver.limited
+	DriverLimit  bool    // driver.limited (schema.DriverLimit)
+	DriverReason string  // driver.limited_reason; empty in older records
 	HasIdP       bool    // IdPCPU was sampled
 	HasDB        bool    // DBCPU was sampled
 	HasHost      bool    // HostBusy is known
@@ -46,7 +47,11 @@ type Usage struct {
 // Verdict names the bottleneck of a window. The rules, in order (the first
 // that holds wins):
 //
-//  1. driver-limited: the step says so (driver CPU >= 80% of GOMAXPROCS cores);
+//  1. driver-limited: the step says so (schema.DriverLimit: the driver's loops
+//     were running or queued for a CPU for at least schema.LimitedBusyPct of
+//     the window). The flag wins over the figures below: a step whose driver
+//     set the pace is never called IdP-, database- or host-bound, and one
+//     whose driver did not is never called driver-limited;
 //  2. IdP CPU-bound: IdP CPU >= CPUBoundShare of all cores;
 //  3. database CPU-bound: PostgreSQL CPU >= CPUBoundShare of all cores;
 //  4. host saturated: host busy >= HostSaturatedPct (the figures say who used it);
@@ -56,7 +61,9 @@ type Usage struct {
 func Verdict(u Usage) (kind, text string) {
 	capacity := float64(max(u.Cores, 1)) * 100
 	switch {
-	case u.DriverLimit:
+	case u.DriverLimit && u.DriverReason != "":
+		return VerdictDriver, VerdictDriver + ": " + u.DriverReason
+	case u.DriverLimit: // a record from before limited_reason
 		return VerdictDriver, fmt.Sprintf("%s: driver %s of %s", VerdictDriver,
 			pct(u.DriverCPU), pct(float64(max(u.DriverProcs, 1))*100))
 	case !u.HasIdP || !u.HasHost:
@@ -106,10 +113,18 @@ func pct(v float64) string {
 // same constants Verdict uses.
 func VerdictRules() []string {
 	return []string{
-		fmt.Sprintf("%s — the step's driver used at least %.0f%% of the cores it may use;", VerdictDriver, schema.LimitedThreshold*100),
+		fmt.Sprintf("%s — %s;", VerdictDriver, driverLimitRule()),
 		fmt.Sprintf("%s — the IdP process tree used at least %.0f%% of all cores;", VerdictIdP, CPUBoundShare*100),
 		fmt.Sprintf("%s — the PostgreSQL server tree used at least %.0f%% of all cores;", VerdictDB, CPUBoundShare*100),
 		fmt.Sprintf("%s — the whole machine was at least %.0f%% busy (driver, IdP and database share it);", VerdictHost, HostSaturatedPct),
 		fmt.Sprintf("%s — none of these: the product waits (I/O, locks, connection pools, sleeps).", VerdictNone),
 	}
+}
+
+// driverLimitRule states schema.DriverLimit's rule, for VerdictRules and
+// the report's "How to read this".
+func driverLimitRule() string {
+	return fmt.Sprintf("the step's driver was saturated: its loops were running or queued for a CPU "+
+		"for at least %.0f%% of the window (its CPU time plus its busiest threads' run-queue wait, "+
+		"over its event loops)", schema.LimitedBusyPct)
 }

@@ -18,8 +18,14 @@ func TestVerdict(t *testing.T) {
 		kind     string
 		wantText string
 	}{
-		{"driver-limited wins over everything", with(func(u *Usage) { u.DriverLimit, u.DriverCPU, u.IdPCPU, u.HostBusy = true, 170, 190, 99 }),
+		{"driver-limited wins over everything", with(func(u *Usage) {
+			u.DriverLimit, u.DriverCPU, u.IdPCPU, u.DBCPU, u.HostBusy = true, 1, 190, 180, 99
+			u.DriverReason = "1 loop(s) running or queued 99% of the window (>= 80%): cpu 1%, queued 98%, host 99% busy"
+		}), VerdictDriver, "driver-limited: 1 loop(s) running or queued 99% of the window"},
+		{"driver-limited, a record without a reason", with(func(u *Usage) { u.DriverLimit, u.DriverCPU, u.IdPCPU, u.HostBusy = true, 170, 190, 99 }),
 			VerdictDriver, "driver-limited: driver 170% of 200%"},
+		{"a driver not flagged is never the bottleneck, however busy", with(func(u *Usage) { u.DriverCPU, u.IdPCPU, u.HostBusy = 190, 165, 99 }),
+			VerdictIdP, "IdP CPU-bound: IdP 165% of 200%"},
 		{"IdP at the threshold", with(func(u *Usage) { u.IdPCPU, u.DBCPU, u.HostBusy = 160, 20, 95 }),
 			VerdictIdP, "IdP CPU-bound: IdP 160% of 200%, PostgreSQL 20%"},
 		{"IdP just below the threshold, host busy", with(func(u *Usage) { u.IdPCPU, u.DBCPU, u.DriverCPU, u.HostBusy = 159.4, 20, 15, 98 }),
@@ -51,7 +57,7 @@ func TestVerdict(t *testing.T) {
 
 func TestVerdictRulesNameTheThresholds(t *testing.T) {
 	rules := strings.Join(VerdictRules(), "\n")
-	for _, want := range []string{"80% of all cores", "90% busy", VerdictDriver, VerdictIdP, VerdictDB, VerdictHost, VerdictNone} {
+	for _, want := range []string{"80% of all cores", "90% busy", "at least 80% of the window", "run-queue wait", VerdictDriver, VerdictIdP, VerdictDB, VerdictHost, VerdictNone} {
 		if !strings.Contains(rules, want) {
 			t.Errorf("rules lack %q:\n%s", want, rules)
 		}

@@ -207,10 +207,35 @@ type Driver struct {
 	CPUS       float64 `json:"cpu_s"`      // user+system CPU seconds of the loadstep process
 	CPUPct     float64 `json:"cpu_pct"`    // cpu_s / window seconds * 100 (100 = one full core)
 	GOMAXPROCS int     `json:"gomaxprocs"` // cores loadstep may use
-	// Limited is true when the driver was the bottleneck: its CPU was at least
-	// 80% of what it may use (gomaxprocs cores). Such a step is a lower bound.
-	Limited    bool    `json:"limited"`
-	HostCPUPct float64 `json:"host_cpu_pct"` // whole-host busy CPU over the window, percent of all cores
+	// Limited is true when the driver, not the product, set the pace of the
+	// step: DriverLimit decides it from cpu_s, loop_wait_s and loops. Such
+	// a step is a lower bound and never a steady state.
+	Limited bool `json:"limited"`
+	// LimitedReason says, when Limited, which rule held and with what
+	// figures; empty otherwise and in older records.
+	LimitedReason string  `json:"limited_reason,omitempty"`
+	HostCPUPct    float64 `json:"host_cpu_pct"` // whole-host busy CPU over the window, percent of all cores
+	// Loops is how many threads the driver can keep busy at once: its
+	// event loops (engine epoll), else min(gomaxprocs, connections), a
+	// goroutine per connection and at most gomaxprocs of them running.
+	// 0 in older records.
+	Loops int `json:"loops,omitempty"`
+	// RunWaitS is how long the driver's threads were runnable but not
+	// running (queued for a CPU) during the window, in seconds summed over
+	// all its threads (two threads queued 1 s each = 2), from the kernel's
+	// /proc/self/task/*/schedstat. Absent where the kernel does not report
+	// it, and in older records.
+	RunWaitS *float64 `json:"run_wait_s,omitempty"`
+	// LoopWaitS is the part of run_wait_s of the loops threads that were
+	// running or queued the longest, in seconds: the queueing of the
+	// threads that carry the driver's loops. Present with run_wait_s.
+	LoopWaitS *float64 `json:"loop_wait_s,omitempty"`
+	// LoopBusyPct is how much of the window the driver's loops were
+	// running or queued for a CPU, in percent of loops * window seconds:
+	// 100 * (cpu_s + loop_wait_s) / (window_s * loops). It may exceed 100
+	// (threads beyond the loops: the runtime, the garbage collector).
+	// 0 in older records.
+	LoopBusyPct float64 `json:"loop_busy_pct,omitempty"`
 	// Engine is how loadstep put requests on the wire: "epoll" (its own
 	// HTTP/1.1 client on event loops; the default for closed loop over http
 	// on Linux), "raw" (the same client, a goroutine per connection) or
@@ -226,10 +251,6 @@ type Host struct {
 	OS       string `json:"os"`       // GOOS/GOARCH
 	Hostname string `json:"hostname"` // host name
 }
-
-// LimitedThreshold is the driver CPU share (of what it may use) from which a
-// step counts as driver-limited.
-const LimitedThreshold = 0.80
 
 // LateThresholdMS is how far behind its intended send time, in
 // milliseconds, a rate-mode request must be sent to count in Step.Late. It
