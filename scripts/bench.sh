@@ -14,12 +14,6 @@ set -o errexit -o nounset -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 export IDPBENCH_LOG_TAG=bench
 
-ensure_pkg() { # ensure_pkg COMMAND PACKAGE
-	command -v "$1" >/dev/null 2>&1 && return 0
-	[[ $(id -u) -eq 0 ]] || die "$1 is missing: install the Debian package $2"
-	log "installing $2 from the OS packages"
-	apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >&2
-}
 
 ensure_pkg wrk wrk
 ensure_pkg nginx nginx-light

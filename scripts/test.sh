@@ -78,13 +78,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-ensure_pkg() { # ensure_pkg COMMAND PACKAGE
-	command -v "$1" >/dev/null 2>&1 && return 0
-	[[ $(id -u) -eq 0 ]] || die "$1 is missing: install the OS package $2"
-	log "installing $2 from the OS packages"
-	DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >&2
-}
 
 phase() { log "=== $*"; }
 
