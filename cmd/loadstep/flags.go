@@ -163,7 +163,8 @@ one TCP connection per -c, built to cost the driver about as much CPU per
 request as wrk. raw runs a goroutine per connection; epoll runs
 min(GOMAXPROCS, -c) event loops, each owning its share of the connections
 in one epoll instance, which saves a goroutine switch per request (bench/
-measured its CPU per request at 0.91-1.18x wrk's, raw's at 1.01-1.37x).
+measured its CPU per request at 0.88-0.96x wrk's, raw's at 1.00-1.83x:
+results/bench/).
 epoll serves closed-loop steps over http on Linux only: in rate mode
 (--rate) the step runs on raw, even with --engine epoll, and on other OSes
 the default is raw (--engine epoll is a usage error there). Both reopen a
