@@ -50,15 +50,27 @@ tools_rev() {
 		echo devel
 		return 0
 	}
-	if [[ -n "$(git -C "$IDPBENCH_ROOT" status --porcelain 2>/dev/null)" ]]; then
+	if tree_edited; then
 		rev+="-dirty-$(printf '%s' "$IDPBENCH_ROOT" | cksum | cut -d' ' -f1)"
 	fi
 	printf '%s\n' "$rev"
 }
 
+# tree_edited: the checkout has changes outside results/ (a run writing or
+# deleting its own results does not change the tools it runs).
+tree_edited() {
+	[[ -n "$(git -C "$IDPBENCH_ROOT" status --porcelain -- . ':(exclude)results' 2>/dev/null)" ]]
+}
+
 # tools_version prints the version stamped into the tools.
 tools_version() {
-	git -C "$IDPBENCH_ROOT" describe --always --dirty 2>/dev/null || echo devel
+	local v
+	v="$(git -C "$IDPBENCH_ROOT" describe --always 2>/dev/null)" || {
+		echo devel
+		return 0
+	}
+	if tree_edited; then v+="-dirty"; fi
+	printf '%s\n' "$v"
 }
 
 IDPBENCH_BIN="${IDPBENCH_BIN:-$IDPBENCH_CACHE/tools-$(tools_rev)}"
