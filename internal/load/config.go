@@ -232,7 +232,7 @@ func (c *Config) validateHeaderCreds() error {
 	}
 	for i, cred := range c.Pool.Creds {
 		if !validHeaderValue(cred) {
-			return cli.Usagef("--pool %s: credential %d holds a control character and cannot be sent in a header", c.Pool.Name, i+1)
+			return cli.Usagef("--pool %s line %d: the credential holds a control character and cannot be sent in a header", c.Pool.Name, c.Pool.Line(i))
 		}
 	}
 	return nil

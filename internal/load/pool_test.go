@@ -5,10 +5,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/idpbench/idpbench/internal/pool"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -222,5 +224,20 @@ func testPoolReuseOnRotatingServerFails(t *testing.T, engine string) {
 	s := mustRun(t, c)
 	if s.OK != 1 || s.Errors.Non2xx != s.Requests-1 || s.StatusCodes["400"] != s.Requests-1 {
 		t.Errorf("ok %d non2xx %d of %d requests, want 1 ok then only 400s", s.OK, s.Errors.Non2xx, s.Requests)
+	}
+}
+
+// TestHeaderCredNamesItsLine: a credential that cannot go into a header is
+// named by its line in the pool file, not by its index among credentials.
+func TestHeaderCredNamesItsLine(t *testing.T) {
+	p, err := pool.Read(strings.NewReader("# idpbench-pool kind=access_token\n# minted by hand\ngood\nbad\x01token\n"), "at.pool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, "http://127.0.0.1:1/userinfo", schema.ScenarioUserinfo)
+	cfg.Pool = p
+	err = cfg.Validate()
+	if err == nil || !strings.Contains(err.Error(), "--pool at.pool line 4:") {
+		t.Fatalf("error %v, want one naming line 4", err)
 	}
 }

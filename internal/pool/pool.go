@@ -9,6 +9,7 @@ package pool
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -29,6 +30,15 @@ type Pool struct {
 	Name   string            // file name as given, for errors ("-" for stdin)
 	Header map[string]string // key=value pairs of the idpbench-pool line
 	Creds  []string          // credentials in file order
+	Lines  []int             // Lines[i] is the 1-based line of Creds[i] in the file
+}
+
+// Line is the file line of credential i, for errors.
+func (p *Pool) Line(i int) int {
+	if i < len(p.Lines) {
+		return p.Lines[i]
+	}
+	return i + 1
 }
 
 // maxLine bounds one credential; real tokens are a few KB at most.
@@ -39,7 +49,8 @@ func Read(r io.Reader, name string) (*Pool, error) {
 	p := &Pool{Name: name, Header: map[string]string{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), maxLine)
-	for n := 1; sc.Scan(); n++ {
+	n := 1
+	for ; sc.Scan(); n++ {
 		line := strings.TrimRight(sc.Text(), "\r")
 		switch {
 		case strings.HasPrefix(line, HeaderTag):
@@ -50,10 +61,12 @@ func Read(r io.Reader, name string) (*Pool, error) {
 		case strings.ContainsAny(line, " \t"):
 			return nil, fmt.Errorf("pool %s line %d: a credential must not contain white space", name, n)
 		default:
-			p.Creds = append(p.Creds, line)
+			p.Creds, p.Lines = append(p.Creds, line), append(p.Lines, n)
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("pool %s line %d: longer than %d bytes (a credential is a few KB at most)", name, n, maxLine)
+	} else if err != nil {
 		return nil, fmt.Errorf("reading pool %s: %w", name, err)
 	}
 	if len(p.Creds) == 0 {

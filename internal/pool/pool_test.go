@@ -21,6 +21,10 @@ func TestReadParsesHeaderAndCredentials(t *testing.T) {
 	if p.Header["kind"] != "refresh_token" || p.Header["product"] != "hydra" {
 		t.Errorf("header %v", p.Header)
 	}
+	// Credentials keep their file lines, for errors that name them.
+	if p.Line(0) != 4 || p.Line(1) != 5 {
+		t.Errorf("lines %v, want [4 5]", p.Lines)
+	}
 }
 
 func TestReadErrorsNameFileAndLine(t *testing.T) {
@@ -31,6 +35,7 @@ func TestReadErrorsNameFileAndLine(t *testing.T) {
 		{"only comments", "# idpbench-pool kind=x\n# nothing\n", "pool p.pool: no credentials"},
 		{"white space", "tok1\ntok 2\n", "pool p.pool line 2: a credential must not contain white space"},
 		{"bad header", "# idpbench-pool kind\ntok\n", "pool p.pool line 1: malformed header field"},
+		{"over-long line", "tok1\n" + strings.Repeat("a", maxLine+1) + "\n", "pool p.pool line 2: longer than 1048576 bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
