@@ -98,7 +98,8 @@ func TestLoadRejectsOtherMajorVersion(t *testing.T) {
 }
 
 func TestLoadStdinStream(t *testing.T) {
-	step := `{"schema":"idpbench.step/v1","product":"p","scenario":"discovery","connections":2,"status":"complete","qps":10}`
+	step := `{"schema":"idpbench.step/v1","product":"p","scenario":"discovery","connections":2,"status":"complete","qps":10,
+		"start":"2026-11-30T10:00:00Z","end":"2026-11-30T10:00:10Z"}`
 	meta := `{"schema":"idpbench.meta/v1","product":"p","status":"ok"}`
 	foreign := `{"schema":"k6.summary/v1"}`
 	var warnings []string
@@ -120,6 +121,12 @@ func TestLoadErrors(t *testing.T) {
 		{"broken.json", `{"schema":"idpbench.step/v1",`, "broken.json"},
 		{"meta.json", `{"schema":"idpbench.meta/v3","product":"x"}`, "idpbench.meta/v3"},
 		{"s.jsonl", `{"schema":"idpbench.sample/v1","source":"postgres"}` + "\n" + `{"schema":"idpbench.sample/v2"}`, "record 2"},
+		// A bare schema string is no step: it would become a 0-QPS row.
+		{"bare.json", `{"schema":"idpbench.step/v1"}`, "no scenario; status \"\" is not complete, interrupted or error; connections 0"},
+		{"counts.json", `{"schema":"idpbench.step/v1","scenario":"discovery","connections":1,"status":"complete",` +
+			`"start":"2026-11-30T10:00:00Z","end":"2026-11-30T10:00:10Z","requests":10,"ok":8}`, "requests 10 != ok 8 + failed 0"},
+		// An idpbench record of a kind this build does not read is refused, not skipped.
+		{"future.json", `{"schema":"idpbench.plot/v1"}`, `unknown idpbench record kind "idpbench.plot/v1"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -142,7 +149,7 @@ func TestLoadWarnsOncePerFile(t *testing.T) {
 		"array.json":   `[1, 2]`,
 		"foreign.json": `{"schema":"k6/v1"}`,
 		"lines.jsonl":  `{"schema":"vegeta/v1"}` + "\n" + `{"schema":"vegeta/v1"}`,
-		"future.json":  `{"schema":"idpbench.plot/v1"}`,
+		"facts.json":   `{"schema":"idpbench.facts/v1","facts":[]}`,
 		"skip.txt":     "not read",
 	}
 	for name, content := range files {

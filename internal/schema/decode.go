@@ -31,6 +31,9 @@ func DecodeStep(r io.Reader, name string) (*Step, error) {
 	if err := decodeOne(r, name, StepV1, &s, func() string { return s.Schema }); err != nil {
 		return nil, err
 	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	return &s, nil
 }
 
@@ -85,4 +88,33 @@ func jsonErr(err error) error {
 		return fmt.Errorf("empty file, want a JSON record")
 	}
 	return err
+}
+
+// Validate reports what a step record lacks that every reader relies on:
+// its scenario, a known status, at least one connection, a measured window
+// (unless the step is an error, which may never have measured) and counts
+// that add up (requests = ok + failed). Errors name every problem found.
+func (s *Step) Validate() error {
+	var probs []string
+	if s.Scenario == "" {
+		probs = append(probs, "no scenario")
+	}
+	switch s.Status {
+	case StatusComplete, StatusInterrupted, StatusError:
+	default:
+		probs = append(probs, fmt.Sprintf("status %q is not complete, interrupted or error", s.Status))
+	}
+	if s.Connections < 1 {
+		probs = append(probs, fmt.Sprintf("connections %d (want at least 1)", s.Connections))
+	}
+	if s.Status != StatusError && (s.Start.IsZero() || s.End.Before(s.Start)) {
+		probs = append(probs, "no measured window (start and end)")
+	}
+	if s.Requests != s.OK+s.Errors.Total() {
+		probs = append(probs, fmt.Sprintf("requests %d != ok %d + failed %d", s.Requests, s.OK, s.Errors.Total()))
+	}
+	if len(probs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("not a valid step record: %s", strings.Join(probs, "; "))
 }

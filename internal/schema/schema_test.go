@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // testdata/step-v1.json is a committed idpbench.step/v1 record: readers must
@@ -98,3 +99,23 @@ func TestDecodeHistogramRejectsOtherGeometry(t *testing.T) {
 }
 
 func newSmall() *hdr.Histogram { return hdr.New(1, 1e6, 2) }
+
+// TestValidateStep: a step that never measured (status error) needs no
+// window; anything else needs one, and its counts must add up.
+func TestValidateStep(t *testing.T) {
+	start := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	ok := Step{Scenario: ScenarioDiscovery, Status: StatusComplete, Connections: 1, Start: start, End: start.Add(time.Second),
+		Requests: 3, OK: 2, Errors: Errors{Timeout: 1}}
+	if err := ok.Validate(); err != nil {
+		t.Errorf("a complete step: %v", err)
+	}
+	failed := Step{Scenario: ScenarioDiscovery, Status: StatusError, Connections: 1, Error: "connection refused"}
+	if err := failed.Validate(); err != nil {
+		t.Errorf("an error step without a window: %v", err)
+	}
+	backwards := ok
+	backwards.End = start.Add(-time.Second)
+	if err := backwards.Validate(); err == nil || !strings.Contains(err.Error(), "no measured window") {
+		t.Errorf("end before start: %v", err)
+	}
+}
