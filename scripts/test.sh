@@ -138,7 +138,7 @@ phase "jwt-bearer grants and private_key_jwt introspection against the reference
 # answered, recorded as its check: a test of client authentication, never a
 # comparison cell), and a tampered assertion pool must fail every request (401).
 refop_pkjwt() {
-	local issuer key out="$WORK/pkjwt" step tok a i=0
+	local issuer key out="$WORK/pkjwt" step a i=0
 	issuer="$(state "$REFOP_STATE" ISSUER)"
 	key="$(go env GOMODCACHE)/github.com/zitadel/oidc/v3@v3.52.0/example/server/service-key1.pem"
 	(umask 077 && mkdir -p "$out")
@@ -252,13 +252,11 @@ jq -s -e 'map(select(.steady)) | group_by(.id) | all(map(.check) | unique | leng
 	"$WORK/steady.jsonl" >/dev/null ||
 	die "steady cells of one scenario judged by different checks: $(jq -s -c 'map(select(.steady) | {product, id, check})' "$WORK/steady.jsonl")"
 # No step counts a 4xx or 5xx as ok: ok never exceeds the 2xx answers (iterations: the last request's).
-for f in "$run"/*/*.json; do
-	[[ "$(jq -r .schema "$f")" == idpbench.step/v1 ]] || continue
-	jq -e '.check != "" and
-		(if .count_unit == "iteration" then .ok <= .requests_by_name[.request_order[-1]].ok
-		 else .ok <= ([.status_codes | to_entries[] | select(.key | test("^2")) | .value] | add // 0) end)' "$f" >/dev/null ||
-		die "$f: a step without its check, or with more ok than 2xx answers: $(jq -c '{check, ok, status_codes}' "$f")"
-done
+bad="$(jq -r 'select(.schema == "idpbench.step/v1") | select(.check != "" and
+	(if .count_unit == "iteration" then .ok <= .requests_by_name[.request_order[-1]].ok
+	 else .ok <= ([.status_codes | to_entries[] | select(.key | test("^2")) | .value] | add // 0) end) | not)
+	| "\(input_filename): \({check, ok, status_codes} | tojson)"' "$run"/*/*.json)"
+[[ -z "$bad" ]] || die "steps without their check, or with more ok than 2xx answers: $bad"
 log "ok: every step records its check; none counts more ok than 2xx answers"
 # Facts are read from the running products, not recalled.
 jq -e '.facts | any(.name == "password hashing" and .source == "read" and (.value | startswith("argon2")))' \

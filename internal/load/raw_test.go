@@ -2,6 +2,7 @@ package load
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"io"
 	"net"
@@ -264,7 +265,7 @@ func TestRawSenderConnections(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			u, accepted := scriptServer(t, tt.serve)
-			timeout := cmp(tt.timeout, 2*time.Second)
+			timeout := cmp.Or(tt.timeout, 2*time.Second)
 			snd := NewRawSender(timeout)(0)
 			defer snd.Close()
 			req := &Request{Method: http.MethodGet, URL: u, Header: []byte("Host: " + u.Host + "\r\n")}
@@ -286,13 +287,6 @@ func TestRawSenderConnections(t *testing.T) {
 			}
 		})
 	}
-}
-
-func cmp(d, def time.Duration) time.Duration {
-	if d == 0 {
-		return def
-	}
-	return d
 }
 
 func TestRawSenderTimeoutIsNetError(t *testing.T) {

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"os"
 	"runtime"
 	"slices"
@@ -61,19 +62,8 @@ func threadDeltas(before, after map[int]schedTimes) []schedTimes {
 		}
 		out = append(out, schedTimes{run: a.run - b.run, wait: a.wait - b.wait})
 	}
-	slices.SortFunc(out, func(x, y schedTimes) int { return busier(y, x) })
+	slices.SortFunc(out, func(x, y schedTimes) int { return cmp.Compare(y.run+y.wait, x.run+x.wait) })
 	return out
-}
-
-// busier orders by run+wait: -1, 0 or +1 as x is less, as, or more busy than y.
-func busier(x, y schedTimes) int {
-	switch a, b := x.run+x.wait, y.run+y.wait; {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // driver describes the driver's own cost over the window, loops being the
@@ -93,13 +83,11 @@ func (u cpuUse) driver(loops int) schema.Driver {
 				busiest += t.wait
 			}
 		}
-		d.RunWaitS, d.LoopWaitS = ptrTo(all.Seconds()), ptrTo(busiest.Seconds())
+		d.RunWaitS, d.LoopWaitS = new(all.Seconds()), new(busiest.Seconds())
 	}
 	schema.DriverLimit(&d, u.wallS)
 	return d
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // driverLoops is how many threads the engine can keep busy at once: its
 // event loops, or for the goroutine engines one per connection, at most

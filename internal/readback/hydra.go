@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/idpbench/idpbench/internal/logsafe"
 )
 
 // Hydra's documents, for the facts nothing running tells.
@@ -45,7 +47,7 @@ func (r *reader) hydraVersion(ctx context.Context) error {
 		Version string `json:"version"`
 	}
 	if err := json.Unmarshal(body, &v); err != nil || v.Version == "" {
-		return fmt.Errorf("reading Hydra's version: %s answered without a version", redacted(u))
+		return fmt.Errorf("reading Hydra's version: %s answered without a version", logsafe.URL(u))
 	}
 	r.version = v.Version
 	r.read("version", v.Version, "admin API: GET /version")

@@ -13,12 +13,12 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/logsafe"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -208,25 +208,17 @@ func (r *reader) get(ctx context.Context, u *url.URL) ([]byte, error) {
 func (r *reader) do(req *http.Request) ([]byte, error) {
 	resp, err := r.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", req.Method, redacted(req.URL), err)
+		return nil, fmt.Errorf("%s %s: %w", req.Method, logsafe.URL(req.URL), err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: reading the response: %w", req.Method, redacted(req.URL), err)
+		return nil, fmt.Errorf("%s %s: reading the response: %w", req.Method, logsafe.URL(req.URL), err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s %s: status %d: %s", req.Method, redacted(req.URL), resp.StatusCode,
-			strings.Join(strings.Fields(string(body[:min(len(body), 200)])), " "))
+		return nil, fmt.Errorf("%s %s: status %d: %s", req.Method, logsafe.URL(req.URL), resp.StatusCode, logsafe.Text(string(body)))
 	}
 	return body, nil
-}
-
-// redacted is u without credentials or query.
-func redacted(u *url.URL) string {
-	v := *u
-	v.User, v.RawQuery = nil, ""
-	return v.String()
 }
 
 // need fails naming the flag a product's facts need.

@@ -14,6 +14,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/idpbench/idpbench/internal/logsafe"
 )
 
 // tokenLifespan asks for a client_credentials token and reads the
@@ -40,7 +42,7 @@ func (r *reader) tokenLifespan(ctx context.Context) error {
 		ExpiresIn   *float64 `json:"expires_in"`
 	}
 	if err := json.Unmarshal(body, &tok); err != nil || tok.ExpiresIn == nil {
-		return fmt.Errorf("client_credentials grant at %s: no expires_in in the answer", redacted(r.cfg.TokenURL))
+		return fmt.Errorf("client_credentials grant at %s: no expires_in in the answer", logsafe.URL(r.cfg.TokenURL))
 	}
 	r.read("access token lifespan (client_credentials)", fmt.Sprintf("%.0f s (expires_in of a fresh token)", *tok.ExpiresIn),
 		"token endpoint, a client_credentials grant: expires_in")

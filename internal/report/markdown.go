@@ -219,7 +219,7 @@ func (m *md) knownLimits() {
 				m.printf("Known limits of the products themselves, not of this configuration:\n\n")
 				first = false
 			}
-			m.printf("- %s, %s %s: %s (%s)\n", c.Product, c.Scenario.ID, c.Scenario.Name, cell(k.What), k.Ref)
+			m.printf("- %s, %s\n", c.Product, knownText(k))
 		}
 	}
 	if !first {
@@ -321,10 +321,11 @@ func (m *md) successRules() {
 func stepChecks(cells []Cell, scenario string) []string {
 	seen := map[string]bool{}
 	for _, c := range cells {
+		if c.Scenario.Name != scenario {
+			continue
+		}
 		for _, ls := range c.Ladder {
-			if c.Scenario.Name == scenario {
-				seen["`"+cmp.Or(ls.Step.Check, "none recorded")+"`"] = true
-			}
+			seen["`"+cmp.Or(ls.Step.Check, "none recorded")+"`"] = true
 		}
 	}
 	return slices.Sorted(maps.Keys(seen))

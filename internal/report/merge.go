@@ -163,14 +163,12 @@ func mergeScalars(steps []StepFile) *schema.Step {
 // record without them adds nothing: mergeHistograms rejects a mix).
 func mergeLate(out, s *schema.Step) {
 	if s.Late != nil {
-		out.Late = ptr(deref(out.Late) + *s.Late)
+		out.Late = new(deref(out.Late) + *s.Late)
 	}
 	if s.LateMaxMS != nil {
-		out.LateMaxMS = ptr(math.Max(deref(out.LateMaxMS), *s.LateMaxMS))
+		out.LateMaxMS = new(math.Max(deref(out.LateMaxMS), *s.LateMaxMS))
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func deref[T int64 | float64](p *T) T {
 	if p == nil {
@@ -193,10 +191,10 @@ func mergeDriver(d *schema.Driver, s schema.Driver) {
 	d.GOMAXPROCS += s.GOMAXPROCS
 	d.Loops += s.Loops
 	if s.RunWaitS != nil {
-		d.RunWaitS = ptr(deref(d.RunWaitS) + *s.RunWaitS)
+		d.RunWaitS = new(deref(d.RunWaitS) + *s.RunWaitS)
 	}
 	if s.LoopWaitS != nil {
-		d.LoopWaitS = ptr(deref(d.LoopWaitS) + *s.LoopWaitS)
+		d.LoopWaitS = new(deref(d.LoopWaitS) + *s.LoopWaitS)
 	}
 	d.Limited = d.Limited || s.Limited
 	if s.LimitedReason != "" && !strings.Contains(d.LimitedReason, s.LimitedReason) {

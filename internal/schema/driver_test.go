@@ -3,7 +3,6 @@ package schema
 import (
 	"encoding/json"
 	"math"
-	"os"
 	"strings"
 	"testing"
 )
@@ -52,15 +51,7 @@ func TestDriverLimit(t *testing.T) {
 // A record from before the queue-wait fields decodes with them absent, and
 // the new fields survive a round trip.
 func TestDriverFieldsOldAndNew(t *testing.T) {
-	f, err := os.Open("testdata/step-v1.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s, err := DecodeStep(f, "step-v1.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := committedStepV1(t)
 	if d := s.Driver; d.RunWaitS != nil || d.LoopWaitS != nil || d.Loops != 0 || d.LimitedReason != "" || d.CPUS == 0 {
 		t.Errorf("old driver decoded as %+v", d)
 	}

@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// testdata/step-v1.json is a committed idpbench.step/v1 record: readers must
-// keep decoding it for as long as v1 is read.
-func TestDecodeCommittedStepV1(t *testing.T) {
+// committedStepV1 decodes testdata/step-v1.json.
+func committedStepV1(t *testing.T) *Step {
+	t.Helper()
 	f, err := os.Open("testdata/step-v1.json")
 	if err != nil {
 		t.Fatal(err)
@@ -20,6 +20,13 @@ func TestDecodeCommittedStepV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// testdata/step-v1.json is a committed idpbench.step/v1 record: readers must
+// keep decoding it for as long as v1 is read.
+func TestDecodeCommittedStepV1(t *testing.T) {
+	s := committedStepV1(t)
 	if s.Scenario != ScenarioDiscovery || s.Connections != 8 || s.Requests == 0 {
 		t.Fatalf("decoded %s c=%d requests=%d", s.Scenario, s.Connections, s.Requests)
 	}
