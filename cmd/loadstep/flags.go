@@ -208,13 +208,19 @@ their sum. --timeout applies to each request; --rate is iterations/s.
     outside 2xx and 3xx, or a 3xx where a 2xx is expected, counts as non2xx.
 
 Failed requests are data (errors.non2xx, socket, timeout, check,
-pool_exhausted), not process errors. The client secret comes from
+pool_exhausted), not process errors. A connection attempt that fails
+(refused, reset, DNS, TLS, no answer) sent nothing: it is no request but
+a count of its own (connect_errors), and the connection waits 1 ms,
+doubling up to --interval, before its next attempt. A target still refusing
+connections at the end of the window lost: the step says status
+"target_lost" with target_lost_at and unreachable_s, and loadstep exits 4.
+The client secret comes from
 --client-secret-file or $IDPBENCH_CLIENT_SECRET, never from argv.
 The first SIGINT stops sending, drains, writes the result with status
 "interrupted" and exits 130. Exit codes: 0 ok, 1 runtime error (including a
 -c beyond the open-file limit: loadstep raises its soft RLIMIT_NOFILE to the
 hard limit and, if that is still below -c plus 64, says which limit to raise),
-2 usage.
+2 usage, 4 target lost (the result is written), 130 interrupted.
 
 Example:
   loadstep --url http://localhost:9998/.well-known/openid-configuration --scenario discovery -c 16 -o s1-c16.json && aggregate summary s1-c16.json

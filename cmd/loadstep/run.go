@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -53,8 +54,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fail(stderr, err)
 	}
 	fmt.Fprintln(stderr, summary(step))
-	if step.Status == schema.StatusInterrupted {
+	switch step.Status {
+	case schema.StatusInterrupted:
 		return cli.ExitInterrupted
+	case schema.StatusTargetLost:
+		fmt.Fprintf(stderr, "loadstep: the target stopped accepting connections at %s and had not come back by the end of the step (%d failed connection attempts; unreachable %.1f s of the window)\n",
+			step.TargetLostAt.Format(time.RFC3339Nano), step.ConnectErrors.Total(), step.UnreachableS)
+		return cli.ExitTargetLost
 	}
 	return cli.ExitOK
 }
@@ -98,6 +104,24 @@ func measure(ctx context.Context, lc *load.Config, output, hlog string, stdout i
 
 // summary is the final line on stderr.
 func summary(s *schema.Step) string {
+	return mainSummary(s) + connectSummary(s)
+}
+
+// connectSummary reports failed connection attempts, when there were any.
+func connectSummary(s *schema.Step) string {
+	ce := s.ConnectErrors
+	if ce.Total() == 0 && ce.Unsent == 0 {
+		return ""
+	}
+	out := fmt.Sprintf("; failed connection attempts %d (refused %d, reset %d, dns %d, tls %d, timeout %d, other %d), unreachable %.1f s",
+		ce.Total(), ce.Refused, ce.Reset, ce.DNS, ce.TLS, ce.Timeout, ce.Other, s.UnreachableS)
+	if ce.Unsent > 0 {
+		out += fmt.Sprintf(", %d requests unsent", ce.Unsent)
+	}
+	return out
+}
+
+func mainSummary(s *schema.Step) string {
 	if s.CorrectedLatencyMS != nil && s.Late != nil {
 		return fmt.Sprintf("loadstep: %s c=%d rate=%g %s: %d requests, %.1f req/s, corrected p50 %.3f ms, p99 %.3f ms (service p99 %.3f ms), late %d (max %.1f ms), errors %d (%.3f%%)",
 			s.Scenario, s.Connections, s.RateRPS, s.Status, s.Requests, s.QPS, s.CorrectedLatencyMS.P50, s.CorrectedLatencyMS.P99,

@@ -21,6 +21,7 @@ const (
 	ExitOK          = 0
 	ExitRuntime     = 1
 	ExitUsage       = 2
+	ExitTargetLost  = 4 // loadstep: the target stopped accepting connections (the result is written)
 	ExitInterrupted = 130
 )
 

@@ -55,6 +55,7 @@ type engine struct {
 	plan       plan
 	base       [2]atomic.Int64 // live sent/failed at the start of the window, for progress
 	stopped    atomic.Bool     // ctx was cancelled: no request starts
+	reach      reach           // whether the target accepts connections
 }
 
 // Run runs one step: a pre-flight dial, the warmup, the measured window,
@@ -113,6 +114,7 @@ func preflight(ctx context.Context, u *url.URL, timeout time.Duration) error {
 func (e *engine) run(ctx context.Context) window {
 	now := time.Now()
 	start := now.Add(e.cfg.Warmup)
+	e.reach.launch = now
 	e.plan = plan{launch: now, start: start, end: start.Add(e.cfg.Duration), interval: e.cfg.Interval, rate: e.cfg.Rate}
 	// Workers poll a flag, not ctx.Err(), which takes a lock per call.
 	e.stopped.Store(ctx.Err() != nil)
@@ -200,11 +202,14 @@ func sleepUntil(ctx context.Context, done <-chan struct{}, t time.Time) bool {
 
 // conn is what one worker sends with.
 type conn struct {
-	snd       Sender      // single-request scenarios
-	fw        *flowWorker // iteration scenarios
-	src, asrc source
-	rec       *recorder
-	req       *Request
+	snd         Sender      // single-request scenarios
+	fw          *flowWorker // iteration scenarios
+	src, asrc   source
+	rec         *recorder
+	req         *Request
+	backoff     backoff   // between failed connection attempts
+	failing     bool      // the last attempt failed to connect
+	nextAttempt time.Time // failing: no attempt before this
 }
 
 // worker is connection i's request loop, closed or paced (rate mode). A
@@ -216,10 +221,11 @@ type conn struct {
 // nothing per request.
 func (e *engine) worker(ctx context.Context, i int) {
 	c := &conn{
-		src:  e.creds.source(i, e.cfg.Connections),
-		asrc: e.assertions.source(i, e.cfg.Connections),
-		rec:  newRecorder(&e.tallies, &e.live[i]),
-		req:  &Request{URL: e.cfg.URL},
+		src:     e.creds.source(i, e.cfg.Connections),
+		asrc:    e.assertions.source(i, e.cfg.Connections),
+		rec:     newRecorder(&e.tallies, &e.live[i]),
+		req:     &Request{URL: e.cfg.URL},
+		backoff: backoff{max: e.cfg.Interval},
 	}
 	if e.flows != nil {
 		c.fw = e.flows.newWorker()
@@ -264,9 +270,21 @@ func (e *engine) paced(ctx context.Context, i int, c *conn) {
 			return
 		}
 		now := time.Now()
+		if c.failing && !due.Add(e.cfg.Timeout).After(c.nextAttempt) {
+			// Its connection cannot try again before the request's time is up.
+			e.count(i, c.rec, due, outcome{class: classUnsent, delay: now.Sub(due)})
+			continue
+		}
 		if !now.Before(due.Add(e.cfg.Timeout)) {
+			// Never sent: its connection was busy with a slow response.
 			e.count(i, c.rec, due, outcome{class: classTimeout, delay: now.Sub(due)})
 			continue
+		}
+		if c.failing && now.Before(c.nextAttempt) {
+			if !e.waitUntil(ctx, timer, c.nextAttempt) {
+				return
+			}
+			now = time.Now()
 		}
 		if !e.iterate(ctx, i, c, due, now) {
 			return
@@ -294,10 +312,12 @@ func (e *engine) waitUntil(ctx context.Context, timer *time.Timer, t time.Time) 
 }
 
 // iterate sends one request, due at due and sent at now, and records it;
-// false when a consume pool has run dry.
+// false when a consume pool has run dry. A failed connection attempt is
+// recorded as such, and the same request is sent again after the
+// connection's backoff (see retry).
 func (e *engine) iterate(ctx context.Context, i int, c *conn, due, now time.Time) bool {
 	if c.fw != nil {
-		e.iterateFlow(i, c, due, now)
+		e.iterateFlow(ctx, i, c, due, now)
 		return true
 	}
 	cred, ok := c.src.next()
@@ -307,26 +327,88 @@ func (e *engine) iterate(ctx context.Context, i int, c *conn, due, now time.Time
 	}
 	assertion, _ := c.asrc.next()
 	e.sc.build(c.req, cred, assertion)
-	resp := c.snd.Send(c.req, due.Add(e.cfg.Timeout))
-	done := time.Now()
-	o, rotated := classify(resp, done.Sub(now), e.sc)
-	if o.class == classOK {
-		c.src.rotate(rotated)
+	for {
+		resp := c.snd.Send(c.req, due.Add(e.cfg.Timeout))
+		done := time.Now()
+		o, rotated := classify(resp, done.Sub(now), e.sc)
+		if o.class == classOK {
+			c.src.rotate(rotated)
+		}
+		o.corrected, o.delay = done.Sub(due), now.Sub(due)
+		if !e.record(i, c, due, done, o) {
+			return true
+		}
+		if due, now, ok = e.retry(ctx, i, c, due); !ok {
+			return true
+		}
 	}
-	o.corrected, o.delay = done.Sub(due), now.Sub(due)
-	e.count(i, c.rec, due, o)
-	return true
 }
 
 // iterateFlow runs one iteration of an iteration scenario, due at due and
 // started at now, and records it like a single request: its latency runs
 // from the send of its first request to the end of its last response. Its
-// named requests are recorded when it belongs to the window.
-func (e *engine) iterateFlow(i int, c *conn, due, now time.Time) {
-	o := c.fw.run(!due.Before(e.plan.start))
-	done := time.Now()
-	o.latency, o.corrected, o.delay = done.Sub(now), done.Sub(due), now.Sub(due)
+// named requests are recorded when it belongs to the window. An iteration
+// whose first request could not connect sent nothing: it is a failed
+// connection attempt, and a new iteration starts after the backoff.
+func (e *engine) iterateFlow(ctx context.Context, i int, c *conn, due, now time.Time) {
+	for {
+		o := c.fw.run(!due.Before(e.plan.start))
+		done := time.Now()
+		o.latency, o.corrected, o.delay = done.Sub(now), done.Sub(due), now.Sub(due)
+		if !e.record(i, c, due, done, o) {
+			return
+		}
+		var ok bool
+		if due, now, ok = e.retry(ctx, i, c, due); !ok {
+			return
+		}
+	}
+}
+
+// record counts outcome o of worker i's request due at due and completed
+// at done, and notes what it says of the target's reachability; true when
+// it was a failed connection attempt, to be retried.
+func (e *engine) record(i int, c *conn, due, done time.Time, o outcome) (failed bool) {
 	e.count(i, c.rec, due, o)
+	if o.class == classConnect {
+		e.reach.failed(done)
+		c.failing = true
+		return true
+	}
+	if o.status != 0 {
+		e.reach.answered(done)
+		c.backoff.reset()
+	}
+	c.failing = false
+	return false
+}
+
+// retry waits out the connection's backoff after a failed connection
+// attempt of its request due at due. It returns the new attempt's due and
+// send times, or false when the request is given up: the step stopped, the
+// window ended (closed loop), or in rate mode the backoff outlasts the
+// request's intended time plus the timeout, and it is counted as unsent.
+func (e *engine) retry(ctx context.Context, i int, c *conn, due time.Time) (time.Time, time.Time, bool) {
+	c.nextAttempt = time.Now().Add(c.backoff.wait())
+	if e.plan.rate > 0 && !c.nextAttempt.Before(due.Add(e.cfg.Timeout)) {
+		e.count(i, c.rec, due, outcome{class: classUnsent, delay: time.Since(due)})
+		return due, due, false
+	}
+	until := c.nextAttempt
+	if e.plan.rate == 0 && until.After(e.plan.end) {
+		until = e.plan.end
+	}
+	if !sleepUntil(ctx, nil, until) || e.stopped.Load() {
+		return due, due, false
+	}
+	now := time.Now()
+	switch {
+	case e.plan.rate > 0:
+		return due, now, true
+	case now.Before(e.plan.end):
+		return now, now, true // closed loop: the request is decided on anew
+	}
+	return due, now, false
 }
 
 // count records outcome o of worker i, due at t: in the window it is
@@ -335,7 +417,9 @@ func (e *engine) count(i int, rec *recorder, t time.Time, o outcome) {
 	e.live[i].count(o)
 	if !t.Before(e.plan.start) {
 		rec.record(e.plan.index(t), o)
-		e.live[i].lastSend = t
+		if o.class != classConnect && o.class != classUnsent {
+			e.live[i].lastSend = t
+		}
 	}
 }
 

@@ -53,6 +53,8 @@ type epollLoop struct {
 	active  int          // connections not yet done
 	dry     int          // connections waiting for the window to count their empty pool
 	scanAt  time.Time    // no request times out before this (zero: none in flight)
+	waiting int          // connections in stateBackoff
+	retryAt time.Time    // no connection retries before this (zero: none waits)
 }
 
 type connState uint8
@@ -63,6 +65,7 @@ const (
 	stateWriting                     // request partly written
 	stateReading                     // awaiting the response
 	stateDry                         // consume pool empty in the warmup: counted at the window start
+	stateBackoff                     // its connection attempt failed: waits until retryAt to send again
 	stateDone
 )
 
@@ -85,6 +88,8 @@ type epollConn struct {
 	sent      time.Time // attribution time: when the request was decided on
 	deadline  time.Time
 	doneAt    time.Time // when it was queued in ready: the next request's time
+	backoff   backoff   // between failed connection attempts
+	retryAt   time.Time // stateBackoff: when to try again
 }
 
 // errTimedOut is a request's deadline passing; a net.Error with Timeout().
@@ -112,11 +117,12 @@ func (e *engine) epollLoops() ([]func(), error) {
 		l := loops[i%len(loops)]
 		c := &epollConn{
 			i: i, key: int32(len(l.conns)), fd: -1,
-			src:  e.creds.source(i, e.cfg.Connections),
-			asrc: e.assertions.source(i, e.cfg.Connections),
-			rec:  newRecorder(&e.tallies, &e.live[i]),
-			req:  &Request{URL: e.cfg.URL},
-			line: appendRequestLine(nil, e.sc.method, e.cfg.URL),
+			src:     e.creds.source(i, e.cfg.Connections),
+			asrc:    e.assertions.source(i, e.cfg.Connections),
+			rec:     newRecorder(&e.tallies, &e.live[i]),
+			req:     &Request{URL: e.cfg.URL},
+			line:    appendRequestLine(nil, e.sc.method, e.cfg.URL),
+			backoff: backoff{max: e.cfg.Interval},
 		}
 		l.conns = append(l.conns, c)
 	}
@@ -472,7 +478,57 @@ func (l *epollLoop) fail(c *epollConn, err error, got bool) {
 		l.send(c)
 		return
 	}
+	if k := connectFailure(err); k != connectNone {
+		l.connectFailed(c, k)
+		return
+	}
 	l.complete(c, Response{Err: err}, false)
+}
+
+// connectFailed records c's failed connection attempt, which sent nothing,
+// and makes the connection wait out its backoff (at most to the window's
+// end); then retry sends the same request again.
+func (l *epollLoop) connectFailed(c *epollConn, k connectKind) {
+	e, now := l.e, time.Now()
+	e.count(c.i, c.rec, c.sent, outcome{class: classConnect, conn: k})
+	e.reach.failed(now)
+	c.state, c.retryAt = stateBackoff, now.Add(c.backoff.wait())
+	if c.retryAt.After(e.plan.end) {
+		c.retryAt = e.plan.end
+	}
+	l.waiting++
+	if l.retryAt.IsZero() || c.retryAt.Before(l.retryAt) {
+		l.retryAt = c.retryAt
+	}
+}
+
+// retry sends again the requests of the connections whose backoff is over
+// at now, decided on anew (closed loop), or ends them when the step
+// stopped or the window ended.
+func (l *epollLoop) retry(now time.Time) {
+	e := l.e
+	l.retryAt = time.Time{}
+	for _, c := range l.conns {
+		if c.state != stateBackoff {
+			continue
+		}
+		if now.Before(c.retryAt) {
+			if l.retryAt.IsZero() || c.retryAt.Before(l.retryAt) {
+				l.retryAt = c.retryAt
+			}
+			continue
+		}
+		l.waiting--
+		if e.stopped.Load() || !now.Before(e.plan.end) {
+			l.finish(c)
+			continue
+		}
+		c.sent, c.deadline = now, now.Add(e.cfg.Timeout)
+		if l.scanAt.IsZero() || c.deadline.Before(l.scanAt) {
+			l.scanAt = c.deadline
+		}
+		l.send(c) // may fail at once and wait again
+	}
 }
 
 // complete records c's request and queues the connection for the next.
@@ -482,6 +538,10 @@ func (l *epollLoop) complete(c *epollConn, resp Response, keep bool) {
 	done := time.Now()
 	if resp.Err == nil && !done.Before(c.deadline) {
 		resp, keep = Response{Err: errTimedOut}, false
+	}
+	if resp.Err == nil {
+		l.e.reach.answered(done)
+		c.backoff.reset()
 	}
 	if !keep {
 		l.closeConn(c)
@@ -510,12 +570,18 @@ func (l *epollLoop) expire() (until time.Time, block bool) {
 		for _, c := range l.conns {
 			switch {
 			case c.state < stateConnecting || c.state > stateReading:
+			case !now.Before(c.deadline) && c.state == stateConnecting:
+				l.closeConn(c)
+				l.connectFailed(c, connectTimeout) // no answer to the handshake
 			case !now.Before(c.deadline):
 				l.fail(c, errTimedOut, len(c.in) > 0)
 			case l.scanAt.IsZero() || c.deadline.Before(l.scanAt):
 				l.scanAt = c.deadline
 			}
 		}
+	}
+	if l.waiting > 0 && !now.Before(l.retryAt) {
+		l.retry(now)
 	}
 	if len(l.ready) > 0 {
 		return time.Time{}, false
@@ -524,7 +590,10 @@ func (l *epollLoop) expire() (until time.Time, block bool) {
 		// The stop flag is polled: a dry connection waits for nothing else.
 		return now.Add(min(l.e.plan.start.Sub(now), 50*time.Millisecond)), true
 	}
-	return l.scanAt, true
+	if l.retryAt.IsZero() || (!l.scanAt.IsZero() && l.scanAt.Before(l.retryAt)) {
+		return l.scanAt, true
+	}
+	return l.retryAt, true
 }
 
 // countDry counts the empty pools found in the warmup at the window's

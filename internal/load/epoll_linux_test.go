@@ -126,33 +126,6 @@ func TestEpollResponses(t *testing.T) {
 	}
 }
 
-// TestEpollRefused: a target that stops listening after the pre-flight
-// dial: every request is a socket error, the loops keep going (each
-// refused connect is retried for the next request) and stop at the end.
-func TestEpollRefused(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for range 2 { // the pre-flight dial and resolve's
-			if conn, err := ln.Accept(); err == nil {
-				conn.Close()
-			}
-		}
-		ln.Close()
-	}()
-	c := epollConfig(t, "http://"+ln.Addr().String()+"/")
-	begin := time.Now()
-	s := mustRun(t, c)
-	if s.Requests < 10 || s.Errors.Socket != s.Requests || s.OK != 0 {
-		t.Errorf("%d requests, %d socket errors, %d ok: want every request refused", s.Requests, s.Errors.Socket, s.OK)
-	}
-	if took := time.Since(begin); took > c.Duration+time.Second {
-		t.Errorf("Run took %s for a %s window", took, c.Duration)
-	}
-}
-
 // TestEpollTimeout: a server that never answers: each request times out
 // no earlier than its deadline, and is counted as a timeout.
 func TestEpollTimeout(t *testing.T) {

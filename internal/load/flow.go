@@ -145,6 +145,7 @@ type flowIter struct {
 	w       *flowWorker
 	user    int  // user index, 0..users-1
 	counted bool // in the measured window: record its requests
+	sent    int  // requests sent so far
 	out     outcome
 }
 
@@ -182,6 +183,16 @@ func (it *flowIter) do(name string, req *http.Request, j judge) (*reply, bool) {
 	start := time.Now()
 	r, o := it.exchange(req.WithContext(ctx), j)
 	o.latency = time.Since(start)
+	if o.class == classConnect {
+		if it.sent == 0 {
+			// Nothing of the iteration reached the server: a failed
+			// connection attempt, not an iteration (the engine retries).
+			it.out = o
+			return nil, false
+		}
+		o.class = classSocket // a later hop: the iteration failed there
+	}
+	it.sent++
 	if it.counted {
 		it.w.f.named.record(name, o)
 	}
@@ -191,9 +202,9 @@ func (it *flowIter) do(name string, req *http.Request, j judge) (*reply, bool) {
 
 // exchange sends req and reads and judges the whole response.
 func (it *flowIter) exchange(req *http.Request, j judge) (*reply, outcome) {
-	resp, err := it.w.client.Do(req)
+	resp, err := do(it.w.client, req)
 	if err != nil {
-		return nil, outcome{class: transportClass(err)}
+		return nil, outcome{class: transportClass(err), conn: connectFailure(err)}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
@@ -205,6 +216,9 @@ func (it *flowIter) exchange(req *http.Request, j judge) (*reply, outcome) {
 }
 
 func transportClass(err error) class {
+	if connectFailure(err) != connectNone {
+		return classConnect
+	}
 	if isTimeout(err) {
 		return classTimeout
 	}

@@ -20,11 +20,17 @@ const (
 	classTimeout
 	classCheck
 	classExhausted
+	// Not requests (see unreachable.go): a failed connection attempt, and
+	// in rate mode a request given up because its connection could not be
+	// opened in time.
+	classConnect
+	classUnsent
 )
 
 // outcome is one iteration's result.
 type outcome struct {
 	class   class
+	conn    connectKind   // classConnect: the cause
 	status  int           // HTTP status; 0 without a response
 	latency time.Duration // send to complete response; recorded only with a response
 	// Rate mode only (zero in closed loop):
@@ -39,6 +45,8 @@ const lateThreshold = schema.LateThresholdMS * time.Millisecond
 func classify(resp Response, latency time.Duration, sc scenario) (o outcome, rotated string) {
 	o = outcome{status: resp.Status, latency: latency}
 	switch {
+	case resp.Err != nil && connectFailure(resp.Err) != connectNone:
+		o.class, o.conn = classConnect, connectFailure(resp.Err)
 	case resp.Err != nil && isTimeout(resp.Err):
 		o.class = classTimeout
 	case resp.Err != nil:
@@ -62,9 +70,23 @@ type counts struct {
 	codes    map[int]int64
 	late     int64         // rate mode: sent more than lateThreshold behind schedule
 	lateMax  time.Duration // rate mode: the largest delay
+	connect  schema.ConnectErrors
+}
+
+// empty: nothing recorded since the last reset.
+func (c *counts) empty() bool {
+	return c.requests == 0 && c.connect == schema.ConnectErrors{}
 }
 
 func (c *counts) record(o outcome) {
+	switch o.class {
+	case classConnect:
+		addConnect(&c.connect, o.conn)
+		return
+	case classUnsent:
+		c.connect.Unsent++
+		return
+	}
 	c.requests++
 	if o.delay > lateThreshold {
 		c.late++
@@ -95,13 +117,14 @@ func (c *counts) add(o *counts) {
 	c.errors = c.errors.Add(o.errors)
 	c.late += o.late
 	c.lateMax = max(c.lateMax, o.lateMax)
+	c.connect = c.connect.Add(o.connect)
 	for k, v := range o.codes {
 		c.codes[k] += v
 	}
 }
 
 func (c *counts) reset() {
-	c.requests, c.ok, c.errors, c.late, c.lateMax = 0, 0, schema.Errors{}, 0, 0
+	c.requests, c.ok, c.errors, c.late, c.lateMax, c.connect = 0, 0, schema.Errors{}, 0, 0, schema.ConnectErrors{}
 	clear(c.codes)
 }
 
@@ -216,7 +239,7 @@ func (r *recorder) record(idx int, o outcome) {
 }
 
 func (r *recorder) flush() {
-	if r.idx >= 0 && r.cur.requests > 0 {
+	if r.idx >= 0 && !r.cur.empty() {
 		r.into.merge(r.idx, &r.cur, &r.lat, r.corr)
 	}
 }
@@ -231,6 +254,9 @@ type liveCount struct {
 }
 
 func (l *liveCount) count(o outcome) {
+	if o.class == classConnect || o.class == classUnsent {
+		return
+	}
 	l.sent.Add(1)
 	if o.class != classOK {
 		l.failed.Add(1)

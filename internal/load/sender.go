@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"time"
 )
 
@@ -98,7 +99,7 @@ func (s *httpSender) Send(r *Request, deadline time.Time) Response {
 	if err != nil {
 		return Response{Err: err}
 	}
-	resp, err := s.client.Do(req)
+	resp, err := do(s.client, req)
 	if err != nil {
 		return Response{Err: err}
 	}
@@ -108,6 +109,20 @@ func (s *httpSender) Send(r *Request, deadline time.Time) Response {
 		return Response{Err: err}
 	}
 	return Response{Status: resp.StatusCode, Body: s.buf.Bytes()}
+}
+
+// do sends req on client. An error before the client had a connection
+// (its dial refused, failed or timed out, its TLS handshake failed) is
+// returned as a failed dial, which the engine counts as a connection
+// attempt, not a request: nothing was sent.
+func do(client *http.Client, req *http.Request) (*http.Response, error) {
+	var conn bool
+	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { conn = true }}
+	resp, err := client.Do(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+	if err != nil && !conn && connectFailure(err) == connectNone {
+		err = &net.OpError{Op: "dial", Net: "tcp", Err: err}
+	}
+	return resp, err
 }
 
 // newHTTPRequest turns the wire-form Request into an http.Request.

@@ -40,6 +40,16 @@ func (e *engine) step(w window) (*schema.Step, error) {
 	if err := fillTotals(s, total, w.end.Sub(w.start).Seconds()); err != nil {
 		return nil, err
 	}
+	unreachable, lostAt := e.reach.summary(w.start, w.end)
+	s.UnreachableS = unreachable.Seconds()
+	if !lostAt.IsZero() && lostAt.Before(w.end) {
+		// Unreachable from lostAt to the end of the step, drain included.
+		at := lostAt.UTC()
+		s.TargetLostAt = &at
+		if !w.interrupted {
+			s.Status = schema.StatusTargetLost
+		}
+	}
 	if e.flows != nil {
 		return s, e.flows.named.fill(s)
 	}
@@ -72,7 +82,7 @@ func (e *engine) interval(k int, w window, total *tally) (schema.Interval, error
 	sum := schema.Summarize(t.hist)
 	iv := schema.Interval{
 		TS: from.Seconds(), LengthS: length, Requests: t.requests, Errors: t.errors.Total(),
-		QPS: perSecond(t.requests, length), P50MS: sum.P50, P99MS: sum.P99, MaxMS: sum.Max, Histogram: h,
+		ConnectErrors: t.connect.Total(), QPS: perSecond(t.requests, length), P50MS: sum.P50, P99MS: sum.P99, MaxMS: sum.Max, Histogram: h,
 	}
 	if t.corrected != nil {
 		if iv.CorrectedHistogram, err = schema.EncodeHistogram(t.corrected); err != nil {
@@ -91,7 +101,7 @@ func fillTotals(s *schema.Step, t *tally, windowS float64) error {
 		return err
 	}
 	s.Histogram, s.LatencyMS = h, schema.Summarize(t.hist)
-	s.Requests, s.OK, s.Errors = t.requests, t.ok, t.errors
+	s.Requests, s.OK, s.Errors, s.ConnectErrors = t.requests, t.ok, t.errors, t.connect
 	s.StatusCodes = map[string]int64{}
 	for code, n := range t.codes {
 		s.StatusCodes[strconv.Itoa(code)] = n

@@ -138,6 +138,11 @@ func mergeScalars(steps []StepFile) *schema.Step {
 		}
 		out.QPS += s.QPS
 		out.HTTPRequests += s.HTTPRequests
+		out.ConnectErrors = out.ConnectErrors.Add(s.ConnectErrors)
+		out.UnreachableS = math.Max(out.UnreachableS, s.UnreachableS) // agents share one target
+		if s.TargetLostAt != nil && (out.TargetLostAt == nil || s.TargetLostAt.Before(*out.TargetLostAt)) {
+			out.TargetLostAt = s.TargetLostAt
+		}
 		mergeLate(out, s)
 		out.Agents += max(s.Agents, 1)
 		mergeDriver(&out.Driver, s.Driver)
@@ -223,6 +228,8 @@ func mergedStatus(statuses map[string]bool) string {
 	switch {
 	case statuses[schema.StatusError]:
 		return schema.StatusError
+	case statuses[schema.StatusTargetLost]:
+		return schema.StatusTargetLost
 	case len(statuses) == 1 && statuses[schema.StatusComplete]:
 		return schema.StatusComplete
 	default:

@@ -122,7 +122,7 @@ func TestLoadErrors(t *testing.T) {
 		{"meta.json", `{"schema":"idpbench.meta/v3","product":"x"}`, "idpbench.meta/v3"},
 		{"s.jsonl", `{"schema":"idpbench.sample/v1","source":"postgres"}` + "\n" + `{"schema":"idpbench.sample/v2"}`, "record 2"},
 		// A bare schema string is no step: it would become a 0-QPS row.
-		{"bare.json", `{"schema":"idpbench.step/v1"}`, "no scenario; status \"\" is not complete, interrupted or error; connections 0"},
+		{"bare.json", `{"schema":"idpbench.step/v1"}`, "no scenario; status \"\" is not complete, interrupted, target_lost or error; connections 0"},
 		{"counts.json", `{"schema":"idpbench.step/v1","scenario":"discovery","connections":1,"status":"complete",` +
 			`"start":"2026-11-30T10:00:00Z","end":"2026-11-30T10:00:10Z","requests":10,"ok":8}`, "requests 10 != ok 8 + failed 0"},
 		// An idpbench record of a kind this build does not read is refused, not skipped.

@@ -100,9 +100,9 @@ func (s *Step) Validate() error {
 		probs = append(probs, "no scenario")
 	}
 	switch s.Status {
-	case StatusComplete, StatusInterrupted, StatusError:
+	case StatusComplete, StatusInterrupted, StatusTargetLost, StatusError:
 	default:
-		probs = append(probs, fmt.Sprintf("status %q is not complete, interrupted or error", s.Status))
+		probs = append(probs, fmt.Sprintf("status %q is not complete, interrupted, target_lost or error", s.Status))
 	}
 	if s.Connections < 1 {
 		probs = append(probs, fmt.Sprintf("connections %d (want at least 1)", s.Connections))

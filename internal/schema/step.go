@@ -10,6 +10,11 @@ const (
 	StatusComplete    = "complete"    // the measured window ran to its end
 	StatusInterrupted = "interrupted" // stopped early (SIGINT); counts cover the part that ran
 	StatusError       = "error"       // the step could not measure; see Error
+	// StatusTargetLost: the target stopped accepting connections during the
+	// step and had not come back by its end (TargetLostAt says since when).
+	// Its counts cover what happened; it is never a steady state, and a
+	// resumed run measures the step again.
+	StatusTargetLost = "target_lost"
 )
 
 // Latency models: what a latency figure measures.
@@ -41,7 +46,7 @@ type Step struct {
 
 	Start  time.Time `json:"start"`           // start of the measured window (RFC 3339)
 	End    time.Time `json:"end"`             // end of the measured window (RFC 3339)
-	Status string    `json:"status"`          // StatusComplete | StatusInterrupted | StatusError
+	Status string    `json:"status"`          // StatusComplete | StatusInterrupted | StatusTargetLost | StatusError
 	Error  string    `json:"error,omitempty"` // why the step failed, when Status is StatusError
 	// Check is the success rule the step's responses were judged by: the
 	// scenario's rule (ScenarioCheck; see check.go) or, for the custom
@@ -78,6 +83,21 @@ type Step struct {
 	// milliseconds, between a request's intended and actual send time (or,
 	// for one never sent, the moment it was given up).
 	LateMaxMS *float64 `json:"late_max_ms,omitempty"`
+
+	// ConnectErrors counts the window's connection attempts that failed
+	// (refused, reset, DNS, TLS, no answer): none of them put a request on
+	// the wire, so none is in requests or errors. A connection whose
+	// attempt failed waits before the next (1 ms, doubling up to the
+	// interval), so a dead target is not a tight loop.
+	ConnectErrors ConnectErrors `json:"connect_errors"`
+	// UnreachableS is how much of the measured window, in seconds, the
+	// target refused connections: from a failed connection attempt to the
+	// next complete HTTP response.
+	UnreachableS float64 `json:"unreachable_s"`
+	// TargetLostAt is present when Status is StatusTargetLost: the target
+	// was unreachable from then (its first failed attempt after its last
+	// response) to the end of the step.
+	TargetLostAt *time.Time `json:"target_lost_at,omitempty"`
 
 	Intervals []Interval `json:"intervals"` // consecutive slices of the measured window
 	Pool      *PoolUse   `json:"pool,omitempty"`
@@ -156,6 +176,32 @@ func (e Errors) Add(o Errors) Errors {
 		e.Check + o.Check, e.PoolExhausted + o.PoolExhausted}
 }
 
+// ConnectErrors counts failed connection attempts by cause.
+type ConnectErrors struct {
+	Refused int64 `json:"refused"` // ECONNREFUSED: nothing listens (the target died)
+	Reset   int64 `json:"reset"`   // reset during the TCP handshake
+	DNS     int64 `json:"dns"`     // the host name did not resolve
+	TLS     int64 `json:"tls"`     // the TLS handshake failed
+	Timeout int64 `json:"timeout"` // the handshake did not complete within the timeout
+	Other   int64 `json:"other"`   // any other failure to connect (unreachable network, no local port)
+	// Unsent is present only in rate mode: requests of the schedule given
+	// up, never sent, because their connection could not be opened before
+	// their intended time plus the timeout.
+	Unsent int64 `json:"unsent,omitempty"`
+}
+
+// Total is the number of failed connection attempts (unsent requests are
+// not attempts).
+func (c ConnectErrors) Total() int64 {
+	return c.Refused + c.Reset + c.DNS + c.TLS + c.Timeout + c.Other
+}
+
+// Add returns the element-wise sum.
+func (c ConnectErrors) Add(o ConnectErrors) ConnectErrors {
+	return ConnectErrors{c.Refused + o.Refused, c.Reset + o.Reset, c.DNS + o.DNS, c.TLS + o.TLS,
+		c.Timeout + o.Timeout, c.Other + o.Other, c.Unsent + o.Unsent}
+}
+
 // Latency summarises a histogram. All values are milliseconds.
 type Latency struct {
 	Min  float64 `json:"min"`
@@ -171,15 +217,18 @@ type Latency struct {
 
 // Interval is one slice of the measured window.
 type Interval struct {
-	TS        float64 `json:"t_s"`       // start of the slice, seconds from Step.Start
-	LengthS   float64 `json:"length_s"`  // length of the slice, seconds (the last may be shorter)
-	Requests  int64   `json:"requests"`  // requests sent in the slice (attributed by send time; in rate mode by intended send time)
-	Errors    int64   `json:"errors"`    // failed requests sent in the slice
-	QPS       float64 `json:"qps"`       // requests / length_s
-	P50MS     float64 `json:"p50_ms"`    // milliseconds
-	P99MS     float64 `json:"p99_ms"`    // milliseconds
-	MaxMS     float64 `json:"max_ms"`    // milliseconds
-	Histogram string  `json:"histogram"` // same encoding and geometry as Step.Histogram
+	TS       float64 `json:"t_s"`      // start of the slice, seconds from Step.Start
+	LengthS  float64 `json:"length_s"` // length of the slice, seconds (the last may be shorter)
+	Requests int64   `json:"requests"` // requests sent in the slice (attributed by send time; in rate mode by intended send time)
+	Errors   int64   `json:"errors"`   // failed requests sent in the slice
+	// ConnectErrors is the slice's failed connection attempts (not
+	// requests; see Step.ConnectErrors).
+	ConnectErrors int64   `json:"connect_errors,omitempty"`
+	QPS           float64 `json:"qps"`       // requests / length_s
+	P50MS         float64 `json:"p50_ms"`    // milliseconds
+	P99MS         float64 `json:"p99_ms"`    // milliseconds
+	MaxMS         float64 `json:"max_ms"`    // milliseconds
+	Histogram     string  `json:"histogram"` // same encoding and geometry as Step.Histogram
 	// Rate mode only (absent otherwise): the slice's corrected histogram
 	// (latency from the intended send time; same encoding and geometry), its
 	// P50, P99 and max in milliseconds, and its late requests (see Step.Late).
