@@ -98,6 +98,7 @@ run_gcjitter() {
 	case "$rc" in
 	0) log "$product gcjitter: $(jq -c '{status, requests, error_rate, intervals: (.intervals | length)}' "$out")" ;;
 	130) log "interrupted at $product gcjitter" && exit 130 ;;
+	4) die "$product stopped accepting connections during the GC-jitter run ($(jq -r '.target_lost_at' "$out"))" ;;
 	*) die "loadstep failed at $product gcjitter (exit $rc)" ;;
 	esac
 }

@@ -7,7 +7,12 @@
 # Runs one loadstep per connection count (2 4 8 16 32 64 128; --quick: 2 8 32),
 # warmup 5 s + measured 10 s (--quick: 1 s + 3 s), each into
 # RUN_DIR/PRODUCT/SCENARIO-c<N>.json with --label phase=ladder. A step whose
-# file exists with status complete is skipped, so an interrupted run resumes.
+# file exists with status complete is skipped, so an interrupted run resumes;
+# any other step (target_lost, interrupted, error) is measured again.
+# The product's health (scripts/products/PRODUCT health: its process runs and
+# its discovery endpoint answers) is checked before the ladder and after
+# every step; a product that stopped answering ends the ladder with exit 4,
+# the reason in STATE_DIR/lost.
 # The product must be up and set up (scripts/products/PRODUCT up/setup
 # STATE_DIR); its adapter supplies the URL, the loadstep arguments, the pools
 # and an optional warmup override (full profile only).
@@ -23,7 +28,8 @@
 # Environment: RUN_DIR, STATE_DIR (instead of the flags); IDPBENCH_LADDER,
 # IDPBENCH_WARMUP_S, IDPBENCH_DURATION_S override the profile; IDPBENCH_BIN
 # holds the built tools (scripts/lib/common.sh build_tools).
-# Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario N/A for the product, 130 interrupted.
+# Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario N/A for the product,
+# 4 the product stopped answering (STATE_DIR/lost says how), 130 interrupted.
 set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh
@@ -63,6 +69,17 @@ pool_size() {
 		;;
 	*) die "unknown pool mode $mode" ;;
 	esac
+}
+
+# check_health ADAPTER STATE WHEN: exit 4 with the reason (logged and in
+# STATE/lost) when the product no longer runs or answers.
+check_health() {
+	local why
+	why="$("$1" health "$2")" && return 0
+	[[ -n "$why" ]] || why="the health check of its adapter failed without a reason"
+	printf '%s\n' "stopped answering $3: $why" >"$2/lost"
+	log "$(basename "$1"): stopped answering $3: $why"
+	exit 4
 }
 
 # file_age_s FILE prints seconds since FILE was modified.
@@ -111,6 +128,8 @@ run_ladder() {
 	mkdir -p "$run_dir/$product" "$state/pools"
 
 	local n=0 prev="" out pool size eta
+	rm -f "$state/lost"
+	check_health "$adapter" "$state" "before the $scenario ladder"
 	for c in "${steps[@]}"; do
 		n=$((n + 1))
 		out="$run_dir/$product/$scenario-c$c.json"
@@ -134,10 +153,17 @@ run_ladder() {
 			"${extra[@]}" "${poolargs[@]}" -o "$out" || rc=$?
 		[[ "$mode" == reuse ]] || rm -f "${pool:-}"
 		case "$rc" in
-		0) ;;
+		0 | 4) ;;
 		130) log "interrupted at $product $scenario c=$c" && exit 130 ;;
 		*) die "loadstep failed at $product $scenario c=$c (exit $rc)" ;;
 		esac
+		check_health "$adapter" "$state" "in the $scenario ladder at c=$c"
+		if ((rc == 4)); then
+			# The product answers again, but the step lost it: not a measurement.
+			printf '%s\n' "lost its target in the $scenario ladder at c=$c, then answered again (the step is kept as target_lost; a rerun measures it again)" >"$state/lost"
+			log "$product: $(<"$state/lost")"
+			exit 4
+		fi
 		prev="$out"
 	done
 }

@@ -166,6 +166,7 @@ run_product() {
 		STEP=$((STEP + LADDER_LEN))
 		case "$rc" in
 		0 | 3) ;;
+		4) product_failed "$p" "$state" "$start" "$(cat "$state/lost" 2>/dev/null || echo "stopped answering in the $s ladder")"; return 1 ;;
 		130) exit 130 ;;
 		*) product_failed "$p" "$state" "$start" "failed in the $s ladder (exit $rc)"; return 1 ;;
 		esac

@@ -75,36 +75,6 @@ if [[ -z "${IDPBENCH_NO_BUILD:-}" ]]; then build_tools; fi
 LOADSTEP="$(tool loadstep)"
 (cd "$IDPBENCH_ROOT" && go build -o "$WORK/slowserver" ./scripts/testdata/slowserver)
 
-# write_nginx DIR PORT: nginx serving a static discovery document on
-# 127.0.0.1:PORT, one worker, everything under DIR (as bench/main.go does).
-write_nginx() {
-	local root="$1" port="$2"
-	mkdir -p "$root/html/.well-known" "$root/tmp"
-	printf '%s\n' '{"issuer":"http://127.0.0.1/","token_endpoint":"http://127.0.0.1/oauth2/token"}' \
-		>"$root/html/.well-known/openid-configuration"
-	cat >"$root/nginx.conf" <<EOF
-daemon off;
-user root;
-worker_processes 1;
-pid $root/nginx.pid;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $root/tmp;
-  proxy_temp_path $root/tmp;
-  fastcgi_temp_path $root/tmp;
-  uwsgi_temp_path $root/tmp;
-  scgi_temp_path $root/tmp;
-  keepalive_requests 1000000;
-  server {
-    listen 127.0.0.1:$port;
-    root $root/html;
-    default_type application/json;
-  }
-}
-EOF
-}
-
 TOTAL=$((2 * RUNS + 2)) N=0
 next() { N=$((N + 1)) && step "$N" "$TOTAL" "$@"; }
 

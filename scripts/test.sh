@@ -21,6 +21,8 @@
 #    loadstep, with zero errors; tampered client assertions must all get 401
 #    and the Zitadel adapter's native mode started on a stand-in binary
 # 4b. scripts/test-driver-limited.sh: a starved driver is flagged, a 5 ms server is not
+# 4c. scripts/test-target-lost.sh: nginx killed mid-step gives a target_lost step,
+#    refused connects counted apart from requests, an idle driver, a rerun
 # 5. the quick comparison (scripts/run-comparison.sh --quick) on
 #    refop,hydra,keycloak (Keycloak from Maven Central, run on a JDK >= 21),
 #    asserting from `aggregate steady` that Hydra's and Keycloak's S1 S2
@@ -180,6 +182,8 @@ refop_pkjwt() {
 refop_pkjwt
 phase "driver-limited flag: a starved driver is flagged, a 5 ms server is not"
 IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-driver-limited.sh"
+phase "a target killed mid-step: target_lost, refused connects no requests, no spinning, measured again on resume"
+IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-target-lost.sh"
 
 phase "the Zitadel adapter's native mode with a stand-in binary"
 # No Zitadel runs here (shared/products/zitadel.md); a stand-in

@@ -200,7 +200,7 @@ adapter_pg_down() {
 adapter_usage() {
 	cat >&2 <<-EOF
 		usage: $(basename "$0") install | version
-		       $(basename "$0") up|restart|setup|meta|sampleargs|down STATE_DIR
+		       $(basename "$0") up|restart|setup|meta|sampleargs|health|down STATE_DIR
 		       $(basename "$0") endpoint|loadargs|warmup|ttl STATE_DIR SCENARIO
 		       $(basename "$0") pools STATE_DIR SCENARIO N OUT
 		Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario N/A (endpoint).
@@ -289,6 +289,10 @@ adapter_main() {
 		adapter_need $# 1
 		if declare -F product_sampleargs >/dev/null; then product_sampleargs "$1"; fi
 		;;
+	health)
+		adapter_need $# 1
+		adapter_health "$1"
+		;;
 	down)
 		adapter_need $# 1
 		adapter_down "$1"
@@ -349,6 +353,25 @@ adapter_mode_meta() {
 			'.settings = ((.settings // {}) + $c.settings) | .notes = ((.notes // []) + $c.notes)'
 	else
 		cat
+	fi
+}
+
+# adapter_health STATE succeeds when the product still runs and answers:
+# the process group its start created (when it started one) has a live
+# member, and its discovery endpoint answers 200 within 10 s. Otherwise it
+# prints why, one line, and fails.
+adapter_health() {
+	local state="$1" pidfile url code
+	pidfile="$(state_pidfile "$state" "$PRODUCT")"
+	if [[ -s "$pidfile" && -z "$(group_members "$(head -n1 "$pidfile")")" ]]; then
+		echo "its process group $(head -n1 "$pidfile") has exited (logs: $state/logs)"
+		return 1
+	fi
+	url="$(product_endpoint "$state" discovery)"
+	code="$(curl -s -o /dev/null -m 10 -w '%{http_code}' "$url" || true)"
+	if [[ "$code" != 200 ]]; then
+		echo "its discovery endpoint $url answers ${code/#000/no HTTP response}"
+		return 1
 	fi
 }
 
