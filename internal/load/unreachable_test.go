@@ -245,3 +245,26 @@ func TestTargetBack(t *testing.T) {
 		}
 	})
 }
+
+// TestTargetLostFlow: an iteration scenario's target killed in the
+// window: an iteration whose first request cannot connect sent nothing and
+// is a failed attempt, not a failed iteration; the step lost its target.
+func TestTargetLostFlow(t *testing.T) {
+	f := newFakeCC(t)
+	cfg := flowConfig(t, f.srv.URL+"/token", schema.ScenarioClientCredentialsLogin)
+	cfg.UserinfoURL = mustURL(t, f.srv.URL+"/userinfo")
+	cfg.Duration, cfg.Interval = time.Second, 250*time.Millisecond
+	time.AfterFunc(300*time.Millisecond, f.srv.Close)
+	s := mustRunFlow(t, cfg)
+	if s.Status != schema.StatusTargetLost || s.ConnectErrors.Refused == 0 {
+		t.Fatalf("status %q, connect errors %+v: want target_lost with refused attempts", s.Status, s.ConnectErrors)
+	}
+	// At the kill, at most one iteration per connection was under way.
+	if got := s.Errors.Total(); got > int64(cfg.Connections) {
+		t.Errorf("%d failed iterations (%+v): want the refused attempts apart, at most %d cut short at the kill",
+			got, s.Errors, cfg.Connections)
+	}
+	if ui := f.userinfo.Load(); s.OK > ui {
+		t.Errorf("%d iterations ok, the fake answered %d userinfo requests", s.OK, ui)
+	}
+}
