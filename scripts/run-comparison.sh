@@ -300,6 +300,22 @@ after_failure() {
 	fi
 }
 
+# find_unrecorded_postgres STATE: a session killed while PostgreSQL started
+# had not recorded the server's pid (pids/postgres.pid) yet: record the
+# server of each cluster directory it recorded, found by that directory, for
+# clean_run_state to stop.
+find_unrecorded_postgres() {
+	local state="$1" d pid
+	[[ -s "$state/tmpdirs" && ! -e "$state/pids/postgres.pid" ]] || return 0
+	while IFS= read -r d; do
+		pid="$(pg_leftover_pid "$d")"
+		[[ -n "$pid" ]] || continue
+		mkdir -p "$state/pids"
+		write_pidfile "$state/pids/postgres.pid" "$pid"
+		log "cleaned: found PostgreSQL (pid $pid) by its directory $d"
+	done <"$state/tmpdirs"
+}
+
 # phase_step NAME logs the start of a phase and how long the previous one took.
 phase_step() {
 	if [[ -n "${PHASE_NAME:-}" ]]; then
@@ -351,6 +367,7 @@ main() {
 	state="$(run_state_dir "$run_id" "$RUN_DIR")"
 	claim_run_state "$state"
 	WORK="$state"
+	find_unrecorded_postgres "$WORK"
 	clean_run_state "$WORK" "$RUN_DIR"
 	mkdir -p "$WORK/pids" "$WORK/tmp"
 	# Every scratch directory of the run's tools and adapters lives in its state.

@@ -13,8 +13,10 @@
 # 3. kill -9 of the first run's whole process group; the reference OP and
 #    PostgreSQL (process groups of their own) must still run, and the temp
 #    file must still be there, or there is nothing to test
-# 4. a decoy: a live `sleep` recorded in the run's state with a wrong start
-#    time
+# 4. the server's recorded pid is deleted from the run's state, as when a
+#    session is killed while PostgreSQL starts: the rerun must find the server
+#    by its directory; and a decoy: a live `sleep` recorded in the run's
+#    state with a wrong start time
 # 5. the same command again: exit 0 with a COMPARISON.md, the first run's
 #    reference OP and PostgreSQL stopped (their recorded pids gone, their
 #    ports free), no directory of the first run left (its state, PostgreSQL's
@@ -43,7 +45,11 @@ FIRST=""
 cleanup() {
 	local rc=$? f
 	trap - EXIT INT TERM
-	if [[ -n "$FIRST" ]] && running "$FIRST"; then kill -KILL -- "-$FIRST" 2>/dev/null || true; fi
+	# A first run still going (a check failed before the kill) stops itself on TERM.
+	if [[ -n "$FIRST" ]] && running "$FIRST"; then
+		kill -TERM -- "-$FIRST" 2>/dev/null || true
+		wait_gone "$FIRST" 60 || kill -KILL -- "-$FIRST" 2>/dev/null || true
+	fi
 	if [[ -n "$WORK" ]]; then
 		# The decoy, and what a failed check left: each only while its identity matches.
 		for f in "$WORK"/kept/*.pid; do
@@ -55,6 +61,15 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# wait_gone PID TIMEOUT_S succeeds once PID has ended.
+wait_gone() {
+	local deadline=$((SECONDS + $2))
+	while running "$1"; do
+		((SECONDS < deadline)) || return 1
+		sleep 0.1
+	done
+}
 
 require_cmd jq curl python3 setsid flock
 WORK="$(make_tmpdir idpbench-killrun)"
@@ -81,6 +96,11 @@ state_value() { (source "$1" && printf '%s\n' "${!2}"); }
 next "a real run in its own process group, until a ladder step is in progress"
 setsid "$IDPBENCH_ROOT/scripts/run-comparison.sh" "${RUN[@]}" >"$WORK/first.log" 2>&1 &
 FIRST=$!
+# setsid makes the job lead a group of its own when it execs: wait for that.
+for ((i = 0; i < 50; i++)); do
+	[[ "$(ps -o pgid= -p "$FIRST" | tr -d ' ')" == "$FIRST" ]] && break
+	sleep 0.1
+done
 [[ "$(ps -o pgid= -p "$FIRST" | tr -d ' ')" == "$FIRST" ]] || die "the first run does not lead its own process group"
 deadline=$((SECONDS + 120))
 until [[ -s "$STATE/refop/pids/refop.pid" && -s "$STATE/pids/postgres.pid" ]] &&
@@ -117,7 +137,8 @@ mapfile -t STALE < <(find "$run_dir" -type f -name '.*.tmp-*')
 ((${#STALE[@]} > 0)) || die "no temp file of the killed step left: nothing to clean, nothing tested"
 log "left by the kill: reference OP pid $REFOP_PID, PostgreSQL pid $PG_PID, $(du -sh "$STATE" | cut -f1) in $STATE, ${STALE[*]}"
 
-next "a decoy: a live sleep recorded in the run's state with a wrong start time"
+next "PostgreSQL's recorded pid deleted; a decoy: a live sleep recorded with a wrong start time"
+rm "$STATE/pids/postgres.pid"
 sleep 600 &
 DECOY=$!
 read -r start boot < <(proc_identity "$DECOY")
@@ -135,6 +156,7 @@ for f in refop postgres; do
 	! pidfile_current "$WORK/kept/$f.pid" || die "$f (pid $(head -n1 "$WORK/kept/$f.pid")) of the killed run still runs"
 done
 cleaned "stopped process group $REFOP_PID, refop"
+cleaned "found PostgreSQL (pid $PG_PID) by its directory $PG_DIR"
 cleaned "stopped process group $PG_PID, postgres"
 for p in "$REFOP_PORT" "$PG_PORT"; do port_free "$p" || die "port $p of the killed run is still in use"; done
 [[ ! -e "$PG_DIR" ]] || die "PostgreSQL's directory of the killed run is left: $PG_DIR"
