@@ -232,7 +232,7 @@ write_pidfile() {
 # has the recorded identity: it is the process that was started.
 pidfile_current() {
 	local pid="" want="" got
-	{ read -r pid && read -r want; } <"$1" 2>/dev/null || true
+	{ read -r pid && read -r want; } 2>/dev/null <"$1" || true
 	[[ "$pid" =~ ^[0-9]+$ && -n "$want" ]] || return 1
 	running "$pid" || return 1
 	got="$(proc_identity "$pid")" && [[ "$got" == "$want" ]]
@@ -368,6 +368,9 @@ run_state_dir() {
 claim_run_state() {
 	local state="$1"
 	(umask 077 && mkdir -p "$state")
+	# A fixed name under a shared temp dir: never one another user made (secrets go in it).
+	[[ -d "$state" && ! -L "$state" && -O "$state" ]] || die "run state $state is not a directory of this user"
+	chmod 700 "$state"
 	(
 		flock -x 9
 		if pidfile_current "$state/owner"; then
