@@ -26,6 +26,18 @@
 # on. Then aggregate report writes results/ID/COMPARISON.md and
 # results/latest points at the run.
 #
+# The state of a run (the products' state directories, the pidfiles of what
+# it started with each process's start time, its scratch directories) lives
+# in IDPBENCH_TMP/idpbench-run-ID-HASH (HASH: cksum of the run directory's
+# path), the same for every session of one run, and is deleted when the run
+# ends. A rerun after a session was killed (kill -9) first stops what that
+# session left -- each recorded process, its whole process group when it
+# leads one, but only when its pid still has the recorded start time and boot
+# id -- then deletes its state directory, the directories it recorded outside
+# it (PostgreSQL's) and the temp files of unfinished writes in the run
+# directory (.NAME.tmp-*, NAME.tmp), logging each ("cleaned: ..."). A second
+# session of a run id whose first still runs refuses to start (exit 1).
+#
 # Environment: IDPBENCH_SCENARIOS (default "discovery client_credentials
 # client_credentials_login jwt_bearer introspect auth_code refresh userinfo"),
 # IDPBENCH_RESULTS (default <repo>/results), and
@@ -65,7 +77,12 @@ cleanup() {
 		"$(adapter "$p")" down "$state" || warn "$p: down during cleanup failed"
 	fi
 	if [[ -n "${IDPBENCH_PG_DIR:-}" ]]; then pg_down || warn "PostgreSQL: down during cleanup failed"; fi
-	[[ -n "$WORK" ]] && rm -rf "$WORK"
+	if [[ -n "$WORK" ]]; then
+		# What a failed down left is stopped here, by its recorded identity.
+		stop_recorded "$WORK"
+		remove_recorded_dirs "$WORK"
+		release_run_state "$WORK"
+	fi
 	exit "$rc"
 }
 
@@ -242,15 +259,15 @@ start_sampler() {
 		fi
 	fi
 	[[ -s "$state/secrets/pgpass" ]] && envs=(env "PGPASSFILE=$state/secrets/pgpass")
-	start_bg sampler "$WORK/sampler.pid" "$WORK/sampler.log" "${envs[@]}" "$(tool sampler)" "${args[@]}" \
+	start_bg sampler "$WORK/pids/sampler.pid" "$WORK/sampler.log" "${envs[@]}" "$(tool sampler)" "${args[@]}" \
 		--every 1s --pss-every 2s -o "$RUN_DIR/$p/samples-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
 }
 
 # stop_sampler stops the sampler with SIGINT (a normal stop: it writes its
 # final records, top queries included, and exits 0) and waits for it.
 stop_sampler() {
-	[[ -n "$WORK" && -s "$WORK/sampler.pid" ]] || return 0
-	signal_stop "$WORK/sampler.pid" INT 30 || warn "sampler did not stop cleanly (log: $WORK/sampler.log)"
+	[[ -n "$WORK" && -s "$WORK/pids/sampler.pid" ]] || return 0
+	signal_stop "$WORK/pids/sampler.pid" INT 30 || warn "sampler did not stop cleanly (log: $WORK/sampler.log)"
 }
 
 # product_failed PRODUCT STATE START REASON: meta with status na, then down.
@@ -282,6 +299,22 @@ after_failure() {
 	elif [[ ! -s "$RUN_DIR/$p/meta.json" ]]; then
 		na_meta "$p" "" "the run of $p stopped unexpectedly (exit $rc)" | write_json "$RUN_DIR/$p/meta.json"
 	fi
+}
+
+# find_unrecorded_postgres STATE: a session killed while PostgreSQL started
+# had not recorded the server's pid (pids/postgres.pid) yet: record the
+# server of each cluster directory it recorded, found by that directory, for
+# clean_run_state to stop.
+find_unrecorded_postgres() {
+	local state="$1" d pid
+	[[ -s "$state/tmpdirs" && ! -e "$state/pids/postgres.pid" ]] || return 0
+	while IFS= read -r d; do
+		pid="$(pg_leftover_pid "$d")"
+		[[ -n "$pid" ]] || continue
+		mkdir -p "$state/pids"
+		write_pidfile "$state/pids/postgres.pid" "$pid"
+		log "cleaned: found PostgreSQL (pid $pid) by its directory $d"
+	done <"$state/tmpdirs"
 }
 
 # phase_step NAME logs the start of a phase and how long the previous one took.
@@ -320,19 +353,32 @@ main() {
 		LADDER_LEN="$(wc -w <<<"${IDPBENCH_LADDER:-2 4 8 16 32 64 128}")"
 	fi
 	[[ "$run_id" =~ ^[A-Za-z0-9._-]+$ ]] || { log "bad run id: $run_id"; usage; }
+	# Only the cluster this session starts is ever stopped (pg_down in cleanup).
+	unset IDPBENCH_PG_DIR
 	local results="${IDPBENCH_RESULTS:-$IDPBENCH_ROOT/results}"
+	require_cmd jq curl python3 go flock
+	mkdir -p "$results"
+	results="$(cd "$results" && pwd -P)"
 	RUN_DIR="$results/$run_id"
 	export RUN_DIR
-	require_cmd jq curl python3 go
 
 	trap cleanup EXIT
 	trap 'exit 130' INT TERM
+	local state
+	state="$(run_state_dir "$run_id" "$RUN_DIR")"
+	claim_run_state "$state"
+	WORK="$state"
+	find_unrecorded_postgres "$WORK"
+	clean_run_state "$WORK" "$RUN_DIR"
+	mkdir -p "$WORK/pids" "$WORK/tmp"
+	# Every scratch directory of the run's tools and adapters lives in its state.
+	local tmp_parent="$IDPBENCH_TMP"
+	export IDPBENCH_TMP="$WORK/tmp"
 	if ((fresh)) && [[ -d "$RUN_DIR" ]]; then
 		log "--fresh: deleting $RUN_DIR"
 		rm -rf "$RUN_DIR"
 	fi
 	mkdir -p "$RUN_DIR"
-	WORK="$(make_tmpdir idpbench-run)"
 	STEP=0
 	# Load steps: every ladder step, plus one GC-jitter step per product.
 	STEP_TOTAL=$((${#products[@]} * (${#SCENARIOS[@]} * LADDER_LEN + 1)))
@@ -345,7 +391,12 @@ main() {
 		build_tools
 	fi
 	phase_step "PostgreSQL up"
-	pg_up "$(pg_make_dir)"
+	# Outside the state directory (0700, this user's): the server runs as its own OS user.
+	local pg_dir
+	pg_dir="$(IDPBENCH_TMP="$tmp_parent" pg_make_dir)"
+	echo "$pg_dir" >>"$WORK/tmpdirs"
+	pg_up "$pg_dir"
+	write_pidfile "$WORK/pids/postgres.pid" "$(head -n1 "$pg_dir/data/postmaster.pid")"
 
 	local t0 rc
 	for p in "${products[@]}"; do

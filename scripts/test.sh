@@ -23,6 +23,10 @@
 # 4b. scripts/test-driver-limited.sh: a starved driver is flagged, a 5 ms server is not
 # 4c. scripts/test-target-lost.sh: nginx killed mid-step gives a target_lost step,
 #    refused connects counted apart from requests, an idle driver, a rerun
+# 4d. scripts/test-killrun.sh: kill -9 of a real run's process group mid-step,
+#    then the same command again: nothing of the first run is left (its
+#    processes, ports, temp directories, unfinished writes), a recorded pid
+#    whose start time does not match is left alone, and the rerun completes
 # 5. the quick comparison (scripts/run-comparison.sh --quick) on
 #    refop,hydra,keycloak (Keycloak from Maven Central, run on a JDK >= 21),
 #    asserting from `aggregate steady` that Hydra's and Keycloak's S1 S2
@@ -218,6 +222,9 @@ HYDRA_STATE=""
 REFOP_STATE=""
 pg_down
 unset IDPBENCH_PG_DIR
+
+phase "kill -9 of a run, then the same command: nothing of the first run is left"
+IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-killrun.sh"
 
 phase "quick comparison: refop, hydra, keycloak, zitadel"
 IDPBENCH_RESULTS="$WORK/results" "$IDPBENCH_ROOT/scripts/run-comparison.sh" --quick --fresh \

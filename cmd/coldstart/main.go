@@ -30,7 +30,9 @@ Starts COMMAND in its own process group (stdout and stderr to --log, else
 record "idpbench.coldstart/v1": seconds_to_ready (from just before exec to
 the first ready response, resolution --poll), peak_rss_bytes (the process
 tree and process group, sampled every --poll) and the command.
-Then the product is left running (pid in --pidfile, exit 0) or, with --stop,
+Then the product is left running (exit 0; --pidfile holds its pid, and on a
+second line its start time in clock ticks since boot and the boot id, so a
+later process given the same pid is never taken for it) or, with --stop,
 stopped: SIGTERM to the process group, SIGKILL after --stop-grace.
 If it exits before ready or --timeout passes, the record says status "error"
 and why (with the last lines of --log), the process group is stopped and

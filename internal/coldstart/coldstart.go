@@ -79,7 +79,7 @@ func run(ctx context.Context, cfg *Config, rec *schema.Coldstart, stderr io.Writ
 		return err
 	}
 	if cfg.Pidfile != "" {
-		if err := atomicfile.Write(cfg.Pidfile, 0o644, fmt.Appendf(nil, "%d\n", p.pid()), nil); err != nil {
+		if err := atomicfile.Write(cfg.Pidfile, 0o644, pidfileContent(cfg.ProcRoot, p.pid()), nil); err != nil {
 			p.stop(cfg.StopGrace)
 			rec.Status, rec.Error = StatusError, err.Error()
 			return err
@@ -130,6 +130,21 @@ func name(cfg *Config) string {
 		return cfg.Product
 	}
 	return cfg.Command[0]
+}
+
+// pidfileContent is the pid on the first line (what every reader takes) and,
+// on the second, the process's start time (clock ticks since boot, field 22
+// of /proc/PID/stat) and the boot id: a rerun after a crash stops the
+// recorded process only when both still match, never a later process given
+// the same pid (scripts/lib/common.sh, write_pidfile). The second line is
+// empty when the process has already gone.
+func pidfileContent(procRoot string, pid int) []byte {
+	procs := sample.NewProcTable(procRoot)
+	var id string
+	if pr, ok := procs.Read(pid); ok {
+		id = fmt.Sprintf("%d %s", pr.Start, procs.BootID())
+	}
+	return fmt.Appendf(nil, "%d\n%s\n", pid, id)
 }
 
 func removePidfile(path string) {

@@ -1,6 +1,7 @@
 package coldstart
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -103,13 +104,17 @@ func TestReadyLeftRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	pidLine, idLine, _ := strings.Cut(strings.TrimSuffix(string(b), "\n"), "\n")
+	pid, _ := strconv.Atoi(pidLine)
 	if pid <= 0 {
 		t.Fatalf("pidfile holds %q", b)
 	}
 	defer killGroup(t, pid)
 	if !alive(pid) {
 		t.Errorf("product pid %d not running after coldstart returned", pid)
+	}
+	if want := identity(t, pid); idLine != want {
+		t.Errorf("pidfile's second line %q, want the product's start time and boot id %q", idLine, want)
 	}
 	if rec.Status != StatusComplete || !strings.Contains(stderr, "left running as pid "+strconv.Itoa(pid)) {
 		t.Errorf("status %q, stderr %q", rec.Status, stderr)
@@ -214,4 +219,20 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// identity reads "START BOOT_ID" of a running process straight from /proc:
+// field 22 of /proc/PID/stat, counted after the command name's last ')'.
+func identity(t *testing.T, pid int) string {
+	t.Helper()
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fields[19] + " " + strings.TrimSpace(string(boot))
 }

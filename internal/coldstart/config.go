@@ -24,7 +24,7 @@ type Config struct {
 	Mode           string        // "A" (fresh database), "B" (initialised database) or ""
 	Product        string        // recorded in the result
 	ProductVersion string        // recorded in the result
-	Pidfile        string        // written with the product's pid once started; removed when it is stopped
+	Pidfile        string        // written with the product's pid and its identity (start time, boot id) once started; removed when it is stopped
 	Stop           bool          // stop the product once ready (else leave it running)
 	Log            string        // the product's stdout and stderr; "" = /dev/null
 	Output         string        // result file, "-" = stdout

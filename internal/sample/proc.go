@@ -94,6 +94,20 @@ func (t *ProcTable) Get(pid int) *Proc {
 	return &t.Procs[i]
 }
 
+// Read reads the one process pid without a full Scan; false when it is not running.
+func (t *ProcTable) Read(pid int) (Proc, bool) {
+	var p Proc
+	ok := t.readStat(pid, &p)
+	return p, ok
+}
+
+// BootID is the kernel's id of this boot (/proc/sys/kernel/random/boot_id),
+// "" when it cannot be read. With a process's Start it tells that process
+// from any later one given the same pid, across reboots too.
+func (t *ProcTable) BootID() string {
+	return string(bytes.TrimSpace(t.readFile(t.Root + "/sys/kernel/random/boot_id")))
+}
+
 // readFile reads a small /proc file into t.buf without allocating an
 // *os.File (procfs files report size 0, and os.File would register each with
 // the poller). It returns nil when the file cannot be read.

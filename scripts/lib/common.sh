@@ -203,8 +203,39 @@ start_bg() {
 	local name="$1" pidfile="$2" logfile="$3"
 	shift 3
 	"$@" >>"$logfile" 2>&1 </dev/null &
-	echo "$!" >"$pidfile"
+	write_pidfile "$pidfile" "$!"
 	log "started $name (pid $!, log $logfile)"
+}
+
+# A pidfile holds the pid on its first line (every reader takes that line)
+# and the process's identity on the second: its start time (field 22 of
+# /proc/PID/stat, clock ticks since boot) and the boot id. start_bg and
+# coldstart write both lines. A later process given the same pid, or one
+# after a reboot, has another identity: a leftover is stopped only when its
+# identity still matches.
+
+# proc_identity PID prints "START BOOT_ID" of a running process; fails when there is none.
+proc_identity() {
+	local stat fields
+	stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+	# Fields counted after the command name's last ')': it may hold spaces and parentheses.
+	read -r -a fields <<<"${stat##*)}"
+	printf '%s %s\n' "${fields[19]}" "$(</proc/sys/kernel/random/boot_id)"
+}
+
+# write_pidfile PIDFILE PID records PID and its identity in PIDFILE.
+write_pidfile() {
+	printf '%s\n%s\n' "$2" "$(proc_identity "$2" || true)" >"$1"
+}
+
+# pidfile_current PIDFILE succeeds when the process PIDFILE records runs and
+# has the recorded identity: it is the process that was started.
+pidfile_current() {
+	local pid="" want="" got
+	{ read -r pid && read -r want; } 2>/dev/null <"$1" || true
+	[[ "$pid" =~ ^[0-9]+$ && -n "$want" ]] || return 1
+	running "$pid" || return 1
+	got="$(proc_identity "$pid")" && [[ "$got" == "$want" ]]
 }
 
 # running PID succeeds when PID exists and is not a zombie (an orphan whose
@@ -313,6 +344,117 @@ signal_stop() {
 # make_tmpdir PREFIX prints a fresh scratch directory under $IDPBENCH_TMP.
 make_tmpdir() {
 	mktemp -d "$IDPBENCH_TMP/$1.XXXXXX"
+}
+
+# --- the state of a run (run-comparison.sh) ----------------------------------
+#
+# A run keeps its state in a fixed directory derived from its run id and its
+# results directory (run_state_dir), so a rerun after a kill -9 finds what
+# the killed session left: the pidfiles of what it started (STATE/pids/*.pid,
+# STATE/PRODUCT/pids/*.pid), the directories outside STATE it made
+# (STATE/tmpdirs, one a line), its scratch files. STATE/owner is the pidfile
+# of the session holding the run.
+
+# run_state_dir RUN_ID RUN_DIR prints the state directory of a run.
+run_state_dir() {
+	printf '%s/idpbench-run-%s-%s\n' "$IDPBENCH_TMP" "$1" "$(printf '%s' "$2" | cksum | cut -d' ' -f1)"
+}
+
+# claim_run_state STATE makes STATE this shell's, or dies when a live session
+# holds it. flock makes the check and the claim one step for two sessions
+# started together; it is held only for that step (a lock held for the whole
+# run would be inherited by every process the run starts, and the products
+# left running by a killed session would hold it still).
+claim_run_state() {
+	local state="$1"
+	(umask 077 && mkdir -p "$state")
+	# A fixed name under a shared temp dir: never one another user made (secrets go in it).
+	[[ -d "$state" && ! -L "$state" && -O "$state" ]] || die "run state $state is not a directory of this user"
+	chmod 700 "$state"
+	(
+		flock -x 9
+		if pidfile_current "$state/owner"; then
+			die "run state $state is held by a live session (pid $(head -n1 "$state/owner")): one run id runs once at a time"
+		fi
+		if [[ -s "$state/owner" ]]; then
+			log "an earlier session (pid $(head -n1 "$state/owner")) did not finish: cleaning what it left"
+		fi
+		write_pidfile "$state/owner" "$$"
+	) 9>"$state/lock"
+}
+
+# release_run_state STATE deletes STATE, which this shell holds.
+release_run_state() {
+	(
+		flock -x 9
+		rm -rf "$1"
+	) 9>"$1/lock"
+}
+
+# stop_leftover PIDFILE stops the process a killed session recorded -- its
+# whole process group when it leads one (products started by coldstart,
+# PostgreSQL's postmaster) -- when its identity matches, leaves any other
+# process with that pid alone, and removes PIDFILE. Logs what it did.
+stop_leftover() {
+	local f="$1" pid what
+	pid="$(head -n1 "$f")"
+	what="$(basename "$f" .pid) ($f)"
+	if ! [[ "$pid" =~ ^[0-9]+$ ]] || ! running "$pid"; then
+		rm -f "$f"
+	elif ! pidfile_current "$f"; then
+		log "cleaned: left pid $pid alone: another process than the $what (its start time differs)"
+		rm -f "$f"
+	elif [[ "$(ps -o pgid= -p "$pid" | tr -d ' ')" == "$pid" ]]; then
+		stop_group "$f"
+		log "cleaned: stopped process group $pid, $what"
+	else
+		stop_pid "$f"
+		log "cleaned: stopped pid $pid, $what"
+	fi
+}
+
+# stop_recorded STATE stops what the pidfiles in STATE record: the products'
+# first, then the run's own (the sampler, PostgreSQL).
+stop_recorded() {
+	local f
+	for f in "$1"/*/pids/*.pid "$1"/pids/*.pid; do
+		[[ -e "$f" ]] && stop_leftover "$f"
+	done
+	return 0
+}
+
+# remove_recorded_dirs STATE removes the directories STATE/tmpdirs lists.
+remove_recorded_dirs() {
+	local d
+	[[ -s "$1/tmpdirs" ]] || return 0
+	while IFS= read -r d; do
+		[[ -n "$d" && -e "$d" ]] || continue
+		log "cleaned: removed $d ($(du -sh "$d" 2>/dev/null | cut -f1))"
+		rm -rf "$d"
+	done <"$1/tmpdirs"
+}
+
+# clean_run_state STATE RUN_DIR: what a killed session of the run left. Stops
+# its recorded processes, removes its directories and scratch files (all of
+# STATE but the owner and the lock) and, in RUN_DIR, the temp files of writes
+# it never finished: .NAME.tmp-* (internal/atomicfile, every Go tool's
+# output) and NAME.tmp (write_json, keep_coldstart). Logs each.
+clean_run_state() {
+	local state="$1" run_dir="$2" e f left=()
+	stop_recorded "$state"
+	remove_recorded_dirs "$state"
+	for e in "$state"/*; do
+		case "${e##*/}" in owner | lock) ;; *) [[ -e "$e" ]] && left+=("$e") ;; esac
+	done
+	if ((${#left[@]} > 0)); then
+		log "cleaned: removed the earlier session's files in $state ($(du -csh "${left[@]}" | tail -n1 | cut -f1)): ${left[*]##*/}"
+		rm -rf "${left[@]}"
+	fi
+	[[ -d "$run_dir" ]] || return 0
+	while IFS= read -r -d '' f; do
+		log "cleaned: removed the unfinished write $f"
+		rm -f "$f"
+	done < <(find "$run_dir" -type f \( -name '.*.tmp-*' -o -name '*.tmp' \) -print0)
 }
 
 # --- the run scripts (ladder.sh, gcjitter.sh) --------------------------------
