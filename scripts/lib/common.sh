@@ -438,7 +438,8 @@ remove_recorded_dirs() {
 # its recorded processes, removes its directories and scratch files (all of
 # STATE but the owner and the lock) and, in RUN_DIR, the temp files of writes
 # it never finished: .NAME.tmp-* (internal/atomicfile, every Go tool's
-# output) and NAME.tmp (write_json, keep_coldstart). Logs each.
+# output) and NAME.tmp (write_json, keep_coldstart), and the empty sample
+# files of a sampler killed before its first record. Logs each.
 clean_run_state() {
 	local state="$1" run_dir="$2" e f left=()
 	stop_recorded "$state"
@@ -454,7 +455,7 @@ clean_run_state() {
 	while IFS= read -r -d '' f; do
 		log "cleaned: removed the unfinished write $f"
 		rm -f "$f"
-	done < <(find "$run_dir" -type f \( -name '.*.tmp-*' -o -name '*.tmp' \) -print0)
+	done < <(find "$run_dir" -type f \( -name '.*.tmp-*' -o -name '*.tmp' -o \( -name 'samples-*.jsonl' -empty \) \) -print0)
 }
 
 # --- the run scripts (ladder.sh, gcjitter.sh) --------------------------------
