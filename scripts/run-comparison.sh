@@ -283,8 +283,9 @@ product_down() {
 	stop_sampler || true
 	"$(adapter "$1")" down "$2" || rc=$?
 	rm -f "$WORK/up"
+	# What down could not stop stays recorded in its state, for a rerun to clean.
+	((rc == 0)) || { log "$1: down left something behind (kept in $2 for a rerun to clean)"; return 1; }
 	rm -rf "$2"
-	((rc == 0)) || { log "$1: down left something behind"; return 1; }
 }
 
 # after_failure PRODUCT RC: when run_product died before writing its meta or
