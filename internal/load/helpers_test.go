@@ -2,7 +2,10 @@ package load
 
 import (
 	"context"
+	"math"
 	"net/url"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -156,3 +159,66 @@ func checkCorrected(t *testing.T, s *schema.Step, service *hdrhistogram.Histogra
 }
 
 func urlUser(name, password string) *url.Userinfo { return url.UserPassword(name, password) }
+
+// sendRecord is one Send as a wrapping Sender saw it.
+type sendRecord struct {
+	due  time.Time // the request's intended time: the deadline less the timeout
+	sent time.Time // Send was entered
+	done time.Time // Send returned
+}
+
+// sendLog is a reference measurement taken on the client side of a step:
+// it wraps the step's Senders and logs every Send. Its clock reads are a
+// few µs from the engine's own (the engine reads the clock, builds the
+// request and calls Send; it reads the clock again when Send returns), so
+// the engine's figures must match the log's to within that, however noisy
+// the machine: the machine's noise is in both.
+type sendLog struct {
+	timeout time.Duration
+	mu      sync.Mutex
+	recs    []sendRecord
+}
+
+// logSends makes c send through next, logging every Send.
+func logSends(c *Config, next NewSenderFunc) *sendLog {
+	l := &sendLog{timeout: c.Timeout, recs: make([]sendRecord, 0, 1<<14)}
+	c.NewSender = func(i int) Sender { return loggedSender{next(i), l} }
+	return l
+}
+
+func (l *sendLog) records() []sendRecord {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.recs)
+}
+
+type loggedSender struct {
+	Sender
+	log *sendLog
+}
+
+func (s loggedSender) Send(r *Request, deadline time.Time) Response {
+	sent := time.Now()
+	resp := s.Sender.Send(r, deadline)
+	done := time.Now()
+	s.log.mu.Lock()
+	s.log.recs = append(s.log.recs, sendRecord{deadline.Add(-s.log.timeout), sent, done})
+	s.log.mu.Unlock()
+	return resp
+}
+
+// summarize is schema.Summarize of the durations f gives for recs, so that
+// a reference figure is computed by the same histogram and quantile rule as
+// the step's.
+func summarize(recs []sendRecord, f func(sendRecord) time.Duration) schema.Latency {
+	h := schema.NewHistogram()
+	for _, r := range recs {
+		h.RecordValue(f(r).Nanoseconds())
+	}
+	return schema.Summarize(h)
+}
+
+// near reports whether a step's figure got (ms) matches the reference's
+// want (ms) to within what separates their clock reads and the histogram's
+// 3 significant digits: 1% and 0.2 ms.
+func near(got, want float64) bool { return math.Abs(got-want) <= 0.01*want+0.2 }
