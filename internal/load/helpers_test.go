@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"net/url"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -58,12 +59,42 @@ func mustRun(t *testing.T, cfg *Config) *schema.Step {
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
-	s, err := Run(context.Background(), cfg)
+	s, err := runOrFail(t, context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	checkConsistent(t, s)
 	return s
+}
+
+// runOrFail is Run, except that a Run that has not returned well after
+// the step's own bound (warmup, window, and a drain bounded by the timeout)
+// fails the test with every goroutine's stack: a hang is a failure, not a
+// stuck test binary.
+func runOrFail(t *testing.T, ctx context.Context, cfg *Config) (*schema.Step, error) {
+	t.Helper()
+	type result struct {
+		s   *schema.Step
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := Run(ctx, cfg)
+		done <- result{s, err}
+	}()
+	limit := cfg.Warmup + cfg.Duration + 2*cfg.Timeout + 30*time.Second
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.s, r.err
+	case <-timer.C:
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		t.Fatalf("Run has not returned %s after it began (warmup %s, window %s, timeout %s); goroutines:\n%s",
+			limit, cfg.Warmup, cfg.Duration, cfg.Timeout, buf)
+		return nil, nil
+	}
 }
 
 // checkConsistent asserts the invariants every step must hold: requests =

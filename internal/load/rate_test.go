@@ -119,7 +119,7 @@ func TestRateInterrupt(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	begin := time.Now()
-	s, err := Run(ctx, c)
+	s, err := runOrFail(t, ctx, c)
 	if err != nil {
 		t.Fatal(err)
 	}
