@@ -411,19 +411,27 @@ func TestFidelityStall(t *testing.T) {
 	}{
 		{"corrected P50", corr.P50, refCorr.P50}, {"corrected P90", corr.P90, refCorr.P90},
 		{"corrected P99", corr.P99, refCorr.P99}, {"corrected max", corr.Max, refCorr.Max},
-		{"service P99", s.LatencyMS.P99, refServ.P99}, {"service max", s.LatencyMS.Max, refServ.Max},
 	} {
 		if !near(f.got, f.want) {
 			t.Errorf("%s = %.2f ms; the client-side reference measured %.2f ms", f.what, f.got, f.want)
 		}
+	}
+	// The engine starts the service-time clock before it builds the
+	// request, the log after: a preemption in between shows at the P99 of a
+	// ~1 ms figure, so the bound above is looser, but far below the ~970 ms
+	// of a service time taken from the intended time.
+	if g, w := s.LatencyMS.P99, refServ.P99; g < w-0.2 || g > 1.5*w+0.5 || !near(s.LatencyMS.Max, refServ.Max) {
+		t.Errorf("service P99 %.2f max %.1f ms; the client-side reference measured %.2f, %.1f ms", g, s.LatencyMS.Max, w, refServ.Max)
 	}
 	// Against the model: the stall did what the derivation says (the
 	// machine's catch-up adds a few % at most). Catches a test whose stall
 	// did not happen, and an engine that thins the load instead of
 	// catching up (its corrected P99 would be far below S).
 	want := func(q float64) float64 { return S - (1-q)*D }
-	if !within(corr.P99, want(0.99), 0.10) || !within(corr.P90, want(0.90), 0.10) || !within(corr.Max, S, 0.10) {
-		t.Errorf("corrected P90 %.1f P99 %.1f max %.1f ms, want %.1f, %.1f, %.0f ms ± 10%% (S - (1-q) D)",
+	// A slow machine only adds to the catch-up, which the reference above
+	// judges; the model bounds the figures from below.
+	if corr.P99 < 0.9*want(0.99) || corr.P90 < 0.9*want(0.90) || corr.Max < 0.9*S {
+		t.Errorf("corrected P90 %.1f P99 %.1f max %.1f ms, want at least 90%% of %.1f, %.1f, %.0f ms (S - (1-q) D)",
 			corr.P90, corr.P99, corr.Max, want(0.90), want(0.99), S)
 	}
 	if !within(s.LatencyMS.Max, S, 0.10) {
@@ -474,12 +482,7 @@ func TestFidelityStall(t *testing.T) {
 		t.Fatalf("%d intervals, want 3", len(iv))
 	}
 	for k := range iv {
-		var in []sendRecord
-		for _, r := range sends {
-			if int(r.due.Sub(begin)/time.Second) == k {
-				in = append(in, r)
-			}
-		}
+		in := inInterval(sends, begin, k)
 		hi, _ := lateIn(in, lateThreshold)
 		lo, _ := lateIn(in, lateThreshold+time.Millisecond)
 		ref := summarize(in, func(r sendRecord) time.Duration { return r.done.Sub(r.due) })
@@ -488,11 +491,26 @@ func TestFidelityStall(t *testing.T) {
 				k, iv[k].Requests, iv[k].Late, iv[k].CorrectedMaxMS, len(in), lo, hi, ref.Max)
 		}
 	}
-	if !within(iv[1].CorrectedP50MS, S/2, 0.10) || float64(iv[1].Late) < 0.95*float64(iv[1].Requests) || iv[0].CorrectedMaxMS > S/2 {
-		t.Errorf("intervals: want the stall in the second only (corrected P50 ~%.0f ms, all late); got %+v", S/2, iv)
+	ref1 := summarize(inInterval(sends, begin, 1), func(r sendRecord) time.Duration { return r.done.Sub(r.due) })
+	if iv[1].CorrectedP50MS < 0.9*S/2 || !near(iv[1].CorrectedP50MS, ref1.P50) || float64(iv[1].Late) < 0.95*float64(iv[1].Requests) || iv[0].CorrectedMaxMS > S/2 {
+		t.Errorf("intervals: want the stall in the second only (corrected P50 ~%.0f ms, reference %.1f ms, all late): "+
+			"corrected P50 %.1f/%.1f/%.1f ms, max %.1f/%.1f/%.1f ms, late %d/%d/%d of %d/%d/%d", S/2, ref1.P50,
+			iv[0].CorrectedP50MS, iv[1].CorrectedP50MS, iv[2].CorrectedP50MS, iv[0].CorrectedMaxMS, iv[1].CorrectedMaxMS, iv[2].CorrectedMaxMS,
+			iv[0].Late, iv[1].Late, iv[2].Late, iv[0].Requests, iv[1].Requests, iv[2].Requests)
 	}
 	t.Logf("corrected P50 %.2f P90 %.1f P99 %.1f max %.1f ms; service P99 %.2f max %.1f ms; late %d (reference %d-%d) max %.1f ms",
 		corr.P50, corr.P90, corr.P99, corr.Max, s.LatencyMS.P99, s.LatencyMS.Max, *s.Late, lo, hi, *s.LateMaxMS)
+}
+
+// inInterval is the records intended in the k-th second from begin.
+func inInterval(recs []sendRecord, begin time.Time, k int) []sendRecord {
+	var in []sendRecord
+	for _, r := range recs {
+		if int(r.due.Sub(begin)/time.Second) == k {
+			in = append(in, r)
+		}
+	}
+	return in
 }
 
 func minTime(a, b time.Time) time.Time {
