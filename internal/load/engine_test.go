@@ -41,14 +41,19 @@ func rawServer(t *testing.T, reply string) string {
 	return "http://" + ln.Addr().String() + "/"
 }
 
+// TestErrorClasses: every failure lands in its class. The window is 500 ms,
+// so that even a starved, race-instrumented run with 2 subtests in
+// parallel sends a request in it (at 200 ms one run in 25 sent none).
 func TestErrorClasses(t *testing.T) {
+	quit := make(chan struct{})
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
+		case <-quit:
 		}
 	}))
 	t.Cleanup(hang.Close)
+	t.Cleanup(func() { close(quit) }) // runs first: hang.Close waits for its handlers
 	status := func(code int, body string) string {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(code)
@@ -82,7 +87,7 @@ func TestErrorClasses(t *testing.T) {
 			t.Run(engine+"/"+tt.name, func(t *testing.T) {
 				t.Parallel()
 				c := testConfig(t, tt.url, schema.ScenarioDiscovery)
-				c.Engine = engine
+				c.Engine, c.Duration = engine, 500*time.Millisecond
 				if tt.timeout > 0 {
 					c.Timeout = tt.timeout
 				}
@@ -232,7 +237,7 @@ func TestInterrupt(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), tt.cancelAfter)
 			defer cancel()
 			begin := time.Now()
-			s, err := Run(ctx, c)
+			s, err := runOrFail(t, ctx, c)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -344,7 +349,7 @@ func TestInterruptDrainsWithinTimeout(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
 		begin := time.Now()
-		s, err := Run(ctx, c)
+		s, err := runOrFail(t, ctx, c)
 		took := time.Since(begin)
 		if err != nil {
 			t.Fatal(err)

@@ -2,7 +2,11 @@ package load
 
 import (
 	"context"
+	"math"
 	"net/url"
+	"runtime"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,12 +59,42 @@ func mustRun(t *testing.T, cfg *Config) *schema.Step {
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
-	s, err := Run(context.Background(), cfg)
+	s, err := runOrFail(t, context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	checkConsistent(t, s)
 	return s
+}
+
+// runOrFail is Run, except that a Run that has not returned well after
+// the step's own bound (warmup, window, and a drain bounded by the timeout)
+// fails the test with every goroutine's stack: a hang is a failure, not a
+// stuck test binary.
+func runOrFail(t *testing.T, ctx context.Context, cfg *Config) (*schema.Step, error) {
+	t.Helper()
+	type result struct {
+		s   *schema.Step
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := Run(ctx, cfg)
+		done <- result{s, err}
+	}()
+	limit := cfg.Warmup + cfg.Duration + 2*cfg.Timeout + 30*time.Second
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.s, r.err
+	case <-timer.C:
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		t.Fatalf("Run has not returned %s after it began (warmup %s, window %s, timeout %s); goroutines:\n%s",
+			limit, cfg.Warmup, cfg.Duration, cfg.Timeout, buf)
+		return nil, nil
+	}
 }
 
 // checkConsistent asserts the invariants every step must hold: requests =
@@ -156,3 +190,66 @@ func checkCorrected(t *testing.T, s *schema.Step, service *hdrhistogram.Histogra
 }
 
 func urlUser(name, password string) *url.Userinfo { return url.UserPassword(name, password) }
+
+// sendRecord is one Send as a wrapping Sender saw it.
+type sendRecord struct {
+	due  time.Time // the request's intended time: the deadline less the timeout
+	sent time.Time // Send was entered
+	done time.Time // Send returned
+}
+
+// sendLog is a reference measurement taken on the client side of a step:
+// it wraps the step's Senders and logs every Send. Its clock reads are a
+// few µs from the engine's own (the engine reads the clock, builds the
+// request and calls Send; it reads the clock again when Send returns), so
+// the engine's figures must match the log's to within that, however noisy
+// the machine: the machine's noise is in both.
+type sendLog struct {
+	timeout time.Duration
+	mu      sync.Mutex
+	recs    []sendRecord
+}
+
+// logSends makes c send through next, logging every Send.
+func logSends(c *Config, next NewSenderFunc) *sendLog {
+	l := &sendLog{timeout: c.Timeout, recs: make([]sendRecord, 0, 1<<14)}
+	c.NewSender = func(i int) Sender { return loggedSender{next(i), l} }
+	return l
+}
+
+func (l *sendLog) records() []sendRecord {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.recs)
+}
+
+type loggedSender struct {
+	Sender
+	log *sendLog
+}
+
+func (s loggedSender) Send(r *Request, deadline time.Time) Response {
+	sent := time.Now()
+	resp := s.Sender.Send(r, deadline)
+	done := time.Now()
+	s.log.mu.Lock()
+	s.log.recs = append(s.log.recs, sendRecord{deadline.Add(-s.log.timeout), sent, done})
+	s.log.mu.Unlock()
+	return resp
+}
+
+// summarize is schema.Summarize of the durations f gives for recs, so that
+// a reference figure is computed by the same histogram and quantile rule as
+// the step's.
+func summarize(recs []sendRecord, f func(sendRecord) time.Duration) schema.Latency {
+	h := schema.NewHistogram()
+	for _, r := range recs {
+		h.RecordValue(f(r).Nanoseconds())
+	}
+	return schema.Summarize(h)
+}
+
+// near reports whether a step's figure got (ms) matches the reference's
+// want (ms) to within what separates their clock reads and the histogram's
+// 3 significant digits: 1% and 0.2 ms.
+func near(got, want float64) bool { return math.Abs(got-want) <= 0.01*want+0.2 }
