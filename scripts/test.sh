@@ -100,6 +100,7 @@ cd "$IDPBENCH_ROOT"
 unformatted="$(find . -name '*.go' -not -path './.git/*' -print0 | xargs -0 gofmt -l)"
 [[ -z "$unformatted" ]] || die "gofmt would change: $unformatted"
 go vet ./...
+(cd deploy/refop && go vet ./...) # the reference OP's main: its own module, outside ./...
 for f in scripts/*.sh scripts/lib/*.sh scripts/products/*; do
 	bash -n "$f" || die "syntax error in $f"
 done
