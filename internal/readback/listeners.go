@@ -100,8 +100,9 @@ func parseProcAddr(s string) (netip.AddrPort, error) {
 // groupListeners returns the listening TCP sockets (IPv4 and IPv6) held
 // by the processes of process group pgid, read from the proc filesystem
 // at proc: the group's processes from PID/stat, their sockets from the
-// PID/fd links, the sockets' addresses from pgid's net/tcp and net/tcp6
-// (its network namespace). Sorted by address, each socket once.
+// PID/fd links, the sockets' addresses from a member's net/tcp and
+// net/tcp6 (the group's network namespace). Sorted by address, each
+// socket once.
 func groupListeners(proc string, pgid int) ([]Listener, error) {
 	pids, err := groupPIDs(proc, pgid)
 	if err != nil {
@@ -110,9 +111,13 @@ func groupListeners(proc string, pgid int) ([]Listener, error) {
 	if len(pids) == 0 {
 		return nil, fmt.Errorf("process group %d: no process left", pgid)
 	}
+	netns := pids[0] // a member, the leader when it runs: the group shares one namespace
+	if slices.Contains(pids, pgid) {
+		netns = pgid
+	}
 	var table []socket
 	for _, f := range []string{"tcp", "tcp6"} {
-		name := filepath.Join(proc, strconv.Itoa(pgid), "net", f)
+		name := filepath.Join(proc, strconv.Itoa(netns), "net", f)
 		b, err := os.ReadFile(name)
 		if errors.Is(err, fs.ErrNotExist) && f == "tcp6" {
 			continue // a kernel without IPv6

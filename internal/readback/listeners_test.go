@@ -107,8 +107,8 @@ func TestListenerLoopback(t *testing.T) {
 }
 
 // fakeProc writes a proc tree: processes pid -> pgid, each holding the
-// socket inodes given, and the group leader's net/tcp and net/tcp6.
-func fakeProc(t *testing.T, leader int, procs map[int][]uint64, pgids map[int]int) string {
+// socket inodes given, and each with the fixture net/tcp and net/tcp6.
+func fakeProc(t *testing.T, procs map[int][]uint64, pgids map[int]int) string {
 	t.Helper()
 	root := t.TempDir()
 	for pid, inodes := range procs {
@@ -125,10 +125,10 @@ func fakeProc(t *testing.T, leader int, procs map[int][]uint64, pgids map[int]in
 		if err := os.Symlink("/dev/null", filepath.Join(dir, "fd", "0")); err != nil {
 			t.Fatal(err)
 		}
+		mustMkdir(t, filepath.Join(dir, "net"))
+		mustWrite(t, filepath.Join(dir, "net", "tcp"), fixtureTCP)
+		mustWrite(t, filepath.Join(dir, "net", "tcp6"), fixtureTCP6)
 	}
-	mustMkdir(t, filepath.Join(root, strconv.Itoa(leader), "net"))
-	mustWrite(t, filepath.Join(root, strconv.Itoa(leader), "net", "tcp"), fixtureTCP)
-	mustWrite(t, filepath.Join(root, strconv.Itoa(leader), "net", "tcp6"), fixtureTCP6)
 	mustMkdir(t, filepath.Join(root, "self"))
 	return root
 }
@@ -166,6 +166,10 @@ func TestReadListeners(t *testing.T) {
 			map[int][]uint64{10: {1001, 1002}, 11: {2002, 2004}},
 			map[int]int{10: 10, 11: 10},
 			"", "p listens beyond loopback: 0.0.0.0:9000 (pid 10 proc10), [::]:8082 (pid 11 proc11), [2001:db8::1]:8084 (pid 11 proc11)"},
+		{"leader gone, a member left",
+			map[int][]uint64{11: {2001}, 12: {}},
+			map[int]int{11: 10, 12: 10},
+			"[::1]:8081", ""},
 		{"no listener",
 			map[int][]uint64{10: {1004}},
 			map[int]int{10: 10},
@@ -176,7 +180,7 @@ func TestReadListeners(t *testing.T) {
 			"", "process group 10: no process left"},
 	}
 	for _, tt := range tests {
-		proc := fakeProc(t, 10, tt.procs, tt.pgids)
+		proc := fakeProc(t, tt.procs, tt.pgids)
 		facts, err := Read(context.Background(), Config{Product: "p", Group: 10, Proc: proc, Timeout: time.Second})
 		if tt.wantErr != "" {
 			if err == nil || err.Error() != tt.wantErr {
