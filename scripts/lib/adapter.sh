@@ -53,7 +53,8 @@
 #
 # State of a running product lives in STATE_DIR: state.env (KEY=value lines
 # written by state_set), pids/*.pid, logs/*.log, secrets/* (0600), pools/*,
-# coldstart-A.json and coldstart-B.json. The product's own process tree is
+# coldstart-A.json, coldstart-B.json, facts.json (setup's readback) and
+# listeners.json (the last start's listeners). The product's own process tree is
 # pids/$PRODUCT.pid, written by coldstart: the root of a process group that
 # coldstart created, so stop_group ends the launcher and what it forked
 # together. Ports recorded as *_PORT keys, directories recorded by
