@@ -27,7 +27,7 @@
 //
 // Usage (scripts/bench.sh builds the tools and finds the targets):
 //
-//	go run ./bench --loadstep bin/loadstep --refop ~/.cache/idpbench/bin/refop-v3.52.0 -c 16,128 --engines raw,epoll --raw bench.jsonl
+//	go run ./bench --loadstep bin/loadstep --refop ~/.cache/idpbench/bin/refop-v3.52.0-idpbench -c 16,128 --engines raw,epoll --raw bench.jsonl
 package main
 
 import (

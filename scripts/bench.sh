@@ -20,5 +20,5 @@ ensure_pkg nginx nginx-light
 build_tools
 "$IDPBENCH_ROOT/scripts/products/refop" install >&2
 cd "$IDPBENCH_ROOT"
-exec go run ./bench --loadstep "$(tool loadstep)" --refop "$IDPBENCH_CACHE/bin/refop-v3.52.0" \
+exec go run ./bench --loadstep "$(tool loadstep)" --refop "$IDPBENCH_CACHE/bin/refop-v3.52.0-idpbench" \
 	--wrk-script bench/wrk-report.lua "$@"

@@ -223,11 +223,14 @@ keep_coldstart() {
 	cp "$src" "$dst.tmp" && mv "$dst.tmp" "$dst"
 }
 
-# start_failure STATE MODE WHAT prints why a start failed: the coldstart
+# start_failure STATE MODE WHAT prints why a start failed: a listener beyond
+# loopback (adapter_listeners), else the coldstart
 # record's error when there is one.
 start_failure() {
 	local f="$1/coldstart-$2.json"
-	if [[ -s "$f" ]]; then
+	if [[ -s "$1/listeners.err" ]]; then
+		echo "$3 failed: $(sed -n 's/^readback: //p' "$1/listeners.err" | head -n1)"
+	elif [[ -s "$f" ]]; then
 		jq -r --arg m "$2" --arg w "$3" '"\($w) failed: cold start \($m): \(.status): " +
 			((.error // "no reason given") | split("\n")[0] | rtrimstr("; last log lines:"))' "$f"
 	else

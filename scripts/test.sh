@@ -10,7 +10,8 @@
 # 1. static: gofmt, go vet, bash -n on every script
 # 2. servers: the reference OP, and Ory Hydra on a throwaway PostgreSQL, started
 #    by the product adapters (installed or built on first use, then cached in
-#    ~/.cache/idpbench)
+#    ~/.cache/idpbench); PostgreSQL and both products listen on loopback only,
+#    and the adapters refuse a server that listens beyond it
 # 3. go test -race ./... with IDPBENCH_INTEGRATION=1, so tests that need those
 #    servers fail instead of skipping when they are missing; one package at a
 #    time (-p 1), because the load generator's fidelity tests time a 5 ms
@@ -37,7 +38,8 @@
 #    no step counts a 4xx or 5xx as ok; that the metas carry the facts read
 #    from the running products (Keycloak's Argon2id, Hydra's PBKDF2, every
 #    version) and Hydra's known discovery bottleneck; that cold start, memory
-#    and GC-jitter records exist; and Zitadel's rows: N/A with the reason
+#    and GC-jitter records exist; that each product's meta names its
+#    listeners, read from /proc, all on loopback; and Zitadel's rows: N/A with the reason
 #    without ZITADEL_BIN and a Docker engine, asserted like the others'
 #    with either
 # 6. scripts/check-oidc.sh: the generic oidc adapter, configured by a file
@@ -87,6 +89,15 @@ trap 'exit 130' INT TERM
 
 phase() { log "=== $*"; }
 
+# loopback_only WHAT ADDRS: ADDRS (a listeners fact's value: "127.0.0.1:80
+# [::1]:81 ...") is not empty and names loopback addresses only.
+loopback_only() {
+	jq -e -n --arg v "$2" '$v | split(" ") | length > 0 and
+		all(test("^(127(\\.[0-9]{1,3}){3}|\\[::1\\]|\\[::ffff:127(\\.[0-9]{1,3}){3}\\]):[0-9]+$"))' >/dev/null ||
+		die "$1: want listeners on loopback only, got \"$2\""
+	log "ok: $1 listens on loopback only: $2"
+}
+
 phase "static checks"
 require_cmd go
 ensure_pkg jq jq
@@ -95,6 +106,7 @@ cd "$IDPBENCH_ROOT"
 unformatted="$(find . -name '*.go' -not -path './.git/*' -print0 | xargs -0 gofmt -l)"
 [[ -z "$unformatted" ]] || die "gofmt would change: $unformatted"
 go vet ./...
+(cd deploy/refop && go vet ./...) # the reference OP's main: its own module, outside ./...
 for f in scripts/*.sh scripts/lib/*.sh scripts/products/*; do
 	bash -n "$f" || die "syntax error in $f"
 done
@@ -111,11 +123,31 @@ WORK="$(make_tmpdir idpbench-test)"
 build_tools
 for p in refop hydra; do "$IDPBENCH_ROOT/scripts/products/$p" install; done
 pg_up "$(pg_make_dir)"
+loopback_only PostgreSQL "$(pg_listeners)"
 REFOP_STATE="$WORK/refop"
 "$IDPBENCH_ROOT/scripts/products/refop" up "$REFOP_STATE"
 HYDRA_STATE="$WORK/hydra"
 "$IDPBENCH_ROOT/scripts/products/hydra" up "$HYDRA_STATE"
 "$IDPBENCH_ROOT/scripts/products/hydra" setup "$HYDRA_STATE"
+
+# beyond_loopback_refused: a server that listens on every interface (a
+# static discovery document served by python3 on 0.0.0.0, started by the
+# generic oidc adapter) fails its up naming the socket, and down stops it.
+beyond_loopback_refused() {
+	local dir="$WORK/beyond" port out rc=0
+	port="$(free_port)"
+	mkdir -p "$dir/www/.well-known"
+	printf '{"issuer": "http://127.0.0.1:%s/"}\n' "$port" >"$dir/www/.well-known/openid-configuration"
+	printf '%s\n' NAME=oidc:beyond-loopback "ISSUER=http://127.0.0.1:$port/" READY_TIMEOUT_S=30 \
+		"START_COMMAND=exec python3 -m http.server --bind 0.0.0.0 --directory www $port" >"$dir/beyond.env"
+	out="$(IDPBENCH_OIDC_CONFIG="$dir/beyond.env" "$IDPBENCH_ROOT/scripts/products/oidc" up "$dir/state" 2>&1)" || rc=$?
+	IDPBENCH_OIDC_CONFIG="$dir/beyond.env" "$IDPBENCH_ROOT/scripts/products/oidc" down "$dir/state"
+	if ((rc == 0)) || ! grep -q "listens beyond loopback: 0\.0\.0\.0:$port (pid [0-9]* python3)" <<<"$out"; then
+		die "a server on 0.0.0.0:$port: want its up refused naming the socket, got exit $rc: $out"
+	fi
+	log "ok: a server on 0.0.0.0:$port is refused after its start"
+}
+beyond_loopback_refused
 
 phase "go test -race ./... (unit and integration)"
 state() { (source "$1/state.env" && printf '%s\n' "${!2}"); }
@@ -278,6 +310,10 @@ jq -e '(.facts | any(.name == "client secret hashing" and .source == "read" and 
 for p in refop hydra keycloak; do
 	jq -e --arg p "$p" '.facts | any(.name == "version" and .source == "read")' "$run/$p/meta.json" >/dev/null ||
 		die "$p: no version read from the running product"
+	# The listeners of its process tree after its last start, read from /proc.
+	jq -e '[.facts[] | select(.name == "listeners" and .source == "read" and (.from | startswith("/proc/net/tcp")))] | length == 1' \
+		"$run/$p/meta.json" >/dev/null || die "$p: want one listeners fact read from /proc in its meta, got $(jq -c '.facts' "$run/$p/meta.json")"
+	loopback_only "$p" "$(jq -r '.facts[] | select(.name == "listeners") | .value' "$run/$p/meta.json")"
 done
 grep -q 'known limit' "$run/COMPARISON.md" || die "COMPARISON.md does not mark the row a known limit shapes"
 # Iteration scenarios carry their per-request-name latencies.

@@ -9,9 +9,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/url"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -29,6 +32,7 @@ func main() {
 }
 
 const usageHead = `Usage: readback --product keycloak|hydra|refop [sources] [-o FILE]
+       readback --product NAME --listeners PIDFILE [-o FILE]
 
 Reads from the running product what is in force:
   keycloak  --postgres (migration_model, credential, realm) --realm --metrics
@@ -43,6 +47,12 @@ that version. A source that cannot be read is an error naming it; nothing is
 written then. Secrets come from --client-secret-file or IDPBENCH_CLIENT_SECRET,
 never argv, and are never printed.
 
+With --listeners, readback reads only the listening TCP sockets (IPv4 and
+IPv6, /proc/net/tcp and tcp6) of the process group led by the pid in PIDFILE
+(coldstart's --pidfile) into the fact "listeners", and fails naming every
+socket bound beyond loopback (127.0.0.0/8, ::1, ::ffff:127.x are loopback),
+or when the group listens on nothing.
+
 Flags:
 `
 
@@ -54,12 +64,16 @@ Example (Keycloak after setup, into the run's meta):
     --token-url http://127.0.0.1:8080/realms/bench/protocol/openid-connect/token \
     --client-id bench-svc --client-secret-file state/secrets/bench-svc -o state/facts.json &&
   jq -r '.facts[] | "\(.name): \(.value) [\(.source)]"' state/facts.json
+
+Example (after a start: does the product listen on loopback only?):
+  readback --product hydra --listeners state/pids/hydra.pid -o state/listeners.json
 `
 
 type flags struct {
 	cfg                      readback.Config
 	metrics, admin, tokenURL string
 	secretFile, out          string
+	listeners                string
 	version                  bool
 }
 
@@ -78,6 +92,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.StringVar(&c.ClientID, "client-id", "", "client of that grant (Hydra: also whose secret hash is read)")
 	fs.StringVar(&f.secretFile, "client-secret-file", "", "file holding its secret (default: env IDPBENCH_CLIENT_SECRET)")
 	fs.StringVar(&c.Scope, "scope", "", "scope of that grant")
+	fs.StringVar(&f.listeners, "listeners", "", "pidfile of the product's process group leader: read only its TCP listeners; one beyond loopback is an error")
 	fs.StringVar(&c.WantVersion, "want-version", "", "fail unless the product reports this version")
 	fs.DurationVar(&c.Timeout, "timeout", 10*time.Second, "timeout per request or query")
 	fs.StringVarP(&f.out, "output", "o", "-", "output file (- = stdout), written only when every fact was read")
@@ -107,6 +122,11 @@ func (f *flags) run(ctx context.Context, fs *pflag.FlagSet, stdout io.Writer) er
 			return err
 		}
 	}
+	if f.listeners != "" {
+		if f.cfg.Group, err = readPidfile(f.listeners); err != nil {
+			return cli.UsageError{Err: fmt.Errorf("--listeners: %w", err)}
+		}
+	}
 	if f.cfg.ClientSecret, err = cli.ReadSecret("client-secret-file", f.secretFile, "IDPBENCH_CLIENT_SECRET"); err != nil {
 		return cli.UsageError{Err: err}
 	}
@@ -122,6 +142,21 @@ func (f *flags) run(ctx context.Context, fs *pflag.FlagSet, stdout io.Writer) er
 		return err
 	}
 	return atomicfile.Write(f.out, 0o644, append(b, '\n'), stdout)
+}
+
+// readPidfile reads the process group of the pid on a pidfile's first line
+// (coldstart's product leads its own group: its pid is the group's id).
+func readPidfile(file string) (int, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("%s: first line %q is not a pid", file, line)
+	}
+	return pid, nil
 }
 
 // parseURL parses an optional absolute http(s) URL flag.

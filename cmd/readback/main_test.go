@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -19,6 +23,9 @@ func runArgs(args ...string) (code int, stdout, stderr string) {
 func TestBadFlags(t *testing.T) {
 	t.Setenv("IDPBENCH_CLIENT_SECRET", "")
 	dir := t.TempDir()
+	badPid, goodPid := filepath.Join(dir, "bad.pid"), filepath.Join(dir, "good.pid")
+	writeFile(t, badPid, "x\n")
+	writeFile(t, goodPid, fmt.Sprintf("%d\n", syscall.Getpgrp()))
 	tests := []struct {
 		name string
 		args []string
@@ -32,6 +39,10 @@ func TestBadFlags(t *testing.T) {
 		{"hydra without admin url", []string{"--product", "hydra"}, "--admin-url"},
 		{"refop without binary", []string{"--product", "refop"}, "--binary"},
 		{"positional", []string{"--product", "refop", "extra"}, "extra"},
+		{"listeners without a pidfile", []string{"--product", "oidc", "--listeners", filepath.Join(dir, "nope")}, "--listeners"},
+		{"listeners with a bad pidfile", []string{"--product", "oidc", "--listeners", badPid}, "is not a pid"},
+		{"listeners and another source", []string{"--product", "refop", "--listeners", goodPid, "--binary", "x"}, "--listeners"},
+		{"listeners without a product", []string{"--listeners", goodPid}, "--product"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,5 +95,36 @@ func TestOutputOnlyWhenRead(t *testing.T) {
 	}
 	if strings.Contains(stderr, "s3cret") {
 		t.Errorf("stderr holds the secret: %q", stderr)
+	}
+}
+
+func writeFile(t *testing.T, file, data string) {
+	t.Helper()
+	if err := os.WriteFile(file, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestListenersBeyondLoopback: a listener of this process's group on every
+// interface fails the read, naming it, and nothing is written.
+func TestListenersBeyondLoopback(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads the Linux proc filesystem")
+	}
+	l, err := net.Listen("tcp4", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	dir := t.TempDir()
+	pidfile, out := filepath.Join(dir, "p.pid"), filepath.Join(dir, "listeners.json")
+	writeFile(t, pidfile, fmt.Sprintf("%d\n", syscall.Getpgrp()))
+	code, stdout, stderr := runArgs("--product", "oidc", "--listeners", pidfile, "-o", out)
+	want := fmt.Sprintf("0.0.0.0:%d (pid %d ", l.Addr().(*net.TCPAddr).Port, os.Getpid())
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "oidc listens beyond loopback") || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want 1 naming %s", code, stderr, want)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("%s written after a failed read (%v)", out, err)
 	}
 }

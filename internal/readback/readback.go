@@ -39,6 +39,13 @@ type Config struct {
 	Binary   string   // the product's executable (Go build info: the reference OP)
 	Realm    string   // Keycloak: the benchmark realm
 
+	// Group, when positive, is the process group (coldstart's) whose TCP
+	// listeners are read, and only those: the fact "listeners", an error
+	// when one is bound beyond loopback. Proc is the proc filesystem
+	// ("" = /proc).
+	Group int
+	Proc  string
+
 	// A client_credentials grant at TokenURL (Basic client auth) reads the
 	// access-token lifespan the product issues (expires_in).
 	TokenURL     *url.URL
@@ -55,11 +62,29 @@ type Config struct {
 
 // Validate checks the flags that do not depend on the product's answers.
 func (c *Config) Validate() error {
+	if c.Group > 0 {
+		return c.validateListeners()
+	}
 	if !slices.Contains([]string{ProductKeycloak, ProductHydra, ProductRefop}, c.Product) {
 		return cli.Usagef("--product: %q is not one readback knows (keycloak, hydra, refop)", c.Product)
 	}
 	if c.TokenURL != nil && (c.ClientID == "" || c.ClientSecret == "") {
 		return cli.Usagef("--token-url needs --client-id and --client-secret-file (or IDPBENCH_CLIENT_SECRET)")
+	}
+	if c.Timeout <= 0 {
+		return cli.Usagef("--timeout: must be positive")
+	}
+	return nil
+}
+
+// validateListeners checks a read of the listeners alone: any product
+// (the name labels the record), no other source.
+func (c *Config) validateListeners() error {
+	if c.Product == "" {
+		return cli.Usagef("--product: required (the name of the product whose listeners are read)")
+	}
+	if c.Postgres != "" || c.Metrics != nil || c.AdminURL != nil || c.Binary != "" || c.TokenURL != nil || c.WantVersion != "" {
+		return cli.Usagef("--listeners reads the listeners only: no other source, no --want-version")
 	}
 	if c.Timeout <= 0 {
 		return cli.Usagef("--timeout: must be positive")
@@ -77,6 +102,15 @@ func Read(ctx context.Context, c Config) (*schema.Facts, error) {
 		r.client = &http.Client{Timeout: c.Timeout}
 	}
 	defer r.close()
+	if r.cfg.Proc == "" {
+		r.cfg.Proc = "/proc"
+	}
+	if c.Group > 0 {
+		if err := r.listeners(); err != nil {
+			return nil, err
+		}
+		return r.record(), nil
+	}
 	var err error
 	switch c.Product {
 	case ProductKeycloak:
@@ -95,8 +129,13 @@ func Read(ctx context.Context, c Config) (*schema.Facts, error) {
 	if err := checkVersion(c, r.version); err != nil {
 		return nil, err
 	}
-	return &schema.Facts{Schema: schema.FactsV1, Product: c.Product, Version: r.version,
-		Read: time.Now().UTC(), Facts: r.facts}, nil
+	return r.record(), nil
+}
+
+// record is the facts read, as readback prints them.
+func (r *reader) record() *schema.Facts {
+	return &schema.Facts{Schema: schema.FactsV1, Product: r.cfg.Product, Version: r.version,
+		Read: time.Now().UTC(), Facts: r.facts}
 }
 
 // checkVersion fails when the product reports another version than the

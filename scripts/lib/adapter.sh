@@ -5,7 +5,9 @@
 #   <adapter> install                          fetch/build the product into $IDPBENCH_CACHE (idempotent)
 #   <adapter> version                          print the product version
 #   <adapter> up STATE_DIR                     start it on a fresh database, timed by coldstart (mode A:
-#                                              initialisation and migrations included) -> STATE_DIR/coldstart-A.json
+#                                              initialisation and migrations included) -> STATE_DIR/coldstart-A.json;
+#                                              up and restart fail when it listens beyond loopback
+#                                              (adapter_listeners)
 #   <adapter> restart STATE_DIR                stop its processes, keep its database, start it again timed
 #                                              by coldstart (mode B) -> STATE_DIR/coldstart-B.json
 #   <adapter> setup STATE_DIR                  provision clients/users; secrets -> 0600 files in STATE_DIR
@@ -51,7 +53,8 @@
 #
 # State of a running product lives in STATE_DIR: state.env (KEY=value lines
 # written by state_set), pids/*.pid, logs/*.log, secrets/* (0600), pools/*,
-# coldstart-A.json and coldstart-B.json. The product's own process tree is
+# coldstart-A.json, coldstart-B.json, facts.json (setup's readback) and
+# listeners.json (the last start's listeners). The product's own process tree is
 # pids/$PRODUCT.pid, written by coldstart: the root of a process group that
 # coldstart created, so stop_group ends the launcher and what it forked
 # together. Ports recorded as *_PORT keys, directories recorded by
@@ -246,12 +249,14 @@ adapter_main() {
 		adapter_need $# 1
 		state_init "$1"
 		product_up "$1"
+		adapter_listeners "$1"
 		;;
 	restart)
 		adapter_need $# 1
 		[[ -s "$1/state.env" ]] || die "no state in $1 (run up first)"
 		product_stop "$1"
 		product_start "$1" B
+		adapter_listeners "$1"
 		;;
 	setup)
 		adapter_need $# 1
@@ -305,6 +310,25 @@ adapter_main() {
 	esac
 }
 
+# adapter_listeners STATE: after a start, the listening TCP sockets of the
+# product's process group (pids/$PRODUCT.pid) into STATE/listeners.json (the
+# fact "listeners", merged into the meta); a socket bound beyond loopback
+# fails the start, naming it. Nothing to read when the adapter started no
+# process (an IdP already running); compose mode publishes its ports on
+# 127.0.0.1 (deploy/compose) and its servers are not in that group.
+adapter_listeners() {
+	local state="$1" pidfile err="$1/listeners.err"
+	pidfile="$(state_pidfile "$state" "$PRODUCT")"
+	rm -f "$state/listeners.json" "$err"
+	if compose_mode "$state" || [[ ! -s "$pidfile" ]]; then return 0; fi
+	if ! "$(tool readback)" --product "$PRODUCT" --listeners "$pidfile" -o "$state/listeners.json" 2>"$err"; then
+		cat "$err" >&2
+		die "$PRODUCT must listen on loopback only; it is still running (down stops it)"
+	fi
+	rm -f "$err"
+	log "listening on loopback only: $(jq -r '.facts[] | select(.name == "listeners") | .value' "$state/listeners.json")"
+}
+
 # adapter_readback STATE reads the configuration in force from the product
 # (readback, with product_readback's arguments) into STATE/facts.json; the
 # product must report PRODUCT_VERSION. A failed read fails the setup.
@@ -321,7 +345,8 @@ adapter_readback() {
 
 # adapter_meta STATE prints the meta: the product's part merged with the
 # scenario N/A map, the endpoints, the pools minted and the database settings,
-# and the facts read back after setup (STATE/facts.json).
+# and the facts read back after setup (STATE/facts.json) and after the last
+# start (STATE/listeners.json).
 adapter_meta() {
 	local state="$1" s reason na='{}' eps='{}' url db='{}' pools='[]' facts='{}'
 	for s in "${ADAPTER_SCENARIOS[@]}"; do
@@ -337,6 +362,7 @@ adapter_meta() {
 	fi
 	[[ -s "$state/pools.jsonl" ]] && pools="$(jq -cs . "$state/pools.jsonl")"
 	[[ -s "$state/facts.json" ]] && facts="$(jq -c '{facts}' "$state/facts.json")"
+	[[ -s "$state/listeners.json" ]] && facts="$(jq -c --slurpfile l "$state/listeners.json" '.facts += $l[0].facts' <<<"$facts")"
 	product_meta "$state" | adapter_mode_meta "$state" | jq --arg p "$PRODUCT" --arg v "$PRODUCT_VERSION" \
 		--argjson na "$na" --argjson eps "$eps" --argjson db "$db" --argjson pools "$pools" --argjson f "$facts" '
 		{schema: "idpbench.meta/v1", product: $p, product_version: $v, status: "ok"}

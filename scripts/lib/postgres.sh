@@ -8,6 +8,7 @@
 #   pg_dropdb NAME        drop it, disconnecting its sessions
 #   pg_dsn NAME           print postgres://idpbench@127.0.0.1:PORT/NAME?sslmode=disable
 #   pg_meta_json          print {"server_version": ..., "<setting>": ...} for the run meta
+#   pg_listeners          print its listening TCP sockets; dies when one is beyond loopback
 #   pg_down               stop the cluster, delete DIR, assert nothing is left
 #
 # The cluster's state is DIR/pg.env (port, binaries, user), so adapters started
@@ -130,7 +131,19 @@ pg_up() {
 	EOF
 	IDPBENCH_PG_DIR="$dir"
 	export IDPBENCH_PG_DIR
+	log "PostgreSQL: listening on loopback only: $(pg_listeners)"
 	pg_psql postgres -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' >/dev/null
+}
+
+# pg_listeners prints the server's listening TCP sockets (readback
+# --listeners on the postmaster, which leads its own process group); dies
+# naming one bound beyond loopback (listen_addresses is 127.0.0.1).
+pg_listeners() {
+	local out
+	pg_env
+	out="$("$(tool readback)" --product postgresql --listeners "$PG_DIR/data/postmaster.pid")" ||
+		die "PostgreSQL must listen on loopback only (see above)"
+	jq -r '.facts[] | select(.name == "listeners") | .value' <<<"$out"
 }
 
 # pg_configure DIR OSUSER PORT writes the settings and the access rules.

@@ -1,0 +1,238 @@
+package readback
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// tcpListen is the state of a listening socket in /proc/net/tcp ("st" 0A,
+// TCP_LISTEN of the kernel's tcp_states.h).
+const tcpListen = "0A"
+
+// Listener is a listening TCP socket of a process group.
+type Listener struct {
+	Addr  netip.AddrPort
+	Inode uint64
+	PID   int    // a process of the group holding it
+	Comm  string // that process's name (/proc/PID/comm)
+}
+
+// Loopback reports whether l accepts connections from this machine only:
+// 127.0.0.0/8, ::1 or an IPv4-mapped 127.x address.
+func (l Listener) Loopback() bool {
+	return l.Addr.Addr().Unmap().IsLoopback()
+}
+
+// String is the address, as the fact lists it.
+func (l Listener) String() string { return l.Addr.String() }
+
+// socket is one line of /proc/net/tcp or tcp6.
+type socket struct {
+	addr   netip.AddrPort
+	listen bool
+	inode  uint64
+}
+
+// parseProcNetTCP parses the socket table of /proc/net/tcp or
+// /proc/net/tcp6 (the same format; the address width differs). name says
+// which, for errors.
+func parseProcNetTCP(r io.Reader, name string) ([]socket, error) {
+	var out []socket
+	sc := bufio.NewScanner(r)
+	for line := 1; sc.Scan(); line++ {
+		f := strings.Fields(sc.Text())
+		if line == 1 || len(f) == 0 { // the header
+			continue
+		}
+		if len(f) < 10 {
+			return nil, fmt.Errorf("%s:%d: %d fields, want at least 10", name, line, len(f))
+		}
+		addr, err := parseProcAddr(f[1])
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: local address %q: %w", name, line, f[1], err)
+		}
+		inode, err := strconv.ParseUint(f[9], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: inode %q: %w", name, line, f[9], err)
+		}
+		out = append(out, socket{addr: addr, listen: f[3] == tcpListen, inode: inode})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	return out, nil
+}
+
+// parseProcAddr parses "0100007F:1F90": the address as the kernel prints
+// it (each 32-bit word in host byte order, as hex) and the port in hex.
+func parseProcAddr(s string) (netip.AddrPort, error) {
+	hexAddr, hexPort, ok := strings.Cut(s, ":")
+	if !ok {
+		return netip.AddrPort{}, errors.New("no ':' before the port")
+	}
+	raw, err := hex.DecodeString(hexAddr)
+	if err != nil || (len(raw) != 4 && len(raw) != 16) {
+		return netip.AddrPort{}, errors.New("want 8 or 32 hex digits")
+	}
+	for i := 0; i < len(raw); i += 4 { // each word back to network byte order
+		binary.NativeEndian.PutUint32(raw[i:], binary.BigEndian.Uint32(raw[i:]))
+	}
+	port, err := strconv.ParseUint(hexPort, 16, 16)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("port: %w", err)
+	}
+	addr, _ := netip.AddrFromSlice(raw)
+	return netip.AddrPortFrom(addr, uint16(port)), nil
+}
+
+// groupListeners returns the listening TCP sockets (IPv4 and IPv6) held
+// by the processes of process group pgid, read from the proc filesystem
+// at proc: the group's processes from PID/stat, their sockets from the
+// PID/fd links, the sockets' addresses from a member's net/tcp and
+// net/tcp6 (the group's network namespace). Sorted by address, each
+// socket once.
+func groupListeners(proc string, pgid int) ([]Listener, error) {
+	pids, err := groupPIDs(proc, pgid)
+	if err != nil {
+		return nil, err
+	}
+	if len(pids) == 0 {
+		return nil, fmt.Errorf("process group %d: no process left", pgid)
+	}
+	netns := pids[0] // a member, the leader when it runs: the group shares one namespace
+	if slices.Contains(pids, pgid) {
+		netns = pgid
+	}
+	var table []socket
+	for _, f := range []string{"tcp", "tcp6"} {
+		name := filepath.Join(proc, strconv.Itoa(netns), "net", f)
+		b, err := os.ReadFile(name)
+		if errors.Is(err, fs.ErrNotExist) && f == "tcp6" {
+			continue // a kernel without IPv6
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the sockets of process group %d: %w", pgid, err)
+		}
+		s, err := parseProcNetTCP(bytes.NewReader(b), name)
+		if err != nil {
+			return nil, err
+		}
+		table = append(table, s...)
+	}
+	listening := map[uint64]netip.AddrPort{}
+	for _, s := range table {
+		if s.listen {
+			listening[s.inode] = s.addr
+		}
+	}
+	var out []Listener
+	seen := map[uint64]bool{}
+	for _, pid := range pids {
+		for _, inode := range socketInodes(proc, pid) {
+			addr, ok := listening[inode]
+			if !ok || seen[inode] {
+				continue
+			}
+			seen[inode] = true
+			out = append(out, Listener{Addr: addr, Inode: inode, PID: pid, Comm: comm(proc, pid)})
+		}
+	}
+	slices.SortFunc(out, func(a, b Listener) int { return a.Addr.Compare(b.Addr) })
+	return out, nil
+}
+
+// groupPIDs lists the live processes whose process group is pgid (field 5
+// of PID/stat, after the parenthesised name, which may hold spaces and
+// parentheses).
+func groupPIDs(proc string, pgid int) ([]int, error) {
+	ents, err := os.ReadDir(proc)
+	if err != nil {
+		return nil, fmt.Errorf("listing processes: %w", err)
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(proc, e.Name(), "stat"))
+		if err != nil {
+			continue // exited meanwhile
+		}
+		i := bytes.LastIndexByte(b, ')') // the name may hold ") " itself
+		f := strings.Fields(string(b[i+1:]))
+		if i < 0 || len(f) < 3 || f[0] == "Z" {
+			continue // a zombie holds no sockets
+		}
+		if g, err := strconv.Atoi(f[2]); err == nil && g == pgid {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
+}
+
+// socketInodes lists the socket inodes of pid's open files ("socket:[N]"
+// links in PID/fd). A process that exited meanwhile has none.
+func socketInodes(proc string, pid int) []uint64 {
+	dir := filepath.Join(proc, strconv.Itoa(pid), "fd")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []uint64
+	for _, e := range ents {
+		link, err := os.Readlink(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		if n, ok := strings.CutPrefix(link, "socket:["); ok {
+			if inode, err := strconv.ParseUint(strings.TrimSuffix(n, "]"), 10, 64); err == nil {
+				out = append(out, inode)
+			}
+		}
+	}
+	return out
+}
+
+func comm(proc string, pid int) string {
+	b, _ := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "comm"))
+	return strings.TrimSpace(string(b))
+}
+
+// listeners reads the TCP listeners of process group c.Group into the fact
+// "listeners"; none at all, or one bound beyond loopback, is an error
+// naming it.
+func (r *reader) listeners() error {
+	ls, err := groupListeners(r.cfg.Proc, r.cfg.Group)
+	if err != nil {
+		return err
+	}
+	if len(ls) == 0 {
+		return fmt.Errorf("process group %d: no listening TCP socket", r.cfg.Group)
+	}
+	var addrs, beyond []string
+	for _, l := range ls {
+		addrs = append(addrs, l.String())
+		if !l.Loopback() {
+			beyond = append(beyond, fmt.Sprintf("%s (pid %d %s)", l, l.PID, l.Comm))
+		}
+	}
+	if len(beyond) > 0 {
+		return fmt.Errorf("%s listens beyond loopback: %s", r.cfg.Product, strings.Join(beyond, ", "))
+	}
+	r.read("listeners", strings.Join(addrs, " "),
+		fmt.Sprintf("/proc/net/tcp and /proc/net/tcp6: listening sockets of process group %d", r.cfg.Group))
+	return nil
+}
