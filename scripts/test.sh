@@ -328,14 +328,20 @@ for p in refop hydra keycloak; do
 	compgen -G "$run/$p/samples*.jsonl" >/dev/null || die "$p: no sampler records"
 done
 grep -q '^| S1 discovery | hydra |' "$run/COMPARISON.md" || die "COMPARISON.md has no Hydra S1 row"
-# Zitadel runs only with ZITADEL_BIN or a Docker engine: without them its rows are N/A saying so;
-# with one, its rows are asserted like the others'. S2l alone may be N/A, and then only as
-# the adapter's meta declares it (scenario_na), with that reason in the row.
+# Zitadel runs only with ZITADEL_BIN or a Docker engine: without them its rows are N/A saying so.
+# Native mode (ZITADEL_BIN) listens on every interface, which Zitadel cannot be told otherwise
+# (scripts/products/zitadel): refused, its rows N/A naming the socket. In compose mode its rows are
+# asserted like the others'. S2l alone may be N/A, and then only as the adapter's meta declares
+# it (scenario_na), with that reason in the row.
 if [[ -z "${ZITADEL_BIN:-}" ]] && ! docker info >/dev/null 2>&1; then
 	jq -e '.status == "na" and (.na_reason | test("ZITADEL_BIN is not set and no Docker engine"))' \
 		"$run/zitadel/meta.json" >/dev/null || die "zitadel: want an N/A meta naming ZITADEL_BIN and Docker"
 	grep -q '^| S1 discovery | zitadel | N/A .*ZITADEL_BIN' "$run/COMPARISON.md" ||
 		die "COMPARISON.md has no N/A row for Zitadel with the reason"
+elif [[ -n "${ZITADEL_BIN:-}" && "${IDPBENCH_MODE:-}" != compose ]]; then
+	jq -e '.status == "na" and (.na_reason | test("zitadel listens beyond loopback"))' "$run/zitadel/meta.json" >/dev/null ||
+		die "zitadel native: want an N/A meta naming the socket it listens on beyond loopback, got $(jq -c '{status, na_reason}' "$run/zitadel/meta.json")"
+	log "ok: zitadel native N/A: $(jq -r .na_reason "$run/zitadel/meta.json")"
 else
 	jq -e '.status == "ok"' "$run/zitadel/meta.json" >/dev/null ||
 		die "zitadel: ZITADEL_BIN is set or a Docker engine answers, but its meta is $(jq -c '{status, na_reason}' "$run/zitadel/meta.json")"
