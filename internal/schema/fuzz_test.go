@@ -113,7 +113,7 @@ func FuzzDecodeMeta(f *testing.F) {
 func FuzzHistogram(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 1})
 	f.Add(bytes.Repeat([]byte{0x00, 0x4c, 0x4b, 0x40, 0x00, 0x00, 0x00, 0x64}, 10)) // 5 ms x 100
-	f.Add([]byte{0x0d, 0xf8, 0x47, 0x5e, 0xff, 0xff, 0xff, 0xff})                     // 60 s-ish, max count
+	f.Add([]byte{0x0d, 0xf8, 0x47, 0x5e, 0xff, 0xff, 0xff, 0xff})                   // 60 s-ish, max count
 	f.Fuzz(func(t *testing.T, in []byte) {
 		h := NewHistogram()
 		for ; len(in) >= 8; in = in[8:] {
