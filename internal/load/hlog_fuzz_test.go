@@ -65,7 +65,7 @@ func FuzzHlog(f *testing.F) {
 	f.Add(int64(1796032800123), uint16(99), uint8(4), true, bytes.Repeat([]byte("\x03\x01\x2d\xc6\xc0\x10"), 20))
 	f.Add(int64(0), uint16(0), uint8(0), true, []byte{})
 	f.Fuzz(func(t *testing.T, startMS int64, ivMS uint16, n uint8, rate bool, lat []byte) {
-		startMS = max(startMS%253402300799000, -startMS%253402300799000) // 1970 to 9999
+		startMS = int64(uint64(startMS) % 253402300799000) // 1970 to 9999
 		s := fuzzStep(t, startMS, ivMS, n, rate, lat)
 		var buf bytes.Buffer
 		if err := WriteHlog(&buf, s); err != nil {
