@@ -58,8 +58,10 @@ func encodeHist(t *testing.T, h *hdrhistogram.Histogram) string {
 
 // FuzzHlog: the interval log of any step, read back with hdrhistogram-go's
 // HistogramLogReader, holds exactly its interval histograms (equal counts
-// at every value), tagged, in order, at the intervals' absolute times
-// (the end may come back 1 ms short: the reader truncates to ms).
+// at every value), tagged, in order, at the intervals' absolute times.
+// The reader truncates the float seconds it adds up (base time + offset)
+// to ms: an end may come back 1 ms short, and from about 2038 on a start
+// too (fuzzing found it at a start in 4194; the log's text is exact).
 func FuzzHlog(f *testing.F) {
 	f.Add(int64(1796032800000), uint16(999), uint8(3), false, []byte("\x00\x00\x4c\x4b\x40\x00\x01\x00\x98\x96\x80\x00"))
 	f.Add(int64(1796032800123), uint16(99), uint8(4), true, bytes.Repeat([]byte("\x03\x01\x2d\xc6\xc0\x10"), 20))
@@ -85,7 +87,7 @@ func FuzzHlog(f *testing.F) {
 					t.Fatal(err)
 				}
 				if h.Tag() != e.tag || !h.Equals(want) || h.TotalCount() != want.TotalCount() ||
-					h.StartTimeMs() != start || h.EndTimeMs() < end-1 || h.EndTimeMs() > end {
+					h.StartTimeMs() < start-1 || h.StartTimeMs() > start || h.EndTimeMs() < end-1 || h.EndTimeMs() > end {
 					t.Fatalf("interval %d: tag %q, %d values, [%d, %d] ms; want %q, %d, [%d, %d]\n%s",
 						i, h.Tag(), h.TotalCount(), h.StartTimeMs(), h.EndTimeMs(), e.tag, want.TotalCount(), start, end, buf.Bytes())
 				}
