@@ -82,12 +82,27 @@ else
 	run=("${all[@]}")
 fi
 
+# deadline_race OUT: the run failed only by go's own race at the end of a
+# timed -fuzztime (golang/go#75804, unfixed in Go 1.26): a bare "context
+# deadline exceeded", no input written, no seed failing. It says nothing of
+# the target, and it comes when the machine is busy.
+deadline_race() {
+	grep -qx $'\tcontext deadline exceeded\|    context deadline exceeded' "$1" &&
+		! grep -q 'Failing input written' "$1" && ! grep -q -- '--- FAIL: Fuzz[A-Za-z0-9_]*/' "$1"
+}
+
+OUT="$(mktemp)"
+trap 'rm -f "$OUT"' EXIT
 failed=()
 i=0
 for t in "${run[@]}"; do
 	pkg="${t% *}" name="${t#* }"
 	step $((++i)) "${#run[@]}" "$name in $pkg for $FUZZTIME"
-	if ! go test -run '^$' -fuzz "^$name\$" -fuzztime "$FUZZTIME" -parallel 1 "$pkg"; then
+	if go test -run '^$' -fuzz "^$name\$" -fuzztime "$FUZZTIME" -parallel 1 "$pkg" 2>&1 | tee "$OUT"; then
+		continue
+	elif deadline_race "$OUT"; then
+		warn "$name: only go's end-of-fuzztime race (golang/go#75804), no failing input: not a finding"
+	else
 		failed+=("$name ($pkg)")
 	fi
 done
