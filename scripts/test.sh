@@ -17,6 +17,9 @@
 #    time (-p 1), because the load generator's fidelity tests time a 5 ms
 #    server to a tenth of a millisecond and 2 cores shared with other test
 #    binaries starve them
+# 3b. scripts/fuzz.sh --time 3s: every Go fuzz target for 3 s (the --unit
+#    pass runs it after its go test too); the longer run is
+#    scripts/fuzz.sh --time 5m
 # 4. jwt-bearer grants and private_key_jwt introspection (the calls of
 #    Zitadel's S2 and S3) against the reference OP, through mintpool and
 #    loadstep, with zero errors; tampered client assertions must all get 401
@@ -114,6 +117,8 @@ done
 if ((UNIT_ONLY)); then
 	phase "go test -race (unit only)"
 	go test -race -count=1 -p 1 ./...
+	phase "fuzz targets, 3 s each"
+	"$IDPBENCH_ROOT/scripts/fuzz.sh" --time 3s
 	exit 0
 fi
 
@@ -165,6 +170,9 @@ IDPBENCH_INTEGRATION=1 \
 	IDPBENCH_HYDRA_CLIENT_ID=bench-svc \
 	IDPBENCH_HYDRA_CLIENT_SECRET_FILE="$HYDRA_STATE/secrets/bench-svc" \
 	go test -race -count=1 -p 1 ./...
+
+phase "fuzz targets, 3 s each"
+"$IDPBENCH_ROOT/scripts/fuzz.sh" --time 3s
 
 phase "jwt-bearer grants and private_key_jwt introspection against the reference OP"
 # The calls Zitadel's S2 and S3 make (shared/products/zitadel.md), on the OP

@@ -241,7 +241,7 @@ func (p *respParser) line() ([]byte, error) {
 	switch {
 	case err == bufio.ErrBufferFull || p.head > maxHeaderBytes:
 		return nil, fmt.Errorf("%w: line or head too long", errMalformed)
-	case err == io.EOF && len(l) > 0:
+	case err == io.EOF && p.got: // closed inside the response, at a line's start too
 		return nil, io.ErrUnexpectedEOF
 	case err != nil:
 		return nil, err

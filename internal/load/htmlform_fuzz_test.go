@@ -1,0 +1,52 @@
+package load
+
+import (
+	"html"
+	"net/url"
+	"reflect"
+	"testing"
+)
+
+// FuzzLoginForm: any login page a server sends parses or gives nil without
+// a panic, a form's action resolved to an absolute URL and its hidden
+// inputs named; and a form written with any hidden name and value and any
+// action, HTML-escaped as the products' templates do, gives them back.
+func FuzzLoginForm(f *testing.F) {
+	f.Add([]byte(keycloakLoginPage), "session_code", "S1&x=\"y\"", "/login-actions/authenticate?a=1&b=2")
+	f.Add([]byte(refopLoginPage), "id", "V2_abc+123", "/login/username")
+	f.Add([]byte(`<formula><form method=post action=/x><input type=hidden name=a value=b></form>`), "a", "", "")
+	f.Add([]byte(`<FORM METHOD='POST'><INPUT TYPE='HIDDEN' NAME='n' VALUE='v'`), "n", "<v>", "?q")
+	base, err := url.Parse("http://127.0.0.1:8080/realms/bench/protocol/openid-connect/auth?client_id=bench-web")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, page []byte, name, value, action string) {
+		if form := parseLoginForm(page, base); form != nil {
+			if !form.action.IsAbs() {
+				t.Fatalf("action %q is not absolute", form.action)
+			}
+			for _, h := range form.hidden {
+				if h[0] == "" {
+					t.Fatalf("a hidden input without a name: %q", form.hidden)
+				}
+			}
+		}
+		want, err := url.Parse(action)
+		if name == "" || err != nil {
+			return
+		}
+		written := `<!DOCTYPE html><formula></formula><form id="kc-form-login" action="` + html.EscapeString(action) +
+			`" method="post"><input type="text" name="username"/><input type="hidden" name="` + html.EscapeString(name) +
+			`" value="` + html.EscapeString(value) + `"/></form>`
+		form := parseLoginForm([]byte(written), base)
+		if form == nil {
+			t.Fatalf("no form in %q", written)
+		}
+		if got := [][2]string{{name, value}}; !reflect.DeepEqual(form.hidden, got) {
+			t.Fatalf("hidden inputs %q, want %q (page %q)", form.hidden, got, written)
+		}
+		if w := base.ResolveReference(want); form.action.String() != w.String() {
+			t.Fatalf("action %q, want %q", form.action, w)
+		}
+	})
+}
