@@ -72,9 +72,9 @@ out="$WORK/lost.json"
 log "loadstep c=8, 1 s warmup + 6 s window; nginx killed 2 s into the window"
 start_bg loadstep "$WORK/loadstep.pid" "$WORK/loadstep.log" \
 	"$LOADSTEP" --url "$URL" --scenario discovery -c 8 --warmup 1s --duration 6s --interval 1s --timeout 5s -o "$out"
-ls_pid="$(<"$WORK/loadstep.pid")"
+ls_pid="$(head -n1 "$WORK/loadstep.pid")"
 sleep 3
-nginx_pid="$(<"$WORK/nginx.pid")"
+nginx_pid="$(head -n1 "$WORK/nginx.pid")"
 kill -KILL $(pgrep -P "$nginx_pid") "$nginx_pid"
 killed_at="$(date -u +%s.%N)"
 sleep 0.5
