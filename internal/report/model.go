@@ -368,6 +368,9 @@ func stepFlags(steps []*schema.Step, i int, steady bool) []string {
 	if !belowErrors(s) {
 		f = append(f, "errors above "+formatPct(schema.SteadyMaxErrorRate))
 	}
+	if !reachable(s) {
+		f = append(f, fmt.Sprintf("unreachable %.1f s (%d failed connection attempts)", s.UnreachableS, s.ConnectErrors.Total()))
+	}
 	if s.Errors.PoolExhausted > 0 {
 		f = append(f, fmt.Sprintf("pool exhausted (%d)", s.Errors.PoolExhausted))
 	}

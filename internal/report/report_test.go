@@ -178,6 +178,12 @@ func judged(s *schema.Step, check string) *schema.Step {
 	return s
 }
 
+// unreached gives s a refused connection attempt and a second of its window unreachable.
+func unreached(s *schema.Step) *schema.Step {
+	s.ConnectErrors.Refused, s.UnreachableS = 1, 1
+	return s
+}
+
 func TestSelectSteady(t *testing.T) {
 	const ok = schema.StatusComplete
 	tests := []struct {
@@ -204,6 +210,10 @@ func TestSelectSteady(t *testing.T) {
 		{"every step judged by another rule", []*schema.Step{judged(step(2, 100, 0, false, ok), "2xx")}, -1,
 			`judged by "2xx", not the scenario's rule "2xx json sub": not comparable`, ""},
 		{"no recorded rule", []*schema.Step{judged(step(2, 100, 0, false, ok), "")}, -1, "", "record no success rule"},
+		{"a step with failed connects never chosen", []*schema.Step{step(2, 100, 0, false, ok), unreached(step(4, 900, 0, false, ok))}, 0, "", ""},
+		{"every clean step had failed connects", []*schema.Step{unreached(step(2, 100, 0, false, ok)), step(4, 200, 0.5, false, ok)}, -1,
+			"every step below 0.01% errors had failed connection attempts (the target was unreachable for part of the window)", ""},
+		{"target lost excluded", []*schema.Step{step(2, 100, 0, false, ok), step(4, 900, 0, false, schema.StatusTargetLost)}, 0, "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -49,7 +49,13 @@ func otherRuleReason(s *schema.Step, rule string) string {
 }
 
 func qualifies(s *schema.Step) bool {
-	return s.Status == schema.StatusComplete && belowErrors(s) && !s.Driver.Limited
+	return s.Status == schema.StatusComplete && belowErrors(s) && reachable(s) && !s.Driver.Limited
+}
+
+// reachable: no connection attempt of the window failed. A step whose
+// target refused connections for a while measured part of a window only.
+func reachable(s *schema.Step) bool {
+	return s.ConnectErrors.Total() == 0
 }
 
 func belowErrors(s *schema.Step) bool {
@@ -58,7 +64,7 @@ func belowErrors(s *schema.Step) bool {
 
 // noSteadyReason explains why no step of a ladder qualifies.
 func noSteadyReason(steps []*schema.Step) string {
-	var complete, below []*schema.Step
+	var complete, below, reached []*schema.Step
 	for _, s := range steps {
 		if s.Status != schema.StatusComplete {
 			continue
@@ -66,6 +72,9 @@ func noSteadyReason(steps []*schema.Step) string {
 		complete = append(complete, s)
 		if belowErrors(s) {
 			below = append(below, s)
+			if reachable(s) {
+				reached = append(reached, s)
+			}
 		}
 	}
 	switch {
@@ -77,8 +86,13 @@ func noSteadyReason(steps []*schema.Step) string {
 		b := leastErrors(complete)
 		return fmt.Sprintf("no step below %s errors (best: c=%d, %s errors)",
 			formatPct(schema.SteadyMaxErrorRate), b.Connections, formatPct(b.ErrorRate))
+	case len(reached) == 0:
+		return fmt.Sprintf("every step below %s errors had failed connection attempts (the target was unreachable for part of the window)",
+			formatPct(schema.SteadyMaxErrorRate))
 	}
-	// Every complete step below the error threshold was driver-limited.
+	// Every complete step below the error threshold the target answered
+	// throughout was driver-limited.
+	below = reached
 	h := highestQPS(below)
 	what := "every step below " + formatPct(schema.SteadyMaxErrorRate) + " errors is driver-limited"
 	if allLimited(complete) {
