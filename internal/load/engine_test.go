@@ -243,40 +243,58 @@ func TestWindowEdges(t *testing.T) {
 	})
 }
 
+// TestInterrupt: a cancel ends the step at once, in the window or in the
+// warmup, and the window ends where the cancel came. The warmup and window
+// are 10 s: an engine that waits either out returns no earlier, one that
+// stops returns after its setup and a drain of 20 ms requests, which a
+// starved machine has been seen to stretch to 1 s; half of 10 s holds the
+// two apart.
 func TestInterrupt(t *testing.T) {
+	const long = 10 * time.Second
 	tests := []struct {
 		name         string
 		warmup       time.Duration
 		cancelAfter  time.Duration
 		wantRequests bool
-		maxWindow    time.Duration
 	}{
-		{"mid-window", 0, 150 * time.Millisecond, true, 400 * time.Millisecond},
-		{"during warmup", time.Second, 100 * time.Millisecond, false, 0},
+		{"mid-window", 0, 150 * time.Millisecond, true},
+		{"during warmup", long, 100 * time.Millisecond, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, _ := fakeConfig(t, 20*time.Millisecond)
-			c.Warmup, c.Duration = tt.warmup, 5*time.Second
+			c.Warmup, c.Duration = tt.warmup, long
 			ctx, cancel := context.WithTimeout(context.Background(), tt.cancelAfter)
 			defer cancel()
 			begin := time.Now()
 			s, err := runOrFail(t, ctx, c)
+			returned := time.Now()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if time.Since(begin) > time.Second {
-				t.Errorf("Run took %s after the cancel", time.Since(begin))
+			if took := returned.Sub(begin); took > long/2 {
+				t.Errorf("Run took %s, cancelled after %s", took, tt.cancelAfter)
 			}
 			checkConsistent(t, s)
 			if s.Status != schema.StatusInterrupted {
 				t.Errorf("status = %q", s.Status)
 			}
 			window := s.End.Sub(s.Start)
-			if (s.Requests > 0) != tt.wantRequests || window > tt.maxWindow || (tt.wantRequests && window < 100*time.Millisecond) {
+			if (s.Requests > 0) != tt.wantRequests {
 				t.Errorf("requests %d over %s", s.Requests, window)
 			}
-			if tt.wantRequests && len(s.Intervals) != int((window+c.Interval-1)/c.Interval) {
+			if !tt.wantRequests {
+				if window != 0 {
+					t.Errorf("interrupted in the warmup, the window lasted %s: want none", window)
+				}
+				return
+			}
+			// The window ends after the cancel and before Run returned.
+			if s.End.Before(begin.Add(tt.cancelAfter)) || s.End.After(returned) {
+				t.Errorf("window ended %s after Run began, cancelled at %s, returned at %s",
+					s.End.Sub(begin), tt.cancelAfter, returned.Sub(begin))
+			}
+			if len(s.Intervals) != int((window+c.Interval-1)/c.Interval) {
 				t.Errorf("%d intervals for a %s window", len(s.Intervals), window)
 			}
 		})
