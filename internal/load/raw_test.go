@@ -273,7 +273,10 @@ func TestRawSenderConnections(t *testing.T) {
 			for range tt.want {
 				begin := time.Now()
 				r := result(snd.Send(req, begin.Add(timeout)))
-				if took := time.Since(begin); r == "timeout" && (took < timeout*98/100 || took > timeout+time.Second) {
+				// Never before the deadline; after it by what a busy
+				// machine takes to run the sender, which has been seen
+				// to reach 2 s, against a server that never answers.
+				if took := time.Since(begin); r == "timeout" && (took < timeout*98/100 || took > timeout+10*time.Second) {
 					t.Errorf("timed out after %s, timeout %s", took, timeout)
 				}
 				got = append(got, r)
