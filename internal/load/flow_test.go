@@ -194,9 +194,14 @@ func TestAuthCodeFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel() // mostly waiting on the fakes
-			s := mustRunFlow(t, tt.setup(t))
+			cfg := tt.setup(t)
+			// Paced, so that the 10 iterations intended in the window
+			// are all run however slow the machine: enough for one that
+			// fails every 3rd to have failed and passed.
+			cfg.Rate, cfg.Duration = 20, 500*time.Millisecond
+			s := mustRunFlow(t, cfg)
 			named := s.RequestsByName[tt.failing]
-			if s.Requests == 0 || tt.class(named.Errors) != s.Errors.Total() || s.Errors.Total() == 0 {
+			if s.Requests != 10 || tt.class(named.Errors) != s.Errors.Total() || s.Errors.Total() == 0 {
 				t.Fatalf("iterations %d, errors %+v; %s errors %+v", s.Requests, s.Errors, tt.failing, named.Errors)
 			}
 			if tt.all != (s.OK == 0) {

@@ -84,6 +84,7 @@ func TestPoolReuseGivesEachConnectionItsOwnSlice(t *testing.T) {
 func testPoolReuseGivesEachConnectionItsOwnSlice(t *testing.T, engine string) {
 	ts, srv := newTokenServer(t)
 	c := introspectConfig(t, engine, srv.URL, "t0", "t1", "t2", "t3")
+	c.Duration = time.Second // time for a busy machine to send each connection's two
 	s := mustRun(t, c)
 	if s.Errors.Total() != 0 || s.Requests < 4 {
 		t.Fatalf("requests %d errors %+v", s.Requests, s.Errors)
