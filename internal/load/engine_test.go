@@ -363,7 +363,9 @@ func testStepRecord(t *testing.T, engine string) {
 
 func TestProgressLine(t *testing.T) {
 	c, _ := fakeConfig(t, 10*time.Millisecond)
-	c.Warmup, c.Duration, c.Interval = 100*time.Millisecond, 200*time.Millisecond, 50*time.Millisecond
+	// 10 redraws in each phase: time for a busy machine to run the
+	// drawing goroutine in both.
+	c.Warmup, c.Duration, c.Interval = 500*time.Millisecond, 500*time.Millisecond, 50*time.Millisecond
 	var buf strings.Builder // written by the progress goroutine only; read after Run joined it
 	c.Progress = &buf
 	mustRun(t, c)
