@@ -176,6 +176,13 @@ func fakeConfig(t *testing.T, latency time.Duration) (*Config, func() []time.Tim
 	return c, func() []time.Time { mu.Lock(); defer mu.Unlock(); return append([]time.Time(nil), sends...) }
 }
 
+// TestWindowEdges: in a closed loop a request belongs to the window, and
+// to its interval, by the time its worker decided to send it: those in
+// flight at the end are awaited and counted, none is sent after it, and
+// warmup requests are never counted. The send log's intended time is
+// that decision time exactly (the deadline less the timeout), so the
+// step's counts are judged against it, whenever a busy machine let the
+// workers run.
 func TestWindowEdges(t *testing.T) {
 	t.Run("in-flight at the end are awaited and counted by send interval", func(t *testing.T) {
 		// Each worker sends at ~0 ms (interval 0) and ~140 ms (interval 1);
@@ -184,75 +191,113 @@ func TestWindowEdges(t *testing.T) {
 		// completion time the intervals would hold [0 2].
 		c, sends := fakeConfig(t, 140*time.Millisecond)
 		c.Duration, c.Interval = 200*time.Millisecond, 100*time.Millisecond
-		begin := time.Now()
+		log := logSends(c, c.NewSender)
 		s := mustRun(t, c)
-		if took := time.Since(begin); took < 280*time.Millisecond {
-			t.Errorf("run took %s: in-flight requests were not awaited", took)
+		returned := time.Now()
+		recs := log.records()
+		if got := int64(len(recs)); s.Requests != got || len(sends()) != len(recs) || got < int64(c.Connections) {
+			t.Fatalf("step counted %d, sender entered %d times and returned %d: want all counted, each awaited, one per connection at least",
+				s.Requests, len(sends()), got)
 		}
-		if got := int64(len(sends())); s.Requests != got || got != 4 {
-			t.Fatalf("step counted %d, sender sent %d; want 4 (2 per connection, none after the end)", s.Requests, got)
+		var inFlight int
+		for i, r := range recs {
+			// (The step's times are wall clock: 1 ms for its slew.)
+			if !r.due.Before(s.End.Add(time.Millisecond)) || r.done.After(returned) {
+				t.Errorf("send %d decided %s after the end, returned %s after Run: want decided before the end, awaited",
+					i, r.due.Sub(s.End), r.done.Sub(returned))
+			}
+			if r.done.After(s.End) {
+				inFlight++
+			}
+		}
+		// A worker's last request returns after the end, or it would have
+		// sent another: the step has some to await.
+		if inFlight == 0 {
+			t.Errorf("no request in flight at the end, want one per connection")
 		}
 		per := []int64{}
 		for _, iv := range s.Intervals {
 			per = append(per, iv.Requests)
 		}
-		if fmt.Sprint(per) != "[2 2]" {
-			t.Errorf("requests per interval = %v, want [2 2] (attributed by send time)", per)
+		lo, hi := perInterval(recs, s.Start, c.Interval, 2, func(r sendRecord) time.Time { return r.due })
+		if !within(per, lo, hi) {
+			t.Errorf("requests per interval = %v, the send log by send decision %v to %v", per, lo, hi)
 		}
 	})
 	t.Run("warmup requests are never counted", func(t *testing.T) {
-		c, sends := fakeConfig(t, 40*time.Millisecond)
+		c, _ := fakeConfig(t, 40*time.Millisecond)
 		c.Warmup, c.Duration = 200*time.Millisecond, 200*time.Millisecond
+		log := logSends(c, c.NewSender)
 		s := mustRun(t, c)
-		var inWindow int64
-		all := sends()
-		for _, at := range all {
-			if !at.Before(s.Start) {
-				inWindow++
+		var warmup int64
+		recs := log.records()
+		for _, r := range recs {
+			if r.due.Before(s.Start) {
+				warmup++
 			}
 		}
-		// A request decided just before the window start may enter Send just
-		// after it: at most one per connection.
-		if s.Requests > inWindow || s.Requests < inWindow-int64(c.Connections) || int64(len(all))-inWindow < 6 {
-			t.Errorf("step counted %d; sender: %d sent in the window, %d in all", s.Requests, inWindow, len(all))
+		lo, hi := perInterval(recs, s.Start, c.Interval, 2, func(r sendRecord) time.Time { return r.due })
+		if s.Requests < lo[0]+lo[1] || s.Requests > hi[0]+hi[1] || warmup == 0 {
+			t.Errorf("step counted %d; the send log: %d to %d decided in the window, %d in the warmup (want some)",
+				s.Requests, lo[0]+lo[1], hi[0]+hi[1], warmup)
 		}
 	})
 }
 
+// TestInterrupt: a cancel ends the step at once, in the window or in the
+// warmup, and the window ends where the cancel came. The warmup and window
+// are 10 s: an engine that waits either out returns no earlier, one that
+// stops returns after its setup and a drain of 20 ms requests, which a
+// starved machine has been seen to stretch to 1 s; half of 10 s holds the
+// two apart.
 func TestInterrupt(t *testing.T) {
+	const long = 10 * time.Second
 	tests := []struct {
 		name         string
 		warmup       time.Duration
 		cancelAfter  time.Duration
 		wantRequests bool
-		maxWindow    time.Duration
 	}{
-		{"mid-window", 0, 150 * time.Millisecond, true, 400 * time.Millisecond},
-		{"during warmup", time.Second, 100 * time.Millisecond, false, 0},
+		{"mid-window", 0, 150 * time.Millisecond, true},
+		{"during warmup", long, 100 * time.Millisecond, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, _ := fakeConfig(t, 20*time.Millisecond)
-			c.Warmup, c.Duration = tt.warmup, 5*time.Second
+			c.Warmup, c.Duration = tt.warmup, long
 			ctx, cancel := context.WithTimeout(context.Background(), tt.cancelAfter)
 			defer cancel()
 			begin := time.Now()
 			s, err := runOrFail(t, ctx, c)
+			returned := time.Now()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if time.Since(begin) > time.Second {
-				t.Errorf("Run took %s after the cancel", time.Since(begin))
+			if took := returned.Sub(begin); took > long/2 {
+				t.Errorf("Run took %s, cancelled after %s", took, tt.cancelAfter)
 			}
 			checkConsistent(t, s)
 			if s.Status != schema.StatusInterrupted {
 				t.Errorf("status = %q", s.Status)
 			}
 			window := s.End.Sub(s.Start)
-			if (s.Requests > 0) != tt.wantRequests || window > tt.maxWindow || (tt.wantRequests && window < 100*time.Millisecond) {
+			if (s.Requests > 0) != tt.wantRequests {
 				t.Errorf("requests %d over %s", s.Requests, window)
 			}
-			if tt.wantRequests && len(s.Intervals) != int((window+c.Interval-1)/c.Interval) {
+			if !tt.wantRequests {
+				if window != 0 {
+					t.Errorf("interrupted in the warmup, the window lasted %s: want none", window)
+				}
+				return
+			}
+			// The window ends after the cancel and before Run returned
+			// (the step's times are wall clock: 1 ms for its slew).
+			cancelled, _ := ctx.Deadline()
+			if s.End.Before(cancelled.Add(-time.Millisecond)) || s.End.After(returned.Add(time.Millisecond)) {
+				t.Errorf("window ended %s after Run began, cancelled at %s, returned at %s",
+					s.End.Sub(begin), cancelled.Sub(begin), returned.Sub(begin))
+			}
+			if len(s.Intervals) != int((window+c.Interval-1)/c.Interval) {
 				t.Errorf("%d intervals for a %s window", len(s.Intervals), window)
 			}
 		})
@@ -318,7 +363,9 @@ func testStepRecord(t *testing.T, engine string) {
 
 func TestProgressLine(t *testing.T) {
 	c, _ := fakeConfig(t, 10*time.Millisecond)
-	c.Warmup, c.Duration, c.Interval = 100*time.Millisecond, 200*time.Millisecond, 50*time.Millisecond
+	// 10 redraws in each phase: time for a busy machine to run the
+	// drawing goroutine in both.
+	c.Warmup, c.Duration, c.Interval = 500*time.Millisecond, 500*time.Millisecond, 50*time.Millisecond
 	var buf strings.Builder // written by the progress goroutine only; read after Run joined it
 	c.Progress = &buf
 	mustRun(t, c)
@@ -335,17 +382,21 @@ func TestProgressLine(t *testing.T) {
 
 // TestInterruptDrainsWithinTimeout: on a real engine, requests in flight at
 // the interrupt are awaited no longer than the timeout and are counted.
+// The server would answer after 30 s and the window lasts as long: a drain
+// that waits for the answer, or an engine that sends on, takes that long;
+// one that gives up at the 300 ms timeout returns after its setup, which a
+// starved machine has been seen to stretch to 1 s. 5 s holds them apart.
 func TestInterruptDrainsWithinTimeout(t *testing.T) {
 	forEngines(t, func(t *testing.T, engine string) {
 		hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-r.Context().Done():
-			case <-time.After(5 * time.Second):
+			case <-time.After(30 * time.Second):
 			}
 		}))
 		t.Cleanup(hang.Close)
 		c := testConfig(t, hang.URL, schema.ScenarioDiscovery)
-		c.Engine, c.Duration, c.Timeout = engine, 5*time.Second, 300*time.Millisecond
+		c.Engine, c.Duration, c.Timeout = engine, 30*time.Second, 300*time.Millisecond
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
 		begin := time.Now()
@@ -355,7 +406,7 @@ func TestInterruptDrainsWithinTimeout(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkConsistent(t, s)
-		if took < 250*time.Millisecond || took > 1500*time.Millisecond {
+		if took < 250*time.Millisecond || took > 5*time.Second {
 			t.Errorf("Run took %s: want the in-flight requests awaited up to the 300ms timeout, no longer", took)
 		}
 		if s.Status != schema.StatusInterrupted || s.Requests != 2 || s.Errors.Timeout != 2 {

@@ -112,7 +112,9 @@ func TestEpollResponses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newConnServer(t, tt.serve)
-			s := mustRun(t, epollConfig(t, srv.url))
+			c := epollConfig(t, srv.url)
+			c.Duration = time.Second // time for a busy machine to send 10, over 100 when idle
+			s := mustRun(t, c)
 			n := srv.requests.Load()
 			if s.Driver.Engine != EngineEpoll || s.Requests < 10 || s.Requests != n || s.OK != n || s.StatusCodes["200"] != n {
 				t.Errorf("engine %s: %d requests, %d ok, codes %v, errors %+v; the server answered %d",
@@ -141,16 +143,18 @@ func TestEpollTimeout(t *testing.T) {
 	begin := time.Now()
 	s := mustRun(t, c)
 	took := time.Since(begin)
-	// Each connection sends at 0, 150 and 300 ms, a little later when the
-	// machine is slow to expire them: 2 to 3 requests each, all timed out.
+	// Each connection sends at 0, 150 and 300 ms, later when the machine
+	// is slow to expire them, never sooner: 1 to 3 requests each, all
+	// timed out. (One that never expires hangs the step, which runOrFail
+	// reports.)
 	n := srv.requests.Load()
-	if s.Requests != n || s.Errors.Timeout != n || n < 4 || n > 6 {
-		t.Errorf("%d requests, %d timeouts; the server saw %d: want 4-6 (2-3 per connection), all timeouts",
+	if s.Requests != n || s.Errors.Timeout != n || n < int64(c.Connections) || n > 3*int64(c.Connections) {
+		t.Errorf("%d requests, %d timeouts; the server saw %d: want 2-6 (1-3 per connection), all timeouts",
 			s.Requests, s.Errors.Timeout, n)
 	}
 	// The requests of a connection follow each other: none gave up early.
-	if perConn := time.Duration(n/2) * c.Timeout; took < perConn || took > c.Duration+c.Timeout+time.Second {
-		t.Errorf("Run took %s for %d requests in turn per connection, each %s", took, n/2, c.Timeout)
+	if perConn := time.Duration((n+1)/2) * c.Timeout; took < perConn {
+		t.Errorf("Run took %s for %d requests in turn on one connection at least, each %s", took, (n+1)/2, c.Timeout)
 	}
 }
 

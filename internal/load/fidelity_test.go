@@ -470,8 +470,11 @@ func TestFidelityStall(t *testing.T) {
 	// requests intended in it, with the lateness the reference shows for
 	// them. The stall begins a few ms into [1 s, 2 s) (when the first
 	// request arrived plus 1 s), so that interval's corrected latency is
-	// uniform on (0, S] (median S/2) and the first interval sees none of
-	// it. Catches attribution by send or completion time (the stall's
+	// uniform on (0, S] (median S/2) and the first interval sees almost
+	// none of it: only the requests intended in its last ms that a busy
+	// machine had not answered when the stall began (their corrected
+	// latency is up to S, which the reference judges), never its median.
+	// Catches attribution by send or completion time (the stall's
 	// backlog, sent after 2 s, would land in the third interval).
 	begin := sends[0].due
 	for _, r := range sends {
@@ -492,7 +495,7 @@ func TestFidelityStall(t *testing.T) {
 		}
 	}
 	ref1 := summarize(inInterval(sends, begin, 1), func(r sendRecord) time.Duration { return r.done.Sub(r.due) })
-	if iv[1].CorrectedP50MS < 0.9*S/2 || !near(iv[1].CorrectedP50MS, ref1.P50) || float64(iv[1].Late) < 0.95*float64(iv[1].Requests) || iv[0].CorrectedMaxMS > S/2 {
+	if iv[1].CorrectedP50MS < 0.9*S/2 || !near(iv[1].CorrectedP50MS, ref1.P50) || float64(iv[1].Late) < 0.95*float64(iv[1].Requests) || iv[0].CorrectedP50MS > S/10 {
 		t.Errorf("intervals: want the stall in the second only (corrected P50 ~%.0f ms, reference %.1f ms, all late): "+
 			"corrected P50 %.1f/%.1f/%.1f ms, max %.1f/%.1f/%.1f ms, late %d/%d/%d of %d/%d/%d", S/2, ref1.P50,
 			iv[0].CorrectedP50MS, iv[1].CorrectedP50MS, iv[2].CorrectedP50MS, iv[0].CorrectedMaxMS, iv[1].CorrectedMaxMS, iv[2].CorrectedMaxMS,

@@ -16,6 +16,10 @@ func flowConfig(t *testing.T, target, scenario string) *Config {
 	t.Helper()
 	cfg := testConfig(t, target, scenario)
 	cfg.Duration, cfg.Interval = 300*time.Millisecond, 100*time.Millisecond
+	// A hop the fakes answer in a ms can stall for seconds on a busy
+	// machine; no test here is about the timeout, so a stall must not
+	// fail an iteration.
+	cfg.Timeout = 30 * time.Second
 	cfg.ClientID, cfg.ClientSecret = fakeClient, fakeSecret
 	cfg.Engine = EngineRaw // ignored: iteration scenarios run on net/http
 	return cfg
@@ -98,8 +102,12 @@ func TestAuthCodeLogins(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel() // mostly waiting on the fakes
 			cfg, fake := tt.setup(t)
+			// Paced, so that the 10 iterations intended in the window
+			// are all run however slow the machine, enough to log in
+			// every user.
+			cfg.Rate, cfg.Duration = 20, 500*time.Millisecond
 			s := mustRunFlow(t, cfg)
-			if s.Requests < 5 || s.OK != s.Requests || s.Errors.Total() != 0 {
+			if s.Requests != 10 || s.OK != s.Requests || s.Errors.Total() != 0 {
 				t.Fatalf("iterations %d ok %d errors %+v by name %+v", s.Requests, s.OK, s.Errors, s.RequestsByName)
 			}
 			if !slices.Equal(s.RequestOrder, tt.order) {
@@ -186,9 +194,14 @@ func TestAuthCodeFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel() // mostly waiting on the fakes
-			s := mustRunFlow(t, tt.setup(t))
+			cfg := tt.setup(t)
+			// Paced, so that the 10 iterations intended in the window
+			// are all run however slow the machine: enough for one that
+			// fails every 3rd to have failed and passed.
+			cfg.Rate, cfg.Duration = 20, 500*time.Millisecond
+			s := mustRunFlow(t, cfg)
 			named := s.RequestsByName[tt.failing]
-			if s.Requests == 0 || tt.class(named.Errors) != s.Errors.Total() || s.Errors.Total() == 0 {
+			if s.Requests != 10 || tt.class(named.Errors) != s.Errors.Total() || s.Errors.Total() == 0 {
 				t.Fatalf("iterations %d, errors %+v; %s errors %+v", s.Requests, s.Errors, tt.failing, named.Errors)
 			}
 			if tt.all != (s.OK == 0) {

@@ -253,3 +253,40 @@ func summarize(recs []sendRecord, f func(sendRecord) time.Duration) schema.Laten
 // want (ms) to within what separates their clock reads and the histogram's
 // 3 significant digits: 1% and 0.2 ms.
 func near(got, want float64) bool { return math.Abs(got-want) <= 0.01*want+0.2 }
+
+// perInterval counts the records whose time at(r) falls in each of n
+// intervals of the window from start: lo those a clear 1 ms inside one,
+// hi also those that near an edge. The step's counts lie between: its
+// attribution is by the same time (in a closed loop the log's due is the
+// engine's own decision time, in rate mode its intended time), which only
+// the wall clock's slew can move across an edge of the step's recorded
+// start.
+func perInterval(recs []sendRecord, start time.Time, interval time.Duration, n int, at func(sendRecord) time.Time) (lo, hi []int64) {
+	lo, hi = make([]int64, n), make([]int64, n)
+	for _, r := range recs {
+		d := at(r).Sub(start)
+		for i := range n {
+			from, to := time.Duration(i)*interval, time.Duration(i+1)*interval
+			if d >= from+time.Millisecond && d < to-time.Millisecond {
+				lo[i]++
+			}
+			if d >= from-time.Millisecond && d < to+time.Millisecond {
+				hi[i]++
+			}
+		}
+	}
+	return lo, hi
+}
+
+// within reports whether lo[i] <= got[i] <= hi[i] for every interval.
+func within(got, lo, hi []int64) bool {
+	if len(got) != len(lo) {
+		return false
+	}
+	for i := range got {
+		if got[i] < lo[i] || got[i] > hi[i] {
+			return false
+		}
+	}
+	return true
+}

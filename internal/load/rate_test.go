@@ -49,28 +49,61 @@ func TestRateSchedule(t *testing.T) {
 // TestRateCatchUp: a connection whose responses take 25 ms cannot keep a
 // 10 ms schedule. It sends back to back (no sleeping) until the 20 requests
 // intended in the 200 ms window are all sent, and the corrected latency
-// grows with the backlog while the service time stays 25 ms.
+// grows with the backlog while the service time stays what the sender took.
 func TestRateCatchUp(t *testing.T) {
-	c, sends := fakeConfig(t, 25*time.Millisecond)
+	const service = 25 * time.Millisecond
+	c, _ := fakeConfig(t, service)
 	c.Connections, c.Rate, c.Duration = 1, 100, 200*time.Millisecond
+	log := logSends(c, c.NewSender)
 	s := mustRun(t, c)
-	all := sends()
-	if s.Requests != 20 || len(all) != 20 || s.OK != 20 {
-		t.Fatalf("%d requests (%d ok), %d sent: want all 20 intended in the window sent, after its end if need be", s.Requests, s.OK, len(all))
+	recs := log.records()
+	if s.Requests != 20 || len(recs) != 20 || s.OK != 20 {
+		t.Fatalf("%d requests (%d ok), %d sent: want all 20 intended in the window sent, after its end if need be", s.Requests, s.OK, len(recs))
 	}
-	for i := 1; i < len(all); i++ {
-		if gap := all[i].Sub(all[i-1]); gap > 35*time.Millisecond {
-			t.Errorf("send %d came %s after the previous one: a connection behind its schedule must not wait", i, gap)
+	// The intended times never move: 10 ms apart from the first, however
+	// late the sends. Each response comes at least 25 ms after its send, so
+	// from the second request on the connection is behind: it must send on
+	// at once, not wait. What a starved machine adds between a return and
+	// the next send is an occasional stall; the median of the 19 gaps is
+	// the engine's own, a few µs, against the 10 ms a connection pacing
+	// itself from its last response would wait.
+	gaps := make([]time.Duration, 0, len(recs)-1)
+	for i, r := range recs {
+		if want := recs[0].due.Add(time.Duration(i) * 10 * time.Millisecond); r.due.Sub(want).Abs() > time.Microsecond || r.sent.Before(r.due) {
+			t.Errorf("send %d: intended %s after the first, sent %s after its time: want %d×10ms, never early",
+				i, r.due.Sub(recs[0].due), r.sent.Sub(r.due), i)
+		}
+		if i > 0 {
+			gaps = append(gaps, r.sent.Sub(recs[i-1].done))
 		}
 	}
-	// Request k is sent at about 25k ms for an intended 10k ms: the last
-	// completes at ~500 ms, intended at 190 ms.
-	corr := s.CorrectedLatencyMS
-	if corr.Max < 300 || corr.Max > 400 || s.LatencyMS.P99 > 35 || s.LatencyMS.Min < 25 {
-		t.Errorf("corrected max %.1f ms (want ~310), service P99 %.1f ms min %.1f ms (want ~25)", corr.Max, s.LatencyMS.P99, s.LatencyMS.Min)
+	slices.Sort(gaps)
+	if med := gaps[len(gaps)/2]; med > 5*time.Millisecond {
+		t.Errorf("median %s from a response to the next send (all %v): a connection behind its schedule must not wait", med, gaps)
 	}
-	if *s.Late != 19 || *s.LateMaxMS < 270 || *s.LateMaxMS > 370 {
-		t.Errorf("late %d, max %.1f ms: want 19 (all but the first), max ~285 ms", *s.Late, *s.LateMaxMS)
+	// The step's figures are the log's: service time from send to return,
+	// corrected from the intended time to return, late from the intended
+	// time to the send. The model bounds them from below (request k ends
+	// no earlier than 25(k+1) ms for an intended 10k ms); a slow machine
+	// only adds, which the log measured too.
+	svc := summarize(recs, func(r sendRecord) time.Duration { return r.done.Sub(r.sent) })
+	corr := summarize(recs, func(r sendRecord) time.Duration { return r.done.Sub(r.due) })
+	late := summarize(recs, func(r sendRecord) time.Duration { return r.sent.Sub(r.due) })
+	got := s.CorrectedLatencyMS
+	if !near(got.Max, corr.Max) || got.Max < 310 || !near(s.LatencyMS.P99, svc.P99) || s.LatencyMS.Min < 25 || !near(s.LatencyMS.Min, svc.Min) {
+		t.Errorf("corrected max %.1f ms, service P99 %.1f min %.1f ms; the send log: %.1f, %.1f, %.1f ms (corrected at least 310, service at least 25)",
+			got.Max, s.LatencyMS.P99, s.LatencyMS.Min, corr.Max, svc.P99, svc.Min)
+	}
+	// All but the first are far behind (15 ms and more); the first is late
+	// only if the machine sent it more than the threshold after its time,
+	// which the log's later clock read sees first.
+	wantLate := int64(19)
+	if d := recs[0].sent.Sub(recs[0].due); d > lateThreshold {
+		wantLate = 20
+	}
+	if *s.Late < 19 || *s.Late > wantLate || *s.LateMaxMS < 285 || !near(*s.LateMaxMS, late.Max) {
+		t.Errorf("late %d, max %.1f ms: want 19 (all but the first) up to %d, max at least 285 ms and the log's %.1f ms",
+			*s.Late, *s.LateMaxMS, wantLate, late.Max)
 	}
 }
 
@@ -114,20 +147,27 @@ func TestRateUnsentTimeouts(t *testing.T) {
 }
 
 // TestRateInterrupt: a connection asleep until its next intended time
-// wakes for a cancel at once.
+// wakes for a cancel at once. The second connection's first request is
+// due 10 s in: an engine that sleeps through the cancel returns no earlier,
+// one that wakes returns after its setup and the drain of nothing, which a
+// starved machine has been seen to stretch to 1 s; half the wait holds
+// either apart.
 func TestRateInterrupt(t *testing.T) {
-	c, _ := fakeConfig(t, 0)
-	c.Rate, c.Duration = 1, 5*time.Second // the second connection's first request is due at 1 s
+	const asleep = 10 * time.Second
+	c, sends := fakeConfig(t, 0)
+	c.Rate, c.Duration = 1/asleep.Seconds(), 3*asleep // connection i is first due at i/rate
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	begin := time.Now()
 	s, err := runOrFail(t, ctx, c)
+	took := time.Since(begin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkConsistent(t, s)
-	if took := time.Since(begin); took > 600*time.Millisecond || s.Status != schema.StatusInterrupted || s.Requests != 1 {
-		t.Errorf("took %s, status %s, %d requests: want interrupted at once with the one request due at 0", took, s.Status, s.Requests)
+	if took > asleep/2 || s.Status != schema.StatusInterrupted || s.Requests != 1 || len(sends()) != 1 {
+		t.Errorf("took %s, status %s, %d requests (%d sent): want interrupted well before the next request due at %s, with the one due at 0",
+			took, s.Status, s.Requests, len(sends()), asleep)
 	}
 }
 

@@ -272,7 +272,11 @@ func TestProgressLine(t *testing.T) {
 	}
 	var buf syncBuf
 	stop := startProgress(&buf, 10, func() int64 { return 5 }, time.Now().Add(-time.Second))
-	time.Sleep(300 * time.Millisecond)
+	// The line is drawn every 250 ms: wait for one, however late a busy
+	// machine runs the drawing goroutine, rather than for a fixed time.
+	for give := time.Now().Add(10 * time.Second); !strings.Contains(buf.String(), "minted") && time.Now().Before(give); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	stop()
 	if !strings.Contains(buf.String(), "5/10 minted") || !strings.HasSuffix(buf.String(), "\r\x1b[K") {
 		t.Errorf("progress output %q", buf.String())
