@@ -44,7 +44,7 @@ UP_PRODUCT="" # the product whose own adapter has it up, and its state
 UP_STATE=""
 
 usage() {
-	sed -n '2,/^set -o/p' "${BASH_SOURCE[0]}" | sed -n 's/^# \{0,1\}//p' >&2
+	script_help
 	exit 2
 }
 

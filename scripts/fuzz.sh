@@ -41,7 +41,7 @@ while (($#)); do
 	--time=*) FUZZTIME="${1#--time=}" ;;
 	--list) LIST=1 ;;
 	-h | --help)
-		sed -n '2,/^set -o/p' "${BASH_SOURCE[0]}" | sed -n 's/^# \{0,1\}//p' >&2
+		script_help
 		exit 0
 		;;
 	-*) die "unknown option: $1 (see --help)" ;;

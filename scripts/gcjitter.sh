@@ -33,7 +33,7 @@ export IDPBENCH_LOG_TAG=gcjitter
 TTL_MARGIN_S=30
 
 usage() {
-	sed -n '2,/^set -o/p' "${BASH_SOURCE[0]}" | sed -n 's/^# \{0,1\}//p' >&2
+	script_help
 	exit 2
 }
 

@@ -37,7 +37,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 export IDPBENCH_LOG_TAG=ladder
 
 usage() {
-	sed -n '2,/^set -o/p' "${BASH_SOURCE[0]}" | sed -n 's/^# \{0,1\}//p' >&2
+	script_help
 	exit 2
 }
 

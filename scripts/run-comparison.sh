@@ -61,7 +61,7 @@ WORK=""
 FAILED=0
 
 usage() {
-	sed -n '2,/^set -o/p' "${BASH_SOURCE[0]}" | sed -n 's/^# \{0,1\}//p' >&2
+	script_help
 	exit 2
 }
 

@@ -21,7 +21,7 @@ RUNS=5
 while (($# > 0)); do
 	case "$1" in
 	--runs) [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || die "--runs wants a positive number"; RUNS="$2" && shift ;;
-	-h | --help) sed -n '2,/^set -o/p' "${BASH_SOURCE[0]}" | sed -n 's/^# \{0,1\}//p' >&2 && exit 0 ;;
+	-h | --help) script_help && exit 0 ;;
 	*) die "unknown argument: $1 (see --help)" ;;
 	esac
 	shift

@@ -29,7 +29,7 @@ export IDPBENCH_LOG_TAG=target-lost
 
 case "${1:-}" in
 "") ;;
--h | --help) sed -n '2,/^set -o/p' "${BASH_SOURCE[0]}" | sed -n 's/^# \{0,1\}//p' >&2 && exit 0 ;;
+-h | --help) script_help && exit 0 ;;
 *) die "unknown argument: $1 (see --help)" ;;
 esac
 

@@ -65,7 +65,7 @@ for arg in "$@"; do
 	--unit) UNIT_ONLY=1 ;;
 	--keep) KEEP=1 ;;
 	-h | --help)
-		sed -n '2,/^set -o/p' "${BASH_SOURCE[0]}" | sed -n 's/^# \{0,1\}//p' >&2
+		script_help
 		exit 0
 		;;
 	*) die "unknown argument: $arg (see --help)" ;;

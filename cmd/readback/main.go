@@ -13,8 +13,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -22,6 +20,7 @@ import (
 	"github.com/idpbench/idpbench/internal/atomicfile"
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/readback"
+	"github.com/idpbench/idpbench/internal/sample"
 )
 
 func main() {
@@ -123,7 +122,8 @@ func (f *flags) run(ctx context.Context, fs *pflag.FlagSet, stdout io.Writer) er
 		}
 	}
 	if f.listeners != "" {
-		if f.cfg.Group, err = readPidfile(f.listeners); err != nil {
+		// coldstart's product leads its own group: its pid is the group's id.
+		if f.cfg.Group, err = sample.ReadPidfile(f.listeners); err != nil {
 			return cli.UsageError{Err: fmt.Errorf("--listeners: %w", err)}
 		}
 	}
@@ -142,21 +142,6 @@ func (f *flags) run(ctx context.Context, fs *pflag.FlagSet, stdout io.Writer) er
 		return err
 	}
 	return atomicfile.Write(f.out, 0o644, append(b, '\n'), stdout)
-}
-
-// readPidfile reads the process group of the pid on a pidfile's first line
-// (coldstart's product leads its own group: its pid is the group's id).
-func readPidfile(file string) (int, error) {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return 0, err
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	pid, err := strconv.Atoi(strings.TrimSpace(line))
-	if err != nil || pid <= 0 {
-		return 0, fmt.Errorf("%s: first line %q is not a pid", file, line)
-	}
-	return pid, nil
 }
 
 // parseURL parses an optional absolute http(s) URL flag.

@@ -204,25 +204,17 @@ func (it *flowIter) do(name string, req *http.Request, j judge) (*reply, bool) {
 func (it *flowIter) exchange(req *http.Request, j judge) (*reply, outcome) {
 	resp, err := do(it.w.client, req)
 	if err != nil {
-		return nil, outcome{class: transportClass(err), conn: connectFailure(err)}
+		cl, k := transportClass(err)
+		return nil, outcome{class: cl, conn: k}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		return nil, outcome{class: transportClass(err)}
+		cl, _ := transportClass(err) // a read error: never a failed connect
+		return nil, outcome{class: cl}
 	}
 	r := &reply{status: resp.StatusCode, header: resp.Header, body: body, url: req.URL}
 	return r, outcome{status: r.status, class: j(r)}
-}
-
-func transportClass(err error) class {
-	if connectFailure(err) != connectNone {
-		return classConnect
-	}
-	if isTimeout(err) {
-		return classTimeout
-	}
-	return classSocket
 }
 
 // username is the user name (or subject) pattern with %d replaced by the

@@ -45,12 +45,8 @@ const lateThreshold = schema.LateThresholdMS * time.Millisecond
 func classify(resp Response, latency time.Duration, sc scenario) (o outcome, rotated string) {
 	o = outcome{status: resp.Status, latency: latency}
 	switch {
-	case resp.Err != nil && connectFailure(resp.Err) != connectNone:
-		o.class, o.conn = classConnect, connectFailure(resp.Err)
-	case resp.Err != nil && isTimeout(resp.Err):
-		o.class = classTimeout
 	case resp.Err != nil:
-		o.class = classSocket
+		o.class, o.conn = transportClass(resp.Err)
 	case resp.Status < 200 || resp.Status > 299:
 		o.class = classNon2xx
 	default:
@@ -60,6 +56,18 @@ func classify(resp Response, latency time.Duration, sc scenario) (o outcome, rot
 		}
 	}
 	return o, rotated
+}
+
+// transportClass is the class of a transport failure: a failed connection
+// attempt (with its cause), a timeout or a socket error.
+func transportClass(err error) (class, connectKind) {
+	if k := connectFailure(err); k != connectNone {
+		return classConnect, k
+	}
+	if isTimeout(err) {
+		return classTimeout, connectNone
+	}
+	return classSocket, connectNone
 }
 
 // counts are an interval's figures other than latency.

@@ -71,7 +71,7 @@ func connectFailure(err error) connectKind {
 	return connectOther
 }
 
-// add counts one failed attempt of cause k.
+// addConnect counts one failed attempt of cause k.
 func addConnect(c *schema.ConnectErrors, k connectKind) {
 	switch k {
 	case connectRefused:

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	procfs "github.com/idpbench/idpbench/internal/sample"
 )
 
 // tcpListen is the state of a listening socket in /proc/net/tcp ("st" 0A,
@@ -153,31 +155,17 @@ func groupListeners(proc string, pgid int) ([]Listener, error) {
 	return out, nil
 }
 
-// groupPIDs lists the live processes whose process group is pgid (field 5
-// of PID/stat, after the parenthesised name, which may hold spaces and
-// parentheses).
+// groupPIDs lists the live processes whose process group is pgid (a
+// zombie holds no sockets).
 func groupPIDs(proc string, pgid int) ([]int, error) {
-	ents, err := os.ReadDir(proc)
-	if err != nil {
+	t := procfs.NewProcTable(proc)
+	if err := t.Scan(); err != nil {
 		return nil, fmt.Errorf("listing processes: %w", err)
 	}
 	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(proc, e.Name(), "stat"))
-		if err != nil {
-			continue // exited meanwhile
-		}
-		i := bytes.LastIndexByte(b, ')') // the name may hold ") " itself
-		f := strings.Fields(string(b[i+1:]))
-		if i < 0 || len(f) < 3 || f[0] == "Z" {
-			continue // a zombie holds no sockets
-		}
-		if g, err := strconv.Atoi(f[2]); err == nil && g == pgid {
-			pids = append(pids, pid)
+	for _, p := range t.Procs {
+		if p.PGRP == pgid && p.State != 'Z' {
+			pids = append(pids, p.PID)
 		}
 	}
 	return pids, nil

@@ -86,7 +86,7 @@ func (s *procSource) resolve(t *ProcTable) {
 	case SelectPID:
 		s.roots = append(s.roots, s.pid)
 	case SelectPidfile:
-		if pid, err := readPidfile(s.sel.Value); err == nil {
+		if pid, err := ReadPidfile(s.sel.Value); err == nil {
 			s.roots = append(s.roots, pid)
 		}
 	case SelectMatch:
@@ -136,9 +136,10 @@ func selfAndAncestors(t *ProcTable) map[int]bool {
 	return ex
 }
 
-// readPidfile returns the pid on the first line of path (PostgreSQL's
-// postmaster.pid has the same shape).
-func readPidfile(path string) (int, error) {
+// ReadPidfile returns the pid on the first line of path: coldstart's and
+// start_bg's pidfiles (a second line holds the start time), PostgreSQL's
+// postmaster.pid.
+func ReadPidfile(path string) (int, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, err
@@ -146,7 +147,7 @@ func readPidfile(path string) (int, error) {
 	line, _, _ := strings.Cut(string(b), "\n")
 	pid, err := strconv.Atoi(strings.TrimSpace(line))
 	if err != nil || pid <= 0 {
-		return 0, fmt.Errorf("pidfile %s: first line %q is not a process id", path, line)
+		return 0, fmt.Errorf("pidfile %s: first line %q is not a pid (not a process id such as 1234)", path, line)
 	}
 	return pid, nil
 }
@@ -188,7 +189,7 @@ func treeSample(source string, tk *tick, st TreeStats) schema.Sample {
 func waitPidfile(ctx context.Context, path string, d time.Duration) error {
 	deadline := time.Now().Add(d)
 	for {
-		_, err := readPidfile(path)
+		_, err := ReadPidfile(path)
 		if err == nil || time.Now().After(deadline) {
 			return err
 		}

@@ -194,6 +194,12 @@ curl_basic_config() {
 	)
 }
 
+# script_help prints the calling script's header comment (line 2 up to the
+# `set -o` line, without the leading "# "): its --help and usage text.
+script_help() {
+	sed -n '2,/^set -o/p' "${BASH_SOURCE[-1]}" | sed -n 's/^# \{0,1\}//p' >&2
+}
+
 # --- processes ---------------------------------------------------------------
 
 # start_bg NAME PIDFILE LOGFILE CMD...: starts CMD in the background with
