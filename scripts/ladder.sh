@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # ladder.sh: the connection ladder of one scenario on one running product.
 #
-#   scripts/ladder.sh PRODUCT SCENARIO [--quick] [--run-dir DIR] [--state-dir DIR]
-#                     [--step-offset K --step-total T]
+#   scripts/ladder.sh PRODUCT SCENARIO [--quick] [--repeats N] [--run-dir DIR]
+#                     [--state-dir DIR] [--step-offset K --step-total T]
 #
 # Runs one loadstep per connection count (2 4 8 16 32 64 128; --quick: 2 8 32),
 # warmup 5 s + measured 10 s (--quick: 1 s + 3 s), each into
-# RUN_DIR/PRODUCT/SCENARIO-c<N>.json with --label phase=ladder. A step whose
+# RUN_DIR/PRODUCT/SCENARIO-c<N>.json with --label phase=ladder. --repeats N
+# (env IDPBENCH_REPEATS, default 1) measures every step N times, back to
+# back, each with its own warmup: the repeated windows are what
+# `aggregate compare` tests a difference on (one sample per window; a test
+# at alpha 0.05 needs >= 4). Repeat k >= 2 goes into SCENARIO-c<N>-r<k>.json;
+# with N > 1 every window has the label repeat=<k>. A step whose
 # file exists with status complete is skipped, so an interrupted run resumes;
 # any other step (target_lost, interrupted, error) is measured again.
 # The product's health (scripts/products/PRODUCT health: its process runs and
@@ -124,22 +129,33 @@ run_ladder() {
 	version="$("$adapter" version)"
 	loadstep="$(tool loadstep)"
 	read -r -a steps <<<"$ladder"
-	[[ -n "$total" ]] || total="${#steps[@]}"
 	mkdir -p "$run_dir/$product" "$state/pools"
 
-	local n=0 prev="" out pool size eta
+	local repeats="${IDPBENCH_REPEATS:-1}" windows=() r
+	[[ "$repeats" =~ ^[1-9][0-9]*$ ]] || die "IDPBENCH_REPEATS (--repeats) $repeats: want a whole number >= 1"
+	for c in "${steps[@]}"; do
+		for ((r = 1; r <= repeats; r++)); do windows+=("$c:$r"); done
+	done
+	[[ -n "$total" ]] || total="${#windows[@]}"
+
+	local n=0 prev="" out pool size eta w name replabel=()
 	rm -f "$state/lost"
 	check_health "$adapter" "$state" "before the $scenario ladder"
-	for c in "${steps[@]}"; do
+	for w in "${windows[@]}"; do
 		n=$((n + 1))
+		c="${w%:*}" r="${w#*:}" name="c=$c"
 		out="$run_dir/$product/$scenario-c$c.json"
-		eta=$(((${#steps[@]} - n + 1) * (warmup + duration)))
+		((r == 1)) || out="$run_dir/$product/$scenario-c$c-r$r.json"
+		if ((repeats > 1)); then
+			name="c=$c #$r/$repeats" replabel=(--label "repeat=$r")
+		fi
+		eta=$(((${#windows[@]} - n + 1) * (warmup + duration)))
 		if step_complete "$out"; then
-			step $((offset + n)) "$total" "$product $scenario c=$c: complete, skipped"
+			step $((offset + n)) "$total" "$product $scenario $name: complete, skipped"
 			prev="$out"
 			continue
 		fi
-		step $((offset + n)) "$total" "$product $scenario c=$c (${warmup}s + ${duration}s; this ladder ends in >= ${eta}s)"
+		step $((offset + n)) "$total" "$product $scenario $name (${warmup}s + ${duration}s; this ladder ends in >= ${eta}s)"
 		local poolargs=()
 		if [[ -n "$mode" ]]; then
 			pool="$(step_pool "$adapter" "$state" "$scenario" "$mode" "$c" "$prev" "$warmup" "$duration")"
@@ -149,13 +165,13 @@ run_ladder() {
 		"$loadstep" --url "$url" --scenario "$scenario" -c "$c" \
 			--warmup "${warmup}s" --duration "${duration}s" --interval 1s --timeout 10s \
 			--product "$product" --product-version "$version" \
-			--label phase=ladder --label "profile=$profile" \
+			--label phase=ladder --label "profile=$profile" "${replabel[@]}" \
 			"${extra[@]}" "${poolargs[@]}" -o "$out" || rc=$?
 		[[ "$mode" == reuse ]] || rm -f "${pool:-}"
 		case "$rc" in
 		0 | 4) ;;
-		130) log "interrupted at $product $scenario c=$c" && exit 130 ;;
-		*) die "loadstep failed at $product $scenario c=$c (exit $rc)" ;;
+		130) log "interrupted at $product $scenario $name" && exit 130 ;;
+		*) die "loadstep failed at $product $scenario $name (exit $rc)" ;;
 		esac
 		check_health "$adapter" "$state" "in the $scenario ladder at c=$c"
 		if ((rc == 4)); then

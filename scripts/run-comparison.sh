@@ -2,6 +2,7 @@
 # run-comparison.sh: the whole comparison, one product after the other.
 #
 #   scripts/run-comparison.sh [--quick] [--fresh] [--only P[,P]] [--run-id ID]
+#                             [--repeats N]
 #
 #   --quick      smoke profile: ladder 2 8 32, warmup 1 s, measured 3 s;
 #                GC jitter 60 s instead of 5 minutes
@@ -10,6 +11,9 @@
 #                becomes an N/A row with the reason
 #   --run-id ID  results/ID (default: "quick", or "full-YYYYMMDD" for the full
 #                profile), so a rerun resumes: complete steps are skipped
+#   --repeats N  measure every ladder step N times (env IDPBENCH_REPEATS,
+#                default 1): the repeated windows `aggregate compare` needs
+#                to test a difference between two runs (>= 4; 5 is a good start)
 #
 # For each product, in series: install (cached); up, the first start on a
 # fresh database (one shared throwaway PostgreSQL with identical settings for
@@ -340,6 +344,7 @@ main() {
 		--fresh) fresh=1 ;;
 		--only) only="$2" && shift ;;
 		--run-id) run_id="$2" && shift ;;
+		--repeats) export IDPBENCH_REPEATS="$2" && shift ;;
 		-h | --help) usage ;;
 		*) log "unknown argument $1" && usage ;;
 		esac
@@ -357,6 +362,8 @@ main() {
 		LADDER_LEN="$(wc -w <<<"${IDPBENCH_LADDER:-2 4 8 16 32 64 128}")"
 	fi
 	[[ "$run_id" =~ ^[A-Za-z0-9._-]+$ ]] || { log "bad run id: $run_id"; usage; }
+	[[ "${IDPBENCH_REPEATS:-1}" =~ ^[1-9][0-9]*$ ]] || { log "--repeats (IDPBENCH_REPEATS) ${IDPBENCH_REPEATS}: want a whole number >= 1"; usage; }
+	LADDER_LEN=$((LADDER_LEN * ${IDPBENCH_REPEATS:-1}))
 	# Only the cluster this session starts is ever stopped (pg_down in cleanup).
 	unset IDPBENCH_PG_DIR
 	local results="${IDPBENCH_RESULTS:-$IDPBENCH_ROOT/results}"
