@@ -38,6 +38,7 @@ func subcommands() []subcommand {
 		{"merge", "merge the step files of several agents into one exact step", runMerge},
 		{"summary", "one line per step (text, csv or json lines) for shell pipes", runSummary},
 		{"steady", "the main table as JSON lines: steady-state figures or the N/A reason", runSteady},
+		{"compare", "OLD vs NEW: each cell's change and whether it is significant; a regression gate", runCompare},
 	}
 }
 
@@ -55,7 +56,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 func dispatch(ctx context.Context, args []string, e env) error {
 	if len(args) == 0 {
-		return cli.Usagef("a subcommand is required: report, merge, summary or steady (see '%s --help')", toolName)
+		return cli.Usagef("a subcommand is required: report, merge, summary, steady or compare (see '%s --help')", toolName)
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
@@ -70,7 +71,7 @@ func dispatch(ctx context.Context, args []string, e env) error {
 			return sc.run(ctx, args[1:], e)
 		}
 	}
-	return cli.Usagef("unknown subcommand %q (want report, merge, summary or steady)", args[0])
+	return cli.Usagef("unknown subcommand %q (want report, merge, summary, steady or compare)", args[0])
 }
 
 func topUsage() string {
@@ -83,9 +84,10 @@ func topUsage() string {
 	}
 	b.WriteString("\nFlags:\n  -h, --help     this help; '" + toolName + " SUBCOMMAND --help' explains its flags\n")
 	b.WriteString("      --version  print the build's version and exit\n")
-	b.WriteString("\nExit status: 0 ok, 1 runtime error, 2 usage error, 130 interrupted.\n\nExamples:\n")
+	b.WriteString("\nExit status: 0 ok, 1 runtime error, 2 usage error, 130 interrupted ('compare --help'\nhas its own: 1 is a regression there).\n\nExamples:\n")
 	b.WriteString("  scripts/ladder.sh hydra discovery && aggregate report results/latest -o results/latest/COMPARISON.md\n")
 	b.WriteString("  aggregate merge agent-*.json | aggregate summary -\n")
+	b.WriteString("  aggregate compare --fail-on 'qps<-5%,p99>+10%' results/base results/pr\n")
 	return b.String()
 }
 
@@ -123,9 +125,15 @@ func parse(fs *pflag.FlagSet, args []string, usage, example string, e env) error
 	return nil
 }
 
+// printHelp prints usage, the flags and the example; the exit statuses
+// every subcommand shares unless usage states its own ("Exit status:").
 func printHelp(fs *pflag.FlagSet, usage, example string, w io.Writer) {
-	fmt.Fprintf(w, "%s\nFlags:\n%s  -h, --help     print this help and exit\n      --version  print the build's version and exit\n\nExit status: 0 ok, 1 runtime error, 2 usage error, 130 interrupted.\n\nExample:\n%s",
-		usage, fs.FlagUsages(), example)
+	exits := "\nExit status: 0 ok, 1 runtime error, 2 usage error, 130 interrupted.\n"
+	if strings.Contains(usage, "\nExit status:") {
+		exits = ""
+	}
+	fmt.Fprintf(w, "%s\nFlags:\n%s  -h, --help     print this help and exit\n      --version  print the build's version and exit\n%s\nExample:\n%s",
+		usage, fs.FlagUsages(), exits, example)
 }
 
 // inputs returns the positional inputs, stdin when there are none.

@@ -21,6 +21,7 @@ const (
 	ExitOK          = 0
 	ExitRuntime     = 1
 	ExitUsage       = 2
+	ExitUndecided   = 3 // aggregate compare --fail-on: a change crosses a threshold, too few windows to test it
 	ExitTargetLost  = 4 // loadstep: the target stopped accepting connections (the result is written)
 	ExitInterrupted = 130
 )
@@ -36,12 +37,25 @@ func Usagef(format string, a ...any) error {
 	return UsageError{fmt.Errorf(format, a...)}
 }
 
+// CodeError ends a tool with a given exit code: a verdict rather than a
+// failure (aggregate compare's gate exits 1 on a regression, 3 undecided).
+type CodeError struct {
+	Code int
+	Err  error
+}
+
+func (e CodeError) Error() string { return e.Err.Error() }
+func (e CodeError) Unwrap() error { return e.Err }
+
 // ExitCode maps an error to the tool's exit code.
 func ExitCode(err error) int {
 	var u UsageError
+	var c CodeError
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &c):
+		return c.Code
 	case errors.As(err, &u):
 		return ExitUsage
 	case errors.Is(err, context.Canceled):

@@ -60,7 +60,7 @@ func jitterFor(other []StepFile, product string) Jitter {
 	j := Jitter{Product: product, NA: "no gcjitter record"}
 	var found []StepFile
 	for _, sf := range other {
-		if stepProduct(sf) == product && sf.Step.Labels["phase"] == PhaseGCJitter {
+		if StepProduct(sf) == product && sf.Step.Labels["phase"] == PhaseGCJitter {
 			found = append(found, sf)
 		}
 	}

@@ -112,11 +112,11 @@ func (m *md) limitedSteps() {
 		s := sf.Step
 		why := s.Driver.LimitedReason
 		if why == "" { // a record from before limited_reason
-			why = fmt.Sprintf("driver CPU %s%% with GOMAXPROCS %d", formatMS(s.Driver.CPUPct), s.Driver.GOMAXPROCS)
+			why = fmt.Sprintf("driver CPU %s%% with GOMAXPROCS %d", FormatMS(s.Driver.CPUPct), s.Driver.GOMAXPROCS)
 		}
 		m.printf("- %s %s c=%d%s: %s qps, %s (%s)\n",
-			stepProduct(sf), scenarioLabel(s.Scenario), s.Connections, phaseNote(s),
-			formatQPS(s.QPS), why, m.link(sf.Path))
+			StepProduct(sf), scenarioLabel(s.Scenario), s.Connections, phaseNote(s),
+			FormatQPS(s.QPS), why, m.link(sf.Path))
 	}
 	m.printf("\n")
 }
@@ -162,7 +162,7 @@ func (m *md) otherRecords() {
 			continue
 		}
 		s := sf.Step
-		lines = append(lines, fmt.Sprintf("%s %s c=%d%s, %s (%s)", stepProduct(sf), scenarioLabel(s.Scenario),
+		lines = append(lines, fmt.Sprintf("%s %s c=%d%s, %s (%s)", StepProduct(sf), scenarioLabel(s.Scenario),
 			s.Connections, phaseNote(s), formatSeconds(s.DurationS), m.link(sf.Path)))
 	}
 	for _, p := range r.Unattributed {

@@ -6,15 +6,15 @@ import (
 	"strings"
 )
 
-// formatQPS renders requests per second: 3 significant figures below 1000,
+// FormatQPS renders requests per second: 3 significant figures below 1000,
 // an integer with thousands separators from 1000 on.
-func formatQPS(q float64) string {
+func FormatQPS(q float64) string {
 	return sigOrInt(q, 3)
 }
 
-// formatMS renders milliseconds with 3 significant digits (integers with
+// FormatMS renders milliseconds with 3 significant digits (integers with
 // thousands separators from 1000 ms on).
-func formatMS(ms float64) string {
+func FormatMS(ms float64) string {
 	return sigOrInt(ms, 3)
 }
 

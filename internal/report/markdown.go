@@ -166,7 +166,7 @@ func (m *md) mainTable() {
 			known += fmt.Sprintf("; judged by `%s`, which differs between products: not comparable", st.Check)
 		}
 		m.printf("| %s | %s | %s | %s | %s | %s | %s | c=%d%s |\n", sc, c.Product, rateText(c, st.QPS),
-			formatMS(st.LatencyMS.P50), formatMS(st.LatencyMS.P95), formatMS(st.LatencyMS.P99),
+			FormatMS(st.LatencyMS.P50), FormatMS(st.LatencyMS.P95), FormatMS(st.LatencyMS.P99),
 			formatPct(st.ErrorRate), st.Connections, known)
 	}
 	m.printf("\n")
@@ -230,17 +230,17 @@ func (m *md) knownLimits() {
 // rateText is a step's QPS, labelled iter/s when the cell counts iterations.
 func rateText(c Cell, qps float64) string {
 	if c.Iterations() {
-		return formatQPS(qps) + " iter/s"
+		return FormatQPS(qps) + " iter/s"
 	}
-	return formatQPS(qps)
+	return FormatQPS(qps)
 }
 
 // stepRate is a step's QPS, labelled iter/s when it counts iterations.
 func stepRate(s *schema.Step) string {
 	if s.CountUnit == schema.CountIterations {
-		return formatQPS(s.QPS) + " iter/s"
+		return FormatQPS(s.QPS) + " iter/s"
 	}
-	return formatQPS(s.QPS)
+	return FormatQPS(s.QPS)
 }
 
 // iterationIDs are the scenario IDs of the cells with steps that count iterations.
@@ -277,10 +277,10 @@ func (m *md) iterations() {
 		for _, name := range st.RequestOrder {
 			nr := st.RequestsByName[name]
 			m.printf("| %s | %s | %s | %s | %s | %s | %s |\n", sc, c.Product, cell(name), thousands(nr.Requests),
-				formatMS(nr.LatencyMS.P50), formatMS(nr.LatencyMS.P99), formatPct(failRate(nr.Errors.Total(), nr.Requests)))
+				FormatMS(nr.LatencyMS.P50), FormatMS(nr.LatencyMS.P99), formatPct(failRate(nr.Errors.Total(), nr.Requests)))
 		}
 		m.printf("| %s | %s | (iteration) | %s | %s | %s | %s |\n", sc, c.Product, thousands(st.Requests),
-			formatMS(st.LatencyMS.P50), formatMS(st.LatencyMS.P99), formatPct(st.ErrorRate))
+			FormatMS(st.LatencyMS.P50), FormatMS(st.LatencyMS.P99), formatPct(st.ErrorRate))
 	}
 	m.printf("\n")
 }
@@ -369,8 +369,8 @@ func (m *md) ladders() {
 		m.printf("|--:|--:|--:|--:|--:|---|---|\n")
 		for _, ls := range c.Ladder {
 			s := ls.Step
-			m.printf("| %d | %s | %s | %s | %s | %s | %s |\n", s.Connections, formatQPS(s.QPS),
-				formatMS(s.LatencyMS.P50), formatMS(s.LatencyMS.P99), formatPct(s.ErrorRate),
+			m.printf("| %d | %s | %s | %s | %s | %s | %s |\n", s.Connections, FormatQPS(s.QPS),
+				FormatMS(s.LatencyMS.P50), FormatMS(s.LatencyMS.P99), formatPct(s.ErrorRate),
 				cell(strings.Join(ls.Flags, ", ")), m.link(ls.Path))
 		}
 		m.printf("\n")

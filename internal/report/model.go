@@ -140,7 +140,7 @@ func Build(in *Inputs, opt Options) *Report {
 			r.Other = append(r.Other, sf)
 			continue
 		}
-		k := cellKey{stepProduct(sf), sf.Step.Scenario}
+		k := cellKey{StepProduct(sf), sf.Step.Scenario}
 		ladders[k] = append(ladders[k], sf)
 	}
 	r.header(in.Steps)
@@ -179,9 +179,9 @@ func isLadder(s *schema.Step) bool {
 	return p == "" || p == PhaseLadder
 }
 
-// stepProduct is the step's product, else the name of its directory
+// StepProduct is the step's product, else the name of its directory
 // (results/<run>/<product>/...).
-func stepProduct(sf StepFile) string {
+func StepProduct(sf StepFile) string {
 	return cmp.Or(sf.Step.Product, dirProduct(sf.Path))
 }
 
@@ -243,7 +243,7 @@ func products(in *Inputs, ladders map[cellKey][]StepFile) []Product {
 	}
 	stepVersions := map[string]map[string]bool{}
 	for _, sf := range in.Steps {
-		name := stepProduct(sf)
+		name := StepProduct(sf)
 		get(name)
 		if stepVersions[name] == nil {
 			stepVersions[name] = map[string]bool{}
@@ -375,7 +375,7 @@ func stepFlags(steps []*schema.Step, i int, steady bool) []string {
 		f = append(f, fmt.Sprintf("pool exhausted (%d)", s.Errors.PoolExhausted))
 	}
 	if s.RateRPS > 0 {
-		f = append(f, "rate "+formatQPS(s.RateRPS)+" req/s")
+		f = append(f, "rate "+FormatQPS(s.RateRPS)+" req/s")
 	}
 	if i > 0 && steps[i-1].Connections == s.Connections {
 		f = append(f, "repeated c")

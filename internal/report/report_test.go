@@ -336,9 +336,9 @@ func TestFormat(t *testing.T) {
 	tests := []struct {
 		got, want string
 	}{
-		{formatQPS(0), "0"}, {formatQPS(8.123), "8.12"}, {formatQPS(81.26), "81.3"}, {formatQPS(812.4), "812"},
-		{formatQPS(999.7), "1,000"}, {formatQPS(12345.6), "12,346"}, {formatQPS(1234567), "1,234,567"},
-		{formatMS(0.4499), "0.450"}, {formatMS(12.34), "12.3"}, {formatMS(1500), "1,500"},
+		{FormatQPS(0), "0"}, {FormatQPS(8.123), "8.12"}, {FormatQPS(81.26), "81.3"}, {FormatQPS(812.4), "812"},
+		{FormatQPS(999.7), "1,000"}, {FormatQPS(12345.6), "12,346"}, {FormatQPS(1234567), "1,234,567"},
+		{FormatMS(0.4499), "0.450"}, {FormatMS(12.34), "12.3"}, {FormatMS(1500), "1,500"},
 		{formatPct(0), "0%"}, {formatPct(0.0001), "0.01%"}, {formatPct(0.023), "2.3%"}, {formatPct(0.05), "5%"},
 		{formatPct(1), "100%"}, {formatPct(0.0000123), "0.0012%"},
 		{formatSeconds(5), "5 s"}, {formatSeconds(0.25), "0.25 s"},

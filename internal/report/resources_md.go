@@ -86,7 +86,7 @@ func (m *md) coldCells(c Coldstart) string {
 		return "N/A: " + cell(c.NA) + " | N/A"
 	}
 	rec := c.File.Coldstart
-	return fmt.Sprintf("%s (%s) | %s", formatMS(rec.SecondsToReady), m.link(c.File.Path),
+	return fmt.Sprintf("%s (%s) | %s", FormatMS(rec.SecondsToReady), m.link(c.File.Path),
 		formatMiB(float64(rec.PeakRSSBytes)/mib))
 }
 
@@ -110,7 +110,7 @@ func (m *md) jitterRow(j Jitter) {
 		return
 	}
 	m.printf("| %s | %s | %d | %s | %s | %s | %s |\n", j.Product, run, j.P99.N,
-		formatMS(j.P99.Min), formatMS(j.P99.Median), formatMS(j.P99.Max), gaps)
+		FormatMS(j.P99.Min), FormatMS(j.P99.Median), FormatMS(j.P99.Max), gaps)
 }
 
 func (m *md) chartsSection() {
@@ -178,7 +178,7 @@ func (m *md) usageTable(res Resources) {
 		s := u.File.Step
 		db := ""
 		if res.HasDB {
-			db = fmt.Sprintf(" %s | %s | %s | %s |", fig(u.DBCPU, formatCPU), fig(u.DBRSS, formatMiB), fig(u.TPS, formatQPS), connsCell(u))
+			db = fmt.Sprintf(" %s | %s | %s | %s |", fig(u.DBCPU, formatCPU), fig(u.DBRSS, formatMiB), fig(u.TPS, FormatQPS), connsCell(u))
 		}
 		m.printf("| %s %s | %d | %s | %s |%s %s | %s | %s |\n", u.Scenario.ID, u.Scenario.Name, s.Connections,
 			stepRate(s), fig(u.IdPCPU, formatCPU), db, hostCell(u), formatCPU(s.Driver.CPUPct), cell(u.Verdict))
@@ -221,7 +221,7 @@ func (m *md) topQueries(res Resources) {
 	m.printf("Top %d queries by total execution time over the whole sampler run (pg_stat_statements, every scenario):\n\n", len(res.TopQueries))
 	m.printf("| # | Query | Calls | Total ms | Mean ms |\n|--:|---|--:|--:|--:|\n")
 	for i, q := range res.TopQueries {
-		m.printf("| %d | %s | %s | %s | %s |\n", i+1, queryCell(q.Query), thousands(q.Calls), formatMS(q.TotalMS), formatMS(q.MeanMS))
+		m.printf("| %d | %s | %s | %s | %s |\n", i+1, queryCell(q.Query), thousands(q.Calls), FormatMS(q.TotalMS), FormatMS(q.MeanMS))
 	}
 	m.printf("\n")
 }

@@ -15,7 +15,7 @@ import (
 func SelectSteady(steps []*schema.Step, rule string) (int, string) {
 	best := -1
 	for i, s := range steps {
-		if judgedBy(s, rule) && qualifies(s) && (best < 0 || s.QPS > steps[best].QPS) {
+		if judgedBy(s, rule) && Qualifies(s) && (best < 0 || s.QPS > steps[best].QPS) {
 			best = i
 		}
 	}
@@ -48,7 +48,10 @@ func otherRuleReason(s *schema.Step, rule string) string {
 	return fmt.Sprintf("judged by %q, not the scenario's rule %q: not comparable", s.Check, rule)
 }
 
-func qualifies(s *schema.Step) bool {
+// Qualifies reports whether a step may be a steady state: complete, below
+// schema.SteadyMaxErrorRate errors, every connection attempt answered, and
+// not driver-limited (SelectSteady's rule, without the success rule).
+func Qualifies(s *schema.Step) bool {
 	return s.Status == schema.StatusComplete && belowErrors(s) && reachable(s) && !s.Driver.Limited
 }
 
@@ -98,7 +101,7 @@ func noSteadyReason(steps []*schema.Step) string {
 	if allLimited(complete) {
 		what = "all steps driver-limited"
 	}
-	return fmt.Sprintf("%s (lower bound: c=%d, %s qps)", what, h.Connections, formatQPS(h.QPS))
+	return fmt.Sprintf("%s (lower bound: c=%d, %s qps)", what, h.Connections, FormatQPS(h.QPS))
 }
 
 func allLimited(steps []*schema.Step) bool {

@@ -46,7 +46,7 @@ func SummaryRows(steps []StepFile) []SummaryRow {
 	for _, sf := range steps {
 		s := sf.Step
 		rows = append(rows, SummaryRow{
-			Product: stepProduct(sf), Scenario: s.Scenario, Connections: s.Connections,
+			Product: StepProduct(sf), Scenario: s.Scenario, Connections: s.Connections,
 			QPS: s.QPS, P50MS: s.LatencyMS.P50, P95MS: s.LatencyMS.P95, P99MS: s.LatencyMS.P99,
 			ErrorRate: s.ErrorRate, Status: s.Status, Check: s.Check, File: sf.Path,
 		})
@@ -74,7 +74,7 @@ func writeText(w io.Writer, rows []SummaryRow) error {
 	fmt.Fprintln(tw, strings.Join(summaryHeader(), "\t"))
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Product, r.Scenario, r.Connections,
-			formatQPS(r.QPS), formatMS(r.P50MS), formatMS(r.P95MS), formatMS(r.P99MS),
+			FormatQPS(r.QPS), FormatMS(r.P50MS), FormatMS(r.P95MS), FormatMS(r.P99MS),
 			formatPct(r.ErrorRate), r.Status, r.File)
 	}
 	return tw.Flush()

@@ -1,0 +1,450 @@
+// Package compare puts two idpbench runs side by side (aggregate compare):
+// per product x scenario, the old and new throughput and latency with their
+// spread, the difference, and whether it is significant.
+//
+// A sample is one measured window: each window of a step repeated with
+// `ladder.sh --repeats N` is one independent measurement. A step's
+// one-second intervals are not used as samples: they are not independent of
+// each other (a window on a busy machine is slow in all its intervals), and
+// a test on them called 62% of back-to-back windows of one unchanged nginx
+// different (see DESIGN.md, "aggregate compare").
+package compare
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// Row statuses.
+const (
+	StatusCompared      = "compared"
+	StatusOldOnly       = "old_only"       // the cell is in OLD only (or N/A in NEW)
+	StatusNewOnly       = "new_only"       // the cell is in NEW only (or N/A in OLD)
+	StatusNotComparable = "not_comparable" // both have it, but it measured different work
+	StatusNA            = "na"             // N/A on both sides (no step measured it)
+)
+
+// Options configure Compare.
+type Options struct {
+	Alpha    float64 // significance level of the two-sided test; 0 = DefaultAlpha
+	AllSteps bool    // every ladder level both sides have, not only the steady one
+}
+
+// DefaultAlpha is the significance level when Options.Alpha is 0.
+const DefaultAlpha = 0.05
+
+// Side is one input of the comparison: its name (as given) and its records.
+type Side struct {
+	Name   string
+	Inputs *report.Inputs
+}
+
+// Row is one compared cell (or ladder level with AllSteps).
+type Row struct {
+	Product, Scenario string
+	Connections       int
+	RateRPS           float64
+	Status            string   // StatusCompared ...
+	Reason            string   // why a row is not compared
+	Notes             []string // facts a reader needs beside the figures
+	Old, New          *Figures // nil for the side that lacks the cell
+	QPS, P50, P99     Delta    // set when Status is StatusCompared
+}
+
+// Key names the row: "hydra discovery c=8".
+func (r Row) Key() string {
+	return fmt.Sprintf("%s %s %s", r.Product, r.Scenario, levelName(r.Connections, r.RateRPS))
+}
+
+// Figures are one side's windows of one level.
+type Figures struct {
+	Files   []string // the step files, in time order
+	Check   string   // the success rule the windows were judged by
+	Version string   // product version(s) the windows name
+	QPS     Stat     // requests (iterations) per second, per window
+	P50MS   Stat     // per window, milliseconds
+	P99MS   Stat
+}
+
+// Windows is the number of measured windows (samples) of the side.
+func (f *Figures) Windows() int { return f.QPS.N }
+
+// level is one ladder step of one side: every window measured at one
+// connection count (and rate) of one product's scenario.
+type level struct {
+	product, scenario string
+	connections       int
+	rate              float64
+	windows           []report.StepFile // in time order
+}
+
+type cellKey struct{ product, scenario string }
+
+type levelKey struct {
+	cellKey
+	connections int
+	rate        float64
+}
+
+func levelName(c int, rate float64) string {
+	switch {
+	case c == 0:
+		return "—"
+	case rate > 0:
+		return fmt.Sprintf("c=%d rate=%g/s", c, rate)
+	}
+	return fmt.Sprintf("c=%d", c)
+}
+
+// Compare matches the cells of old and new and tests each difference.
+func Compare(old, new Side, opt Options) []Row {
+	alpha := cmp.Or(opt.Alpha, DefaultAlpha)
+	oc, nc := cells(old.Inputs), cells(new.Inputs)
+	ona, nna := naReasons(old.Inputs), naReasons(new.Inputs)
+	seen := map[cellKey]bool{}
+	var keys []cellKey
+	for _, m := range []map[cellKey][]*level{oc, nc} {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	for _, m := range []map[cellKey]string{ona, nna} {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	slices.SortFunc(keys, func(a, b cellKey) int {
+		return cmp.Or(cmp.Compare(a.product, b.product), compareScenarios(a.scenario, b.scenario))
+	})
+	var rows []Row
+	for _, k := range keys {
+		switch {
+		case oc[k] == nil && nc[k] == nil:
+			rows = append(rows, Row{Product: k.product, Scenario: k.scenario, Status: StatusNA, Reason: bothNA(ona[k], nna[k])})
+		case opt.AllSteps:
+			rows = append(rows, allSteps(k, oc[k], nc[k], alpha)...)
+		default:
+			rows = append(rows, steadyRow(k, oc[k], nc[k], alpha))
+		}
+		last := &rows[len(rows)-1]
+		switch {
+		case oc[k] == nil && nc[k] != nil && ona[k] != "" && ona[k] != report.NoResults:
+			last.Reason += ": " + ona[k]
+		case nc[k] == nil && oc[k] != nil && nna[k] != "" && nna[k] != report.NoResults:
+			last.Reason += ": " + nna[k]
+		}
+	}
+	return rows
+}
+
+// bothNA explains a cell N/A on both sides: the reason once when they agree.
+func bothNA(old, new string) string {
+	old, new = cmp.Or(old, report.NoResults), cmp.Or(new, report.NoResults)
+	if old == new {
+		return old
+	}
+	return fmt.Sprintf("OLD: %s; NEW: %s", old, new)
+}
+
+// naReasons are the report's N/A reasons of the cells no ladder step
+// measured (a product that could not run, a scenario it cannot do).
+func naReasons(in *report.Inputs) map[cellKey]string {
+	out := map[cellKey]string{}
+	for _, c := range report.Build(in, report.Options{}).Cells {
+		if len(c.Ladder) == 0 {
+			out[cellKey{c.Product, c.Scenario.Name}] = c.NAReason
+		}
+	}
+	return out
+}
+
+// compareScenarios orders scenarios as the report does (S1, S2 ...), unknown
+// ones after them by name.
+func compareScenarios(a, b string) int {
+	ia, oka := schema.LookupScenario(a)
+	ib, okb := schema.LookupScenario(b)
+	switch {
+	case oka && okb:
+		return cmp.Compare(scenarioIndex(ia.Name), scenarioIndex(ib.Name))
+	case oka:
+		return -1
+	case okb:
+		return 1
+	}
+	return cmp.Compare(a, b)
+}
+
+func scenarioIndex(name string) int {
+	return slices.IndexFunc(schema.Scenarios, func(s schema.ScenarioInfo) bool { return s.Name == name })
+}
+
+// cells groups the ladder steps of one side by product and scenario, and
+// each cell's steps into levels (connections, rate) in ladder order.
+func cells(in *report.Inputs) map[cellKey][]*level {
+	byLevel := map[levelKey]*level{}
+	out := map[cellKey][]*level{}
+	for _, sf := range in.Steps {
+		s := sf.Step
+		if p := s.Labels["phase"]; p != "" && p != report.PhaseLadder {
+			continue
+		}
+		k := levelKey{cellKey{report.StepProduct(sf), s.Scenario}, s.Connections, s.RateRPS}
+		l := byLevel[k]
+		if l == nil {
+			l = &level{product: k.product, scenario: k.scenario, connections: k.connections, rate: k.rate}
+			byLevel[k] = l
+			out[k.cellKey] = append(out[k.cellKey], l)
+		}
+		l.windows = append(l.windows, sf)
+	}
+	for _, ls := range out {
+		slices.SortFunc(ls, func(a, b *level) int {
+			return cmp.Or(cmp.Compare(a.connections, b.connections), cmp.Compare(a.rate, b.rate))
+		})
+		for _, l := range ls {
+			slices.SortStableFunc(l.windows, func(a, b report.StepFile) int { return a.Step.Start.Compare(b.Step.Start) })
+		}
+	}
+	return out
+}
+
+// steady picks a cell's steady level: among the levels whose every window
+// qualifies (report.Qualifies, judged by the scenario's rule), the one with
+// the highest median throughput, the fewer connections on a tie -- the
+// report's rule (report.SelectSteady) with a level's windows taken
+// together. It returns -1 and the report's reason when none qualifies.
+func steady(ls []*level) (int, string) {
+	rule := ""
+	if len(ls) > 0 {
+		rule = schema.ScenarioCheck(ls[0].scenario)
+	}
+	best, bestQPS := -1, 0.0
+	var all []*schema.Step
+	for i, l := range ls {
+		ok := true
+		var qps []float64
+		for _, w := range l.windows {
+			all = append(all, w.Step)
+			ok = ok && (rule == "" || w.Step.Check == rule) && report.Qualifies(w.Step)
+			qps = append(qps, w.Step.QPS)
+		}
+		med, _ := report.Median(qps)
+		if ok && (best < 0 || med > bestQPS) {
+			best, bestQPS = i, med
+		}
+	}
+	if best >= 0 {
+		return best, ""
+	}
+	_, why := report.SelectSteady(all, rule)
+	return -1, why
+}
+
+// steadyRow compares OLD's steady level with the same level of NEW: the
+// same work (connections, rate) measured on both. Where NEW's own steady
+// level differs, a note says so.
+func steadyRow(k cellKey, old, new []*level, alpha float64) Row {
+	row := Row{Product: k.product, Scenario: k.scenario}
+	oi, owhy := steady(old)
+	ni, nwhy := steady(new)
+	switch {
+	case len(old) == 0:
+		return onlyRow(row, nil, new, ni, StatusNewOnly, "not in OLD")
+	case len(new) == 0:
+		return onlyRow(row, old, nil, oi, StatusOldOnly, "not in NEW")
+	case oi < 0 && ni < 0:
+		row.Status, row.Reason = StatusNotComparable, fmt.Sprintf("no steady state in OLD (%s) nor in NEW (%s)", owhy, nwhy)
+		return row
+	case oi < 0:
+		return onlyRow(row, nil, new, ni, StatusNewOnly, "no steady state in OLD: "+owhy)
+	}
+	ol := old[oi]
+	row.Connections, row.RateRPS = ol.connections, ol.rate
+	nl := findLevel(new, ol.connections, ol.rate)
+	switch {
+	case ni < 0:
+		row.Old = figures(ol)
+		if nl != nil {
+			row.New = figures(nl)
+		}
+		row.Status, row.Reason = StatusOldOnly, "no steady state in NEW: "+nwhy
+		return row
+	case nl == nil:
+		row.Old = figures(ol)
+		row.Status, row.Reason = StatusOldOnly, fmt.Sprintf("NEW has no step at %s (its steady state: %s)",
+			levelName(ol.connections, ol.rate), levelName(new[ni].connections, new[ni].rate))
+		return row
+	}
+	row = compareLevels(row, ol, nl, alpha)
+	if nl != new[ni] {
+		row.Notes = append(row.Notes, fmt.Sprintf("NEW's steady state is at %s", levelName(new[ni].connections, new[ni].rate)))
+	}
+	if !qualifiesAll(nl) {
+		row.Notes = append(row.Notes, "NEW's windows at this level do not all qualify as steady (errors, failed connects or driver-limited)")
+	}
+	return row
+}
+
+// onlyRow is a cell one side lacks (or has no steady state in): its figures
+// at its steady level when it has one.
+func onlyRow(row Row, old, new []*level, i int, status, reason string) Row {
+	row.Status, row.Reason = status, reason
+	side := old
+	if side == nil {
+		side = new
+	}
+	if i >= 0 {
+		l := side[i]
+		row.Connections, row.RateRPS = l.connections, l.rate
+		if old != nil {
+			row.Old = figures(l)
+		} else {
+			row.New = figures(l)
+		}
+	}
+	return row
+}
+
+// allSteps compares every level of a cell; levels one side lacks are listed.
+func allSteps(k cellKey, old, new []*level, alpha float64) []Row {
+	var rows []Row
+	for _, ol := range old {
+		row := Row{Product: k.product, Scenario: k.scenario, Connections: ol.connections, RateRPS: ol.rate}
+		nl := findLevel(new, ol.connections, ol.rate)
+		if nl == nil {
+			row.Old, row.Status, row.Reason = figures(ol), StatusOldOnly, "not in NEW"
+			rows = append(rows, row)
+			continue
+		}
+		rows = append(rows, compareLevels(row, ol, nl, alpha))
+	}
+	for _, nl := range new {
+		if findLevel(old, nl.connections, nl.rate) == nil {
+			rows = append(rows, Row{Product: k.product, Scenario: k.scenario, Connections: nl.connections, RateRPS: nl.rate,
+				New: figures(nl), Status: StatusNewOnly, Reason: "not in OLD"})
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b Row) int {
+		return cmp.Or(cmp.Compare(a.Connections, b.Connections), cmp.Compare(a.RateRPS, b.RateRPS))
+	})
+	return rows
+}
+
+func findLevel(ls []*level, c int, rate float64) *level {
+	for _, l := range ls {
+		if l.connections == c && l.rate == rate {
+			return l
+		}
+	}
+	return nil
+}
+
+func qualifiesAll(l *level) bool {
+	for _, w := range l.windows {
+		if !report.Qualifies(w.Step) {
+			return false
+		}
+	}
+	return true
+}
+
+// compareLevels tests one level measured on both sides, unless the two
+// measured different work.
+func compareLevels(row Row, ol, nl *level, alpha float64) Row {
+	row.Old, row.New = figures(ol), figures(nl)
+	if why := notComparable(ol, nl, row.Old, row.New); why != "" {
+		row.Status, row.Reason = StatusNotComparable, why
+		return row
+	}
+	row.Status = StatusCompared
+	row.QPS = test(row.Old.QPS, row.New.QPS, alpha)
+	row.P50 = test(row.Old.P50MS, row.New.P50MS, alpha)
+	row.P99 = test(row.Old.P99MS, row.New.P99MS, alpha)
+	if d := durations(ol); d != durations(nl) {
+		row.Notes = append(row.Notes, fmt.Sprintf("windows of %s (OLD) and %s (NEW)", d, durations(nl)))
+	}
+	return row
+}
+
+// notComparable says why two levels did not measure the same work: another
+// success rule, another count unit or latency model; "" when they did.
+func notComparable(ol, nl *level, of, nf *Figures) string {
+	switch {
+	case of.Check == mixed || nf.Check == mixed:
+		return "the windows of one side were judged by different success rules"
+	case of.Check != nf.Check:
+		return fmt.Sprintf("judged by different success rules: %q (OLD) and %q (NEW)", of.Check, nf.Check)
+	}
+	o, n := ol.windows[0].Step, nl.windows[0].Step
+	switch {
+	case o.CountUnit != n.CountUnit:
+		return fmt.Sprintf("counts different units: %q (OLD) and %q (NEW)", cmp.Or(o.CountUnit, "request"), cmp.Or(n.CountUnit, "request"))
+	case o.LatencyModel != n.LatencyModel:
+		return fmt.Sprintf("different latency models: %s (OLD) and %s (NEW)", o.LatencyModel, n.LatencyModel)
+	}
+	return ""
+}
+
+// mixed is Figures.Check of windows judged by different rules.
+const mixed = "(mixed)"
+
+// durations describes a level's measured windows: "10 s", or "3 s and 10 s".
+func durations(l *level) string {
+	var ds []float64
+	for _, w := range l.windows {
+		if !slices.Contains(ds, w.Step.DurationS) {
+			ds = append(ds, w.Step.DurationS)
+		}
+	}
+	slices.Sort(ds)
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = fmt.Sprintf("%g s", d)
+	}
+	return strings.Join(out, " and ")
+}
+
+// figures summarises a level's windows.
+func figures(l *level) *Figures {
+	f := &Figures{}
+	var qps, p50, p99 []float64
+	var versions []string
+	for i, w := range l.windows {
+		s := w.Step
+		f.Files = append(f.Files, w.Path)
+		switch {
+		case i == 0:
+			f.Check = s.Check
+		case f.Check != s.Check:
+			f.Check = mixed
+		}
+		if s.ProductVersion != "" && !slices.Contains(versions, s.ProductVersion) {
+			versions = append(versions, s.ProductVersion)
+		}
+		lat := latency(s)
+		qps, p50, p99 = append(qps, s.QPS), append(p50, lat.P50), append(p99, lat.P99)
+	}
+	f.Version = strings.Join(versions, ", ")
+	f.QPS, f.P50MS, f.P99MS = summarise(qps), summarise(p50), summarise(p99)
+	return f
+}
+
+// latency is the figure of the step's latency model: in rate mode the
+// latency from the intended send time.
+func latency(s *schema.Step) schema.Latency {
+	if s.CorrectedLatencyMS != nil {
+		return *s.CorrectedLatencyMS
+	}
+	return s.LatencyMS
+}
