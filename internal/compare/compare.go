@@ -131,14 +131,18 @@ func Compare(old, new Side, opt Options) []Row {
 	for _, k := range keys {
 		switch {
 		case oc[k] == nil && nc[k] == nil:
+			if cmp.Or(ona[k], report.NoResults) == report.NoResults && cmp.Or(nna[k], report.NoResults) == report.NoResults {
+				continue // a core scenario neither run measured nor explained: not a cell of either
+			}
 			rows = append(rows, Row{Product: k.product, Scenario: k.scenario, Status: StatusNA, Reason: bothNA(ona[k], nna[k])})
+			continue
 		case opt.AllSteps:
 			rows = append(rows, allSteps(k, oc[k], nc[k], alpha)...)
 		default:
 			rows = append(rows, steadyRow(k, oc[k], nc[k], alpha))
 		}
 		last := &rows[len(rows)-1]
-		switch {
+		switch { // the N/A side's reason, when the report has one
 		case oc[k] == nil && nc[k] != nil && ona[k] != "" && ona[k] != report.NoResults:
 			last.Reason += ": " + ona[k]
 		case nc[k] == nil && oc[k] != nil && nna[k] != "" && nna[k] != report.NoResults:

@@ -231,7 +231,11 @@ func formatPct(p float64) string {
 	if math.IsInf(p, 0) || math.IsNaN(p) {
 		return "n/a"
 	}
-	return strconv.FormatFloat(p, 'f', decimals(p), 64) + "%"
+	s := strconv.FormatFloat(p, 'f', decimals(p), 64) + "%"
+	if p > 0 && s != "0.0%" {
+		s = "+" + s
+	}
+	return s
 }
 
 func formatP(d Delta) string {

@@ -1,0 +1,312 @@
+package compare
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+// win is one measured window of a discovery-like step.
+func win(product, scenario string, c int, qps, p50, p99 float64, k int) report.StepFile {
+	start := t0.Add(time.Duration(k) * 10 * time.Second)
+	n := int64(qps * 3)
+	s := &schema.Step{
+		Schema: schema.StepV1, Product: product, ProductVersion: "v1", Scenario: scenario, Connections: c,
+		Check: schema.ScenarioCheck(scenario), Status: schema.StatusComplete, DurationS: 3,
+		Start: start, End: start.Add(3 * time.Second), Requests: n, OK: n, QPS: qps,
+		LatencyModel: schema.ModelClosedLoop, LatencyMS: schema.Latency{P50: p50, P99: p99},
+		Labels: map[string]string{"phase": "ladder"},
+	}
+	return report.StepFile{Path: product + "/" + scenario + ".json", Step: s}
+}
+
+// windows returns n windows around qps (±spread%, alternating), latency
+// inversely proportional.
+func windows(product, scenario string, c int, qps, spread float64, n, k0 int) []report.StepFile {
+	var out []report.StepFile
+	for i := range n {
+		f := 1 + spread/100*float64(i%3-1)
+		q := qps * f * (1 + 0.001*float64(i))
+		out = append(out, win(product, scenario, c, q, 1000*float64(c)/q, 3000*float64(c)/q, k0+i))
+	}
+	return out
+}
+
+func side(name string, steps ...[]report.StepFile) Side {
+	in := &report.Inputs{}
+	for _, s := range steps {
+		in.Steps = append(in.Steps, s...)
+	}
+	return Side{Name: name, Inputs: in}
+}
+
+func only(t *testing.T, rows []Row) Row {
+	t.Helper()
+	if len(rows) != 1 {
+		t.Fatalf("got %d rows, want 1: %+v", len(rows), rows)
+	}
+	return rows[0]
+}
+
+func TestSameWindowsNoChange(t *testing.T) {
+	w := windows("hydra", "discovery", 8, 1000, 2, 5, 0)
+	row := only(t, Compare(side("a", w), side("b", w), Options{}))
+	if row.Status != StatusCompared {
+		t.Fatalf("status %s (%s)", row.Status, row.Reason)
+	}
+	for name, d := range map[string]Delta{"qps": row.QPS, "p50": row.P50, "p99": row.P99} {
+		if !d.Testable || d.Significant || d.Pct != 0 {
+			t.Errorf("%s: %+v, want testable, not significant, 0%%", name, d)
+		}
+	}
+}
+
+func TestSlowerIsSignificantWithTheRightSign(t *testing.T) {
+	old := windows("hydra", "discovery", 8, 1000, 2, 5, 0)
+	new := windows("hydra", "discovery", 8, 700, 2, 5, 10)
+	row := only(t, Compare(side("a", old), side("b", new), Options{}))
+	if !row.QPS.Significant || row.QPS.Pct > -25 || row.QPS.Pct < -35 {
+		t.Errorf("qps %+v: want significant, about -30%%", row.QPS)
+	}
+	if !row.P50.Significant || row.P50.Pct < 35 || !row.P99.Significant || row.P99.Pct < 35 {
+		t.Errorf("p50 %+v p99 %+v: want significant, about +43%%", row.P50, row.P99)
+	}
+	if row.QPS.P > 0.05 {
+		t.Errorf("p = %g", row.QPS.P)
+	}
+}
+
+func TestOverlappingWindowsAreNoise(t *testing.T) {
+	// The same spread, medians 1% apart: the windows interleave.
+	old := windows("hydra", "discovery", 8, 1000, 5, 6, 0)
+	new := windows("hydra", "discovery", 8, 1010, 5, 6, 10)
+	row := only(t, Compare(side("a", old), side("b", new), Options{}))
+	if row.QPS.Significant || !row.QPS.Testable {
+		t.Errorf("qps %+v: want testable and not significant", row.QPS)
+	}
+}
+
+func TestTooFewWindowsAreNotTested(t *testing.T) {
+	old := windows("hydra", "discovery", 8, 1000, 0, 3, 0)
+	new := windows("hydra", "discovery", 8, 500, 0, 3, 10)
+	row := only(t, Compare(side("a", old), side("b", new), Options{}))
+	if row.QPS.Testable || row.QPS.Significant {
+		t.Errorf("3+3 windows: %+v, want untestable (min p 0.1 > 0.05)", row.QPS)
+	}
+	g, err := ParseGate("qps<-5%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := g.Check([]Row{row})
+	if len(v.Failed) != 0 || len(v.Undecided) != 1 {
+		t.Errorf("verdict %+v: want one undecided", v)
+	}
+	// A looser alpha makes 3+3 testable (min p 0.1).
+	row = only(t, Compare(side("a", old), side("b", new), Options{Alpha: 0.1}))
+	if !row.QPS.Testable || !row.QPS.Significant {
+		t.Errorf("alpha 0.1, 3+3 apart: %+v, want significant", row.QPS)
+	}
+}
+
+func TestMinP(t *testing.T) {
+	for _, tc := range []struct {
+		n1, n2 int
+		want   float64
+	}{{1, 1, 1}, {3, 3, 0.1}, {4, 4, 2.0 / 70}, {5, 5, 2.0 / 252}, {3, 5, 2.0 / 56}, {0, 5, 1}} {
+		if got := MinP(tc.n1, tc.n2); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("MinP(%d, %d) = %g, want %g", tc.n1, tc.n2, got, tc.want)
+		}
+	}
+	if n := MinWindows(0.05); n != 4 {
+		t.Errorf("MinWindows(0.05) = %d, want 4", n)
+	}
+	if n := MinWindows(0.01); n != 5 {
+		t.Errorf("MinWindows(0.01) = %d, want 5", n)
+	}
+}
+
+func TestSteadyLevelIsOldsAndNewIsMatched(t *testing.T) {
+	old := side("a", windows("kc", "discovery", 2, 500, 1, 4, 0), windows("kc", "discovery", 8, 900, 1, 4, 10))
+	// NEW's best level is c=32; compared at OLD's c=8, with a note.
+	new := side("b", windows("kc", "discovery", 2, 500, 1, 4, 20), windows("kc", "discovery", 8, 900, 1, 4, 30),
+		windows("kc", "discovery", 32, 1200, 1, 4, 40))
+	row := only(t, Compare(old, new, Options{}))
+	if row.Connections != 8 || row.Status != StatusCompared {
+		t.Fatalf("row %+v: want compared at c=8", row)
+	}
+	if !strings.Contains(strings.Join(row.Notes, ";"), "c=32") {
+		t.Errorf("notes %q: want NEW's steady level", row.Notes)
+	}
+	all := Compare(old, new, Options{AllSteps: true})
+	if len(all) != 3 || all[2].Status != StatusNewOnly || all[2].Connections != 32 {
+		t.Errorf("all steps: %+v: want c=2, c=8 compared and c=32 NEW only", all)
+	}
+}
+
+func TestCellsOnOneSideAreListed(t *testing.T) {
+	a := side("a", windows("hydra", "discovery", 8, 900, 1, 4, 0), windows("hydra", "userinfo", 8, 900, 1, 4, 0))
+	b := side("b", windows("hydra", "discovery", 8, 900, 1, 4, 10), windows("kc", "discovery", 8, 900, 1, 4, 10))
+	rows := Compare(a, b, Options{})
+	got := map[string]string{}
+	for _, r := range rows {
+		got[r.Product+" "+r.Scenario] = r.Status
+	}
+	want := map[string]string{"hydra discovery": StatusCompared, "hydra userinfo": StatusOldOnly, "kc discovery": StatusNewOnly}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: status %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+	g, _ := ParseGate("qps<-5%")
+	if v := g.Check(rows); len(v.Failed) != 0 {
+		t.Errorf("without missing: %+v, want nothing failed", v)
+	}
+	g, _ = ParseGate("qps<-5%,missing")
+	v := g.Check(rows)
+	if len(v.Failed) != 1 || v.Failed[0].Row.Scenario != "userinfo" {
+		t.Errorf("missing: %+v, want hydra userinfo only (a NEW-only cell is no regression)", v.Failed)
+	}
+}
+
+func TestOtherRuleIsNotComparable(t *testing.T) {
+	old := windows("hydra", "request", 8, 900, 1, 4, 0)
+	new := windows("hydra", "request", 8, 900, 1, 4, 10)
+	for _, w := range old {
+		w.Step.Check = schema.Check2xx
+	}
+	for _, w := range new {
+		w.Step.Check = schema.RequestCheck("issuer")
+	}
+	row := only(t, Compare(side("a", old), side("b", new), Options{AllSteps: true}))
+	if row.Status != StatusNotComparable || !strings.Contains(row.Reason, "success rules") {
+		t.Errorf("row %+v: want not comparable by rule", row)
+	}
+	g, _ := ParseGate("missing")
+	if v := g.Check([]Row{row}); len(v.Failed) != 1 {
+		t.Errorf("missing gate: %+v, want the not comparable row failed", v)
+	}
+}
+
+func TestNoSteadyStateSaysWhy(t *testing.T) {
+	old := windows("hydra", "discovery", 8, 900, 1, 4, 0)
+	new := windows("hydra", "discovery", 8, 900, 1, 4, 10)
+	for _, w := range new {
+		w.Step.Driver.Limited = true
+	}
+	row := only(t, Compare(side("a", old), side("b", new), Options{}))
+	if row.Status != StatusOldOnly || !strings.Contains(row.Reason, "driver-limited") {
+		t.Errorf("row %+v: want OLD only, NEW driver-limited", row)
+	}
+}
+
+func TestParseGate(t *testing.T) {
+	g, err := ParseGate("qps<-5%, p99>+10%,p50>2.5%,missing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Rules) != 3 || !g.Missing || g.Rules[0].Pct != -5 || !g.Rules[0].Below || g.Rules[1].Pct != 10 || g.Rules[2].Pct != 2.5 {
+		t.Errorf("parsed %+v", g)
+	}
+	for _, bad := range []struct{ spec, want string }{
+		{"qps<-5", `"qps<-5"`},
+		{"qps<5%", "must be negative"},
+		{"p99>-10%", "must be positive"},
+		{"p95>+10%", `unknown metric "p95"`},
+		{"qps<-5%,,p99>+1%", "empty rule"},
+		{"qps=-5%", "want METRIC"},
+		{"qps<-x%", "not a number"},
+		{"", "empty"},
+	} {
+		_, err := ParseGate(bad.spec)
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("ParseGate(%q) = %v, want an error containing %s", bad.spec, err, bad.want)
+		}
+	}
+}
+
+func TestGateFailsOnlySignificantCrossings(t *testing.T) {
+	old := windows("hydra", "discovery", 8, 1000, 1, 6, 0)
+	slower := windows("hydra", "discovery", 8, 900, 1, 6, 10)  // -10%, significant
+	similar := windows("hydra", "discovery", 8, 980, 1, 6, 20) // -2%, significant but within -5%
+	g, _ := ParseGate("qps<-5%,p99>+20%")
+	v := g.Check(Compare(side("a", old), side("b", slower), Options{}))
+	if len(v.Failed) != 1 || v.Failed[0].Rule != "qps<-5%" {
+		t.Errorf("-10%%: %+v, want qps<-5%% failed (p99 +11%% is within +20%%)", v)
+	}
+	if v := g.Check(Compare(side("a", old), side("b", similar), Options{})); len(v.Failed)+len(v.Undecided) != 0 {
+		t.Errorf("-2%%: %+v, want pass", v)
+	}
+}
+
+func TestFormats(t *testing.T) {
+	old := windows("hydra", "discovery", 8, 1000, 1, 6, 0)
+	new := windows("hydra", "discovery", 8, 700, 1, 6, 10)
+	rows := Compare(side("a", old), side("b", new), Options{})
+	g, _ := ParseGate("qps<-5%")
+	v := g.Check(rows)
+	res := Result{Old: Describe(side("a", old)), New: Describe(side("b", new)), Alpha: 0.05, Rows: rows, Gate: &g, Verdict: &v}
+
+	var md bytes.Buffer
+	if err := Write(&md, res, FormatMarkdown); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| hydra | discovery | c=8 | 1,00", "**-30%** (p=0.002)", "**+43%**", "6+6", "Gate `qps<-5%`: 1 regression", "FAIL hydra discovery c=8"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+
+	var js bytes.Buffer
+	if err := Write(&js, res, FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(js.Bytes(), &obj); err != nil {
+		t.Fatalf("json: %v\n%s", err, js.String())
+	}
+	qps := obj["qps"].(map[string]any)
+	if qps["significant"] != true || qps["delta_pct"].(float64) > -25 || obj["gate"] != "fail" {
+		t.Errorf("json row %v", obj)
+	}
+	if w := obj["old"].(map[string]any)["windows"]; w != 6.0 {
+		t.Errorf("old windows %v, want 6", w)
+	}
+	if _, ok := obj["p99_ms"]; !ok {
+		t.Errorf("json lacks p99_ms: %v", obj)
+	}
+
+	var tsv bytes.Buffer
+	if err := Write(&tsv, res, FormatTSV); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(tsv.String(), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("tsv: %d lines, want header + 1:\n%s", len(lines), tsv.String())
+	}
+	head, row := strings.Split(lines[0], "\t"), strings.Split(lines[1], "\t")
+	if len(head) != len(row) || head[0] != "product" || row[len(row)-2] != "fail" {
+		t.Errorf("tsv header %q row %q", head, row)
+	}
+}
+
+func TestUntestableRowsSayNothingAboutNoise(t *testing.T) {
+	w := windows("hydra", "discovery", 8, 1000, 0, 1, 0)
+	rows := Compare(side("a", w), side("b", w), Options{})
+	var md bytes.Buffer
+	if err := Write(&md, Result{Alpha: 0.05, Rows: rows}, FormatMarkdown); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"~ (too few windows: 0.0%)", "1 of 1 compared rows have too few windows", "1+1"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+}
