@@ -27,6 +27,9 @@
 # 4b. scripts/test-driver-limited.sh: a starved driver is flagged, a 5 ms server is not
 # 4c. scripts/test-target-lost.sh: nginx killed mid-step gives a target_lost step,
 #    refused connects counted apart from requests, an idle driver, a rerun
+# 4e. scripts/test-compare.sh: aggregate compare on real measurements -- a
+#    2 ms server measured twice passes the gate, 2 ms -> 3 ms fails it on qps
+#    (lower) and p50 (higher); results/reference against itself is ~
 # 4d. scripts/test-killrun.sh: kill -9 of a real run's process group mid-step,
 #    then the same command again: nothing of the first run is left (its
 #    processes, ports, temp directories, unfinished writes), a recorded pid
@@ -228,6 +231,8 @@ phase "driver-limited flag: a starved driver is flagged, a 5 ms server is not"
 IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-driver-limited.sh"
 phase "a target killed mid-step: target_lost, refused connects no requests, no spinning, measured again on resume"
 IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-target-lost.sh"
+phase "aggregate compare: the same target twice passes, 2 ms -> 3 ms is flagged with the right sign"
+IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-compare.sh"
 
 phase "the Zitadel adapter's native mode with a stand-in binary"
 # No Zitadel runs here (shared/products/zitadel.md); a stand-in

@@ -164,7 +164,7 @@ func versionChanges(rows []Row) string {
 	var out []string
 	seen := map[string]bool{}
 	for _, row := range rows {
-		if seen[row.Product] || row.Old == nil || row.New == nil {
+		if seen[row.Product] || row.Old == nil || row.New == nil || row.Old.Version+row.New.Version == "" {
 			continue
 		}
 		seen[row.Product] = true
