@@ -48,6 +48,10 @@ build_tools
 bad=0
 for ((i = 1; i <= 2 * PAIRS; i++)); do
 	step "$i" $((2 * PAIRS)) "run $i: scenarios $IDPBENCH_SCENARIOS, ladder $IDPBENCH_LADDER, $REPEATS windows each"
+	if [[ -s "$OUT/runs/run-$i/oidc/meta.json" ]]; then
+		log "run $i: finished before (its meta.json exists), kept"
+		continue
+	fi
 	IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/run-comparison.sh" --quick --only oidc --repeats "$REPEATS" \
 		--run-id "run-$i" >"$OUT/runs/run-$i.log" 2>&1 || { log "run $i failed (log: $OUT/runs/run-$i.log)"; bad=1; }
 done
@@ -61,25 +65,29 @@ aggregate="$(tool aggregate)"
 } >"$OUT/summary.txt"
 for ((i = 1; i <= PAIRS; i++)); do
 	a="$OUT/runs/run-$((2 * i - 1))" b="$OUT/runs/run-$((2 * i))"
-	rc=0
-	"$aggregate" compare --all-steps --format tsv "$a" "$b" >"$OUT/pair-$i.tsv" 2>>"$OUT/summary.txt" || rc=$?
+	for unit in window interval; do
+		rc=0
+		"$aggregate" compare --all-steps --unit "$unit" --format tsv "$a" "$b" >"$OUT/pair-$i.$unit.tsv" 2>>"$OUT/summary.txt" || rc=$?
+		((rc == 0)) || { printf 'pair %d (%s): compare failed (exit %d)\n' "$i" "$unit" "$rc" >>"$OUT/summary.txt"; bad=1; }
+	done
 	"$aggregate" compare --all-steps "$a" "$b" >"$OUT/pair-$i.md" 2>/dev/null || true
-	((rc == 0)) || { printf 'pair %d: compare failed (exit %d)\n' "$i" "$rc" >>"$OUT/summary.txt"; bad=1; }
 done
-# Count, over every pair: compared rows, and per metric the significant ones.
-awk -F '\t' '
-	FNR == 1 { for (c = 1; c <= NF; c++) col[$c] = c; next }
-	$col["status"] == "compared" {
-		rows++
-		for (m in metric) if ($col[metric[m] "_significant"] == "true") sig[metric[m]]++
-		if ($col["qps_significant"] == "true" || $col["p50_significant"] == "true" || $col["p99_significant"] == "true") any++
-		if ($col["qps_significant"] == "true") printf "flagged qps: %s %s c=%s %s%% (p=%s)\n", FILENAME, $col["scenario"], $col["connections"], $col["qps_delta_pct"], $col["qps_p"]
-	}
-	BEGIN { metric[1] = "qps"; metric[2] = "p50"; metric[3] = "p99" }
-	END {
-		printf "\ncompared cells: %d\n", rows
-		for (m = 1; m <= 3; m++) printf "significant %s: %d of %d (%.1f%%)\n", metric[m], sig[metric[m]], rows, rows ? 100 * sig[metric[m]] / rows : 0
-		printf "cells with any metric significant: %d of %d\n", any, rows
-	}' "$OUT"/pair-*.tsv >>"$OUT/summary.txt"
+# Count, over every pair and per sample unit: compared rows, and per metric
+# the significant ones.
+for unit in window interval; do
+	printf '\nsamples: one per %s\n' "$unit"
+	awk -F '\t' '
+		BEGIN { metric[1] = "qps"; metric[2] = "p50"; metric[3] = "p99" }
+		FNR == 1 { for (c = 1; c <= NF; c++) col[$c] = c; next }
+		$col["status"] == "compared" {
+			rows++
+			for (m = 1; m <= 3; m++) if ($col[metric[m] "_significant"] == "true") sig[metric[m]]++
+			if ($col["qps_significant"] == "true") printf "  flagged qps: %s %s c=%s %s%% (p=%s)\n", FILENAME, $col["scenario"], $col["connections"], $col["qps_delta_pct"], $col["qps_p"]
+		}
+		END {
+			printf "  compared cells: %d\n", rows
+			for (m = 1; m <= 3; m++) printf "  significant %s: %d of %d (%.0f%%)\n", metric[m], sig[metric[m]], rows, rows ? 100 * sig[metric[m]] / rows : 0
+		}' "$OUT"/pair-*."$unit".tsv
+done >>"$OUT/summary.txt"
 cat "$OUT/summary.txt"
 exit "$bad"

@@ -26,9 +26,10 @@ Samples: one per measured window. Repeat every ladder step with
 'scripts/ladder.sh --repeats N' (or run-comparison.sh --repeats N, env
 IDPBENCH_REPEATS); at alpha 0.05 a difference can be significant only with
 >= 4 windows per side, and 5-10 give the test power. A step's one-second
-intervals are not samples: they are not independent (tested on them,
-back-to-back windows of one unchanged server differ "significantly" most of
-the time).
+intervals are not samples by default: they are not independent (tested on
+them, back-to-back windows of one unchanged server differ "significantly"
+most of the time; --unit interval shows it, scripts/false-alarms.sh counts
+it).
 
 OLD and NEW are each a run directory (results/ID), a product directory, a
 step file or a JSON-lines stream of steps; "-" reads stdin (one side only).
@@ -63,6 +64,7 @@ type compareConfig struct {
 	alpha    float64
 	allSteps bool
 	failOn   string
+	unit     string
 }
 
 func (c *compareConfig) validate(args []string) (*compare.Gate, error) {
@@ -78,6 +80,12 @@ func (c *compareConfig) validate(args []string) (*compare.Gate, error) {
 	}
 	if !(c.alpha > 0 && c.alpha < 1) || math.IsNaN(c.alpha) {
 		return nil, cli.Usagef("compare: --alpha %g: want a probability between 0 and 1, e.g. 0.05", c.alpha)
+	}
+	if c.unit != compare.UnitWindow && c.unit != compare.UnitInterval {
+		return nil, cli.Usagef("compare: --unit %q: want %s or %s", c.unit, compare.UnitWindow, compare.UnitInterval)
+	}
+	if c.unit == compare.UnitInterval && c.failOn != "" {
+		return nil, cli.Usagef("compare: --unit interval cannot gate (--fail-on): its samples are not independent")
 	}
 	if c.failOn == "" {
 		return nil, nil
@@ -95,6 +103,7 @@ func runCompare(ctx context.Context, args []string, e env) error {
 	fs.StringVarP(&c.format, "format", "f", compare.FormatMarkdown, "output `FORMAT`: md (a Markdown table for a pull request), json (one object per row), tsv")
 	fs.Float64Var(&c.alpha, "alpha", compare.DefaultAlpha, "significance level of the two-sided test")
 	fs.BoolVar(&c.allSteps, "all-steps", false, "compare every ladder level both sides have, not only the steady state")
+	fs.StringVar(&c.unit, "unit", compare.UnitWindow, "what one sample is: window, or interval (one-second intervals: not independent, for studying noise only; no --fail-on)")
 	fs.StringVar(&c.failOn, "fail-on", "", "regression gate `SPEC`, e.g. 'qps<-5%,p99>+10%,missing' (exit 1 on a significant crossing)")
 	if err := parse(fs, args, compareUsage, compareExample, e); err != nil {
 		return err
@@ -111,8 +120,8 @@ func runCompare(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	res := compare.Result{Old: compare.Describe(old), New: compare.Describe(new), Alpha: c.alpha, AllSteps: c.allSteps,
-		Rows: compare.Compare(old, new, compare.Options{Alpha: c.alpha, AllSteps: c.allSteps}), Gate: gate}
+	res := compare.Result{Old: compare.Describe(old), New: compare.Describe(new), Alpha: c.alpha, AllSteps: c.allSteps, Unit: c.unit,
+		Rows: compare.Compare(old, new, compare.Options{Alpha: c.alpha, AllSteps: c.allSteps, Unit: c.unit}), Gate: gate}
 	if gate != nil {
 		v := gate.Check(res.Rows)
 		res.Verdict = &v

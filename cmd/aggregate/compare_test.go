@@ -73,6 +73,8 @@ func TestCompareExitCodes(t *testing.T) {
 		{"bad format", []string{"compare", "--format", "xml", base, same}, 2, "", `--format "xml"`},
 		{"missing dir", []string{"compare", base, filepath.Join(tmp, "nope")}, 2, "", "NEW: reading " + filepath.Join(tmp, "nope")},
 		{"help", []string{"compare", "--help"}, 0, "3 undecided", ""},
+		{"bad unit", []string{"compare", "--unit", "second", base, same}, 2, "", `--unit "second"`},
+		{"interval unit cannot gate", []string{"compare", "--unit", "interval", gate, base, same}, 2, "", "cannot gate"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

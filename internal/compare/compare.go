@@ -6,8 +6,9 @@
 // `ladder.sh --repeats N` is one independent measurement. A step's
 // one-second intervals are not used as samples: they are not independent of
 // each other (a window on a busy machine is slow in all its intervals), and
-// a test on them called 62% of back-to-back windows of one unchanged nginx
-// different (see DESIGN.md, "aggregate compare").
+// a test on them called 5 of 8 pairs of back-to-back windows of one
+// unchanged nginx different (UnitInterval keeps that test for studying
+// noise; scripts/false-alarms.sh counts both).
 package compare
 
 import (
@@ -33,7 +34,21 @@ const (
 type Options struct {
 	Alpha    float64 // significance level of the two-sided test; 0 = DefaultAlpha
 	AllSteps bool    // every ladder level both sides have, not only the steady one
+	// Unit is what one sample is: UnitWindow (default) or UnitInterval.
+	Unit string
 }
+
+// Sample units.
+const (
+	// UnitWindow: one sample per measured window (the default).
+	UnitWindow = "window"
+	// UnitInterval: one sample per full interval of every window. The
+	// intervals of one window are not independent (a busy spell of the
+	// machine slows them all), so a test on them calls most differences
+	// between two windows of one unchanged target significant: for
+	// studying noise (scripts/false-alarms.sh), not for verdicts.
+	UnitInterval = "interval"
+)
 
 // DefaultAlpha is the significance level when Options.Alpha is 0.
 const DefaultAlpha = 0.05
@@ -81,6 +96,7 @@ type level struct {
 	connections       int
 	rate              float64
 	windows           []report.StepFile // in time order
+	unit              string            // what a sample is (Options.Unit)
 }
 
 type cellKey struct{ product, scenario string }
@@ -104,7 +120,8 @@ func levelName(c int, rate float64) string {
 // Compare matches the cells of old and new and tests each difference.
 func Compare(old, new Side, opt Options) []Row {
 	alpha := cmp.Or(opt.Alpha, DefaultAlpha)
-	oc, nc := cells(old.Inputs), cells(new.Inputs)
+	unit := cmp.Or(opt.Unit, UnitWindow)
+	oc, nc := cells(old.Inputs, unit), cells(new.Inputs, unit)
 	ona, nna := naReasons(old.Inputs), naReasons(new.Inputs)
 	seen := map[cellKey]bool{}
 	var keys []cellKey
@@ -195,7 +212,7 @@ func scenarioIndex(name string) int {
 
 // cells groups the ladder steps of one side by product and scenario, and
 // each cell's steps into levels (connections, rate) in ladder order.
-func cells(in *report.Inputs) map[cellKey][]*level {
+func cells(in *report.Inputs, unit string) map[cellKey][]*level {
 	byLevel := map[levelKey]*level{}
 	out := map[cellKey][]*level{}
 	for _, sf := range in.Steps {
@@ -206,7 +223,7 @@ func cells(in *report.Inputs) map[cellKey][]*level {
 		k := levelKey{cellKey{report.StepProduct(sf), s.Scenario}, s.Connections, s.RateRPS}
 		l := byLevel[k]
 		if l == nil {
-			l = &level{product: k.product, scenario: k.scenario, connections: k.connections, rate: k.rate}
+			l = &level{product: k.product, scenario: k.scenario, connections: k.connections, rate: k.rate, unit: unit}
 			byLevel[k] = l
 			out[k.cellKey] = append(out[k.cellKey], l)
 		}
@@ -436,12 +453,33 @@ func figures(l *level) *Figures {
 		if s.ProductVersion != "" && !slices.Contains(versions, s.ProductVersion) {
 			versions = append(versions, s.ProductVersion)
 		}
+		if l.unit == UnitInterval {
+			qps, p50, p99 = appendIntervals(s, qps, p50, p99)
+			continue
+		}
 		lat := latency(s)
 		qps, p50, p99 = append(qps, s.QPS), append(p50, lat.P50), append(p99, lat.P99)
 	}
 	f.Version = strings.Join(versions, ", ")
 	f.QPS, f.P50MS, f.P99MS = summarise(qps), summarise(p50), summarise(p99)
 	return f
+}
+
+// appendIntervals appends the figures of every full interval of s (a last
+// interval shorter than interval_s is left out: its rate is of fewer
+// seconds), in the step's latency model.
+func appendIntervals(s *schema.Step, qps, p50, p99 []float64) ([]float64, []float64, []float64) {
+	for _, iv := range s.Intervals {
+		if s.IntervalS > 0 && iv.LengthS > 0 && iv.LengthS < 0.99*s.IntervalS {
+			continue
+		}
+		lo, hi := iv.P50MS, iv.P99MS
+		if s.CorrectedLatencyMS != nil {
+			lo, hi = iv.CorrectedP50MS, iv.CorrectedP99MS
+		}
+		qps, p50, p99 = append(qps, iv.QPS), append(p50, lo), append(p99, hi)
+	}
+	return qps, p50, p99
 }
 
 // latency is the figure of the step's latency model: in rate mode the

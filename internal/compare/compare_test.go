@@ -310,3 +310,24 @@ func TestUntestableRowsSayNothingAboutNoise(t *testing.T) {
 		}
 	}
 }
+
+func TestIntervalUnitCountsFullIntervals(t *testing.T) {
+	old := windows("hydra", "discovery", 8, 1000, 1, 2, 0)
+	new := windows("hydra", "discovery", 8, 1000, 1, 2, 10)
+	for _, w := range append(old, new...) {
+		w.Step.IntervalS = 1
+		for i := range 3 {
+			w.Step.Intervals = append(w.Step.Intervals, schema.Interval{TS: float64(i), LengthS: 1, QPS: w.Step.QPS + float64(i), P50MS: 1, P99MS: 2})
+		}
+		// A last, short interval is left out.
+		w.Step.Intervals = append(w.Step.Intervals, schema.Interval{TS: 3, LengthS: 0.2, QPS: 1})
+	}
+	row := only(t, Compare(side("a", old), side("b", new), Options{Unit: UnitInterval}))
+	if row.Old.Windows() != 6 || row.New.Windows() != 6 || !row.QPS.Testable {
+		t.Errorf("interval unit: %d+%d samples (testable %v), want 6+6", row.Old.Windows(), row.New.Windows(), row.QPS.Testable)
+	}
+	row = only(t, Compare(side("a", old), side("b", new), Options{}))
+	if row.Old.Windows() != 2 || row.QPS.Testable {
+		t.Errorf("window unit: %d windows (testable %v), want 2, untestable", row.Old.Windows(), row.QPS.Testable)
+	}
+}

@@ -28,6 +28,7 @@ type Result struct {
 	Old, New SideInfo
 	Alpha    float64
 	AllSteps bool
+	Unit     string // Options.Unit
 	Rows     []Row
 	Gate     *Gate    // nil without --fail-on
 	Verdict  *Verdict // set with Gate
@@ -90,10 +91,13 @@ func writeMarkdown(w io.Writer, r Result) error {
 	var b strings.Builder
 	b.WriteString("## idpbench compare\n\n")
 	fmt.Fprintf(&b, "- OLD: %s\n- NEW: %s\n", r.Old, r.New)
-	fmt.Fprintf(&b, "- %s; one sample per measured window (repeated windows: `--repeats N`). "+
+	if r.Unit == UnitInterval {
+		b.WriteString("- **Samples are one-second intervals (`--unit interval`): they are not independent, and this test calls most differences between two windows of one unchanged target significant. For studying noise, not for verdicts.**\n")
+	}
+	fmt.Fprintf(&b, "- %s; %s. "+
 		"`~`: no significant difference at alpha %g. Figures: median ±%g%% confidence interval of the median (∞: fewer than %d windows). "+
 		"A difference can be significant only with >= %d windows per side. qps: requests/s (iterations/s in iteration scenarios); p50, p99 in ms.\n",
-		steadyWhat(r.AllSteps), r.Alpha, 100*Confidence, minCIWindows(), MinWindows(r.Alpha))
+		steadyWhat(r.AllSteps), sampleWhat(r.Unit), r.Alpha, 100*Confidence, minCIWindows(), MinWindows(r.Alpha))
 	if n, total := untestable(r.Rows); n > 0 {
 		fmt.Fprintf(&b, "- **%d of %d compared rows have too few windows to test a difference** (fewer than %d per side): their `~` says nothing about noise. Measure again with `--repeats 5`.\n",
 			n, total, MinWindows(r.Alpha))
@@ -147,6 +151,13 @@ func untestable(rows []Row) (n, compared int) {
 		}
 	}
 	return n, compared
+}
+
+func sampleWhat(unit string) string {
+	if unit == UnitInterval {
+		return "one sample per full interval of every window"
+	}
+	return "one sample per measured window (repeated windows: `--repeats N`)"
 }
 
 // minCIWindows is the number of windows a median's confidence interval needs.
