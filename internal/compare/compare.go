@@ -302,8 +302,8 @@ func steadyRow(k cellKey, old, new []*level, alpha float64) Row {
 		row.Status, row.Reason = StatusOldOnly, "no steady state in NEW: "+nwhy
 		return row
 	case nl == nil:
-		row.Old = figures(ol)
-		row.Status, row.Reason = StatusOldOnly, fmt.Sprintf("NEW has no step at %s (its steady state: %s)",
+		row.Old, row.New = figures(ol), figures(new[ni])
+		row.Status, row.Reason = StatusNotComparable, fmt.Sprintf("different connection counts: NEW has no step at OLD's steady %s (its steady state: %s)",
 			levelName(ol.connections, ol.rate), levelName(new[ni].connections, new[ni].rate))
 		return row
 	}

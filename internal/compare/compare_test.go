@@ -331,3 +331,16 @@ func TestIntervalUnitCountsFullIntervals(t *testing.T) {
 		t.Errorf("window unit: %d windows (testable %v), want 2, untestable", row.Old.Windows(), row.QPS.Testable)
 	}
 }
+
+func TestOtherConnectionCountIsNotComparable(t *testing.T) {
+	old := side("a", windows("hydra", "discovery", 8, 900, 1, 4, 0))
+	new := side("b", windows("hydra", "discovery", 32, 1200, 1, 4, 10))
+	row := only(t, Compare(old, new, Options{}))
+	if row.Status != StatusNotComparable || !strings.Contains(row.Reason, "c=8") || !strings.Contains(row.Reason, "c=32") {
+		t.Errorf("row %+v: want not comparable, naming both connection counts", row)
+	}
+	all := Compare(old, new, Options{AllSteps: true})
+	if len(all) != 2 || all[0].Status != StatusOldOnly || all[1].Status != StatusNewOnly {
+		t.Errorf("all steps: %+v: want c=8 OLD only, c=32 NEW only", all)
+	}
+}
