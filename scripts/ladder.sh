@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # ladder.sh: the connection ladder of one scenario on one running product.
 #
-#   scripts/ladder.sh PRODUCT SCENARIO [--quick] [--repeats N] [--run-dir DIR]
-#                     [--state-dir DIR] [--step-offset K --step-total T]
+#   scripts/ladder.sh PRODUCT SCENARIO [--quick] [--repeats N [--round K]]
+#                     [--run-dir DIR] [--state-dir DIR] [--step-offset K --step-total T]
 #
 # Runs one loadstep per connection count (2 4 8 16 32 64 128; --quick: 2 8 32),
 # warmup 5 s + measured 10 s (--quick: 1 s + 3 s), each into
 # RUN_DIR/PRODUCT/SCENARIO-c<N>.json with --label phase=ladder. --repeats N
-# (env IDPBENCH_REPEATS, default 1) measures every step N times, back to
-# back, each with its own warmup: the repeated windows are what
-# `aggregate compare` tests a difference on (one sample per window; a test
-# at alpha 0.05 needs >= 4). Repeat k >= 2 goes into SCENARIO-c<N>-r<k>.json;
-# with N > 1 every window has the label repeat=<k>. A step whose
+# (env IDPBENCH_REPEATS, default 1) measures every step N times, each with
+# its own warmup: the repeated windows are what `aggregate compare` tests a
+# difference on (one sample per window; a test at alpha 0.05 needs >= 4).
+# Repeat k >= 2 goes into SCENARIO-c<N>-r<k>.json; with N > 1 every window
+# has the label repeat=<k>. Alone, ladder.sh measures the N windows of a
+# step back to back; with --round K (env IDPBENCH_ROUND) it measures only
+# repeat K of every step, and run-comparison.sh runs round 1 of every
+# scenario, then round 2, ... so that the windows of one step are spread
+# over the run (back-to-back windows share a busy spell of the machine and
+# understate the noise between runs). A step whose
 # file exists with status complete is skipped, so an interrupted run resumes;
 # any other step (target_lost, interrupted, error) is measured again.
 # The product's health (scripts/products/PRODUCT health: its process runs and
@@ -87,6 +92,19 @@ check_health() {
 	exit 4
 }
 
+# sizing_step PREV DIR SCENARIO C R prints the step a consumed pool is sized
+# from: the previous window of the ladder, or in a later round (PREV empty)
+# the same step's window of the round before, in DIR.
+sizing_step() {
+	local prev="$1" dir="$2" scenario="$3" c="$4" r="$5" before
+	if [[ -z "$prev" ]] && ((r > 1)); then
+		before="$dir/$scenario-c$c.json"
+		((r == 2)) || before="$dir/$scenario-c$c-r$((r - 1)).json"
+		[[ -s "$before" ]] && prev="$before"
+	fi
+	printf '%s\n' "$prev"
+}
+
 # file_age_s FILE prints seconds since FILE was modified.
 file_age_s() {
 	echo $((EPOCHSECONDS - $(stat -c %Y "$1")))
@@ -131,10 +149,14 @@ run_ladder() {
 	read -r -a steps <<<"$ladder"
 	mkdir -p "$run_dir/$product" "$state/pools"
 
-	local repeats="${IDPBENCH_REPEATS:-1}" windows=() r
+	local repeats="${IDPBENCH_REPEATS:-1}" round="${IDPBENCH_ROUND:-}" windows=() r
 	[[ "$repeats" =~ ^[1-9][0-9]*$ ]] || die "IDPBENCH_REPEATS (--repeats) $repeats: want a whole number >= 1"
+	[[ -z "$round" ]] || { [[ "$round" =~ ^[1-9][0-9]*$ ]] && ((round <= repeats)); } ||
+		die "IDPBENCH_ROUND (--round) $round: want a whole number from 1 to the repeats ($repeats)"
 	for c in "${steps[@]}"; do
-		for ((r = 1; r <= repeats; r++)); do windows+=("$c:$r"); done
+		for ((r = 1; r <= repeats; r++)); do
+			[[ -z "$round" || "$r" == "$round" ]] && windows+=("$c:$r")
+		done
 	done
 	[[ -n "$total" ]] || total="${#windows[@]}"
 
@@ -158,7 +180,7 @@ run_ladder() {
 		step $((offset + n)) "$total" "$product $scenario $name (${warmup}s + ${duration}s; this ladder ends in >= ${eta}s)"
 		local poolargs=()
 		if [[ -n "$mode" ]]; then
-			pool="$(step_pool "$adapter" "$state" "$scenario" "$mode" "$c" "$prev" "$warmup" "$duration")"
+			pool="$(step_pool "$adapter" "$state" "$scenario" "$mode" "$c" "$(sizing_step "$prev" "$run_dir/$product" "$scenario" "$c" "$r")" "$warmup" "$duration")"
 			poolargs=(--pool "$pool")
 		fi
 		rc=0

@@ -12,8 +12,10 @@
 #   --run-id ID  results/ID (default: "quick", or "full-YYYYMMDD" for the full
 #                profile), so a rerun resumes: complete steps are skipped
 #   --repeats N  measure every ladder step N times (env IDPBENCH_REPEATS,
-#                default 1): the repeated windows `aggregate compare` needs
-#                to test a difference between two runs (>= 4; 5 is a good start)
+#                default 1) in N rounds: every scenario's ladder once, then
+#                again, so that a step's windows are spread over the run; the
+#                repeated windows `aggregate compare` needs to test a
+#                difference between two runs (>= 4; 5 is a good start)
 #
 # For each product, in series: install (cached); up, the first start on a
 # fresh database (one shared throwaway PostgreSQL with identical settings for
@@ -179,18 +181,23 @@ run_product() {
 	phase_step "$p setup"
 	"$a" setup "$state" || { product_failed "$p" "$state" "$start" "setup failed (provisioning through the admin API)"; return 1; }
 	start_sampler "$p" "$state"
-	for s in "${SCENARIOS[@]}"; do
-		phase_step "$p ladder $s"
-		rc=0
-		"$IDPBENCH_ROOT/scripts/ladder.sh" "$p" "$s" "${QUICK[@]}" --run-dir "$RUN_DIR" --state-dir "$state" \
-			--step-offset "$STEP" --step-total "$STEP_TOTAL" || rc=$?
-		STEP=$((STEP + LADDER_LEN))
-		case "$rc" in
-		0 | 3) ;;
-		4) product_failed "$p" "$state" "$start" "$(cat "$state/lost" 2>/dev/null || echo "stopped answering in the $s ladder")"; return 1 ;;
-		130) exit 130 ;;
-		*) product_failed "$p" "$state" "$start" "failed in the $s ladder (exit $rc)"; return 1 ;;
-		esac
+	local round rounds="${IDPBENCH_REPEATS:-1}" what
+	for ((round = 1; round <= rounds; round++)); do
+		for s in "${SCENARIOS[@]}"; do
+			what="$s"
+			((rounds == 1)) || what="$s (round $round/$rounds)"
+			phase_step "$p ladder $what"
+			rc=0
+			IDPBENCH_ROUND="$round" "$IDPBENCH_ROOT/scripts/ladder.sh" "$p" "$s" "${QUICK[@]}" --run-dir "$RUN_DIR" --state-dir "$state" \
+				--step-offset "$STEP" --step-total "$STEP_TOTAL" || rc=$?
+			STEP=$((STEP + LADDER_STEPS))
+			case "$rc" in
+			0 | 3) ;;
+			4) product_failed "$p" "$state" "$start" "$(cat "$state/lost" 2>/dev/null || echo "stopped answering in the $what ladder")"; return 1 ;;
+			130) exit 130 ;;
+			*) product_failed "$p" "$state" "$start" "failed in the $what ladder (exit $rc)"; return 1 ;;
+			esac
+		done
 	done
 	phase_step "$p gcjitter"
 	rc=0
@@ -363,6 +370,9 @@ main() {
 	fi
 	[[ "$run_id" =~ ^[A-Za-z0-9._-]+$ ]] || { log "bad run id: $run_id"; usage; }
 	[[ "${IDPBENCH_REPEATS:-1}" =~ ^[1-9][0-9]*$ ]] || { log "--repeats (IDPBENCH_REPEATS) ${IDPBENCH_REPEATS}: want a whole number >= 1"; usage; }
+	# A ladder call measures one round (LADDER_STEPS windows); every step is
+	# measured IDPBENCH_REPEATS times.
+	LADDER_STEPS="$LADDER_LEN"
 	LADDER_LEN=$((LADDER_LEN * ${IDPBENCH_REPEATS:-1}))
 	# Only the cluster this session starts is ever stopped (pg_down in cleanup).
 	unset IDPBENCH_PG_DIR

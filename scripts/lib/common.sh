@@ -468,7 +468,7 @@ clean_run_state() {
 
 # parse_run_args NPOS TOTAL ARGS... parses the flags the run scripts share:
 # --quick, --run-dir (default $RUN_DIR), --state-dir (default $STATE_DIR),
-# --repeats (exported as IDPBENCH_REPEATS),
+# --repeats and --round (exported as IDPBENCH_REPEATS, IDPBENCH_ROUND),
 # --step-offset, --step-total (default TOTAL) into RUN_QUICK, RUN_DIR,
 # STATE_DIR, STEP_OFFSET and STEP_TOTAL, and exactly NPOS positional
 # arguments into RUN_ARGS. Anything else calls the script's usage.
@@ -484,6 +484,7 @@ parse_run_args() {
 		--step-offset) STEP_OFFSET="$2" && shift ;;
 		--step-total) STEP_TOTAL="$2" && shift ;;
 		--repeats) export IDPBENCH_REPEATS="$2" && shift ;;
+		--round) export IDPBENCH_ROUND="$2" && shift ;;
 		-h | --help) usage ;;
 		-*) log "unknown flag $1" && usage ;;
 		*) RUN_ARGS+=("$1") ;;
