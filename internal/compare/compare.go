@@ -311,9 +311,6 @@ func steadyRow(k cellKey, old, new []*level, alpha float64) Row {
 	if nl != new[ni] {
 		row.Notes = append(row.Notes, fmt.Sprintf("NEW's steady state is at %s", levelName(new[ni].connections, new[ni].rate)))
 	}
-	if !qualifiesAll(nl) {
-		row.Notes = append(row.Notes, "NEW's windows at this level do not all qualify as steady (errors, failed connects or driver-limited)")
-	}
 	return row
 }
 
@@ -371,20 +368,39 @@ func findLevel(ls []*level, c int, rate float64) *level {
 	return nil
 }
 
-func qualifiesAll(l *level) bool {
-	for _, w := range l.windows {
-		if !report.Qualifies(w.Step) {
-			return false
+// unqualified says why a level's windows do not all measure a steady
+// state -- its figures count failed requests, part of a window, or the
+// driver's limit -- naming the first such window; "" when they all do.
+func unqualified(l *level, side string) string {
+	for i, w := range l.windows {
+		s := w.Step
+		var why string
+		switch {
+		case report.Qualifies(s):
+			continue
+		case s.Status != schema.StatusComplete:
+			why = "status " + s.Status
+		case s.ErrorRate >= schema.SteadyMaxErrorRate:
+			why = fmt.Sprintf("error rate %.2g%% (a steady state has below %g%%)", 100*s.ErrorRate, 100*schema.SteadyMaxErrorRate)
+		case s.ConnectErrors.Total() > 0:
+			why = fmt.Sprintf("%d failed connection attempts", s.ConnectErrors.Total())
+		default:
+			why = "driver-limited"
 		}
+		return fmt.Sprintf("%s window %d of %d at %s: %s", side, i+1, len(l.windows), levelName(l.connections, l.rate), why)
 	}
-	return true
+	return ""
 }
 
 // compareLevels tests one level measured on both sides, unless the two
 // measured different work.
 func compareLevels(row Row, ol, nl *level, alpha float64) Row {
 	row.Old, row.New = figures(ol), figures(nl)
-	if why := notComparable(ol, nl, row.Old, row.New); why != "" {
+	why := notComparable(ol, nl, row.Old, row.New)
+	if why == "" {
+		why = cmp.Or(unqualified(ol, "OLD"), unqualified(nl, "NEW"))
+	}
+	if why != "" {
 		row.Status, row.Reason = StatusNotComparable, why
 		return row
 	}

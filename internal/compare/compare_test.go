@@ -344,3 +344,22 @@ func TestOtherConnectionCountIsNotComparable(t *testing.T) {
 		t.Errorf("all steps: %+v: want c=8 OLD only, c=32 NEW only", all)
 	}
 }
+
+func TestWindowsWithErrorsAreNotComparable(t *testing.T) {
+	old := side("a", windows("hydra", "discovery", 2, 500, 1, 4, 0), windows("hydra", "discovery", 8, 900, 1, 4, 10))
+	newWins := windows("hydra", "discovery", 8, 2000, 1, 4, 30) // fast 500s
+	for _, w := range newWins {
+		w.Step.Errors.Non2xx, w.Step.OK = w.Step.Requests/2, w.Step.Requests-w.Step.Requests/2
+		w.Step.ErrorRate = 0.5
+	}
+	new := side("b", windows("hydra", "discovery", 2, 500, 1, 4, 20), newWins)
+	row := only(t, Compare(old, new, Options{}))
+	// NEW's steady state is c=2; at OLD's c=8 NEW failed half its requests.
+	if row.Status != StatusNotComparable || !strings.Contains(row.Reason, "NEW window 1 of 4 at c=8: error rate 50%") {
+		t.Errorf("row %+v: want not comparable, naming NEW's error rate", row)
+	}
+	g, _ := ParseGate("qps<-5%,missing")
+	if v := g.Check([]Row{row}); len(v.Failed) != 1 {
+		t.Errorf("gate %+v: want the row failed as missing", v)
+	}
+}
