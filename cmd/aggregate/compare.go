@@ -20,12 +20,15 @@ throughput (qps) and latency (p50, p99) -- each the median over the measured
 windows, with its 95% confidence interval -- the change in percent, and the
 p-value of a two-sided Mann-Whitney U test (benchstat's test, from
 golang.org/x/perf/benchmath). "~" replaces a change that is not significant
-at --alpha; "?" marks one that cannot be tested: too few windows.
+at --alpha; "~ (too few windows: ...)" marks one that cannot be tested.
 
 Samples: one per measured window. Repeat every ladder step with
-'scripts/ladder.sh --repeats N' (or run-comparison.sh --repeats N, env
-IDPBENCH_REPEATS); at alpha 0.05 a difference can be significant only with
->= 4 windows per side, and 5-10 give the test power. A step's one-second
+'scripts/run-comparison.sh --repeats N' (env IDPBENCH_REPEATS), which
+measures N rounds of every scenario's ladder, so that a step's windows are
+spread over the run; at alpha 0.05 a difference can be significant only
+with >= 4 windows per side, and 5-10 give the test power (measured: 1 of 20
+unchanged cells flagged on qps with 5 spread windows, 6 of 20 with the same
+windows back to back; results/false-alarms). A step's one-second
 intervals are not samples by default: they are not independent (tested on
 them, back-to-back windows of one unchanged server differ "significantly"
 most of the time; --unit interval shows it, scripts/false-alarms.sh counts
@@ -35,9 +38,11 @@ OLD and NEW are each a run directory (results/ID), a product directory, a
 step file or a JSON-lines stream of steps; "-" reads stdin (one side only).
 By default each cell is compared at OLD's steady-state level (the report's
 rule), matched in NEW by connections and rate; --all-steps compares every
-ladder level both have. Cells on one side only are listed, never dropped;
-cells whose success rule, count unit or latency model differ are listed as
-not comparable.
+ladder level both have. Cells on one side only are listed, never dropped.
+Listed as not comparable, with the reason: another success rule, count
+unit or latency model; no step in NEW at OLD's steady connection count;
+windows on either side that are not a steady state (errors, an
+interrupted window, failed connects, a driver-limited step).
 
 --fail-on SPEC is a regression gate: comma-separated rules METRIC<-N% or
 METRIC>+N% (METRIC: qps, p50, p99) and the word missing. A rule fails when a
