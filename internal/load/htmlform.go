@@ -33,7 +33,7 @@ func parseLoginForm(page []byte, base *url.URL) *loginForm {
 		if err != nil {
 			return nil
 		}
-		end := bytes.Index(bytes.ToLower(rest), []byte("</form"))
+		end := bytes.Index(asciiLower(rest), []byte("</form"))
 		if end < 0 {
 			end = len(rest)
 		}
@@ -59,7 +59,7 @@ func hiddenInputs(form []byte) [][2]string {
 // nextTag finds the next <name ...> start tag in b and returns its
 // attributes (names lower-cased, values unescaped) and what follows it.
 func nextTag(b []byte, name string) (map[string]string, []byte, bool) {
-	lower := bytes.ToLower(b)
+	lower := asciiLower(b)
 	open := []byte("<" + name)
 	for from := 0; ; {
 		i := bytes.Index(lower[from:], open)
@@ -74,6 +74,21 @@ func nextTag(b []byte, name string) (map[string]string, []byte, bool) {
 		attrs, end := parseAttrs(b, i)
 		return attrs, b[end:], true
 	}
+}
+
+// asciiLower lower-cases the ASCII letters of b and keeps every other byte,
+// so that an index into the result is an index into b (bytes.ToLower
+// changes the length of invalid UTF-8 and of some runes: a page with them
+// would put the indexes past the end). Tag and attribute names are ASCII.
+func asciiLower(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
 }
 
 // parseAttrs reads attributes from b[i:] up to the closing '>' and returns
