@@ -147,3 +147,26 @@ func cellOf(t *testing.T, r *Report, product, scenario string) Cell {
 	t.Fatalf("no cell %s/%s", product, scenario)
 	return Cell{}
 }
+
+// A chart draws a connection count measured in several windows at its
+// window of median qps, not at the last window.
+func TestRepeatsChartMedianWindow(t *testing.T) {
+	r := Build(repeatInputs(t), Options{})
+	want := map[float64]float64{2: 2000, 8: 4040, 32: 4080, 64: 4300}
+	for _, cf := range r.Charts {
+		if cf.Name != "qps-discovery.svg" {
+			continue
+		}
+		pts := cf.Chart.Series[0].Points()
+		for _, p := range pts {
+			if want[p.X] != p.Y {
+				t.Errorf("c=%g drawn at %g qps, want the median window's %g", p.X, p.Y, want[p.X])
+			}
+		}
+		if len(pts) != len(want) {
+			t.Errorf("%d points, want %d", len(pts), len(want))
+		}
+		return
+	}
+	t.Error("no qps-discovery chart")
+}
