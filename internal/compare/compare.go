@@ -9,6 +9,11 @@
 // a test on them called 5 of 8 pairs of back-to-back windows of one
 // unchanged nginx different (UnitInterval keeps that test for studying
 // noise; scripts/false-alarms.sh counts both).
+//
+// A cell is compared at OLD's steady level, chosen by the report's rule
+// (report.SelectSteadyLevel): of the levels whose every window is a steady
+// state, the fewest connections whose throughput is within noise of the
+// highest median.
 package compare
 
 import (
@@ -240,36 +245,22 @@ func cells(in *report.Inputs, unit string) map[cellKey][]*level {
 	return out
 }
 
-// steady picks a cell's steady level: among the levels whose every window
-// qualifies (report.Qualifies, judged by the scenario's rule), the one with
-// the highest median throughput, the fewer connections on a tie -- the
-// report's rule (report.SelectSteady) with a level's windows taken
-// together. It returns -1 and the report's reason when none qualifies.
+// steady picks a cell's steady level by the report's rule
+// (report.SelectSteadyLevel): of the levels whose every window qualifies,
+// the fewest connections whose throughput is within noise of the highest
+// median. It returns -1 and the report's reason when none qualifies.
 func steady(ls []*level) (int, string) {
 	rule := ""
 	if len(ls) > 0 {
 		rule = schema.ScenarioCheck(ls[0].scenario)
 	}
-	best, bestQPS := -1, 0.0
-	var all []*schema.Step
+	windows := make([][]*schema.Step, len(ls))
 	for i, l := range ls {
-		ok := true
-		var qps []float64
 		for _, w := range l.windows {
-			all = append(all, w.Step)
-			ok = ok && (rule == "" || w.Step.Check == rule) && report.Qualifies(w.Step)
-			qps = append(qps, w.Step.QPS)
-		}
-		med, _ := report.Median(qps)
-		if ok && (best < 0 || med > bestQPS) {
-			best, bestQPS = i, med
+			windows[i] = append(windows[i], w.Step)
 		}
 	}
-	if best >= 0 {
-		return best, ""
-	}
-	_, why := report.SelectSteady(all, rule)
-	return -1, why
+	return report.SelectSteadyLevel(windows, rule)
 }
 
 // steadyRow compares OLD's steady level with the same level of NEW: the

@@ -7,9 +7,11 @@ import (
 )
 
 // CellRow is one scenario x product cell of the main table as data: the
-// steady-state step's figures, or the N/A reason. `aggregate steady` writes
+// steady level's figures, or the N/A reason. `aggregate steady` writes
 // these as JSON lines so scripts can assert on the table without parsing
-// Markdown.
+// Markdown. qps, the percentiles and error_rate are the medians over the
+// level's windows (a single window's own figures); requests, failed, file
+// and by_name are the level's median window's (Cell.Steady).
 type CellRow struct {
 	Product     string  `json:"product"`
 	ID          string  `json:"id"` // S1, S2 ...
@@ -26,6 +28,12 @@ type CellRow struct {
 	Reason      string  `json:"reason,omitempty"`
 	Check       string  `json:"check,omitempty"` // the steady step's success rule (schema.Step.Check)
 	File        string  `json:"file,omitempty"`
+	// A level of several windows (--repeats N): their count, the qps
+	// spread in percent (Spread.Pct) and whether it exceeds UnstablePct.
+	// Absent for a single window.
+	Windows      int     `json:"windows,omitempty"`
+	QPSSpreadPct float64 `json:"qps_spread_pct,omitempty"`
+	Unstable     bool    `json:"unstable,omitempty"`
 	// Iteration scenarios: Unit is "iteration" (qps is iterations/s,
 	// requests, failed and the percentiles are per iteration) and ByName
 	// holds each named request of the steady step.
@@ -47,10 +55,13 @@ func CellRows(r *Report) []CellRow {
 	for _, c := range r.Cells {
 		row := CellRow{Product: c.Product, ID: c.Scenario.ID, Scenario: c.Scenario.Name, Reason: c.NAReason}
 		if st := c.SteadyStep(); st != nil {
-			s := st.Step
-			row.Steady, row.Connections, row.QPS = true, s.Connections, s.QPS
-			row.P50MS, row.P95MS, row.P99MS = s.LatencyMS.P50, s.LatencyMS.P95, s.LatencyMS.P99
-			row.Requests, row.Failed, row.ErrorRate = s.Requests, s.Errors.Total(), s.ErrorRate
+			s, l := st.Step, c.SteadyWindows()
+			row.Steady, row.Connections, row.QPS = true, s.Connections, l.QPS.Median
+			row.P50MS, row.P95MS, row.P99MS = l.P50MS.Median, l.P95MS.Median, l.P99MS.Median
+			row.Requests, row.Failed, row.ErrorRate = s.Requests, s.Errors.Total(), l.ErrorRate.Median
+			if l.Windows() > 1 {
+				row.Windows, row.QPSSpreadPct, row.Unstable = l.Windows(), l.QPS.Pct(), l.Unstable()
+			}
 			row.File, row.Check = st.Path, s.Check
 			row.Unit = s.CountUnit
 			for name, nr := range s.RequestsByName {

@@ -50,26 +50,21 @@ func (r *Report) charts() {
 }
 
 // ladderSeries returns one QPS and one P99 series per product with complete
-// ladder steps of the scenario. A connection count measured twice shows its
-// later step.
+// ladder steps of the scenario. A connection count measured in several
+// windows (or at several rates) shows the window of median QPS of its
+// complete ones.
 func (r *Report) ladderSeries(scenario string, style map[string]int) (qps, p99 []Series) {
 	for _, c := range r.Cells {
 		if c.Scenario.Name != scenario {
 			continue
 		}
-		byC := map[int]LadderStep{}
-		rule := schema.ScenarioCheck(scenario) // a ladder judged by another rule is not drawn beside it
-		for _, ls := range c.Ladder {          // by connections, then start
-			if ls.Step.Status == schema.StatusComplete && judgedBy(ls.Step, rule) {
-				byC[ls.Step.Connections] = ls
-			}
-		}
+		byC := chartSteps(c, schema.ScenarioCheck(scenario))
 		if len(byC) == 0 {
 			continue
 		}
 		var q, p []Point
 		for _, n := range slices.Sorted(maps.Keys(byC)) {
-			s := byC[n].Step
+			s := byC[n]
 			q = append(q, Point{X: float64(n), Y: s.QPS, Hollow: s.Driver.Limited})
 			p = append(p, Point{X: float64(n), Y: s.LatencyMS.P99, Hollow: s.Driver.Limited})
 		}
@@ -77,6 +72,26 @@ func (r *Report) ladderSeries(scenario string, style map[string]int) (qps, p99 [
 		p99 = append(p99, Series{Name: c.Product, Style: style[c.Product], Segments: [][]Point{p}})
 	}
 	return qps, p99
+}
+
+// chartSteps picks per connection count the complete step judged by rule
+// (a ladder judged by another is not drawn beside the others) of median qps.
+func chartSteps(c Cell, rule string) map[int]*schema.Step {
+	var steps []*schema.Step
+	for _, ls := range c.Ladder {
+		steps = append(steps, ls.Step)
+	}
+	byC := map[int][]int{}
+	for i, s := range steps { // by connections, then start
+		if s.Status == schema.StatusComplete && judgedBy(s, rule) {
+			byC[s.Connections] = append(byC[s.Connections], i)
+		}
+	}
+	out := map[int]*schema.Step{}
+	for n, idx := range byC {
+		out[n] = steps[medianWindow(Level{Steps: idx}, steps)]
+	}
+	return out
 }
 
 func ladderChart(sc schema.ScenarioInfo, kind string, series []Series) ChartFile {

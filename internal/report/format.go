@@ -32,6 +32,12 @@ func formatPct(frac float64) string {
 	return s + "%"
 }
 
+// formatSpread renders a spread in percent (Spread.Pct) to one decimal,
+// as UnstablePct is judged: "±4%", "±0.5%", "±10.4%".
+func formatSpread(pct float64) string {
+	return "±" + strings.TrimSuffix(strconv.FormatFloat(pct, 'f', 1, 64), ".0") + "%"
+}
+
 // formatSeconds renders a duration in seconds without trailing zeros.
 func formatSeconds(s float64) string {
 	return strconv.FormatFloat(math.Round(s*1000)/1000, 'f', -1, 64) + " s"

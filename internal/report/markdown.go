@@ -157,17 +157,17 @@ func (m *md) mainTable() {
 			m.printf("| %s | %s | N/A | – | – | – | – | N/A: %s |\n", sc, c.Product, cell(c.NAReason))
 			continue
 		}
-		st := s.Step
-		known := ""
+		st, l := s.Step, c.SteadyWindows()
+		known := levelNote(*l)
 		if len(m.known(c)) > 0 {
-			known = " (the product's known limit, below)"
+			known += " (the product's known limit, below)"
 		}
 		if mixedChecks(m.r.Cells, c.Scenario.Name) {
 			known += fmt.Sprintf("; judged by `%s`, which differs between products: not comparable", st.Check)
 		}
-		m.printf("| %s | %s | %s | %s | %s | %s | %s | c=%d%s |\n", sc, c.Product, rateText(c, st.QPS),
-			FormatMS(st.LatencyMS.P50), FormatMS(st.LatencyMS.P95), FormatMS(st.LatencyMS.P99),
-			formatPct(st.ErrorRate), st.Connections, known)
+		m.printf("| %s | %s | %s | %s | %s | %s | %s | c=%d%s |\n", sc, c.Product, rateText(c, l.QPS.Median)+spreadText(l.QPS),
+			FormatMS(l.P50MS.Median), FormatMS(l.P95MS.Median), FormatMS(l.P99MS.Median),
+			formatPct(l.ErrorRate.Median), st.Connections, known)
 	}
 	m.printf("\n")
 	m.knownLimits()
@@ -175,6 +175,27 @@ func (m *md) mainTable() {
 		m.printf("%s count iterations of several requests: their QPS is iterations/s (iter/s), their\n", strings.Join(ids, " and "))
 		m.printf("latencies and errors are per iteration (see Requests per iteration below).\n\n")
 	}
+}
+
+// spreadText is " ±3.2%" for a figure of several windows, "" for one.
+func spreadText(s Spread) string {
+	if s.N < 2 {
+		return ""
+	}
+	return " " + formatSpread(s.Pct())
+}
+
+// levelNote is ", 5 windows" for a level of several windows, with its
+// instability; "" for one window.
+func levelNote(l Level) string {
+	if l.Windows() < 2 {
+		return ""
+	}
+	note := fmt.Sprintf(", %d windows", l.Windows())
+	if l.Unstable() {
+		note += fmt.Sprintf(", **unstable** (qps spread %.1f%% > %g%%)", l.QPS.Pct(), UnstablePct)
+	}
+	return note
 }
 
 // mixedChecks reports whether the steady steps of a scenario were judged by
@@ -340,9 +361,18 @@ func (m *md) howToRead() {
 	m.printf("  Steps run in rate mode (flagged) measure from each request's intended send time instead.\n")
 	m.printf("- **QPS** is requests (successful and failed) per second of the measured window; the\n")
 	m.printf("  percentiles come from an HdrHistogram of every measured request.\n")
-	m.printf("- **Steady state**: of a product's connection ladder for a scenario, the complete step with\n")
-	m.printf("  the highest QPS among those with an error rate below %s that were not driver-limited.\n", th)
-	m.printf("  The main table shows that step; its ladder below shows all of them.\n")
+	m.printf("- **Steady state**: of a product's connection ladder for a scenario, the level (connection\n")
+	m.printf("  count) whose every window is complete, below %s errors, had every connection attempt\n", th)
+	m.printf("  answered and was not driver-limited, with the highest (median) QPS; with 4 or more windows\n")
+	m.printf("  per level, the fewest connections whose QPS a two-sided Mann-Whitney U test cannot tell\n")
+	m.printf("  from that one at %g. The main table shows that level; its ladder below shows all of them.\n", NoiseAlpha)
+	if repeated(m.r.Cells) {
+		m.printf("- **Repeated windows** (`--repeats N`): a level's figure is the median of its windows, `±` its\n")
+		m.printf("  spread (the farther of the smallest and largest window from the median, in percent), and\n")
+		m.printf("  `N windows` their count; a level whose QPS spread exceeds %g%% is flagged unstable. Memory,\n", UnstablePct)
+		m.printf("  CPU and database figures take the sampler's records of all the steady level's windows; the\n")
+		m.printf("  bottleneck table's QPS and driver CPU are its median window's (the window of median QPS).\n")
+	}
 	m.printf("- **Error rate** = failed requests / requests: non-2xx responses, socket errors, timeouts,\n")
 	m.printf("  responses that failed the scenario's check, and iterations that found a consumed pool empty.\n")
 	m.printf("- **Iterations** (S2l, S4): one iteration is several requests in order, as a k6 script models\n")
@@ -352,6 +382,18 @@ func (m *md) howToRead() {
 	m.printf("- **Driver-limited**: %s, so the step measures the driver as much as the product;\n", driverLimitRule())
 	m.printf("  it is a lower bound, never steady state.\n")
 	m.howToReadResources()
+}
+
+// repeated reports whether any ladder level has several windows.
+func repeated(cells []Cell) bool {
+	for _, c := range cells {
+		for _, l := range c.Levels {
+			if l.Windows() > 1 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (m *md) ladders() {
@@ -367,14 +409,27 @@ func (m *md) ladders() {
 		}
 		m.printf("| Connections | %s | P50 ms | P99 ms | Errors | Flags | File |\n", map[bool]string{false: "QPS", true: "Iter/s"}[c.Iterations()])
 		m.printf("|--:|--:|--:|--:|--:|---|---|\n")
-		for _, ls := range c.Ladder {
-			s := ls.Step
-			m.printf("| %d | %s | %s | %s | %s | %s | %s |\n", s.Connections, FormatQPS(s.QPS),
-				FormatMS(s.LatencyMS.P50), FormatMS(s.LatencyMS.P99), formatPct(s.ErrorRate),
-				cell(strings.Join(ls.Flags, ", ")), m.link(ls.Path))
+		for _, l := range c.Levels {
+			m.printf("| %d | %s | %s | %s | %s | %s | %s |\n", l.Connections, FormatQPS(l.QPS.Median)+spreadText(l.QPS),
+				FormatMS(l.P50MS.Median)+spreadText(l.P50MS), FormatMS(l.P99MS.Median)+spreadText(l.P99MS),
+				formatPct(l.ErrorRate.Median), cell(strings.Join(l.Flags, ", ")), m.levelFiles(c, l))
 		}
 		m.printf("\n")
 	}
+}
+
+// levelFiles links a level's first window and counts the others:
+// "[discovery-c8.json](...) +4 repeats".
+func (m *md) levelFiles(c Cell, l Level) string {
+	out := m.link(c.Ladder[l.Steps[0]].Path)
+	switch n := l.Windows() - 1; n {
+	case 0:
+	case 1:
+		out += " +1 repeat"
+	default:
+		out += fmt.Sprintf(" +%d repeats", n)
+	}
+	return out
 }
 
 // ladderConditions states how the steps of a ladder were measured.

@@ -93,16 +93,57 @@ type Cell struct {
 	Scenario schema.ScenarioInfo
 	Product  string
 	Ladder   []LadderStep // by connections, then start
-	Steady   int          // index into Ladder; -1 when N/A
-	NAReason string       // why there is no steady state
+	Levels   []Level      // the ladder's levels, by connections, then rate
+	// SteadyLevel is the index into Levels of the steady state
+	// (SelectSteadyLevel); -1 when N/A.
+	SteadyLevel int
+	// Steady is the index into Ladder of the steady level's median window:
+	// the window whose qps is the level's median (the lower middle for an
+	// even count), whose figures stand for the level where one step must;
+	// -1 when N/A.
+	Steady   int
+	NAReason string // why there is no steady state
 }
 
-// SteadyStep returns the steady-state step, nil when the cell is N/A.
+// SteadyStep returns the steady level's median window, nil when the cell is N/A.
 func (c Cell) SteadyStep() *LadderStep {
 	if c.Steady < 0 {
 		return nil
 	}
 	return &c.Ladder[c.Steady]
+}
+
+// SteadyWindows returns the steady level, nil when the cell is N/A.
+func (c Cell) SteadyWindows() *Level {
+	if c.SteadyLevel < 0 {
+		return nil
+	}
+	return &c.Levels[c.SteadyLevel]
+}
+
+// UnstablePct is the qps spread (Spread.Pct) above which a level of several
+// windows is flagged unstable: its windows disagree too much for one figure.
+const UnstablePct = 10.0
+
+// Level is one ladder step measured in one or more windows (--repeats N):
+// the steps of a cell at one connection count and rate, and each metric's
+// spread over them.
+type Level struct {
+	Connections int
+	RateRPS     float64 // 0 = closed loop
+	Steps       []int   // indexes into Cell.Ladder, in time order
+	// Per window: qps, the latency percentiles (ms) and the error rate (a fraction).
+	QPS, P50MS, P95MS, P99MS, ErrorRate Spread
+	Flags                               []string // "steady state", "unstable ...", the windows' flags
+}
+
+// Windows is the number of measured windows of the level.
+func (l Level) Windows() int { return len(l.Steps) }
+
+// Unstable reports whether the level has several windows whose qps spread
+// exceeds UnstablePct.
+func (l Level) Unstable() bool {
+	return l.QPS.N >= 2 && l.QPS.Pct() > UnstablePct
 }
 
 // Iterations reports whether the cell counts iterations of several named
@@ -119,7 +160,7 @@ func (c Cell) Iterations() bool {
 // LadderStep is one step of a ladder with the flags a reader needs.
 type LadderStep struct {
 	StepFile
-	Flags []string // "steady state", "driver-limited", "interrupted" ...
+	Flags []string // "driver-limited", "interrupted" ... (the level's flags say "steady state")
 }
 
 // Build computes the report model from loaded inputs.
@@ -315,15 +356,103 @@ func buildCell(sc schema.ScenarioInfo, p Product, files []StepFile) Cell {
 	for i, f := range files {
 		steps[i] = f.Step
 	}
-	c := Cell{Scenario: sc, Product: p.Name}
-	c.Steady, c.NAReason = SelectSteady(steps, schema.ScenarioCheck(sc.Name))
+	c := Cell{Scenario: sc, Product: p.Name, Levels: levels(steps), Steady: -1}
+	c.SteadyLevel, c.NAReason = SelectSteadyLevel(levelSteps(c.Levels, steps), schema.ScenarioCheck(sc.Name))
+	if c.SteadyLevel >= 0 {
+		c.Steady = medianWindow(c.Levels[c.SteadyLevel], steps)
+	}
 	if len(files) == 0 {
 		c.NAReason = naReason(p, sc.Name)
 	}
 	for i, f := range files {
-		c.Ladder = append(c.Ladder, LadderStep{StepFile: f, Flags: stepFlags(steps, i, i == c.Steady)})
+		c.Ladder = append(c.Ladder, LadderStep{StepFile: f, Flags: stepFlags(steps[i])})
+	}
+	for i := range c.Levels {
+		c.Levels[i].Flags = levelFlags(c.Levels[i], c.Ladder, i == c.SteadyLevel)
 	}
 	return c
+}
+
+// levels groups a ladder's steps (by connections, then start) into levels
+// by connections and rate, each with its windows' spread.
+func levels(steps []*schema.Step) []Level {
+	var out []Level
+	for i, s := range steps {
+		j := slices.IndexFunc(out, func(l Level) bool { return l.Connections == s.Connections && l.RateRPS == s.RateRPS })
+		if j < 0 {
+			out = append(out, Level{Connections: s.Connections, RateRPS: s.RateRPS})
+			j = len(out) - 1
+		}
+		out[j].Steps = append(out[j].Steps, i)
+	}
+	slices.SortStableFunc(out, func(a, b Level) int {
+		return cmp.Or(cmp.Compare(a.Connections, b.Connections), cmp.Compare(a.RateRPS, b.RateRPS))
+	})
+	for i := range out {
+		out[i].spreads(steps)
+	}
+	return out
+}
+
+// spreads summarises every metric over the level's windows.
+func (l *Level) spreads(steps []*schema.Step) {
+	var qps, p50, p95, p99, errs []float64
+	for _, i := range l.Steps {
+		s := steps[i]
+		qps, errs = append(qps, s.QPS), append(errs, s.ErrorRate)
+		p50, p95, p99 = append(p50, s.LatencyMS.P50), append(p95, s.LatencyMS.P95), append(p99, s.LatencyMS.P99)
+	}
+	l.QPS, l.P50MS, l.P95MS, l.P99MS, l.ErrorRate = SpreadOf(qps), SpreadOf(p50), SpreadOf(p95), SpreadOf(p99), SpreadOf(errs)
+}
+
+// levelSteps returns each level's windows.
+func levelSteps(ls []Level, steps []*schema.Step) [][]*schema.Step {
+	out := make([][]*schema.Step, len(ls))
+	for i, l := range ls {
+		for _, j := range l.Steps {
+			out[i] = append(out[i], steps[j])
+		}
+	}
+	return out
+}
+
+// medianWindow returns the index into steps of the level's window whose qps
+// is the median: the lower middle for an even count, the earlier window on
+// a tie.
+func medianWindow(l Level, steps []*schema.Step) int {
+	idx := slices.Clone(l.Steps)
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(steps[a].QPS, steps[b].QPS) })
+	return idx[(len(idx)-1)/2]
+}
+
+// levelFlags says what a reader must know about a level: steady state,
+// unstable, then every flag of its windows, with how many windows have it
+// when not all do.
+func levelFlags(l Level, ladder []LadderStep, steady bool) []string {
+	var f []string
+	if steady {
+		f = append(f, "steady state")
+	}
+	if l.Unstable() {
+		f = append(f, fmt.Sprintf("unstable: qps spread %.1f%% > %g%%", l.QPS.Pct(), UnstablePct))
+	}
+	count := map[string]int{}
+	var order []string
+	for _, i := range l.Steps {
+		for _, flag := range ladder[i].Flags {
+			if count[flag] == 0 {
+				order = append(order, flag)
+			}
+			count[flag]++
+		}
+	}
+	for _, flag := range order {
+		if count[flag] < len(l.Steps) {
+			flag += fmt.Sprintf(" (%d of %d windows)", count[flag], len(l.Steps))
+		}
+		f = append(f, flag)
+	}
+	return f
 }
 
 // naReason explains a cell without results: the meta's reason for the
@@ -341,13 +470,9 @@ func naReason(p Product, scenario string) string {
 	return NoResults
 }
 
-// stepFlags says what a reader must know about step i of a ladder.
-func stepFlags(steps []*schema.Step, i int, steady bool) []string {
-	s := steps[i]
+// stepFlags says what a reader must know about a window of a ladder.
+func stepFlags(s *schema.Step) []string {
 	var f []string
-	if steady {
-		f = append(f, "steady state")
-	}
 	switch rule := schema.ScenarioCheck(s.Scenario); {
 	case rule == "" || s.Check == rule:
 	case s.Check == "":
@@ -376,9 +501,6 @@ func stepFlags(steps []*schema.Step, i int, steady bool) []string {
 	}
 	if s.RateRPS > 0 {
 		f = append(f, "rate "+FormatQPS(s.RateRPS)+" req/s")
-	}
-	if i > 0 && steps[i-1].Connections == s.Connections {
-		f = append(f, "repeated c")
 	}
 	return f
 }

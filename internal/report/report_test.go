@@ -227,6 +227,55 @@ func TestSelectSteady(t *testing.T) {
 			if tc.wantInWhy != "" && !strings.Contains(why, tc.wantInWhy) {
 				t.Errorf("why %q, want it to contain %q", why, tc.wantInWhy)
 			}
+			// One window per level: the level rule picks the same step, for the same reason.
+			levels := make([][]*schema.Step, len(tc.steps))
+			for i, s := range tc.steps {
+				levels[i] = []*schema.Step{s}
+			}
+			if li, lwhy := SelectSteadyLevel(levels, schema.CheckSub); li != got || lwhy != why {
+				t.Errorf("SelectSteadyLevel of single windows: %d %q, SelectSteady: %d %q", li, lwhy, got, why)
+			}
+		})
+	}
+}
+
+// windows are one level's steps at c, one per qps.
+func windows(c int, qps ...float64) []*schema.Step {
+	var out []*schema.Step
+	for _, q := range qps {
+		out = append(out, step(c, q, 0, false, schema.StatusComplete))
+	}
+	return out
+}
+
+func TestSelectSteadyLevel(t *testing.T) {
+	limited := windows(64, 3000, 3010, 3020, 3030, 3040)
+	limited[2].Driver.Limited = true
+	tests := []struct {
+		name    string
+		levels  [][]*schema.Step
+		want    int
+		wantWhy string
+	}{
+		{"c=8 within noise of the higher c=32", [][]*schema.Step{windows(2, 900, 910, 920, 930, 940),
+			windows(8, 2000, 2100, 1950, 2050, 2020), windows(32, 2030, 1990, 2080, 2110, 2040)}, 1, ""},
+		{"c=32 significantly higher", [][]*schema.Step{windows(2, 900, 910, 920, 930, 940),
+			windows(8, 2000, 2010, 1990, 2005, 1995), windows(32, 2200, 2210, 2190, 2205, 2195)}, 2, ""},
+		{"fewer than 4 windows: the best only", [][]*schema.Step{windows(8, 2000, 2010, 1990),
+			windows(32, 2030, 1980, 2020)}, 1, ""},
+		{"a level with one bad window never qualifies", [][]*schema.Step{windows(8, 2000, 2010, 1990, 2005, 1995), limited}, 0, ""},
+		{"the median decides, not the best window", [][]*schema.Step{windows(8, 2000, 2010, 1990),
+			windows(32, 1500, 1500, 2500)}, 0, ""},
+		{"none qualifies", [][]*schema.Step{{unreached(step(16, 2500, 0, false, schema.StatusComplete))}}, -1,
+			"every step below 0.01% errors had failed connection attempts (the target was unreachable for part of the window)"},
+		{"some windows qualify alone", [][]*schema.Step{limited}, -1, "no connection count all of whose windows are a steady state (c=64: 4 of 5)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, why := SelectSteadyLevel(tc.levels, schema.CheckSub)
+			if got != tc.want || why != tc.wantWhy {
+				t.Errorf("SelectSteadyLevel = %d %q, want %d %q", got, why, tc.want, tc.wantWhy)
+			}
 		})
 	}
 }

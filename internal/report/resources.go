@@ -64,12 +64,13 @@ type Resources struct {
 	TopNA       string         // why there are none
 }
 
-// StepUsage is what one steady-state step cost: medians of the sampler's
-// records inside its measured window, and the bottleneck verdict.
+// StepUsage is what one steady state cost: medians of the sampler's
+// records inside the measured windows of its level, and the bottleneck
+// verdict. File is the level's median window.
 type StepUsage struct {
 	Scenario    schema.ScenarioInfo
 	File        StepFile
-	Records     int    // sampler records inside the window, all sources
+	Records     int    // sampler records inside the windows, all sources
 	IdPCPU      Figure // percent of one core
 	DBCPU       Figure // percent of one core
 	DBRSS       Figure // MiB
@@ -239,8 +240,9 @@ func buildResources(p Product, cells []Cell, files []SampleFile, known map[strin
 	var steady []Window
 	for _, c := range cells {
 		if st := c.SteadyStep(); st != nil && c.Product == p.Name {
-			steady = append(steady, Window{st.Step.Start, st.Step.End})
-			res.Steps = append(res.Steps, stepUsage(c.Scenario, st.StepFile, samples, res.IdPSource, res.DBSource))
+			ws := steadyWindows(c)
+			steady = append(steady, ws...)
+			res.Steps = append(res.Steps, stepUsage(c.Scenario, st.StepFile, ws, samples, res.IdPSource, res.DBSource))
 		}
 	}
 	res.Windows = len(steady)
@@ -336,10 +338,22 @@ func dbStatsNA(all []schema.Sample) string {
 	return "no postgres samples inside the window"
 }
 
-// stepUsage computes one steady-state step's figures and verdict.
-func stepUsage(sc schema.ScenarioInfo, sf StepFile, samples []schema.Sample, idp, db string) StepUsage {
+// steadyWindows are the measured windows of every step of c's steady level.
+func steadyWindows(c Cell) []Window {
+	var ws []Window
+	for _, i := range c.SteadyWindows().Steps {
+		s := c.Ladder[i].Step
+		ws = append(ws, Window{s.Start, s.End})
+	}
+	return ws
+}
+
+// stepUsage computes one steady level's figures and verdict: the sampler's
+// records inside all its windows ws, the driver's figures of sf (its median
+// window).
+func stepUsage(sc schema.ScenarioInfo, sf StepFile, ws []Window, samples []schema.Sample, idp, db string) StepUsage {
 	s := sf.Step
-	in := SamplesIn(samples, []Window{{s.Start, s.End}})
+	in := SamplesIn(samples, ws)
 	const inWin = " inside the window"
 	u := StepUsage{Scenario: sc, File: sf, Records: len(in)}
 	u.IdPCPU = medianFigure(values(in, idp, nil, cpuPct), cmp.Or(noSource(idp), "no "+idp+" samples"+inWin))

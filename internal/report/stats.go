@@ -62,6 +62,15 @@ type Spread struct {
 	N                int
 }
 
+// Pct is the spread in percent of the median: how far the farther of
+// min and max lies from it (0 for a zero median).
+func (s Spread) Pct() float64 {
+	if s.Median == 0 {
+		return 0
+	}
+	return 100 * math.Max(s.Max/s.Median-1, 1-s.Min/s.Median)
+}
+
 // SpreadOf summarises vs; N is 0 for an empty series.
 func SpreadOf(vs []float64) Spread {
 	med, ok := Median(vs)

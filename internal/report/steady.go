@@ -2,6 +2,9 @@ package report
 
 import (
 	"fmt"
+	"slices"
+
+	"golang.org/x/perf/benchmath"
 
 	"github.com/idpbench/idpbench/internal/schema"
 )
@@ -152,4 +155,107 @@ func statusCounts(steps []*schema.Step) string {
 		out += fmt.Sprintf("%d %s", counts[st], st)
 	}
 	return out
+}
+
+// NoiseAlpha is the significance level at which SelectSteadyLevel tells a
+// level's throughput from the best one's.
+const NoiseAlpha = 0.05
+
+// noiseWindows is the fewest windows per level that give a noise estimate:
+// two-sided Mann-Whitney U needs 4 and 4 to reach a p-value below NoiseAlpha.
+const noiseWindows = 4
+
+// SelectSteadyLevel picks a ladder's steady level: levels are in ladder
+// order (by connections), each the windows measured at one connection count
+// (and rate). A level qualifies when every window was judged by rule and
+// Qualifies; the best is the qualifying level with the highest median qps
+// (the fewer connections on a tie). The steady level is the first
+// qualifying level whose throughput is within noise of the best: a
+// two-sided Mann-Whitney U test finds no difference at NoiseAlpha. Levels
+// of fewer than 4 windows have no noise estimate, so only the best itself
+// is (single-window ladders: SelectSteady's pick). It returns the index
+// into levels, or -1 and SelectSteady's reason when no level qualifies.
+func SelectSteadyLevel(levels [][]*schema.Step, rule string) (int, string) {
+	best := -1
+	var ok []int
+	for i, ws := range levels {
+		if !levelQualifies(ws, rule) {
+			continue
+		}
+		ok = append(ok, i)
+		if best < 0 || medianQPS(ws) > medianQPS(levels[best]) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return -1, noSteadyLevelReason(levels, rule)
+	}
+	for _, i := range ok {
+		if i == best || withinNoise(levels[i], levels[best]) {
+			return i, ""
+		}
+	}
+	return best, ""
+}
+
+// noSteadyLevelReason explains a ladder without a qualifying level:
+// SelectSteady's reason, or, when some windows qualify on their own, the
+// first level with such windows and how many of them do.
+func noSteadyLevelReason(levels [][]*schema.Step, rule string) string {
+	if _, why := SelectSteady(slices.Concat(levels...), rule); why != "" {
+		return why
+	}
+	for _, ws := range levels {
+		n := 0
+		for _, s := range ws {
+			if judgedBy(s, rule) && Qualifies(s) {
+				n++
+			}
+		}
+		if n > 0 {
+			return fmt.Sprintf("no connection count all of whose windows are a steady state (c=%d: %d of %d)", ws[0].Connections, n, len(ws))
+		}
+	}
+	return "no results"
+}
+
+// levelQualifies: the level has windows, every one judged by rule and a
+// steady state.
+func levelQualifies(ws []*schema.Step, rule string) bool {
+	for _, s := range ws {
+		if !judgedBy(s, rule) || !Qualifies(s) {
+			return false
+		}
+	}
+	return len(ws) > 0
+}
+
+func medianQPS(ws []*schema.Step) float64 {
+	m, _ := Median(qpsOf(ws))
+	return m
+}
+
+func qpsOf(ws []*schema.Step) []float64 {
+	vs := make([]float64, len(ws))
+	for i, s := range ws {
+		vs[i] = s.QPS
+	}
+	return vs
+}
+
+// withinNoise reports whether the throughputs of two levels of at least
+// noiseWindows windows each do not differ significantly (two-sided
+// Mann-Whitney U, benchmath.AssumeNothing as benchstat and aggregate
+// compare use it).
+func withinNoise(a, b []*schema.Step) bool {
+	if len(a) < noiseWindows || len(b) < noiseWindows {
+		return false
+	}
+	th := benchmath.DefaultThresholds
+	th.CompareAlpha = NoiseAlpha
+	c := benchmath.AssumeNothing.Compare(benchmath.NewSample(qpsOf(a), &th), benchmath.NewSample(qpsOf(b), &th))
+	// The p-values are sums of floats: allow their rounding error, as
+	// aggregate compare does.
+	const pTolerance = 1e-9
+	return c.P > NoiseAlpha+pTolerance
 }

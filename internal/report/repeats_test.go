@@ -1,0 +1,172 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+const repeatsGolden = "testdata/REPEATS.golden.md"
+
+// repeatLevel is one ladder level measured in several windows, one per qps.
+type repeatLevel struct {
+	scenario string
+	c        int
+	p50ms    float64
+	qps      []float64
+	limited  int // 1-based window that was driver-limited; 0 = none
+}
+
+// repeatLevels are hydra's ladders measured with --repeats 5:
+// discovery c=32 has a higher median than c=8, but within noise (steady:
+// c=8); client_credentials c=32 is significantly higher (steady: c=32);
+// userinfo's only level has windows 12% apart (unstable).
+func repeatLevels() []repeatLevel {
+	return []repeatLevel{
+		{"discovery", 2, 0.45, []float64{2000, 2010, 1990, 2020, 1980}, 0},
+		{"discovery", 8, 0.6, []float64{4000, 4200, 3900, 4100, 4040}, 0},
+		{"discovery", 32, 1.9, []float64{4060, 3980, 4160, 4220, 4080}, 0},
+		{"discovery", 64, 3.8, []float64{4300, 4310, 4290, 4320, 4280}, 3}, // never steady: one window driver-limited
+		{"client_credentials", 8, 18, []float64{400, 402, 398, 401, 399}, 0},
+		{"client_credentials", 32, 70, []float64{440, 442, 438, 441, 439}, 0},
+		{"userinfo", 4, 1.2, []float64{3000, 3300, 3350, 3400, 3360}, 0},
+	}
+}
+
+// repeatInputs are the steps of repeatLevels, round-major as
+// run-comparison.sh --repeats runs them (every ladder once, then again), and
+// one sampler record in the middle of every window.
+func repeatInputs(t *testing.T) *Inputs {
+	t.Helper()
+	in := &Inputs{}
+	var samples []schema.Sample
+	at := fixtureStart
+	for k := range 5 {
+		for i, l := range repeatLevels() {
+			name := fmt.Sprintf("repeats/hydra/%s-c%d.json", l.scenario, l.c)
+			if k > 0 {
+				name = strings.TrimSuffix(name, ".json") + fmt.Sprintf("-r%d.json", k+1)
+			}
+			sp := stepSpec{file: name, product: "hydra", version: "v2.3.0", scenario: l.scenario, target: hydraURL(l.scenario),
+				c: l.c, qps: l.qps[k], p50ms: l.p50ms, sigma: 0.35, phase: PhaseLadder, start: at, limited: l.limited == k+1}
+			s := synthStep(t, sp, uint64(100*k+i))
+			s.Labels["repeat"] = fmt.Sprint(k + 1)
+			in.Steps = append(in.Steps, StepFile{Path: "testdata/" + name, Step: s})
+			samples = append(samples, schema.Sample{Schema: schema.SampleV1, T: at.Add(5 * time.Second), Source: "process:hydra",
+				RSSBytes: 80 << 20, CPUPct: 50, Threads: 14, Processes: 1})
+			at = at.Add(20 * time.Second)
+		}
+	}
+	in.Samples = []SampleFile{{Path: "testdata/repeats/hydra/sampler.jsonl", Samples: samples}}
+	return in
+}
+
+func TestRepeatsGolden(t *testing.T) {
+	r := Build(repeatInputs(t), Options{ToolVersion: "test"})
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, r, MarkdownOptions{LinkBase: "testdata"}); err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(repeatsGolden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(repeatsGolden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); got != string(want) {
+		t.Errorf("COMPARISON.md differs from %s (rerun with -update after checking):\n%s", repeatsGolden, firstDiff(got, string(want)))
+	}
+}
+
+func TestRepeatsSteadyLevel(t *testing.T) {
+	r := Build(repeatInputs(t), Options{})
+	tests := []struct {
+		scenario string
+		steadyC  int
+		median   float64 // the steady level's median qps
+		unstable bool
+	}{
+		{"discovery", 8, 4040, false},          // c=32's median 4080 is within noise; c=64 has a limited window
+		{"client_credentials", 32, 440, false}, // significantly above c=8
+		{"userinfo", 4, 3350, true},            // 3000 is 10.4% below the median
+	}
+	windows := 0
+	for _, tc := range tests {
+		c := cellOf(t, r, "hydra", tc.scenario)
+		l := c.SteadyWindows()
+		if l == nil {
+			t.Fatalf("%s: no steady level (%s)", tc.scenario, c.NAReason)
+		}
+		windows += l.Windows()
+		if l.Connections != tc.steadyC || l.QPS.Median != tc.median || l.Windows() != 5 || l.Unstable() != tc.unstable {
+			t.Errorf("%s: steady c=%d median %g, %d windows, unstable %v; want c=%d median %g, 5 windows, unstable %v",
+				tc.scenario, l.Connections, l.QPS.Median, l.Windows(), l.Unstable(), tc.steadyC, tc.median, tc.unstable)
+		}
+		if s := c.SteadyStep().Step; s.QPS != tc.median || s.Connections != tc.steadyC {
+			t.Errorf("%s: Cell.Steady is c=%d qps %g, want the median window (c=%d, %g)", tc.scenario, s.Connections, s.QPS, tc.steadyC, tc.median)
+		}
+	}
+	if f := cellOf(t, r, "hydra", "discovery").Levels[3].Flags; !slices.Contains(f, "driver-limited (1 of 5 windows)") {
+		t.Errorf("c=64 flags %q, want the limited window counted", f)
+	}
+	// Resources: every window of the steady levels, one sampler record each.
+	if res := r.Resources[0]; res.Windows != windows || res.InWindows != windows {
+		t.Errorf("resources over %d windows with %d records, want %d and %d", res.Windows, res.InWindows, windows, windows)
+	}
+}
+
+func TestRepeatsCellRows(t *testing.T) {
+	for _, row := range CellRows(Build(repeatInputs(t), Options{})) {
+		if row.Scenario != "userinfo" {
+			continue
+		}
+		if !row.Steady || row.Windows != 5 || row.QPS != 3350 || !row.Unstable || row.QPSSpreadPct < 10.4 || row.QPSSpreadPct > 10.5 {
+			t.Errorf("userinfo row %+v: want 5 windows, qps 3350, unstable with a spread of 10.4%%", row)
+		}
+		return
+	}
+	t.Error("no userinfo row")
+}
+
+func cellOf(t *testing.T, r *Report, product, scenario string) Cell {
+	t.Helper()
+	for _, c := range r.Cells {
+		if c.Product == product && c.Scenario.Name == scenario {
+			return c
+		}
+	}
+	t.Fatalf("no cell %s/%s", product, scenario)
+	return Cell{}
+}
+
+// A chart draws a connection count measured in several windows at its
+// window of median qps, not at the last window.
+func TestRepeatsChartMedianWindow(t *testing.T) {
+	r := Build(repeatInputs(t), Options{})
+	want := map[float64]float64{2: 2000, 8: 4040, 32: 4080, 64: 4300}
+	for _, cf := range r.Charts {
+		if cf.Name != "qps-discovery.svg" {
+			continue
+		}
+		pts := cf.Chart.Series[0].Points()
+		for _, p := range pts {
+			if want[p.X] != p.Y {
+				t.Errorf("c=%g drawn at %g qps, want the median window's %g", p.X, p.Y, want[p.X])
+			}
+		}
+		if len(pts) != len(want) {
+			t.Errorf("%d points, want %d", len(pts), len(want))
+		}
+		return
+	}
+	t.Error("no qps-discovery chart")
+}
