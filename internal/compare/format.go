@@ -416,6 +416,9 @@ var tsvHeader = []string{"product", "scenario", "connections", "rate_rps", "stat
 	"p99_ms_old", "p99_ms_new", "p99_delta_pct", "p99_p", "p99_significant",
 	"gate", "note"}
 
+// tsvSafe keeps a cell on its line and in its column.
+var tsvSafe = strings.NewReplacer("\t", " ", "\n", " ")
+
 func writeTSV(w io.Writer, r Result) error {
 	var b strings.Builder
 	b.WriteString(strings.Join(tsvHeader, "\t") + "\n")
@@ -454,7 +457,7 @@ func writeTSV(w io.Writer, r Result) error {
 		cols = append(cols, diff(row, row.P99)...)
 		cols = append(cols, gateMark(r, row), noteText(row))
 		for i, c := range cols {
-			cols[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(c)
+			cols[i] = tsvSafe.Replace(c)
 		}
 		b.WriteString(strings.Join(cols, "\t") + "\n")
 	}

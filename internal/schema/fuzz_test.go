@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -46,6 +47,35 @@ func reencode(t *testing.T, v any) []byte {
 	return b
 }
 
+// fixedPoint checks that a decoded record v is a fixed point from its first
+// encoding on: the bytes decode (again and a third time) to records that
+// encode to the same bytes and are equal. The first decode is not compared
+// field by field: "labels": {} or "pools": [] decode to empty values that
+// omitempty drops and that decode again as nil, the same record. utc
+// normalises the record's times, which compare by instant ("+00:00" may
+// decode into Local, "Z" into UTC).
+func fixedPoint[T any](t *testing.T, what string, v *T, decode func(io.Reader, string) (*T, error), utc func(*T)) {
+	t.Helper()
+	b := reencode(t, v)
+	v2, err := decode(bytes.NewReader(b), "again.json")
+	if err != nil {
+		t.Fatalf("the re-encoded %s does not decode: %v\n%s", what, err, b)
+	}
+	b2 := reencode(t, v2)
+	if !bytes.Equal(b, b2) {
+		t.Fatalf("the %s's encoding changes on a second round:\n%s\n%s", what, b, b2)
+	}
+	v3, err := decode(bytes.NewReader(b2), "third.json")
+	if err != nil {
+		t.Fatalf("the re-encoded %s does not decode: %v\n%s", what, err, b2)
+	}
+	utc(v2)
+	utc(v3)
+	if !reflect.DeepEqual(v2, v3) {
+		t.Fatalf("the %s changed on a round trip:\n%+v\n%+v", what, v2, v3)
+	}
+}
+
 // FuzzDecodeStep: a step that decodes is valid, and encoding it gives a
 // record that decodes to the same step and encodes to the same bytes.
 func FuzzDecodeStep(f *testing.F) {
@@ -58,27 +88,7 @@ func FuzzDecodeStep(f *testing.F) {
 		if err != nil {
 			return
 		}
-		b := reencode(t, s)
-		s2, err := DecodeStep(bytes.NewReader(b), "again.json")
-		if err != nil {
-			t.Fatalf("the re-encoded step does not decode: %v\n%s", err, b)
-		}
-		b2 := reencode(t, s2)
-		if !bytes.Equal(b, b2) {
-			t.Fatalf("encoding changes on a second round:\n%s\n%s", b, b2)
-		}
-		// The encoded step is a fixed point. (The first decode is not
-		// compared field by field: "labels": {} decodes to an empty map that
-		// omitempty drops and that decodes again as nil, the same record.)
-		s3, err := DecodeStep(bytes.NewReader(b2), "third.json")
-		if err != nil {
-			t.Fatalf("the re-encoded step does not decode: %v\n%s", err, b2)
-		}
-		// Times compare by instant: "+00:00" may decode into Local, "Z" into UTC.
-		s2.Start, s2.End, s3.Start, s3.End = s2.Start.UTC(), s2.End.UTC(), s3.Start.UTC(), s3.End.UTC()
-		if !reflect.DeepEqual(s2, s3) {
-			t.Fatalf("the step changed on a round trip:\n%+v\n%+v", s2, s3)
-		}
+		fixedPoint(t, "step", s, DecodeStep, func(s *Step) { s.Start, s.End = s.Start.UTC(), s.End.UTC() })
 	})
 }
 
@@ -91,25 +101,7 @@ func FuzzDecodeMeta(f *testing.F) {
 	f.Add([]byte(`{"schema":"idpbench.meta/v1","product":"zitadel","status":"na","na_reason":"ZITADEL_BIN is not set and no Docker engine"}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if m, err := DecodeMeta(bytes.NewReader(in), "meta.json"); err == nil {
-			b := reencode(t, m)
-			m2, err := DecodeMeta(bytes.NewReader(b), "again.json")
-			if err != nil {
-				t.Fatalf("the re-encoded meta does not decode: %v\n%s", err, b)
-			}
-			b2 := reencode(t, m2)
-			if !bytes.Equal(b, b2) {
-				t.Fatalf("the meta's encoding changes on a second round:\n%s\n%s", b, b2)
-			}
-			// A fixed point from the first encoding on ("pools": [] decodes
-			// to an empty slice that omitempty drops: nil the second time).
-			m3, err := DecodeMeta(bytes.NewReader(b2), "third.json")
-			if err != nil {
-				t.Fatalf("the re-encoded meta does not decode: %v\n%s", err, b2)
-			}
-			m2.Start, m2.End, m3.Start, m3.End = m2.Start.UTC(), m2.End.UTC(), m3.Start.UTC(), m3.End.UTC()
-			if !reflect.DeepEqual(m2, m3) {
-				t.Fatalf("the meta changed on a round trip:\n%+v\n%+v", m2, m3)
-			}
+			fixedPoint(t, "meta", m, DecodeMeta, func(m *Meta) { m.Start, m.End = m.Start.UTC(), m.End.UTC() })
 		}
 		if c, err := DecodeColdstart(bytes.NewReader(in), "coldstart.json"); err == nil {
 			b := reencode(t, c)
