@@ -28,17 +28,7 @@ case "${1:-}" in
 *) die "unknown argument: $1 (see --help)" ;;
 esac
 
-WORK=""
-PIDFILES=()
-cleanup() {
-	local rc=$? p
-	trap - EXIT INT TERM
-	for p in "${PIDFILES[@]}"; do stop_pid "$p" 5 || rc=1; done
-	[[ -n "$WORK" ]] && rm -rf "$WORK"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+test_scratch
 
 ensure_pkg jq jq
 require_cmd go
@@ -54,8 +44,7 @@ server() {
 	local port pidfile="$WORK/$1.pid"
 	port="$(free_port)"
 	SERVER_URL="http://127.0.0.1:$port/.well-known/openid-configuration"
-	PIDFILES+=("$pidfile")
-	start_bg "$1" "$pidfile" "$WORK/$1.log" "$WORK/slowserver" --addr "127.0.0.1:$port" --delay "$2"
+	test_run_bg "$1" "$WORK/slowserver" --addr "127.0.0.1:$port" --delay "$2"
 	wait_http "$SERVER_URL" 200 20 "$pidfile" || die "the $2 server did not answer (log: $WORK/$1.log)"
 }
 

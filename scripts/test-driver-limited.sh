@@ -42,25 +42,8 @@ while (($# > 0)); do
 done
 
 
-WORK=""
-PIDFILES=()
-cleanup() {
-	local rc=$? p
-	trap - EXIT INT TERM
-	for p in "${PIDFILES[@]}"; do stop_pid "$p" 5 || rc=1; done
-	[[ -n "$WORK" ]] && rm -rf "$WORK"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+test_scratch
 
-# run_bg NAME CMD...: start_bg into $WORK, stopped by cleanup.
-run_bg() {
-	local name="$1"
-	shift
-	PIDFILES+=("$WORK/$name.pid")
-	start_bg "$name" "$WORK/$name.pid" "$WORK/$name.log" "$@"
-}
 
 ensure_pkg nginx nginx-light
 ensure_pkg jq jq
@@ -82,10 +65,10 @@ next "servers: nginx on CPU $SERVER_CPU, a 5 ms server"
 port="$(free_port)"
 write_nginx "$WORK/nginx" "$port"
 NGINX_URL="http://127.0.0.1:$port/.well-known/openid-configuration"
-run_bg nginx taskset -c "$SERVER_CPU" nginx -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" -e "$WORK/nginx/error.log"
+test_run_bg nginx taskset -c "$SERVER_CPU" nginx -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" -e "$WORK/nginx/error.log"
 port="$(free_port)"
 SLOW_URL="http://127.0.0.1:$port/.well-known/openid-configuration"
-run_bg slowserver "$WORK/slowserver" --addr "127.0.0.1:$port" --delay 5ms
+test_run_bg slowserver "$WORK/slowserver" --addr "127.0.0.1:$port" --delay 5ms
 wait_http "$NGINX_URL" 200 20 "$WORK/nginx.pid" || die "nginx did not answer (log: $WORK/nginx/error.log)"
 wait_http "$SLOW_URL" 200 20 "$WORK/slowserver.pid" || die "the 5 ms server did not answer (log: $WORK/slowserver.log)"
 
@@ -111,7 +94,7 @@ check() {
 }
 
 next "a busy loop on CPU $DRIVER_CPU"
-run_bg hog taskset -c "$DRIVER_CPU" bash -c 'while :; do :; done'
+test_run_bg hog taskset -c "$DRIVER_CPU" bash -c 'while :; do :; done'
 for ((r = 1; r <= RUNS; r++)); do
 	next "starved driver: loadstep at nice 19 on CPU $DRIVER_CPU with the busy loop, nginx on CPU $SERVER_CPU, c=64 (run $r/$RUNS)"
 	run_step "$WORK/starved-$r.json" nice -n 19 taskset -c "$DRIVER_CPU" "$LOADSTEP" --url "$NGINX_URL" -c 64
