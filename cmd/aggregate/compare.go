@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/idpbench/idpbench/internal/cli"
@@ -61,6 +62,8 @@ const compareExample = `  scripts/run-comparison.sh --quick --only oidc --repeat
   scripts/run-comparison.sh --quick --only oidc --repeats 5 --run-id pr
   aggregate compare --fail-on 'qps<-5%,p99>+10%' results/base results/pr > compare.md
   aggregate compare --all-steps --format tsv results/base/oidc results/pr/oidc
+  # how well two runs of one revision reproduce each other's reported numbers
+  aggregate compare --agree 5% results/reference results/full-2 > REPRODUCE.md
 `
 
 type compareConfig struct {
@@ -70,6 +73,7 @@ type compareConfig struct {
 	allSteps bool
 	failOn   string
 	unit     string
+	agree    string
 }
 
 func (c *compareConfig) validate(args []string) (*compare.Gate, error) {
@@ -92,6 +96,14 @@ func (c *compareConfig) validate(args []string) (*compare.Gate, error) {
 	if c.unit == compare.UnitInterval && c.failOn != "" {
 		return nil, cli.Usagef("compare: --unit interval cannot gate (--fail-on): its samples are not independent")
 	}
+	if c.agree != "" {
+		if c.allSteps {
+			return nil, cli.Usagef("compare: --agree compares each run's steady cell: not with --all-steps")
+		}
+		if _, err := c.agreeBound(); err != nil {
+			return nil, err
+		}
+	}
 	if c.failOn == "" {
 		return nil, nil
 	}
@@ -102,6 +114,15 @@ func (c *compareConfig) validate(args []string) (*compare.Gate, error) {
 	return &g, nil
 }
 
+// agreeBound parses --agree: "5%" or "5", a percentage above 0.
+func (c *compareConfig) agreeBound() (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSuffix(c.agree, "%"), 64)
+	if err != nil || !(v > 0) || math.IsInf(v, 0) {
+		return 0, cli.Usagef("compare: --agree %q: want a percentage above 0, e.g. 5%%", c.agree)
+	}
+	return v, nil
+}
+
 func runCompare(ctx context.Context, args []string, e env) error {
 	c := compareConfig{}
 	fs := newFlagSet("compare")
@@ -109,6 +130,7 @@ func runCompare(ctx context.Context, args []string, e env) error {
 	fs.Float64Var(&c.alpha, "alpha", compare.DefaultAlpha, "significance level of the two-sided test")
 	fs.BoolVar(&c.allSteps, "all-steps", false, "compare every ladder level both sides have, not only the steady state")
 	fs.StringVar(&c.unit, "unit", compare.UnitWindow, "what one sample is: window, or interval (one-second intervals: not independent, for studying noise only; no --fail-on)")
+	fs.StringVar(&c.agree, "agree", "", "add how many cells' reported steady throughput (each run at its own steady level) agree within `PCT`, e.g. 5%")
 	fs.StringVar(&c.failOn, "fail-on", "", "regression gate `SPEC`, e.g. 'qps<-5%,p99>+10%,missing' (exit 1 on a significant crossing)")
 	if err := parse(fs, args, compareUsage, compareExample, e); err != nil {
 		return err
@@ -127,6 +149,11 @@ func runCompare(ctx context.Context, args []string, e env) error {
 	}
 	res := compare.Result{Old: compare.Describe(old), New: compare.Describe(new), Alpha: c.alpha, AllSteps: c.allSteps, Unit: c.unit,
 		Rows: compare.Compare(old, new, compare.Options{Alpha: c.alpha, AllSteps: c.allSteps, Unit: c.unit}), Gate: gate}
+	if c.agree != "" {
+		bound, _ := c.agreeBound() // validated above
+		a := compare.Agree(res.Rows, bound)
+		res.Agreement = &a
+	}
 	if gate != nil {
 		v := gate.Check(res.Rows)
 		res.Verdict = &v

@@ -74,6 +74,10 @@ func TestCompareExitCodes(t *testing.T) {
 		{"missing dir", []string{"compare", base, filepath.Join(tmp, "nope")}, 2, "", "NEW: reading " + filepath.Join(tmp, "nope")},
 		{"help", []string{"compare", "--help"}, 0, "3 undecided", ""},
 		{"bad unit", []string{"compare", "--unit", "second", base, same}, 2, "", `--unit "second"`},
+		{"agree", []string{"compare", "--agree", "5%", base, slower}, 0, "**0 of 1 cells agree within ±5%**", ""},
+		{"agree same", []string{"compare", "--agree=25", base, slower}, 0, "**1 of 1 cells agree within ±25%**", ""},
+		{"bad agree", []string{"compare", "--agree", "-5%", base, same}, 2, "", `--agree "-5%"`},
+		{"agree needs steady mode", []string{"compare", "--agree", "5%", "--all-steps", base, same}, 2, "", "not with --all-steps"},
 		{"interval unit cannot gate", []string{"compare", "--unit", "interval", gate, base, same}, 2, "", "cannot gate"},
 	}
 	for _, tc := range tests {

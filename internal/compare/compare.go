@@ -74,6 +74,16 @@ type Row struct {
 	Notes             []string // facts a reader needs beside the figures
 	Old, New          *Figures // nil for the side that lacks the cell
 	QPS, P50, P99     Delta    // set when Status is StatusCompared
+	// Reported is what each side's own report shows for the cell (steady
+	// mode only): each side's steady level, which may differ.
+	Reported *Reported
+}
+
+// Reported is each side's own steady cell: the level its report picks and
+// that level's figures; nil Figures where the side has no steady state.
+type Reported struct {
+	Old, New           *Figures
+	OldLevel, NewLevel string // "c=8"; "" without a steady state
 }
 
 // Key names the row: "hydra discovery c=8".
@@ -267,9 +277,23 @@ func steady(ls []*level) (int, string) {
 // same work (connections, rate) measured on both. Where NEW's own steady
 // level differs, a note says so.
 func steadyRow(k cellKey, old, new []*level, alpha float64) Row {
-	row := Row{Product: k.product, Scenario: k.scenario}
 	oi, owhy := steady(old)
 	ni, nwhy := steady(new)
+	row := steadyComparison(k, old, new, oi, ni, owhy, nwhy, alpha)
+	row.Reported = &Reported{}
+	if oi >= 0 {
+		row.Reported.Old, row.Reported.OldLevel = figures(old[oi]), levelName(old[oi].connections, old[oi].rate)
+	}
+	if ni >= 0 {
+		row.Reported.New, row.Reported.NewLevel = figures(new[ni]), levelName(new[ni].connections, new[ni].rate)
+	}
+	return row
+}
+
+// steadyComparison is steadyRow's comparison at OLD's steady level oi (NEW's
+// own: ni; -1 with the reasons owhy, nwhy where a side has none).
+func steadyComparison(k cellKey, old, new []*level, oi, ni int, owhy, nwhy string, alpha float64) Row {
+	row := Row{Product: k.product, Scenario: k.scenario}
 	switch {
 	case len(old) == 0:
 		return onlyRow(row, nil, new, ni, StatusNewOnly, "not in OLD")

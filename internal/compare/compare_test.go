@@ -363,3 +363,49 @@ func TestWindowsWithErrorsAreNotComparable(t *testing.T) {
 		t.Errorf("gate %+v: want the row failed as missing", v)
 	}
 }
+
+func TestAgreeComparesEachRunsOwnSteadyCell(t *testing.T) {
+	// OLD steady at c=8 (900); NEW's steady moved to c=32 (1,200): the
+	// reported numbers differ by 33% although c=8 agrees.
+	old := side("a", windows("kc", "discovery", 2, 500, 1, 4, 0), windows("kc", "discovery", 8, 900, 1, 4, 10),
+		windows("hy", "discovery", 8, 1000, 1, 4, 50))
+	new := side("b", windows("kc", "discovery", 2, 500, 1, 4, 20), windows("kc", "discovery", 8, 900, 1, 4, 30),
+		windows("kc", "discovery", 32, 1200, 1, 4, 40), windows("hy", "discovery", 8, 1030, 1, 4, 60))
+	a := Agree(Compare(old, new, Options{}), 5)
+	if a.Total != 2 || a.Agree != 1 || a.SameLvl != 1 || len(a.Cells) != 2 {
+		t.Fatalf("agreement %+v: want 1 of 2 within 5%%, 1 of 2 at the same level", a)
+	}
+	for _, c := range a.Cells {
+		switch c.Row.Product {
+		case "kc":
+			if c.Within || c.DeltaPct < 30 || c.Row.Reported.NewLevel != "c=32" {
+				t.Errorf("kc: %+v: want +33%% at NEW's own c=32, outside", c)
+			}
+		case "hy":
+			if !c.Within || c.DeltaPct < 2 || c.DeltaPct > 4 {
+				t.Errorf("hy: %+v: want about +3%%, within", c)
+			}
+		}
+	}
+	var b strings.Builder
+	writeAgreement(&b, a)
+	for _, want := range []string{"**1 of 2 cells agree within ±5%** (50%)", "| kc | discovery | c=8 → c=32 |", "**no**"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("agreement section lacks %q:\n%s", want, b.String())
+		}
+	}
+	if all := Agree(Compare(old, new, Options{AllSteps: true}), 5); all.Total != 0 || len(all.Cells) != 0 {
+		t.Errorf("--all-steps rows have no reported cell: %+v", all)
+	}
+}
+
+func TestAgreeListsCellsWithoutSteadyState(t *testing.T) {
+	bad := windows("kc", "discovery", 8, 900, 1, 4, 10)
+	for _, w := range bad {
+		w.Step.ErrorRate, w.Step.Errors.Non2xx = 0.5, w.Step.Requests/2
+	}
+	a := Agree(Compare(side("a", windows("kc", "discovery", 8, 900, 1, 4, 0)), side("b", bad), Options{}), 5)
+	if a.Total != 0 || len(a.Cells) != 1 || a.Cells[0].Why != "no steady state in NEW" {
+		t.Errorf("agreement %+v: want the cell listed as no steady state in NEW, not counted", a)
+	}
+}

@@ -30,8 +30,11 @@ type Result struct {
 	AllSteps bool
 	Unit     string // Options.Unit
 	Rows     []Row
-	Gate     *Gate    // nil without --fail-on
-	Verdict  *Verdict // set with Gate
+	Gate     *Gate // nil without --fail-on
+	// Agreement is set with --agree: each side's reported steady
+	// throughput against a bound.
+	Agreement *Agreement
+	Verdict   *Verdict // set with Gate
 }
 
 // SideInfo describes one input for the header.
@@ -125,6 +128,9 @@ func writeMarkdown(w io.Writer, r Result) error {
 		for _, row := range na {
 			fmt.Fprintf(&b, "- %s %s: %s\n", row.Product, row.Scenario, row.Reason)
 		}
+	}
+	if r.Agreement != nil {
+		writeAgreement(&b, *r.Agreement)
 	}
 	if r.Gate != nil {
 		b.WriteString("\n" + gateText(r))
