@@ -260,7 +260,7 @@ start_failure() {
 # oidc adapter's --match, compose mode's --docker) replaces the process and
 # database arguments; a database password comes from STATE/secrets/pgpass.
 start_sampler() {
-	local p="$1" state="$2" args=() db txt envs=()
+	local p="$1" state="$2" args=() db txt envs=() pin=()
 	[[ -x "$IDPBENCH_BIN/sampler" ]] || { warn "sampler is not built: no memory/CPU samples"; return 0; }
 	txt="$("$(adapter "$p")" sampleargs "$state")" || { warn "$p sampleargs failed: no memory/CPU samples"; return 0; }
 	if [[ -n "$txt" ]]; then
@@ -273,7 +273,10 @@ start_sampler() {
 		fi
 	fi
 	[[ -s "$state/secrets/pgpass" ]] && envs=(env "PGPASSFILE=$state/secrets/pgpass")
-	start_bg sampler "$WORK/pids/sampler.pid" "$WORK/sampler.log" "${envs[@]}" "$(tool sampler)" "${args[@]}" \
+	# The sampler measures: it runs with the load generator, on the driver CPUs
+	# (taskset execs it, so the recorded pid is the sampler's).
+	mapfile -t pin < <(pin_prefix driver)
+	start_bg sampler "$WORK/pids/sampler.pid" "$WORK/sampler.log" "${pin[@]}" "${envs[@]}" "$(tool sampler)" "${args[@]}" \
 		--every 1s --pss-every 2s -o "$RUN_DIR/$p/samples-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
 }
 
