@@ -483,7 +483,9 @@ pin_prefix() {
 }
 
 # pinned driver|server CMD... runs CMD on that role's CPUs (its children
-# inherit them), or as it is when that role is not pinned.
+# inherit them), or as it is when that role is not pinned. CMD is a program
+# (taskset execs it), never a shell function: put pin_prefix's words after
+# a function's own prefix (pg_as USER taskset -c SET CMD).
 pinned() {
 	local pre=()
 	mapfile -t pre < <(pin_prefix "$1")
