@@ -20,7 +20,9 @@
 #
 # Environment: RUN_DIR, STATE_DIR (instead of the flags); IDPBENCH_GCJITTER_S
 # (duration, s), IDPBENCH_GCJITTER_C (connections), IDPBENCH_WARMUP_S,
-# IDPBENCH_REUSE_POOL (pool size, 256); IDPBENCH_BIN holds the built tools.
+# IDPBENCH_REUSE_POOL (pool size, 256); IDPBENCH_BIN holds the built tools;
+# IDPBENCH_DRIVER_CPUS: the CPUs of the loadstep and of the minting (as
+# ladder.sh).
 # Exit codes: 0 ok, 1 failure, 2 usage, 130 interrupted.
 set -o errexit -o nounset -o pipefail
 
@@ -90,7 +92,7 @@ run_gcjitter() {
 	local rc=0 loadstep version
 	loadstep="$(tool loadstep)"
 	version="$("$adapter" version)"
-	"$loadstep" --url "$url" --scenario "$scenario" -c "$c" \
+	pinned driver "$loadstep" --url "$url" --scenario "$scenario" -c "$c" \
 		--warmup "${warmup}s" --duration "${duration}s" --interval 10s --timeout 10s \
 		--product "$product" --product-version "$version" \
 		--label phase=gcjitter --label "profile=$profile" "${labels[@]}" \
@@ -136,7 +138,7 @@ reuse_pool() {
 		log "reusing the ladder's $scenario pool ($pool, ${age}s old)"
 	else
 		log "minting a reuse pool of $size for $scenario"
-		"$adapter" pools "$state" "$scenario" "$size" "$pool" >&2
+		pinned driver "$adapter" pools "$state" "$scenario" "$size" "$pool" >&2
 	fi
 	echo "$pool"
 }

@@ -35,6 +35,10 @@
 #            from the previous step's measured qps
 #   chain    reissued before every step: seeds for each connection's chain
 #
+# Every loadstep and the minting of every pool (the adapter's pools) run on
+# the driver CPUs, IDPBENCH_DRIVER_CPUS, when it is set (run-comparison.sh
+# --driver-cpus; scripts/lib/common.sh pinned).
+#
 # Environment: RUN_DIR, STATE_DIR (instead of the flags); IDPBENCH_LADDER,
 # IDPBENCH_WARMUP_S, IDPBENCH_DURATION_S override the profile; IDPBENCH_BIN
 # holds the built tools (scripts/lib/common.sh build_tools).
@@ -184,7 +188,7 @@ run_ladder() {
 			poolargs=(--pool "$pool")
 		fi
 		rc=0
-		"$loadstep" --url "$url" --scenario "$scenario" -c "$c" \
+		pinned driver "$loadstep" --url "$url" --scenario "$scenario" -c "$c" \
 			--warmup "${warmup}s" --duration "${duration}s" --interval 1s --timeout 10s \
 			--product "$product" --product-version "$version" \
 			--label phase=ladder --label "profile=$profile" "${replabel[@]}" \
@@ -221,7 +225,7 @@ step_pool() {
 		pool="$state/pools/$scenario-c$c.pool"
 	fi
 	log "minting a $mode pool of $size for $scenario c=$c"
-	"$adapter" pools "$state" "$scenario" "$size" "$pool" >&2
+	pinned driver "$adapter" pools "$state" "$scenario" "$size" "$pool" >&2
 	echo "$pool"
 }
 

@@ -2,7 +2,7 @@
 # run-comparison.sh: the whole comparison, one product after the other.
 #
 #   scripts/run-comparison.sh [--quick] [--fresh] [--only P[,P]] [--run-id ID]
-#                             [--repeats N]
+#                             [--repeats N] [--driver-cpus LIST --server-cpus LIST | --no-pin]
 #
 #   --quick      smoke profile: ladder 2 8 32, warmup 1 s, measured 3 s;
 #                GC jitter 60 s instead of 5 minutes
@@ -16,6 +16,18 @@
 #                again, so that a step's windows are spread over the run; the
 #                repeated windows `aggregate compare` needs to test a
 #                difference between two runs (>= 4; 5 is a good start)
+#   --driver-cpus LIST, --server-cpus LIST
+#                pin the load generator (loadstep, pool minting) and the
+#                measurement tools (sampler, coldstart) to the CPUs LIST, and
+#                the product's process tree and PostgreSQL to the other
+#                (taskset -c lists: "3", "0-2", "0,2"; env IDPBENCH_DRIVER_CPUS,
+#                IDPBENCH_SERVER_CPUS); both or neither, disjoint, within the
+#                CPUs this process may use, else exit 2. Default: with >= 4
+#                CPUs about a quarter, the highest-numbered, for the driver and
+#                the rest for the server; fewer: shared (nothing pinned). In
+#                compose mode the containers get the server set as cpuset.
+#                Recorded in each meta.json (placement) and the report
+#   --no-pin     share every CPU even on a big host (env IDPBENCH_PIN=0)
 #
 # For each product, in series: install (cached); up, the first start on a
 # fresh database (one shared throwaway PostgreSQL with identical settings for
@@ -136,7 +148,8 @@ product_meta() {
 		+ (if $start == "" then {} else {start: $start} end)
 		+ (if $reason == "" then {} else {na_reason: $reason} end)
 		| .scenario_na = ($unrun + (.scenario_na // {}))
-		| .notes = ((.notes // []) + ["profile: " + $profile])' <<<"$meta" | write_json "$out"
+		| .notes = ((.notes // []) + ["profile: " + $profile])
+		| .placement = $placement' --argjson placement "$(placement_json)" <<<"$meta" | write_json "$out"
 }
 
 # run_product PRODUCT: the whole life of one product. Returns non-zero when
@@ -260,7 +273,7 @@ start_failure() {
 # oidc adapter's --match, compose mode's --docker) replaces the process and
 # database arguments; a database password comes from STATE/secrets/pgpass.
 start_sampler() {
-	local p="$1" state="$2" args=() db txt envs=()
+	local p="$1" state="$2" args=() db txt envs=() pin=()
 	[[ -x "$IDPBENCH_BIN/sampler" ]] || { warn "sampler is not built: no memory/CPU samples"; return 0; }
 	txt="$("$(adapter "$p")" sampleargs "$state")" || { warn "$p sampleargs failed: no memory/CPU samples"; return 0; }
 	if [[ -n "$txt" ]]; then
@@ -273,7 +286,10 @@ start_sampler() {
 		fi
 	fi
 	[[ -s "$state/secrets/pgpass" ]] && envs=(env "PGPASSFILE=$state/secrets/pgpass")
-	start_bg sampler "$WORK/pids/sampler.pid" "$WORK/sampler.log" "${envs[@]}" "$(tool sampler)" "${args[@]}" \
+	# The sampler measures: it runs with the load generator, on the driver CPUs
+	# (taskset execs it, so the recorded pid is the sampler's).
+	mapfile -t pin < <(pin_prefix driver)
+	start_bg sampler "$WORK/pids/sampler.pid" "$WORK/sampler.log" "${pin[@]}" "${envs[@]}" "$(tool sampler)" "${args[@]}" \
 		--every 1s --pss-every 2s -o "$RUN_DIR/$p/samples-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
 }
 
@@ -352,6 +368,9 @@ main() {
 		--only) only="$2" && shift ;;
 		--run-id) run_id="$2" && shift ;;
 		--repeats) export IDPBENCH_REPEATS="$2" && shift ;;
+		--driver-cpus) export IDPBENCH_DRIVER_CPUS="${2:-}" && shift ;;
+		--server-cpus) export IDPBENCH_SERVER_CPUS="${2:-}" && shift ;;
+		--no-pin) export IDPBENCH_PIN=0 ;;
 		-h | --help) usage ;;
 		*) log "unknown argument $1" && usage ;;
 		esac
@@ -370,6 +389,7 @@ main() {
 	fi
 	[[ "$run_id" =~ ^[A-Za-z0-9._-]+$ ]] || { log "bad run id: $run_id"; usage; }
 	[[ "${IDPBENCH_REPEATS:-1}" =~ ^[1-9][0-9]*$ ]] || { log "--repeats (IDPBENCH_REPEATS) ${IDPBENCH_REPEATS}: want a whole number >= 1"; usage; }
+	placement_init
 	# A ladder call measures one round (LADDER_STEPS windows); every step is
 	# measured IDPBENCH_REPEATS times.
 	LADDER_STEPS="$LADDER_LEN"

@@ -30,6 +30,10 @@
 # 4e. scripts/test-compare.sh: aggregate compare on real measurements -- a
 #    2 ms server measured twice passes the gate, 2 ms -> 3 ms fails it on qps
 #    (lower) and p50 (higher); results/reference against itself is ~
+# 4f. scripts/test-placement.sh: a run pinned apart (--driver-cpus, --server-cpus):
+#    the reference OP's process tree and PostgreSQL on one CPU, loadstep and the
+#    sampler on the other, read from /proc while it runs; the meta's placement;
+#    bad placements exit 2 naming the flag
 # 4d. scripts/test-killrun.sh: kill -9 of a real run's process group mid-step,
 #    then the same command again: nothing of the first run is left (its
 #    processes, ports, temp directories, unfinished writes), a recorded pid
@@ -233,6 +237,8 @@ phase "a target killed mid-step: target_lost, refused connects no requests, no s
 IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-target-lost.sh"
 phase "aggregate compare: the same target twice passes, 2 ms -> 3 ms is flagged with the right sign"
 IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-compare.sh"
+phase "placement: the load generator and the product (with its PostgreSQL) on disjoint CPU sets"
+IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-placement.sh"
 
 phase "the Zitadel adapter's native mode with a stand-in binary"
 # No Zitadel runs here (shared/products/zitadel.md); a stand-in

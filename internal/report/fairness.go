@@ -32,6 +32,7 @@ func (m *md) productFairness(p Product) {
 	}
 	m.quiet = p.NA // a product that did not run lists only what its meta has
 	defer func() { m.quiet = false }()
+	m.placement(mt.Placement)
 	m.list("Configuration sources", len(mt.ConfigSources), func(i int) string {
 		return fmt.Sprintf("[%s](%s)", mt.ConfigSources[i].What, mt.ConfigSources[i].URL)
 	})
@@ -66,6 +67,27 @@ func (m *md) productFairness(p Product) {
 	}
 	m.list("Notes", len(mt.Notes), func(i int) string { return mt.Notes[i] })
 	m.printf("\n")
+}
+
+// placement states where the run put the load generator and the product
+// (the meta's placement), one line.
+func (m *md) placement(pl *schema.Placement) {
+	if pl == nil && m.quiet {
+		return
+	}
+	m.printf("- Placement: %s\n", placementText(pl))
+}
+
+func placementText(pl *schema.Placement) string {
+	switch {
+	case pl == nil:
+		return "not recorded (a meta from before placement was recorded)"
+	case pl.Mode == schema.PlacementPinned:
+		return fmt.Sprintf("load generator and sampler on CPUs %s, product and PostgreSQL on CPUs %s (pinned; %d CPUs)",
+			pl.DriverCPUs, pl.ServerCPUs, pl.HostCPUs)
+	default:
+		return "shared: " + cmp.Or(pl.Reason, fmt.Sprintf("%d CPUs, nothing pinned", pl.HostCPUs))
+	}
 }
 
 // factText is a fact with its provenance: read from where, or documented

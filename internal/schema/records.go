@@ -83,6 +83,34 @@ type Meta struct {
 	Database   map[string]string `json:"database,omitempty"` // PostgreSQL version and settings, identical for all products
 	Start      time.Time         `json:"start,omitempty"`    // when this product's run began
 	End        time.Time         `json:"end,omitempty"`      // when it finished
+	// Placement is where the run put the load generator and the product;
+	// nil in a meta from before it was recorded.
+	Placement *Placement `json:"placement,omitempty"`
+}
+
+// Placement modes (Placement.Mode).
+const (
+	PlacementPinned = "pinned" // driver and server on disjoint CPU sets
+	PlacementShared = "shared" // nothing pinned: they share every CPU
+)
+
+// Placement records the CPU sets of a product's run (run-comparison.sh
+// --driver-cpus, --server-cpus). Lists are as taskset -c and
+// /proc/PID/status Cpus_allowed_list write them: "3", "0-2", "0,2".
+type Placement struct {
+	Mode string `json:"mode"` // PlacementPinned | PlacementShared
+	// DriverCPUs are the CPUs of the load generator (loadstep, the minting
+	// of pools) and of the measurement tools (sampler, coldstart); every CPU
+	// of the host when shared.
+	DriverCPUs string `json:"driver_cpus"`
+	// ServerCPUs are the CPUs of the product's process tree and of its
+	// PostgreSQL (in compose mode: the containers' cpuset); every CPU of the
+	// host when shared.
+	ServerCPUs string `json:"server_cpus"`
+	HostCPUs   int    `json:"host_cpus"` // CPUs the run could use (nproc), count
+	// Reason says why a shared run is shared, e.g. "2 CPUs: fewer than 4,
+	// driver and server share them"; empty when pinned.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Link names a configuration source.

@@ -138,17 +138,22 @@ record_pool() {
 # coldstart writes CMD into the record: secrets go through the environment
 # (VAR=value adapter_coldstart ...), which coldstart passes on. Fails when the
 # product exits or is not ready within TIMEOUT_S; the record says why.
+# Placement (common.sh pinned): CMD runs under taskset -c
+# $IDPBENCH_SERVER_CPUS (taskset execs CMD: the pid coldstart records is the
+# product's, and everything it forks inherits the set); coldstart, a
+# measurement tool, runs on the driver CPUs.
 adapter_coldstart() {
-	local state="$1" mode="$2" ready="$3" timeout="$4" coldstart pidfile rc=0
+	local state="$1" mode="$2" ready="$3" timeout="$4" coldstart pidfile rc=0 pin=()
 	shift 4
 	coldstart="$(tool coldstart)" || return 1 # errexit is off under `adapter_coldstart ... || die`
 	pidfile="$(state_pidfile "$state" "$PRODUCT")"
 	[[ ! -s "$pidfile" ]] || ! pid_alive "$pidfile" || die "$PRODUCT is already running ($pidfile)"
 	log "cold start $mode: $(basename "$1") ..., ready when $ready answers 200 (at most ${timeout}s)"
-	"$coldstart" --ready "$ready" --timeout "${timeout}s" --mode "$mode" \
+	mapfile -t pin < <(pin_prefix server)
+	pinned driver "$coldstart" --ready "$ready" --timeout "${timeout}s" --mode "$mode" \
 		--product "$PRODUCT" --product-version "$PRODUCT_VERSION" --pidfile "$pidfile" \
 		--log "$(state_logfile "$state" "$PRODUCT-$mode")" -o "$state/coldstart-$mode.json" \
-		-- "$@" || rc=$?
+		-- "${pin[@]}" "$@" || rc=$?
 	[[ -s "$pidfile" ]] && head -n1 "$pidfile" >>"$state/pgids"
 	((rc == 0)) || {
 		log "cold start $mode failed (exit $rc): $(coldstart_reason "$state/coldstart-$mode.json")"

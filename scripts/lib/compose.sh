@@ -18,7 +18,11 @@
 #                               record compose mode; write the run's env file (0600: the
 #                               PostgreSQL password, its host port, the KEY=VALUE lines) and
 #                               secrets/pgpass for the sampler
-#   compose STATE ARGS...       the compose command on the product's file and env file
+#   compose STATE ARGS...       the compose command on the product's file and env file (and
+#                               the placement override, when there is one)
+#   compose_placement STATE     with IDPBENCH_SERVER_CPUS set, write STATE/compose.placement.yml:
+#                               `cpuset:` that list for every service of the product's file
+#                               (its PostgreSQL included), added to every compose command
 #   compose_start STATE MODE READY_URL TIMEOUT_S
 #                               `compose up` (attached) under coldstart; mode A first drops
 #                               the database volume (fresh database), B keeps it
@@ -90,9 +94,39 @@ compose_run() {
 }
 
 compose() {
-	local state="$1"
+	local state="$1" over=()
 	shift
-	compose_run "$(state_get "$state" COMPOSE_FILE)" "$(state_secret "$state" compose.env)" "$@"
+	mapfile -t over < <(compose_override_args "$state")
+	compose_run "$(state_get "$state" COMPOSE_FILE)" "$(state_secret "$state" compose.env)" "${over[@]}" "$@"
+}
+
+# compose_override_args STATE prints "-f OVERRIDE", one word a line, when
+# the product has a placement override, else nothing.
+compose_override_args() {
+	local f="$1/compose.placement.yml"
+	[[ ! -s "$f" ]] || printf '%s\n' -f "$f"
+}
+
+# compose_services FILE prints the service names of a compose file (the keys
+# under its top-level services:), one a line.
+compose_services() {
+	sed -n '/^services:/,/^[^[:space:]#]/s/^  \([A-Za-z0-9_.-]*\):[[:space:]]*$/\1/p' "$1"
+}
+
+# compose_placement STATE: see the header. The containers get the server
+# CPUs as docker's --cpuset-cpus would give them; the load generator runs on
+# the host, pinned to the driver CPUs as in native mode.
+compose_placement() {
+	local state="$1" f="$1/compose.placement.yml" svc
+	rm -f "$f"
+	[[ -n "${IDPBENCH_SERVER_CPUS:-}" ]] || return 0
+	{
+		echo "# idpbench placement: the server CPUs for every service (IDPBENCH_SERVER_CPUS)"
+		echo "services:"
+		while IFS= read -r svc; do
+			printf '  %s:\n    cpuset: "%s"\n' "$svc" "$IDPBENCH_SERVER_CPUS"
+		done < <(compose_services "$(state_get "$state" COMPOSE_FILE)")
+	} >"$f"
 }
 
 # compose_install NAME builds (Keycloak's optimized image) and pulls the
@@ -128,6 +162,7 @@ compose_init() {
 		printf '%s\n' "IDPBENCH_PG_PASSWORD=$pw" "IDPBENCH_PG_PORT=$pgport" "$@" >"$env"
 		printf '127.0.0.1:%s:*:idpbench:%s\n' "$pgport" "$pw" >"$(state_secret "$state" pgpass)"
 	)
+	compose_placement "$state"
 }
 
 # compose_start STATE MODE READY_URL TIMEOUT_S: see the header. coldstart
@@ -135,14 +170,15 @@ compose_init() {
 # compose client's, not the containers' (the sampler's container records
 # hold theirs).
 compose_start() {
-	local state="$1" mode="$2" ready="$3" timeout="$4" words
+	local state="$1" mode="$2" ready="$3" timeout="$4" words over=()
 	if [[ "$mode" == A ]]; then
 		compose "$state" down -v --remove-orphans >&2 || return 1
 	fi
 	mapfile -t words < <(compose_cmd)
 	((${#words[@]} > 0)) || return 1
+	mapfile -t over < <(compose_override_args "$state")
 	adapter_coldstart "$state" "$mode" "$ready" "$timeout" "${words[@]}" \
-		--project-directory "$COMPOSE_DIR" -f "$(state_get "$state" COMPOSE_FILE)" \
+		--project-directory "$COMPOSE_DIR" -f "$(state_get "$state" COMPOSE_FILE)" "${over[@]}" \
 		--env-file "$(state_secret "$state" compose.env)" up --no-build --no-color
 }
 

@@ -3,7 +3,9 @@
 # identical settings for all of them. Source after common.sh.
 #
 #   pg_make_dir           print a fresh cluster directory owned by the server's OS user
-#   pg_up DIR             initdb + start on a free loopback port; exports IDPBENCH_PG_DIR=DIR
+#   pg_up DIR             initdb + start on a free loopback port; exports IDPBENCH_PG_DIR=DIR;
+#                         the server (postmaster and every backend) on IDPBENCH_SERVER_CPUS
+#                         when set (common.sh pinned)
 #   pg_createdb NAME      create a database (with pg_stat_statements)
 #   pg_dropdb NAME        drop it, disconnecting its sessions
 #   pg_dsn NAME           print postgres://idpbench@127.0.0.1:PORT/NAME?sslmode=disable
@@ -108,7 +110,7 @@ pg_env() {
 
 # pg_up DIR: initialise and start a cluster in DIR (empty, owned by the server user).
 pg_up() {
-	local dir="$1" bindir osuser port
+	local dir="$1" bindir osuser port pin=()
 	pg_install
 	bindir="$(pg_bindir)"
 	osuser="$(pg_osuser)"
@@ -121,7 +123,8 @@ pg_up() {
 	pg_as "$osuser" mkdir -p "$dir/sock"
 	pg_configure "$dir" "$osuser" "$port"
 	log "PostgreSQL: starting on 127.0.0.1:$port"
-	pg_as "$osuser" "$bindir/pg_ctl" start -w -t 60 -D "$dir/data" -l "$dir/postgres.log" >/dev/null ||
+	mapfile -t pin < <(pin_prefix server)
+	pg_as "$osuser" "${pin[@]}" "$bindir/pg_ctl" start -w -t 60 -D "$dir/data" -l "$dir/postgres.log" >/dev/null ||
 		die "PostgreSQL did not start, see $dir/postgres.log"
 	cat >"$dir/pg.env" <<-EOF
 		PG_DIR='$dir'
