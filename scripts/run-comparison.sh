@@ -358,8 +358,10 @@ phase_step() {
 	local now start epoch kind product name took=""
 	now="$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)"
 	if [[ -s "$WORK/phase" ]]; then
-		{ read -r start && read -r epoch && read -r kind && read -r product && read -r name; } <"$WORK/phase"
+		# Never fatal: cleanup calls this before it stops anything.
+		{ read -r start && read -r epoch && read -r kind && read -r product && read -r name; } <"$WORK/phase" || true
 		rm -f "$WORK/phase"
+		[[ "${epoch:-}" =~ ^[0-9]+$ ]] || epoch=$EPOCHSECONDS
 		record_phase "$kind" "$product" "$name" "$start" "$now"
 		took=" (after: $name took $((EPOCHSECONDS - epoch)) s)"
 	fi
