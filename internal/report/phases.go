@@ -231,7 +231,7 @@ func (m *md) timeUse() {
 		minutes(t.MeasuredS), minutes(t.WallS))
 	if t.JitterMeasuredS > 0 {
 		incl := t.MeasuredS + t.JitterMeasuredS
-		m.printf(" Measured windows incl. GC jitter (its measured window): %s (%s min).", pctOf(incl, t.WallS), minutes(incl))
+		m.printf(" Measured windows incl. the GC-jitter runs' windows: %s (%s min).", pctOf(incl, t.WallS), minutes(incl))
 	}
 	m.printf("\n\n")
 }

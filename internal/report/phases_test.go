@@ -140,7 +140,7 @@ func TestRenderTimeUse(t *testing.T) {
 		"| build | – | – | 32 | 0.5 | 9.2% |",
 		"| **total** | 239 | 70 | 347 | 5.8 | 100.0% |",
 		"Measured windows: 8.6% of the wall time (0.5 min of 5.8 min).",
-		"Measured windows incl. GC jitter (its measured window): 25.9% (1.5 min).",
+		"Measured windows incl. the GC-jitter runs' windows: 25.9% (1.5 min).",
 		"from [phases.jsonl](run/phases.jsonl): run-comparison.sh",
 		"2 sessions",
 	} {

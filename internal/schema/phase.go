@@ -58,10 +58,11 @@ type Phase struct {
 	Seconds float64   `json:"seconds"` // End - Start, seconds
 }
 
-// NewPhase returns a phase record with its Seconds from start and end.
+// NewPhase returns a phase record with its Seconds from start and end
+// (rounded to the microsecond).
 func NewPhase(session, product, kind, name string, start, end time.Time) Phase {
 	return Phase{Schema: PhaseV1, Session: session, Product: product, Kind: kind, Name: name,
-		Start: start, End: end, Seconds: end.Sub(start).Seconds()}
+		Start: start, End: end, Seconds: math.Round(end.Sub(start).Seconds()*1e6) / 1e6}
 }
 
 // Validate reports what a phase record lacks: a session, a known kind, a
