@@ -44,6 +44,14 @@
 # on. Then aggregate report writes results/ID/COMPARISON.md and
 # results/latest points at the run.
 #
+# Where the time goes: as each phase ends (phase_step), its record -- this
+# session's id, product ("" for a run-wide phase), kind, name, start, end,
+# seconds -- is appended to RUN_DIR/phases.jsonl (`aggregate phase`,
+# schema idpbench.phase/v1); a resumed run appends the phases of its new
+# session, and an interrupted session's last phase and its cleanup are
+# recorded by the EXIT trap (a session killed with kill -9 loses its last).
+# The report's "Where the time goes" table is made from it.
+#
 # The state of a run (the products' state directories, the pidfiles of what
 # it started with each process's start time, its scratch directories) lives
 # in IDPBENCH_TMP/idpbench-run-ID-HASH (HASH: cksum of the run directory's
@@ -86,11 +94,13 @@ usage() {
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
-	local p state
+	local p="" state
 	# $WORK/up names the product that is up (run_product runs in a subshell).
+	if [[ -n "$WORK" && -s "$WORK/up" ]]; then read -r p state <"$WORK/up"; fi
+	# The phase that ran (an interrupted one too) ends here; cleanup is the last.
+	if [[ -n "$WORK" && -s "$WORK/phase" ]]; then phase_step teardown "$p" "cleanup (exit $rc)"; fi
 	if [[ -n "$WORK" ]]; then stop_sampler || true; fi
-	if [[ -n "$WORK" && -s "$WORK/up" ]]; then
-		read -r p state <"$WORK/up"
+	if [[ -n "$p" ]]; then
 		log "cleanup: stopping $p"
 		"$(adapter "$p")" down "$state" || warn "$p: down during cleanup failed"
 	fi
@@ -99,6 +109,7 @@ cleanup() {
 		# What a failed down left is stopped here, by its recorded identity.
 		stop_recorded "$WORK"
 		remove_recorded_dirs "$WORK"
+		phase_step
 		release_run_state "$WORK"
 	fi
 	exit "$rc"
@@ -165,7 +176,7 @@ run_product() {
 		return 0
 	fi
 	version="$("$a" version)"
-	phase_step "$p install"
+	phase_step install "$p" "$p install"
 	# The adapter's own last error line (die: "... error: WHY") is the N/A reason.
 	if ! "$a" install 2> >(tee "$WORK/$p-install.err" >&2); then
 		reason="$(sed -n 's/^.* error: //p' "$WORK/$p-install.err" | tail -n 1)"
@@ -178,7 +189,7 @@ run_product() {
 	state="$WORK/$p"
 	mkdir -p "$state"
 	echo "$p $state" >"$WORK/up"
-	phase_step "$p up (cold start A: fresh database)"
+	phase_step coldstart "$p" "$p up (cold start A: fresh database)"
 	rc=0
 	"$a" up "$state" || rc=$?
 	keep_coldstart "$p" "$state" A
@@ -186,12 +197,12 @@ run_product() {
 	if coldstart_complete "$RUN_DIR/$p/coldstart-B.json"; then
 		log "$p: coldstart-B.json is complete: restart skipped"
 	else
-		phase_step "$p restart (cold start B: initialised database)"
+		phase_step coldstart "$p" "$p restart (cold start B: initialised database)"
 		"$a" restart "$state" || rc=$?
 		keep_coldstart "$p" "$state" B
 		((rc == 0)) || { product_failed "$p" "$state" "$start" "$(start_failure "$state" B restart)"; return 1; }
 	fi
-	phase_step "$p setup"
+	phase_step setup "$p" "$p setup"
 	"$a" setup "$state" || { product_failed "$p" "$state" "$start" "setup failed (provisioning through the admin API)"; return 1; }
 	start_sampler "$p" "$state"
 	local round rounds="${IDPBENCH_REPEATS:-1}" what
@@ -199,7 +210,7 @@ run_product() {
 		for s in "${SCENARIOS[@]}"; do
 			what="$s"
 			((rounds == 1)) || what="$s (round $round/$rounds)"
-			phase_step "$p ladder $what"
+			phase_step ladder "$p" "$p ladder $what"
 			rc=0
 			IDPBENCH_ROUND="$round" "$IDPBENCH_ROOT/scripts/ladder.sh" "$p" "$s" "${QUICK[@]}" --run-dir "$RUN_DIR" --state-dir "$state" \
 				--step-offset "$STEP" --step-total "$STEP_TOTAL" || rc=$?
@@ -212,7 +223,7 @@ run_product() {
 			esac
 		done
 	done
-	phase_step "$p gcjitter"
+	phase_step gcjitter "$p" "$p gcjitter"
 	rc=0
 	"$IDPBENCH_ROOT/scripts/gcjitter.sh" "$p" "${QUICK[@]}" --run-dir "$RUN_DIR" --state-dir "$state" \
 		--step-offset "$STEP" --step-total "$STEP_TOTAL" || rc=$?
@@ -223,10 +234,9 @@ run_product() {
 	*) product_failed "$p" "$state" "$start" "failed in the GC-jitter run (exit $rc)"; return 1 ;;
 	esac
 	stop_sampler
-	phase_step "$p meta + down"
+	phase_step teardown "$p" "$p meta + down"
 	product_meta "$p" "$state" "$start" ok ""
 	product_down "$p" "$state"
-	phase_step "$p finished"
 }
 
 # coldstart_complete FILE succeeds when FILE is a complete coldstart record.
@@ -303,6 +313,7 @@ stop_sampler() {
 # product_failed PRODUCT STATE START REASON: meta with status na, then down.
 product_failed() {
 	log "$1: $4"
+	phase_step teardown "$1" "$1 meta + down after a failure"
 	product_meta "$1" "$2" "$3" na "$4"
 	product_down "$1" "$2" || true
 }
@@ -323,6 +334,7 @@ product_down() {
 after_failure() {
 	local p="$1" rc="$2" state
 	if [[ -s "$WORK/up" ]]; then
+		phase_step teardown "$p" "$p meta + down after it stopped unexpectedly"
 		read -r _ state <"$WORK/up"
 		jq -e '.status == "na"' "$RUN_DIR/$p/meta.json" >/dev/null 2>&1 ||
 			product_meta "$p" "$state" "" na "the run of $p stopped unexpectedly (exit $rc)" || true
@@ -348,18 +360,52 @@ find_unrecorded_postgres() {
 	done <"$state/tmpdirs"
 }
 
-# phase_step NAME logs the start of a phase and how long the previous one took.
+# phase_step KIND PRODUCT NAME... ends the phase that runs and begins phase
+# NAME of KIND (build, database, install, coldstart, setup, ladder, gcjitter,
+# teardown, report, other) for PRODUCT ("" = run-wide); with no arguments it
+# only ends the running phase (cleanup, the last thing a session does). The
+# one place a phase ends: its record (session, product, kind, name, start,
+# end) is appended to RUN_DIR/phases.jsonl by `aggregate phase`, and the log
+# says how long it took. The running phase lives in WORK/phase, so that one
+# begun in run_product's subshell is ended by the main shell. A session's
+# first phase begins when the session started (SESSION_START): its phases
+# cover its whole wall time.
 phase_step() {
-	if [[ -n "${PHASE_NAME:-}" ]]; then
-		log "== $* (after: $PHASE_NAME took $((SECONDS - PHASE_T0)) s)"
-	else
-		log "== $*"
+	local now start epoch kind product name took=""
+	now="$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)"
+	if [[ -s "$WORK/phase" ]]; then
+		# Never fatal: cleanup calls this before it stops anything.
+		{ read -r start && read -r epoch && read -r kind && read -r product && read -r name; } <"$WORK/phase" || true
+		rm -f "$WORK/phase"
+		[[ "${epoch:-}" =~ ^[0-9]+$ ]] || epoch=$EPOCHSECONDS
+		record_phase "$kind" "$product" "$name" "$start" "$now"
+		took=" (after: $name took $((EPOCHSECONDS - epoch)) s)"
 	fi
-	PHASE_NAME="$*" PHASE_T0=$SECONDS
+	if (($# == 0)); then
+		[[ -z "$took" ]] || log "==${took}"
+		return 0
+	fi
+	log "== ${*:3}$took"
+	printf '%s\n' "${SESSION_START:-$now}" "${SESSION_EPOCH:-$EPOCHSECONDS}" "$1" "$2" "${*:3}" >"$WORK/phase"
+	SESSION_START="" SESSION_EPOCH=""
+}
+
+# record_phase KIND PRODUCT NAME START END appends a phase record; a record
+# that cannot be written is a warning, never a failed run.
+record_phase() {
+	local agg="$IDPBENCH_BIN/aggregate"
+	if [[ ! -x "$agg" ]] || ! "$agg" phase --out "$RUN_DIR/phases.jsonl" --kind "$1" --product "$2" --name "$3" \
+		--start "$4" --end "$5" --session "$SESSION"; then
+		warn "phase \"$3\" not recorded in $RUN_DIR/phases.jsonl"
+	fi
+	return 0
 }
 
 main() {
 	local only="" fresh=0 run_id="" p
+	# This session's id and start: its phases (phase_step) are its own.
+	SESSION_START="$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" SESSION_EPOCH=$EPOCHSECONDS
+	SESSION="$(date -u +%Y%m%dT%H%M%SZ)-$$"
 	QUICK=()
 	while (($# > 0)); do
 		case "$1" in
@@ -428,10 +474,10 @@ main() {
 	if [[ -n "${IDPBENCH_NO_BUILD:-}" ]]; then
 		log "IDPBENCH_NO_BUILD set: using the tools already in $IDPBENCH_BIN"
 	else
-		phase_step "build tools"
+		phase_step build "" "build tools"
 		build_tools
 	fi
-	phase_step "PostgreSQL up"
+	phase_step database "" "PostgreSQL up"
 	# Outside the state directory (0700, this user's): the server runs as its own OS user.
 	local pg_dir
 	pg_dir="$(IDPBENCH_TMP="$tmp_parent" pg_make_dir)"
@@ -452,7 +498,6 @@ main() {
 		)
 		rc=$?
 		set -e
-		PHASE_NAME="" # the product's phases ran in the subshell
 		((rc == 130)) && exit 130
 		if ((rc != 0)); then
 			FAILED=1
@@ -462,14 +507,13 @@ main() {
 		STEP=$(((${#SCENARIOS[@]} * LADDER_LEN + 1) * ($(index_of "$p" "${products[@]}") + 1)))
 	done
 
-	phase_step "PostgreSQL down"
+	phase_step database "" "PostgreSQL down"
 	pg_down
-	phase_step "aggregate report"
+	phase_step report "" "aggregate report"
 	local aggregate
 	aggregate="$(tool aggregate)"
 	"$aggregate" report "$RUN_DIR" -o "$RUN_DIR/COMPARISON.md"
 	ln -sfn "$run_id" "$results/latest"
-	phase_step "report written"
 	log "report: $RUN_DIR/COMPARISON.md (results/latest -> $run_id); run took $SECONDS s"
 	((FAILED == 0)) || { log "some products failed; see their meta.json"; exit 1; }
 }

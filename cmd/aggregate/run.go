@@ -39,6 +39,7 @@ func subcommands() []subcommand {
 		{"summary", "one line per step (text, csv or json lines) for shell pipes", runSummary},
 		{"steady", "the main table as JSON lines: steady-state figures or the N/A reason", runSteady},
 		{"compare", "OLD vs NEW: each cell's change and whether it is significant; a regression gate", runCompare},
+		{"phase", "append one phase record (run-comparison.sh's wall-time record) to a phases file", runPhase},
 	}
 }
 

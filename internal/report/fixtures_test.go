@@ -411,6 +411,46 @@ func writeFixtures(t *testing.T) {
 	for path, samples := range fixtureSampleFiles() {
 		writeSampleFile(t, filepath.Join("testdata", path), samples)
 	}
+	writeLines(t, filepath.Join("testdata", "run1", schema.PhasesFile), fixturePhases())
+}
+
+// fixturePhases is run1's phases.jsonl: one session that ran hydra up to
+// its refresh ladder and was interrupted there (the refresh c=8 step is
+// interrupted); the EXIT trap's cleanup is its last phase. Keycloak's
+// steps lie in no phase of this file.
+func fixturePhases() []schema.Phase {
+	const session = "20261130T095730Z-4242"
+	p := func(product, kind, name string, from, to float64) schema.Phase {
+		at := func(s float64) time.Time { return fixtureStart.Add(time.Duration(s * float64(time.Second))) }
+		return schema.NewPhase(session, product, kind, name, at(from), at(to))
+	}
+	return []schema.Phase{
+		p("", schema.PhaseKindBuild, "build tools", -150, -121.5),
+		p("", schema.PhaseKindDatabase, "PostgreSQL up", -121.5, -117),
+		p("hydra", schema.PhaseKindInstall, "hydra install", -117, -112),
+		p("hydra", schema.PhaseKindColdstart, "hydra up (cold start A: fresh database)", -112, -104),
+		p("hydra", schema.PhaseKindColdstart, "hydra restart (cold start B: initialised database)", -104, -101),
+		p("hydra", schema.PhaseKindSetup, "hydra setup", -101, -8),
+		p("hydra", schema.PhaseKindLadder, "hydra ladder discovery", -8, 72),
+		p("hydra", schema.PhaseKindLadder, "hydra ladder client_credentials", 72, 133),
+		p("hydra", schema.PhaseKindLadder, "hydra ladder refresh", 133, 187),
+		p("hydra", schema.PhaseKindTeardown, "cleanup (exit 130)", 187, 193.25),
+	}
+}
+
+// writeLines writes records as JSON lines.
+func writeLines[T any](t *testing.T, path string, records []T) {
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	enc := json.NewEncoder(f)
+	for _, r := range records {
+		if err := enc.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func writeSampleFile(t *testing.T, path string, samples []schema.Sample) {

@@ -39,6 +39,12 @@ type SampleFile struct {
 	Samples []schema.Sample
 }
 
+// PhaseFile is the phase records of one file (run-comparison's phases.jsonl).
+type PhaseFile struct {
+	Path   string
+	Phases []schema.Phase
+}
+
 // Inputs is every idpbench record found under the report's inputs, in walk
 // order (lexical by path).
 type Inputs struct {
@@ -46,6 +52,7 @@ type Inputs struct {
 	Metas      []MetaFile
 	Coldstarts []ColdstartFile
 	Samples    []SampleFile
+	Phases     []PhaseFile
 }
 
 // recordPrefix starts every idpbench schema string.
@@ -102,6 +109,9 @@ func (in *Inputs) loadFile(path string, warn func(msg string)) error {
 		return fmt.Errorf("reading %s: %w", path, err)
 	}
 	defer f.Close()
+	if filepath.Base(path) == schema.PhasesFile {
+		return in.loadPhases(f, path)
+	}
 	return in.loadStream(f, path, warn)
 }
 
@@ -179,6 +189,12 @@ func (in *Inputs) addRecord(raw json.RawMessage, path string, i int, samples *[]
 		return "", err
 	case kindOf(schema.SampleV1):
 		return "", addSample(r, name, samples)
+	case kindOf(schema.PhaseV1):
+		p, err := schema.DecodePhase(r, name)
+		if err == nil {
+			in.addPhases(path, *p)
+		}
+		return "", err
 	case kindOf(schema.FactsV1):
 		return "readback's facts are read from the product's meta, which holds them", nil
 	}

@@ -38,6 +38,7 @@ func WriteMarkdown(w io.Writer, r *Report, opt MarkdownOptions) error {
 	m.howToRead()
 	m.database()
 	m.ladders()
+	m.timeUse()
 	m.fairness()
 	if m.err != nil {
 		return m.err

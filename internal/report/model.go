@@ -66,6 +66,7 @@ type Report struct {
 	Unattributed     []string       // sampler files no product could be found for
 	Charts           []ChartFile
 	ChartsNA         []string // charts not drawn and why
+	Time             *TimeUse // where the run's wall time went; nil without phase records
 }
 
 // ColdstartRow is one product's cold starts.
@@ -190,6 +191,7 @@ func Build(in *Inputs, opt Options) *Report {
 	r.cells(ladders)
 	r.perProduct()
 	r.charts()
+	r.Time = buildTimeUse(in.Phases, in.Steps)
 	return r
 }
 
