@@ -6,10 +6,14 @@
 #   scripts/gcjitter.sh PRODUCT [--quick] [--run-dir DIR] [--state-dir DIR]
 #                       [--step-offset K --step-total T]
 #
-# One loadstep at c=32 on userinfo (S6) for 5 minutes (--quick: 60 s) with
-# 10 s intervals and a 5 s warmup (the adapter's warmup override in the full
-# profile, as in ladder.sh), into RUN_DIR/PRODUCT/gcjitter.json with --label
-# phase=gcjitter. Falls back to client_credentials (S2, no pool) when the
+# One loadstep at c=32 on userinfo (S6) for 2 minutes (--quick: 60 s) with
+# 10 s intervals and a 5 s warmup, the same for every product (the run
+# follows the product's ladders, which warmed it: a JVM's JIT has compiled
+# its hot paths by then), into RUN_DIR/PRODUCT/gcjitter.json with --label
+# phase=gcjitter. Two minutes hold twelve 10 s intervals: young-generation
+# collections (every few seconds under load) and Go's GC cycles show in
+# them; a rarer old-generation collection may not (IDPBENCH_GCJITTER_S=300
+# for a longer look). Falls back to client_credentials (S2, no pool) when the
 # product has no userinfo here, or when its access tokens expire before the
 # run ends (adapter ttl); the step says so in its labels (fallback=
 # client_credentials, fallback_reason=...). The userinfo pool is reused
@@ -19,7 +23,8 @@
 # ladder.sh.
 #
 # Environment: RUN_DIR, STATE_DIR (instead of the flags); IDPBENCH_GCJITTER_S
-# (duration, s), IDPBENCH_GCJITTER_C (connections), IDPBENCH_WARMUP_S,
+# (duration, s), IDPBENCH_GCJITTER_C (connections), IDPBENCH_GCJITTER_WARMUP_S (else
+# IDPBENCH_WARMUP_S, else 5 s),
 # IDPBENCH_REUSE_POOL (pool size, 256); IDPBENCH_BIN holds the built tools;
 # IDPBENCH_DRIVER_CPUS: the CPUs of the loadstep and of the minting (as
 # ladder.sh).
@@ -53,18 +58,13 @@ run_gcjitter() {
 		step $((offset + 1)) "$total" "$product gcjitter: complete, skipped"
 		return 0
 	fi
-	local duration warmup c profile override
+	local duration warmup c profile
 	c="${IDPBENCH_GCJITTER_C:-32}"
-	warmup="${IDPBENCH_WARMUP_S:-5}"
+	warmup="${IDPBENCH_GCJITTER_WARMUP_S:-${IDPBENCH_WARMUP_S:-5}}"
 	if ((quick)); then
 		duration="${IDPBENCH_GCJITTER_S:-60}" profile=quick
 	else
-		duration="${IDPBENCH_GCJITTER_S:-300}" profile=full
-		override="$("$adapter" warmup "$state" userinfo)"
-		if [[ -n "$override" && -z "${IDPBENCH_WARMUP_S:-}" ]]; then
-			log "$product: warmup ${override}s (the adapter's override)"
-			warmup="$override"
-		fi
+		duration="${IDPBENCH_GCJITTER_S:-120}" profile=full
 	fi
 
 	local scenario labels=() ttl run_s=$((warmup + duration))
