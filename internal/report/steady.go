@@ -215,6 +215,7 @@ func SelectSteadyLevel(levels [][]*schema.Step, rule string) (int, string) {
 	}
 	return best, ""
 }
+
 // noSteadyLevelReason explains a ladder without a qualifying level:
 // SelectSteady's reason, or, when some windows qualify on their own, the
 // first level with such windows and how many of them do.
