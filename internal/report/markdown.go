@@ -39,6 +39,7 @@ func WriteMarkdown(w io.Writer, r *Report, opt MarkdownOptions) error {
 	m.database()
 	m.ladders()
 	m.fairness()
+	m.kneeAppendix()
 	if m.err != nil {
 		return m.err
 	}
