@@ -205,7 +205,7 @@ run_ladder() {
 				continue
 			fi
 			measure_window "$c" 1
-			if [[ "$("$aggregate" "${kneeargs[@]}")" == stop ]]; then
+			if [[ "$("$aggregate" "${kneeargs[@]}" --at "$c")" == stop ]]; then
 				log "$product $scenario: round 1 stops after c=$c: $(jq -r .reason "$knee")"
 				break
 			fi

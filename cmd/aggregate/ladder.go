@@ -21,13 +21,14 @@ How much of a scenario's connection ladder to measure (scripts/ladder.sh asks):
 const kneeUsage = `Usage: aggregate ladder knee --dir DIR --scenario S --ladder "C..." [FLAGS]
 
 Reads the round-1 steps of scenario S in DIR (RUN_DIR/PRODUCT: S-c<N>.json for
-each N of --ladder, in order, up to the first missing one) and applies the
+each N of --ladder, in order, up to the first missing one or --at) and applies the
 knee rule: round 1 stops when each of the last two levels raised the best
 qps before them by less than --noise percent (a level that is not a steady
 state -- errors, an interrupted window, failed connects, driver-limited,
 another success rule -- raises nothing) and the last level's P99 is above
 that best level's; never before 3 levels. The rule is applied to every
-prefix of the steps present, so a resumed round 1 stops where it stopped.
+prefix of those steps, so a resumed round 1 stops where it stopped; --at
+keeps the levels a resumed round 1 has not reached yet out of the question.
 
 Prints "stop" (measure no more levels of round 1) or "continue" on stdout.
 Writes DIR/S.knee.json (idpbench.knee/v1) once the rule stops or the ladder
@@ -36,7 +37,7 @@ stopped. With --full-ladder it always prints "continue", and the record says
 where the rule would have stopped (full_ladder: true).
 `
 
-const kneeExample = `  aggregate ladder knee --dir results/latest/hydra --scenario discovery --ladder "2 4 8 16 32 64 128"
+const kneeExample = `  aggregate ladder knee --dir results/latest/hydra --scenario discovery --ladder "2 4 8 16 32 64 128" --at 32
   jq -r .reason results/latest/hydra/discovery.knee.json
 `
 
@@ -115,6 +116,7 @@ func runKnee(args []string, e env) error {
 	fs.StringVar(&c.Scenario, "scenario", "", "the scenario `NAME`, as in the step file names")
 	fs.StringVar(&c.ladderText, "ladder", "", "the whole ladder: connection `COUNTS`, space-separated, in order")
 	fs.Float64Var(&c.NoisePct, "noise", ladder.DefaultNoisePct, "a gain below this `PERCENT` of the best qps is noise")
+	fs.IntVar(&c.At, "at", 0, "the level just measured (`CONNECTIONS`): only the steps up to it count (default: every step present)")
 	fs.BoolVar(&c.FullLadder, "full-ladder", false, "never stop; record where the rule would have stopped")
 	if err := parse(fs, args, kneeUsage, kneeExample, e); err != nil {
 		return err

@@ -170,3 +170,32 @@ func TestLadderHelp(t *testing.T) {
 		}
 	}
 }
+
+// A resumed round 1 has the files of levels it has not reached yet: --at
+// keeps them out, so it stops where the first session stopped, not before.
+func TestLadderKneeAt(t *testing.T) {
+	dir := t.TempDir()
+	writeRound(t, dir, 1, 500, 1000, 2000, 2050, 2080)
+	for _, tc := range []struct {
+		at, want string
+		code     int
+	}{
+		{"8", "continue\n", 0}, {"16", "continue\n", 0}, {"32", "stop\n", 0}, {"64", "", 1}, {"3", "", 1},
+	} {
+		r := knee(dir, "--at", tc.at)
+		if r.code != tc.code || r.stdout != tc.want {
+			t.Errorf("--at %s: exit %d, stdout %q, want %d %q; stderr %s", tc.at, r.code, r.stdout, tc.code, tc.want, r.stderr)
+		}
+		if tc.at == "16" {
+			if _, err := os.Stat(ladder.KneePath(dir, schema.ScenarioClientCredentials)); err == nil {
+				t.Errorf("--at 16 wrote a knee record")
+			}
+		}
+	}
+	if r := knee(dir, "--at", "64"); !strings.Contains(r.stderr, "no round-1 step of client_credentials at c=64") {
+		t.Errorf("--at 64: stderr %q", r.stderr)
+	}
+	if r := knee(dir, "--at", "3"); !strings.Contains(r.stderr, "c=3 is not a level of the ladder") {
+		t.Errorf("--at 3: stderr %q", r.stderr)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/idpbench/idpbench/internal/atomicfile"
 	"github.com/idpbench/idpbench/internal/schema"
@@ -92,6 +93,10 @@ type KneeConfig struct {
 	Ladder     []int   // the connection counts of the whole ladder, in order
 	NoisePct   float64 // DefaultNoisePct unless set
 	FullLadder bool    // measure to the end; record where the rule would have stopped
+	// At is the level just measured: only the steps up to it count (a
+	// resumed round 1 has the files of later levels already); 0 = every
+	// step present.
+	At int
 }
 
 // DecideKnee applies the knee rule to the round-1 steps present in
@@ -101,7 +106,15 @@ type KneeConfig struct {
 // is applied to every prefix of the steps, so a resumed round 1 stops where
 // the first session did.
 func DecideKnee(cfg KneeConfig) (bool, *schema.Knee, error) {
-	steps, err := ReadRound1(cfg.Dir, cfg.Scenario, cfg.Ladder)
+	ladder := cfg.Ladder
+	if cfg.At != 0 {
+		i := slices.Index(ladder, cfg.At)
+		if i < 0 {
+			return false, nil, fmt.Errorf("c=%d is not a level of the ladder %v", cfg.At, ladder)
+		}
+		ladder = ladder[:i+1]
+	}
+	steps, err := ReadRound1(cfg.Dir, cfg.Scenario, ladder)
 	if err != nil {
 		return false, nil, err
 	}
@@ -109,6 +122,9 @@ func DecideKnee(cfg KneeConfig) (bool, *schema.Knee, error) {
 		return false, nil, fmt.Errorf("no round-1 step of %s in %s (want %s)", cfg.Scenario, cfg.Dir, StepPath(cfg.Dir, cfg.Scenario, cfg.Ladder[0], 1))
 	}
 	k, d := FirstKnee(steps, cfg.NoisePct)
+	if cfg.At != 0 && steps[len(steps)-1].Connections != cfg.At {
+		return false, nil, fmt.Errorf("no round-1 step of %s at c=%d or a level before it: want %s", cfg.Scenario, cfg.At, StepPath(cfg.Dir, cfg.Scenario, ladder[len(steps)], 1))
+	}
 	if k == 0 && len(steps) < len(cfg.Ladder) {
 		return false, nil, nil
 	}
