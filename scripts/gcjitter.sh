@@ -88,7 +88,7 @@ run_gcjitter() {
 	*) die "$product $scenario: pool mode $mode cannot feed one long step (want reuse or none)" ;;
 	esac
 
-	step $((offset + 1)) "$total" "$product gcjitter $scenario c=$c (${warmup}s + ${duration}s, 10s intervals; ends in >= $((warmup + duration))s)"
+	step_upto $((offset + 1)) "$total" "$product gcjitter $scenario c=$c (${warmup}s + ${duration}s, 10s intervals; ends in >= $((warmup + duration))s)"
 	local rc=0 loadstep version
 	loadstep="$(tool loadstep)"
 	version="$("$adapter" version)"

@@ -2,23 +2,42 @@
 # ladder.sh: the connection ladder of one scenario on one running product.
 #
 #   scripts/ladder.sh PRODUCT SCENARIO [--quick] [--repeats N [--round K]]
-#                     [--run-dir DIR] [--state-dir DIR] [--step-offset K --step-total T]
+#                     [--full-ladder] [--run-dir DIR] [--state-dir DIR]
+#                     [--step-offset K --step-total T]
 #
 # Runs one loadstep per connection count (2 4 8 16 32 64 128; --quick: 2 8 32),
 # warmup 5 s + measured 10 s (--quick: 1 s + 3 s), each into
-# RUN_DIR/PRODUCT/SCENARIO-c<N>.json with --label phase=ladder. --repeats N
-# (env IDPBENCH_REPEATS, default 1) measures every step N times, each with
-# its own warmup: the repeated windows are what `aggregate compare` tests a
-# difference on (one sample per window; a test at alpha 0.05 needs >= 4).
-# Repeat k >= 2 goes into SCENARIO-c<N>-r<k>.json; with N > 1 every window
-# has the label repeat=<k>. Alone, ladder.sh measures the N windows of a
-# step back to back; with --round K (env IDPBENCH_ROUND) it measures only
-# repeat K of every step, and run-comparison.sh runs round 1 of every
-# scenario, then round 2, ... so that the windows of one step are spread
-# over the run (back-to-back windows share a busy spell of the machine and
-# understate the noise between runs). A step whose
-# file exists with status complete is skipped, so an interrupted run resumes;
-# any other step (target_lost, interrupted, error) is measured again.
+# RUN_DIR/PRODUCT/SCENARIO-c<N>.json with --label phase=ladder.
+#
+# Round 1 stops at the ladder's knee: after each step it asks `aggregate
+# ladder knee`, which stops it when the last two levels each added less than
+# 5% to the best qps before them (a level with errors, failed connects or a
+# driver limit adds nothing) while P99 rose -- never before 3 levels -- and
+# writes RUN_DIR/PRODUCT/SCENARIO.knee.json (idpbench.knee/v1: the levels
+# measured and skipped, where and why it stopped; the reason is logged).
+# A resumed round 1 whose knee record exists does not measure the levels it
+# skipped. --full-ladder (env IDPBENCH_FULL_LADDER=1) measures the whole
+# ladder and the record says where the rule would have stopped, so one run
+# shows what stopping saves and whether the steady level changes.
+#
+# --repeats N (env IDPBENCH_REPEATS, default 1) measures the candidate
+# steady levels N times, each window with its own warmup: rounds 2..N
+# measure only what `aggregate ladder candidates` names from round 1 (the
+# best steady level and up to 2 lower levels within 10% of its qps; none
+# when no level of round 1 is a steady state), so that every level that can
+# be the steady state has N windows -- what `aggregate compare` tests a
+# difference on (one sample per window; a test at alpha 0.05 needs >= 4) and
+# the report's steady-level rule compares (>= 3). Repeat k >= 2 goes into
+# SCENARIO-c<N>-r<k>.json; with N > 1 every window has the label repeat=<k>.
+# Alone, ladder.sh measures round 1, then the other N-1 windows of each
+# candidate back to back; with --round K (env IDPBENCH_ROUND) it measures
+# only round K (K >= 2 needs round 1's knee record), and run-comparison.sh
+# runs round 1 of every scenario, then round 2, ... so that the windows of
+# one level are spread over the run (back-to-back windows share a busy spell
+# of the machine and understate the noise between runs). A step whose file
+# exists with status complete is skipped, so an interrupted run resumes; any
+# other step (target_lost, interrupted, error) is measured again. The step
+# counter says "of at most T": where round 1 stops is known only at its knee.
 # The product's health (scripts/products/PRODUCT health: its process runs and
 # its discovery endpoint answers) is checked before the ladder and after
 # every step; a product that stopped answering ends the ladder with exit 4,
@@ -41,7 +60,9 @@
 #
 # Environment: RUN_DIR, STATE_DIR (instead of the flags); IDPBENCH_LADDER,
 # IDPBENCH_WARMUP_S, IDPBENCH_DURATION_S override the profile; IDPBENCH_BIN
-# holds the built tools (scripts/lib/common.sh build_tools).
+# holds the built tools (scripts/lib/common.sh build_tools). The number of
+# windows the ladder went through (measured or skipped as complete) is left
+# in STATE_DIR/ladder.windows for run-comparison.sh's step counter.
 # Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario N/A for the product,
 # 4 the product stopped answering (STATE_DIR/lost says how), 130 interrupted.
 set -o errexit -o nounset -o pipefail
@@ -153,61 +174,112 @@ run_ladder() {
 	read -r -a steps <<<"$ladder"
 	mkdir -p "$run_dir/$product" "$state/pools"
 
-	local repeats="${IDPBENCH_REPEATS:-1}" round="${IDPBENCH_ROUND:-}" windows=() r
+	local repeats="${IDPBENCH_REPEATS:-1}" round="${IDPBENCH_ROUND:-}" full="${IDPBENCH_FULL_LADDER:-0}"
 	[[ "$repeats" =~ ^[1-9][0-9]*$ ]] || die "IDPBENCH_REPEATS (--repeats) $repeats: want a whole number >= 1"
 	[[ -z "$round" ]] || { [[ "$round" =~ ^[1-9][0-9]*$ ]] && ((round <= repeats)); } ||
 		die "IDPBENCH_ROUND (--round) $round: want a whole number from 1 to the repeats ($repeats)"
-	for c in "${steps[@]}"; do
-		for ((r = 1; r <= repeats; r++)); do
-			[[ -z "$round" || "$r" == "$round" ]] && windows+=("$c:$r")
-		done
-	done
-	[[ -n "$total" ]] || total="${#windows[@]}"
+	[[ "$full" == 0 || "$full" == 1 ]] || die "IDPBENCH_FULL_LADDER $full: want 0 or 1"
 
-	local n=0 prev="" out pool size eta w name replabel=()
-	rm -f "$state/lost"
+	local aggregate dir="$run_dir/$product" knee="$run_dir/$product/$scenario.knee.json" kneeargs cands=()
+	aggregate="$(tool aggregate)"
+	kneeargs=(ladder knee --dir "$dir" --scenario "$scenario" --ladder "$ladder")
+	((full)) && kneeargs+=(--full-ladder)
+	if [[ -n "$round" ]] && ((round > 1)); then
+		read -r -a cands <<<"$("$aggregate" ladder candidates --dir "$dir" --scenario "$scenario")"
+		log "$product $scenario round $round repeats c=${cands[*]:-(none)}: $(jq -r .candidates_reason "$knee")"
+	fi
+	# At most this many windows: round 1 may stop at its knee, and later
+	# rounds repeat at most 3 candidates.
+	local bound="${#steps[@]}" lower=$((${#steps[@]} < 3 ? ${#steps[@]} : 3))
+	[[ -z "$round" ]] && bound=$((bound + (repeats - 1) * lower))
+	[[ -n "$round" ]] && ((round > 1)) && bound="${#cands[@]}"
+	[[ -n "$total" ]] || total="$bound"
+
+	local n=0 prev="" out pool name replabel=() skipped=() r
+	rm -f "$state/lost" "$state/ladder.windows"
 	check_health "$adapter" "$state" "before the $scenario ladder"
-	for w in "${windows[@]}"; do
-		n=$((n + 1))
-		c="${w%:*}" r="${w#*:}" name="c=$c"
-		out="$run_dir/$product/$scenario-c$c.json"
-		((r == 1)) || out="$run_dir/$product/$scenario-c$c-r$r.json"
-		if ((repeats > 1)); then
-			name="c=$c #$r/$repeats" replabel=(--label "repeat=$r")
+	if [[ -z "$round" || "$round" == 1 ]]; then
+		# A resumed round 1 that stopped at its knee does not measure what it skipped.
+		if ((!full)) && [[ -s "$knee" ]]; then
+			mapfile -t skipped < <(jq -r 'if .full_ladder then empty else .skipped[] end' "$knee")
 		fi
-		eta=$(((${#windows[@]} - n + 1) * (warmup + duration)))
-		if step_complete "$out"; then
-			step $((offset + n)) "$total" "$product $scenario $name: complete, skipped"
-			prev="$out"
-			continue
+		for c in "${steps[@]}"; do
+			if [[ " ${skipped[*]} " == *" $c "* ]]; then
+				log "$product $scenario c=$c: skipped: round 1 stopped at its knee ($(jq -r .reason "$knee"))"
+				continue
+			fi
+			measure_window "$c" 1
+			if [[ "$("$aggregate" "${kneeargs[@]}" --at "$c")" == stop ]]; then
+				log "$product $scenario: round 1 stops after c=$c: $(jq -r .reason "$knee")"
+				break
+			fi
+		done
+		[[ -s "$knee" ]] && ((full)) && log "$product $scenario: --full-ladder: $(jq -r 'if .stopped_after > 0 then "the knee rule would have stopped after c=\(.stopped_after): " else "" end + .reason' "$knee")"
+		if [[ -z "$round" ]] && ((repeats > 1)); then
+			read -r -a cands <<<"$("$aggregate" ladder candidates --dir "$dir" --scenario "$scenario")"
+			log "$product $scenario repeats c=${cands[*]:-(none)}: $(jq -r .candidates_reason "$knee")"
+			for c in "${cands[@]}"; do
+				for ((r = 2; r <= repeats; r++)); do measure_window "$c" "$r"; done
+			done
 		fi
-		step $((offset + n)) "$total" "$product $scenario $name (${warmup}s + ${duration}s; this ladder ends in >= ${eta}s)"
-		local poolargs=()
-		if [[ -n "$mode" ]]; then
-			pool="$(step_pool "$adapter" "$state" "$scenario" "$mode" "$c" "$(sizing_step "$prev" "$run_dir/$product" "$scenario" "$c" "$r")" "$warmup" "$duration")"
-			poolargs=(--pool "$pool")
-		fi
-		rc=0
-		pinned driver "$loadstep" --url "$url" --scenario "$scenario" -c "$c" \
-			--warmup "${warmup}s" --duration "${duration}s" --interval 1s --timeout 10s \
-			--product "$product" --product-version "$version" \
-			--label phase=ladder --label "profile=$profile" "${replabel[@]}" \
-			"${extra[@]}" "${poolargs[@]}" -o "$out" || rc=$?
-		[[ "$mode" == reuse ]] || rm -f "${pool:-}"
-		case "$rc" in
-		0 | 4) ;;
-		130) log "interrupted at $product $scenario $name" && exit 130 ;;
-		*) die "loadstep failed at $product $scenario $name (exit $rc)" ;;
-		esac
-		check_health "$adapter" "$state" "in the $scenario ladder at c=$c"
-		if ((rc == 4)); then
-			# The product answers again, but the step lost it: not a measurement.
-			printf '%s\n' "lost its target in the $scenario ladder at c=$c, then answered again (the step is kept as target_lost; a rerun measures it again)" >"$state/lost"
-			log "$product: $(<"$state/lost")"
-			exit 4
-		fi
+	else
+		for c in "${cands[@]}"; do measure_window "$c" "$round"; done
+	fi
+	# How many windows this ladder went through, for run-comparison.sh's step counter.
+	echo "$n" >"$state/ladder.windows"
+}
+
+# measure_window C R measures (or, when its file is complete, skips) window
+# R of the level of C connections; it runs inside run_ladder and uses its
+# variables.
+measure_window() {
+	local c="$1" r="$2" rc
+	n=$((n + 1))
+	name="c=$c" replabel=()
+	out="$(step_file "$run_dir/$product" "$scenario" "$c" "$r")"
+	if ((repeats > 1)); then
+		name="c=$c #$r/$repeats" replabel=(--label "repeat=$r")
+	fi
+	if step_complete "$out"; then
+		step_upto $((offset + n)) "$total" "$product $scenario $name: complete, skipped"
 		prev="$out"
-	done
+		return 0
+	fi
+	step_upto $((offset + n)) "$total" "$product $scenario $name (${warmup}s + ${duration}s; at most $((bound - n)) more windows in this ladder)"
+	local poolargs=()
+	if [[ -n "$mode" ]]; then
+		pool="$(step_pool "$adapter" "$state" "$scenario" "$mode" "$c" "$(sizing_step "$prev" "$run_dir/$product" "$scenario" "$c" "$r")" "$warmup" "$duration")"
+		poolargs=(--pool "$pool")
+	fi
+	rc=0
+	pinned driver "$loadstep" --url "$url" --scenario "$scenario" -c "$c" \
+		--warmup "${warmup}s" --duration "${duration}s" --interval 1s --timeout 10s \
+		--product "$product" --product-version "$version" \
+		--label phase=ladder --label "profile=$profile" "${replabel[@]}" \
+		"${extra[@]}" "${poolargs[@]}" -o "$out" || rc=$?
+	[[ "$mode" == reuse ]] || rm -f "${pool:-}"
+	case "$rc" in
+	0 | 4) ;;
+	130) log "interrupted at $product $scenario $name" && exit 130 ;;
+	*) die "loadstep failed at $product $scenario $name (exit $rc)" ;;
+	esac
+	check_health "$adapter" "$state" "in the $scenario ladder at c=$c"
+	if ((rc == 4)); then
+		# The product answers again, but the step lost it: not a measurement.
+		printf '%s\n' "lost its target in the $scenario ladder at c=$c, then answered again (the step is kept as target_lost; a rerun measures it again)" >"$state/lost"
+		log "$product: $(<"$state/lost")"
+		exit 4
+	fi
+	prev="$out"
+}
+
+# step_file DIR SCENARIO C R prints the file of window R at C connections.
+step_file() {
+	if (($4 == 1)); then
+		printf '%s/%s-c%s.json\n' "$1" "$2" "$3"
+	else
+		printf '%s/%s-c%s-r%s.json\n' "$1" "$2" "$3" "$4"
+	fi
 }
 
 # step_pool ADAPTER STATE SCENARIO MODE C PREV W D mints (or reuses) the pool

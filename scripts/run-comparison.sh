@@ -2,7 +2,8 @@
 # run-comparison.sh: the whole comparison, one product after the other.
 #
 #   scripts/run-comparison.sh [--quick] [--fresh] [--only P[,P]] [--run-id ID]
-#                             [--repeats N] [--driver-cpus LIST --server-cpus LIST | --no-pin]
+#                             [--repeats N] [--full-ladder]
+#                             [--driver-cpus LIST --server-cpus LIST | --no-pin]
 #
 #   --quick      smoke profile: ladder 2 8 32, warmup 1 s, measured 3 s;
 #                GC jitter 60 s instead of 5 minutes
@@ -15,7 +16,11 @@
 #                default 1) in N rounds: every scenario's ladder once, then
 #                again, so that a step's windows are spread over the run; the
 #                repeated windows `aggregate compare` needs to test a
-#                difference between two runs (>= 4; 5 is a good start)
+#                difference between two runs (>= 4; 5 is a good start).
+#                Round 1 stops every ladder at its knee; rounds 2..N repeat
+#                only its candidate steady levels (scripts/ladder.sh)
+#   --full-ladder  measure every ladder to its end (env IDPBENCH_FULL_LADDER=1);
+#                each SCENARIO.knee.json says where round 1 would have stopped
 #   --driver-cpus LIST, --server-cpus LIST
 #                pin the load generator (loadstep, pool minting) and the
 #                measurement tools (sampler, coldstart) to the CPUs LIST, and
@@ -28,6 +33,10 @@
 #                compose mode the containers get the server set as cpuset.
 #                Recorded in each meta.json (placement) and the report
 #   --no-pin     share every CPU even on a big host (env IDPBENCH_PIN=0)
+#
+# The step counter counts load steps (ladder windows, one GC-jitter run per
+# product) against an upper bound: how many a ladder measures is known only
+# when it reaches its knee ("step 12 (of at most 150)").
 #
 # For each product, in series: install (cached); up, the first start on a
 # fresh database (one shared throwaway PostgreSQL with identical settings for
@@ -212,9 +221,12 @@ run_product() {
 			((rounds == 1)) || what="$s (round $round/$rounds)"
 			phase_step ladder "$p" "$p ladder $what"
 			rc=0
+			rm -f "$state/ladder.windows"
 			IDPBENCH_ROUND="$round" "$IDPBENCH_ROOT/scripts/ladder.sh" "$p" "$s" "${QUICK[@]}" --run-dir "$RUN_DIR" --state-dir "$state" \
 				--step-offset "$STEP" --step-total "$STEP_TOTAL" || rc=$?
-			STEP=$((STEP + LADDER_STEPS))
+			# The windows the ladder went through (it may stop at its knee).
+			STEP=$((STEP + $(cat "$state/ladder.windows" 2>/dev/null || echo 0)))
+			echo "$STEP" >"$WORK/step"
 			case "$rc" in
 			0 | 3) ;;
 			4) product_failed "$p" "$state" "$start" "$(cat "$state/lost" 2>/dev/null || echo "stopped answering in the $what ladder")"; return 1 ;;
@@ -228,6 +240,7 @@ run_product() {
 	"$IDPBENCH_ROOT/scripts/gcjitter.sh" "$p" "${QUICK[@]}" --run-dir "$RUN_DIR" --state-dir "$state" \
 		--step-offset "$STEP" --step-total "$STEP_TOTAL" || rc=$?
 	STEP=$((STEP + 1))
+	echo "$STEP" >"$WORK/step"
 	case "$rc" in
 	0) ;;
 	130) exit 130 ;;
@@ -417,6 +430,7 @@ main() {
 		--driver-cpus) export IDPBENCH_DRIVER_CPUS="${2:-}" && shift ;;
 		--server-cpus) export IDPBENCH_SERVER_CPUS="${2:-}" && shift ;;
 		--no-pin) export IDPBENCH_PIN=0 ;;
+		--full-ladder) export IDPBENCH_FULL_LADDER=1 ;;
 		-h | --help) usage ;;
 		*) log "unknown argument $1" && usage ;;
 		esac
@@ -436,10 +450,9 @@ main() {
 	[[ "$run_id" =~ ^[A-Za-z0-9._-]+$ ]] || { log "bad run id: $run_id"; usage; }
 	[[ "${IDPBENCH_REPEATS:-1}" =~ ^[1-9][0-9]*$ ]] || { log "--repeats (IDPBENCH_REPEATS) ${IDPBENCH_REPEATS}: want a whole number >= 1"; usage; }
 	placement_init
-	# A ladder call measures one round (LADDER_STEPS windows); every step is
-	# measured IDPBENCH_REPEATS times.
-	LADDER_STEPS="$LADDER_LEN"
-	LADDER_LEN=$((LADDER_LEN * ${IDPBENCH_REPEATS:-1}))
+	# At most: round 1 measures the whole ladder, every later round at most
+	# 3 candidate levels (scripts/ladder.sh).
+	LADDER_LEN=$((LADDER_LEN + (${IDPBENCH_REPEATS:-1} - 1) * (LADDER_LEN < 3 ? LADDER_LEN : 3)))
 	# Only the cluster this session starts is ever stopped (pg_down in cleanup).
 	unset IDPBENCH_PG_DIR
 	local results="${IDPBENCH_RESULTS:-$IDPBENCH_ROOT/results}"
@@ -467,9 +480,9 @@ main() {
 	fi
 	mkdir -p "$RUN_DIR"
 	STEP=0
-	# Load steps: every ladder step, plus one GC-jitter step per product.
+	# Load steps, at most: every ladder window, plus one GC-jitter step per product.
 	STEP_TOTAL=$((${#products[@]} * (${#SCENARIOS[@]} * LADDER_LEN + 1)))
-	log "run $run_id ($PROFILE): products ${products[*]}; scenarios ${SCENARIOS[*]}; $STEP_TOTAL load steps; results in $RUN_DIR"
+	log "run $run_id ($PROFILE): products ${products[*]}; scenarios ${SCENARIOS[*]}; at most $STEP_TOTAL load steps; results in $RUN_DIR"
 
 	if [[ -n "${IDPBENCH_NO_BUILD:-}" ]]; then
 		log "IDPBENCH_NO_BUILD set: using the tools already in $IDPBENCH_BIN"
@@ -504,7 +517,8 @@ main() {
 			after_failure "$p" "$rc"
 		fi
 		log "$p: done in $((SECONDS - t0)) s"
-		STEP=$(((${#SCENARIOS[@]} * LADDER_LEN + 1) * ($(index_of "$p" "${products[@]}") + 1)))
+		# run_product counted its steps in a subshell.
+		STEP="$(cat "$WORK/step" 2>/dev/null || echo "$STEP")"
 	done
 
 	phase_step database "" "PostgreSQL down"
@@ -516,17 +530,6 @@ main() {
 	ln -sfn "$run_id" "$results/latest"
 	log "report: $RUN_DIR/COMPARISON.md (results/latest -> $run_id); run took $SECONDS s"
 	((FAILED == 0)) || { log "some products failed; see their meta.json"; exit 1; }
-}
-
-# index_of X LIST... prints the 0-based index of X in LIST.
-index_of() {
-	local x="$1" i=0
-	shift
-	for e in "$@"; do
-		[[ "$e" == "$x" ]] && { echo "$i"; return 0; }
-		i=$((i + 1))
-	done
-	echo 0
 }
 
 main "$@"

@@ -40,6 +40,7 @@ func subcommands() []subcommand {
 		{"steady", "the main table as JSON lines: steady-state figures or the N/A reason", runSteady},
 		{"compare", "OLD vs NEW: each cell's change and whether it is significant; a regression gate", runCompare},
 		{"phase", "append one phase record (run-comparison.sh's wall-time record) to a phases file", runPhase},
+		{"ladder", "knee | candidates: where round 1 of a ladder stops; which levels later rounds repeat", runLadder},
 	}
 }
 
@@ -57,7 +58,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 func dispatch(ctx context.Context, args []string, e env) error {
 	if len(args) == 0 {
-		return cli.Usagef("a subcommand is required: report, merge, summary, steady or compare (see '%s --help')", toolName)
+		return cli.Usagef("a subcommand is required: report, merge, summary, steady, compare or ladder (see '%s --help')", toolName)
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
@@ -72,7 +73,7 @@ func dispatch(ctx context.Context, args []string, e env) error {
 			return sc.run(ctx, args[1:], e)
 		}
 	}
-	return cli.Usagef("unknown subcommand %q (want report, merge, summary, steady or compare)", args[0])
+	return cli.Usagef("unknown subcommand %q (want report, merge, summary, steady, compare or ladder)", args[0])
 }
 
 func topUsage() string {
@@ -89,6 +90,7 @@ func topUsage() string {
 	b.WriteString("  scripts/ladder.sh hydra discovery && aggregate report results/latest -o results/latest/COMPARISON.md\n")
 	b.WriteString("  aggregate merge agent-*.json | aggregate summary -\n")
 	b.WriteString("  aggregate compare --fail-on 'qps<-5%,p99>+10%' results/base results/pr\n")
+	b.WriteString("  aggregate ladder knee --dir results/latest/hydra --scenario discovery --ladder \"2 4 8 16 32 64 128\"\n")
 	return b.String()
 }
 

@@ -33,6 +33,13 @@ type ColdstartFile struct {
 	Coldstart *schema.Coldstart
 }
 
+// KneeFile is one knee record (where round 1 of a ladder stopped) and where
+// it came from.
+type KneeFile struct {
+	Path string
+	Knee *schema.Knee
+}
+
 // SampleFile is the sampler records of one file.
 type SampleFile struct {
 	Path    string
@@ -53,6 +60,7 @@ type Inputs struct {
 	Coldstarts []ColdstartFile
 	Samples    []SampleFile
 	Phases     []PhaseFile
+	Knees      []KneeFile // none in runs from before the knee rule
 }
 
 // recordPrefix starts every idpbench schema string.
@@ -195,13 +203,19 @@ func (in *Inputs) addRecord(raw json.RawMessage, path string, i int, samples *[]
 			in.addPhases(path, *p)
 		}
 		return "", err
+	case kindOf(schema.KneeV1):
+		k, err := schema.DecodeKnee(r, name)
+		if err == nil {
+			in.Knees = append(in.Knees, KneeFile{Path: path, Knee: k})
+		}
+		return "", err
 	case kindOf(schema.FactsV1):
 		return "readback's facts are read from the product's meta, which holds them", nil
 	}
 	// An idpbench record this build does not know is not skipped: its
 	// numbers would silently be missing from the report.
-	return "", fmt.Errorf("%s: unknown idpbench record kind %q (this build reads %s, %s, %s and %s)", name, head.Schema,
-		schema.StepV1, schema.MetaV1, schema.ColdstartV1, schema.SampleV1)
+	return "", fmt.Errorf("%s: unknown idpbench record kind %q (this build reads %s, %s, %s, %s and %s)", name, head.Schema,
+		schema.StepV1, schema.MetaV1, schema.ColdstartV1, schema.SampleV1, schema.KneeV1)
 }
 
 func addSample(r io.Reader, name string, samples *[]schema.Sample) error {

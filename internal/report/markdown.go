@@ -40,6 +40,7 @@ func WriteMarkdown(w io.Writer, r *Report, opt MarkdownOptions) error {
 	m.ladders()
 	m.timeUse()
 	m.fairness()
+	m.kneeAppendix()
 	if m.err != nil {
 		return m.err
 	}
@@ -364,9 +365,11 @@ func (m *md) howToRead() {
 	m.printf("  percentiles come from an HdrHistogram of every measured request.\n")
 	m.printf("- **Steady state**: of a product's connection ladder for a scenario, the level (connection\n")
 	m.printf("  count) whose every window is complete, below %s errors, had every connection attempt\n", th)
-	m.printf("  answered and was not driver-limited, with the highest (median) QPS; with 4 or more windows\n")
-	m.printf("  per level, the fewest connections whose QPS a two-sided Mann-Whitney U test cannot tell\n")
-	m.printf("  from that one at %g. The main table shows that level; its ladder below shows all of them.\n", NoiseAlpha)
+	m.printf("  answered and was not driver-limited, with the highest (median) QPS -- among the levels of\n")
+	m.printf("  3 or more windows when some have them -- or the fewest connections within noise of it: with\n")
+	m.printf("  4 or more windows each, a two-sided Mann-Whitney U test cannot tell their QPS apart at %g;\n", NoiseAlpha)
+	m.printf("  with 2 or 3, their windows' QPS ranges overlap. The main table shows that level; its\n")
+	m.printf("  ladder below shows all of them.\n")
 	if repeated(m.r.Cells) {
 		m.printf("- **Repeated windows** (`--repeats N`): a level's figure is the median of its windows, `±` its\n")
 		m.printf("  spread (the farther of the smallest and largest window from the median, in percent), and\n")

@@ -65,8 +65,9 @@ type Report struct {
 	Jitter           []Jitter       // per product, in Products order
 	Unattributed     []string       // sampler files no product could be found for
 	Charts           []ChartFile
-	ChartsNA         []string // charts not drawn and why
-	Time             *TimeUse // where the run's wall time went; nil without phase records
+	ChartsNA         []string   // charts not drawn and why
+	Time             *TimeUse   // where the run's wall time went; nil without phase records
+	Knees            []KneeFile // where round 1 of each ladder stopped (ladders.go)
 }
 
 // ColdstartRow is one product's cold starts.
@@ -171,6 +172,7 @@ func Build(in *Inputs, opt Options) *Report {
 		AggregateVersion: opt.ToolVersion,
 		Coldstarts:       in.Coldstarts,
 		Samples:          in.Samples,
+		Knees:            in.Knees,
 		Inputs:           InputCounts{len(in.Steps), len(in.Metas), len(in.Coldstarts), len(in.Samples)},
 	}
 	ladders := map[cellKey][]StepFile{}

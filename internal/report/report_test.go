@@ -248,6 +248,15 @@ func windows(c int, qps ...float64) []*schema.Step {
 	return out
 }
 
+// errWindows are windows with 1% errors: not a steady state.
+func errWindows(c int, qps ...float64) []*schema.Step {
+	ws := windows(c, qps...)
+	for _, w := range ws {
+		w.ErrorRate = 0.01
+	}
+	return ws
+}
+
 func TestSelectSteadyLevel(t *testing.T) {
 	limited := windows(64, 3000, 3010, 3020, 3030, 3040)
 	limited[2].Driver.Limited = true
@@ -261,8 +270,20 @@ func TestSelectSteadyLevel(t *testing.T) {
 			windows(8, 2000, 2100, 1950, 2050, 2020), windows(32, 2030, 1990, 2080, 2110, 2040)}, 1, ""},
 		{"c=32 significantly higher", [][]*schema.Step{windows(2, 900, 910, 920, 930, 940),
 			windows(8, 2000, 2010, 1990, 2005, 1995), windows(32, 2200, 2210, 2190, 2205, 2195)}, 2, ""},
-		{"fewer than 4 windows: the best only", [][]*schema.Step{windows(8, 2000, 2010, 1990),
-			windows(32, 2030, 1980, 2020)}, 1, ""},
+		{"3 windows each: overlapping ranges are within noise", [][]*schema.Step{windows(8, 2000, 2010, 1990),
+			windows(32, 2030, 1980, 2020)}, 0, ""},
+		{"3 windows each: disjoint ranges are not", [][]*schema.Step{windows(8, 2000, 2010, 1990),
+			windows(32, 2030, 2011, 2020)}, 1, ""},
+		{"2 windows each: ranges that touch overlap", [][]*schema.Step{windows(8, 2000, 2010), windows(32, 2010, 2040)}, 0, ""},
+		{"3 windows against 5: ranges", [][]*schema.Step{windows(8, 1950, 2010, 1990),
+			windows(32, 2030, 2000, 2080, 2110, 2040)}, 0, ""},
+		{"single windows: the best only", [][]*schema.Step{windows(8, 2000), windows(32, 2010)}, 1, ""},
+		{"a single window is never within noise of 3", [][]*schema.Step{windows(8, 2000),
+			windows(16, 2000, 2010, 1990), windows(32, 2005, 2015, 1995)}, 1, ""},
+		{"levels of >= 3 windows are preferred to a higher single window", [][]*schema.Step{windows(8, 2000, 2010, 1990),
+			windows(16, 2100), windows(32, 1700, 1710, 1690)}, 0, ""},
+		{"a repeated level of errors does not make single windows give way", [][]*schema.Step{windows(8, 2000),
+			windows(16, 2100), errWindows(32, 2200, 2210, 2190)}, 1, ""},
 		{"a level with one bad window never qualifies", [][]*schema.Step{windows(8, 2000, 2010, 1990, 2005, 1995), limited}, 0, ""},
 		{"the median decides, not the best window", [][]*schema.Step{windows(8, 2000, 2010, 1990),
 			windows(32, 1500, 1500, 2500)}, 0, ""},

@@ -123,6 +123,7 @@ func (m *md) chartsSection() {
 		for _, cf := range r.Charts {
 			m.printf("![%s](%s)\n\n", cell(cf.Alt), m.chartLink(cf.Name))
 		}
+		m.chartKneeNote()
 	}
 	if len(r.ChartsNA) > 0 {
 		m.printf("Not drawn (no data):\n\n")

@@ -161,34 +161,52 @@ func statusCounts(steps []*schema.Step) string {
 // level's throughput from the best one's.
 const NoiseAlpha = 0.05
 
-// noiseWindows is the fewest windows per level that give a noise estimate:
-// two-sided Mann-Whitney U needs 4 and 4 to reach a p-value below NoiseAlpha.
+// noiseWindows is the fewest windows per level that give a Mann-Whitney
+// noise estimate: two-sided Mann-Whitney U needs 4 and 4 to reach a p-value
+// below NoiseAlpha.
 const noiseWindows = 4
+
+// rangeWindows is the fewest windows per level whose [min, max] range of qps
+// stands for its noise where Mann-Whitney cannot: 2 or 3 windows.
+const rangeWindows = 2
+
+// preferWindows is the number of windows from which a level is preferred:
+// when some levels have this many or more (the candidates ladder.sh
+// repeats), the steady level is chosen among them.
+const preferWindows = 3
 
 // SelectSteadyLevel picks a ladder's steady level: levels are in ladder
 // order (by connections), each the windows measured at one connection count
 // (and rate). A level qualifies when every window was judged by rule and
-// Qualifies; the best is the qualifying level with the highest median qps
-// (the fewer connections on a tie). The steady level is the first
-// qualifying level whose throughput is within noise of the best: a
-// two-sided Mann-Whitney U test finds no difference at NoiseAlpha. Levels
-// of fewer than 4 windows have no noise estimate, so only the best itself
-// is (single-window ladders: SelectSteady's pick). It returns the index
-// into levels, or -1 and SelectSteady's reason when no level qualifies.
+// Qualifies. When some qualifying levels have 3 or more windows (the
+// candidates later rounds repeat), only those are considered. The best is
+// the considered level with the highest median qps (the fewer connections
+// on a tie). The steady level is the first considered level whose
+// throughput is within noise of the best: with 4 or more windows each, a
+// two-sided Mann-Whitney U test finds no difference at NoiseAlpha; with 2
+// or more each but fewer than 4 on one side, the [min, max] ranges of their
+// window qps overlap. A level of one window has no noise estimate, so only
+// the best itself is (single-window ladders: SelectSteady's pick). It
+// returns the index into levels, or -1 and SelectSteady's reason when no
+// level qualifies.
 func SelectSteadyLevel(levels [][]*schema.Step, rule string) (int, string) {
-	best := -1
 	var ok []int
 	for i, ws := range levels {
-		if !levelQualifies(ws, rule) {
-			continue
-		}
-		ok = append(ok, i)
-		if best < 0 || medianQPS(ws) > medianQPS(levels[best]) {
-			best = i
+		if levelQualifies(ws, rule) {
+			ok = append(ok, i)
 		}
 	}
-	if best < 0 {
+	if len(ok) == 0 {
 		return -1, noSteadyLevelReason(levels, rule)
+	}
+	if many := slices.DeleteFunc(slices.Clone(ok), func(i int) bool { return len(levels[i]) < preferWindows }); len(many) > 0 {
+		ok = many
+	}
+	best := ok[0]
+	for _, i := range ok[1:] {
+		if medianQPS(levels[i]) > medianQPS(levels[best]) {
+			best = i
+		}
 	}
 	for _, i := range ok {
 		if i == best || withinNoise(levels[i], levels[best]) {
@@ -243,14 +261,28 @@ func qpsOf(ws []*schema.Step) []float64 {
 	return vs
 }
 
-// withinNoise reports whether the throughputs of two levels of at least
-// noiseWindows windows each do not differ significantly (two-sided
-// Mann-Whitney U, benchmath.AssumeNothing as benchstat and aggregate
-// compare use it).
+// withinNoise reports whether the throughputs of two levels do not differ
+// beyond their noise: with at least noiseWindows windows each, a two-sided
+// Mann-Whitney U test (benchmath.AssumeNothing as benchstat and aggregate
+// compare use it) finds no difference at NoiseAlpha; with at least
+// rangeWindows each but fewer than noiseWindows on one side, the [min, max]
+// ranges of their window qps overlap; with fewer, never.
 func withinNoise(a, b []*schema.Step) bool {
-	if len(a) < noiseWindows || len(b) < noiseWindows {
-		return false
+	switch n := min(len(a), len(b)); {
+	case n >= noiseWindows:
+		return mannWhitneySame(a, b)
+	case n >= rangeWindows:
+		return rangesOverlap(qpsOf(a), qpsOf(b))
 	}
+	return false
+}
+
+// rangesOverlap: [min(a), max(a)] and [min(b), max(b)] share a value.
+func rangesOverlap(a, b []float64) bool {
+	return slices.Min(a) <= slices.Max(b) && slices.Min(b) <= slices.Max(a)
+}
+
+func mannWhitneySame(a, b []*schema.Step) bool {
 	th := benchmath.DefaultThresholds
 	th.CompareAlpha = NoiseAlpha
 	c := benchmath.AssumeNothing.Compare(benchmath.NewSample(qpsOf(a), &th), benchmath.NewSample(qpsOf(b), &th))

@@ -30,6 +30,14 @@ step() {
 	log "[step $n/$total] $*"
 }
 
+# step_upto N BOUND MESSAGE... prints "[step N (of at most BOUND)] MESSAGE":
+# for a count of steps known only as a bound (a ladder may stop at its knee).
+step_upto() {
+	local n="$1" bound="$2"
+	shift 2
+	log "[step $n (of at most $bound)] $*"
+}
+
 # require_cmd CMD... dies naming the first missing command.
 require_cmd() {
 	local c
@@ -609,7 +617,8 @@ clean_run_state() {
 
 # parse_run_args NPOS TOTAL ARGS... parses the flags the run scripts share:
 # --quick, --run-dir (default $RUN_DIR), --state-dir (default $STATE_DIR),
-# --repeats and --round (exported as IDPBENCH_REPEATS, IDPBENCH_ROUND),
+# --repeats, --round and --full-ladder (exported as IDPBENCH_REPEATS,
+# IDPBENCH_ROUND, IDPBENCH_FULL_LADDER=1),
 # --step-offset, --step-total (default TOTAL) into RUN_QUICK, RUN_DIR,
 # STATE_DIR, STEP_OFFSET and STEP_TOTAL, and exactly NPOS positional
 # arguments into RUN_ARGS. Anything else calls the script's usage.
@@ -626,6 +635,7 @@ parse_run_args() {
 		--step-total) STEP_TOTAL="$2" && shift ;;
 		--repeats) export IDPBENCH_REPEATS="$2" && shift ;;
 		--round) export IDPBENCH_ROUND="$2" && shift ;;
+		--full-ladder) export IDPBENCH_FULL_LADDER=1 ;;
 		-h | --help) usage ;;
 		-*) log "unknown flag $1" && usage ;;
 		*) RUN_ARGS+=("$1") ;;

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/ladder"
+)
+
+const ladderUsage = `Usage: aggregate ladder knee|candidates [FLAGS]
+
+How much of a scenario's connection ladder to measure (scripts/ladder.sh asks):
+  knee        after each step of round 1: does round 1 stop here?
+  candidates  before a later round: which levels does it repeat?
+'aggregate ladder knee --help' and 'aggregate ladder candidates --help' explain their flags.
+`
+
+const kneeUsage = `Usage: aggregate ladder knee --dir DIR --scenario S --ladder "C..." [FLAGS]
+
+Reads the round-1 steps of scenario S in DIR (RUN_DIR/PRODUCT: S-c<N>.json for
+each N of --ladder, in order, up to the first missing one or --at) and applies the
+knee rule: round 1 stops when each of the last two levels raised the best
+qps before them by less than --noise percent (a level that is not a steady
+state -- errors, an interrupted window, failed connects, driver-limited,
+another success rule -- raises nothing) and the last level's P99 is above
+that best level's; never before 3 levels. The rule is applied to every
+prefix of those steps, so a resumed round 1 stops where it stopped; --at
+keeps the levels a resumed round 1 has not reached yet out of the question.
+
+Prints "stop" (measure no more levels of round 1) or "continue" on stdout.
+Writes DIR/S.knee.json (idpbench.knee/v1) once the rule stops or the ladder
+is measured to its end: the levels measured and skipped, where and why it
+stopped. With --full-ladder it always prints "continue", and the record says
+where the rule would have stopped (full_ladder: true).
+`
+
+const kneeExample = `  aggregate ladder knee --dir results/latest/hydra --scenario discovery --ladder "2 4 8 16 32 64 128" --at 32
+  jq -r .reason results/latest/hydra/discovery.knee.json
+`
+
+const candidatesUsage = `Usage: aggregate ladder candidates --dir DIR --scenario S
+
+Prints, space-separated on one line, the connection counts that rounds >= 2
+of scenario S repeat: of round 1 (DIR/S.knee.json, which round 1 writes
+when it ends, lists its levels), the best steady level and the steady
+levels with fewer connections whose qps is within 10% of it, at most its 2
+nearest; an empty line when no level of round 1 is a steady state. Records
+them in the knee record (candidates, candidates_reason). Fails naming the
+file when round 1 has no knee record yet (it is not complete).
+`
+
+const candidatesExample = `  for c in $(aggregate ladder candidates --dir results/latest/hydra --scenario discovery); do echo "repeat c=$c"; done
+`
+
+// Outputs of 'aggregate ladder knee'.
+const (
+	kneeStop     = "stop"
+	kneeContinue = "continue"
+)
+
+type kneeConfig struct {
+	ladder.KneeConfig
+	ladderText string
+}
+
+func (c *kneeConfig) validate() error {
+	if err := validateDirScenario("ladder knee", c.Dir, c.Scenario); err != nil {
+		return err
+	}
+	for _, f := range strings.Fields(c.ladderText) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return cli.Usagef("ladder knee: --ladder %q: %q is not a connection count (want whole numbers >= 1)", c.ladderText, f)
+		}
+		c.Ladder = append(c.Ladder, n)
+	}
+	if len(c.Ladder) == 0 {
+		return cli.Usagef("ladder knee: --ladder is required (the connection counts of the whole ladder, e.g. \"2 4 8 16 32 64 128\")")
+	}
+	if !(c.NoisePct > 0 && c.NoisePct < 100) {
+		return cli.Usagef("ladder knee: --noise %g: want a percentage above 0 and below 100", c.NoisePct)
+	}
+	return nil
+}
+
+func validateDirScenario(sub, dir, scenario string) error {
+	if dir == "" || scenario == "" {
+		return cli.Usagef("%s: --dir and --scenario are required (see 'aggregate %s --help')", sub, sub)
+	}
+	return nil
+}
+
+func runLadder(ctx context.Context, args []string, e env) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "knee":
+			return runKnee(args[1:], e)
+		case "candidates":
+			return runCandidates(args[1:], e)
+		case "-h", "--help", "help":
+			fmt.Fprint(e.stdout, ladderUsage)
+			return nil
+		}
+		return cli.Usagef("ladder: unknown subcommand %q (want knee or candidates)", args[0])
+	}
+	return cli.Usagef("ladder: a subcommand is required: knee or candidates (see 'aggregate ladder --help')")
+}
+
+func runKnee(args []string, e env) error {
+	var c kneeConfig
+	fs := newFlagSet("ladder knee")
+	fs.StringVar(&c.Dir, "dir", "", "the product's result `DIR` (RUN_DIR/PRODUCT) holding the step files")
+	fs.StringVar(&c.Scenario, "scenario", "", "the scenario `NAME`, as in the step file names")
+	fs.StringVar(&c.ladderText, "ladder", "", "the whole ladder: connection `COUNTS`, space-separated, in order")
+	fs.Float64Var(&c.NoisePct, "noise", ladder.DefaultNoisePct, "a gain below this `PERCENT` of the best qps is noise")
+	fs.IntVar(&c.At, "at", 0, "the level just measured (`CONNECTIONS`): only the steps up to it count (default: every step present)")
+	fs.BoolVar(&c.FullLadder, "full-ladder", false, "never stop; record where the rule would have stopped")
+	if err := parse(fs, args, kneeUsage, kneeExample, e); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("ladder knee: unexpected argument %q (see 'aggregate ladder knee --help')", fs.Arg(0))
+	}
+	if err := c.validate(); err != nil {
+		return err
+	}
+	stop, rec, err := ladder.DecideKnee(c.KneeConfig)
+	if err != nil {
+		return err
+	}
+	if rec != nil {
+		if err := ladder.WriteKnee(ladder.KneePath(c.Dir, c.Scenario), rec); err != nil {
+			return err
+		}
+	}
+	out := kneeContinue
+	if stop {
+		out = kneeStop
+	}
+	_, err = fmt.Fprintln(e.stdout, out)
+	return err
+}
+
+func runCandidates(args []string, e env) error {
+	var dir, scenario string
+	fs := newFlagSet("ladder candidates")
+	fs.StringVar(&dir, "dir", "", "the product's result `DIR` (RUN_DIR/PRODUCT) holding the step files")
+	fs.StringVar(&scenario, "scenario", "", "the scenario `NAME`, as in the step file names")
+	if err := parse(fs, args, candidatesUsage, candidatesExample, e); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("ladder candidates: unexpected argument %q (see 'aggregate ladder candidates --help')", fs.Arg(0))
+	}
+	if err := validateDirScenario("ladder candidates", dir, scenario); err != nil {
+		return err
+	}
+	rec, err := ladder.DecideCandidates(dir, scenario)
+	if err != nil {
+		return err
+	}
+	if err := ladder.WriteKnee(ladder.KneePath(dir, scenario), rec); err != nil {
+		return err
+	}
+	cs := make([]string, len(rec.Candidates))
+	for i, n := range rec.Candidates {
+		cs[i] = strconv.Itoa(n)
+	}
+	_, err = fmt.Fprintln(e.stdout, strings.Join(cs, " "))
+	return err
+}
