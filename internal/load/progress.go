@@ -31,12 +31,12 @@ func (e *engine) startProgress() (stop func()) {
 
 func (e *engine) drawProgress(now time.Time) {
 	phase, since, base := "warmup", e.plan.launch, [2]int64{}
-	if !now.Before(e.plan.start) {
-		phase, since = "measure", e.plan.start
+	if start := e.plan.start(); !now.Before(start) {
+		phase, since = "measure", start
 		base = [2]int64{e.base[0].Load(), e.base[1].Load()}
 	}
-	if !now.Before(e.plan.end) {
-		phase, since = "drain", e.plan.end
+	if end := e.plan.end(); !now.Before(end) {
+		phase, since = "drain", end
 	}
 	t := e.liveTotals()
 	fmt.Fprintf(e.cfg.Progress, "\r\033[Kloadstep: %s %s  requests %d  errors %d",
