@@ -76,6 +76,8 @@ type engine struct {
 	live       []liveCount // per worker
 	plan       plan
 	base       [2]atomic.Int64 // live sent/failed at the start of the window, for progress
+	warm       settler         // an adaptive warmup's record (warmup.go)
+	decided    chan struct{}   // closed once the window's start is final
 	stopped    atomic.Bool     // ctx was cancelled: no request starts
 	reach      reach           // whether the target accepts connections
 }
@@ -137,7 +139,13 @@ func (e *engine) run(ctx context.Context) window {
 	now := time.Now()
 	e.reach.launch = now
 	e.plan.launch, e.plan.interval, e.plan.rate = now, e.cfg.Interval, e.cfg.Rate
-	e.plan.setWindow(e.cfg.Warmup, e.cfg.Duration)
+	e.decided = make(chan struct{})
+	if e.cfg.WarmupMax > 0 {
+		e.plan.setWindow(e.cfg.WarmupMax, e.cfg.Duration) // until settle decides
+	} else {
+		e.plan.setWindow(e.cfg.Warmup, e.cfg.Duration)
+		close(e.decided)
+	}
 	// Workers poll a flag, not ctx.Err(), which takes a lock per call.
 	e.stopped.Store(ctx.Err() != nil)
 	stopWatch := context.AfterFunc(ctx, func() { e.stopped.Store(true) })
@@ -164,16 +172,17 @@ func (e *engine) run(ctx context.Context) window {
 	return w
 }
 
-// watch sleeps through the warmup and the window, sampling CPU at both
-// edges. It returns early when ctx is cancelled (interrupted) or when every
-// worker has stopped (all ran out of pool): the window ends there.
+// watch sleeps through the warmup (deciding its end, when it is adaptive)
+// and the window, sampling CPU at both edges. It returns early when ctx is
+// cancelled (interrupted) or when every worker has stopped (all ran out of
+// pool): the window ends there.
 func (e *engine) watch(ctx context.Context, done <-chan struct{}) window {
-	start := e.plan.start()
-	if !sleepUntil(ctx, done, start) {
-		if now := time.Now(); now.Before(start) {
+	if !e.warmup(ctx, done) {
+		if now := time.Now(); now.Before(e.plan.start()) {
 			return window{start: now, end: now, interrupted: ctx.Err() != nil}
 		}
 	}
+	start := e.plan.start()
 	t := e.liveTotals()
 	e.base[0].Store(t[0])
 	e.base[1].Store(t[1])
@@ -452,7 +461,7 @@ func (e *engine) count(i int, rec *recorder, t time.Time, o outcome) {
 // so its exhaustion is recorded at the window's start.
 func (e *engine) exhausted(ctx context.Context, i int, rec *recorder, t time.Time) {
 	if _, ok := e.plan.slot(t); !ok {
-		if !sleepUntil(ctx, nil, e.plan.start()) {
+		if !e.untilStart(ctx) {
 			return
 		}
 		t = e.plan.start()

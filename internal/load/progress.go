@@ -38,9 +38,13 @@ func (e *engine) drawProgress(now time.Time) {
 	if end := e.plan.end(); !now.Before(end) {
 		phase, since = "drain", end
 	}
+	elapsed := now.Sub(since).Truncate(100 * time.Millisecond).String()
+	if phase == "warmup" && e.cfg.WarmupMax > 0 {
+		elapsed += fmt.Sprintf(" (stable %d/%d)", e.warm.run.Load(), e.cfg.WarmupStable)
+	}
 	t := e.liveTotals()
 	fmt.Fprintf(e.cfg.Progress, "\r\033[Kloadstep: %s %s  requests %d  errors %d",
-		phase, now.Sub(since).Truncate(100*time.Millisecond), t[0]-base[0], t[1]-base[1])
+		phase, elapsed, t[0]-base[0], t[1]-base[1])
 }
 
 // liveTotals sums the workers' running counts (sent, failed).
