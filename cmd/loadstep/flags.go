@@ -21,6 +21,9 @@ type config struct {
 	url, scenario             string
 	connections               int
 	warmup, duration          time.Duration
+	warmupMax                 time.Duration
+	warmupStable              int
+	warmupTolerance           float64
 	interval, timeout         time.Duration
 	rate                      float64
 	poolFile, poolMode        string
@@ -59,7 +62,10 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.StringVar(&c.url, "url", "", "full endpoint URL, http or https (required)")
 	fs.StringVar(&c.scenario, "scenario", "", "discovery | client_credentials | introspect | refresh | userinfo | jwt_bearer | request, or an iteration scenario: client_credentials_login | auth_code (required)")
 	fs.IntVarP(&c.connections, "connections", "c", 1, "concurrent keep-alive connections, each its own request loop (needs -c plus 64 open files, see RLIMIT_NOFILE below)")
-	fs.DurationVar(&c.warmup, "warmup", 5*time.Second, "warmup before the measured window, not recorded (duration, e.g. 5s; 0 = none)")
+	fs.DurationVar(&c.warmup, "warmup", 5*time.Second, "warmup before the measured window, not recorded (duration, e.g. 5s; 0 = none); with --warmup-max, its floor")
+	fs.DurationVar(&c.warmupMax, "warmup-max", 0, "adaptive warmup: at least --warmup, then until the throughput is stable (see --warmup-stable), at most this long (duration, e.g. 60s); default 0 = a fixed --warmup; closed loop only")
+	fs.IntVar(&c.warmupStable, "warmup-stable", 3, "with --warmup-max: consecutive --interval intervals whose completed requests must be stable, 2 to 60")
+	fs.Float64Var(&c.warmupTolerance, "warmup-tolerance", 5, "with --warmup-max: each of those intervals' completed requests within +/- this percent of their mean (percent, above 0 and below 100)")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured window (duration, e.g. 10s, 5m)")
 	fs.DurationVar(&c.interval, "interval", time.Second, "length of one per-interval histogram (duration)")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "per-request timeout, connect to last body byte; also bounds the drain (duration)")
@@ -153,6 +159,18 @@ schedule (timer granularity is about 1 ms) plus those timed out unsent;
 late_max_ms is the largest delay. The rate holds only while c connections
 can carry it: each needs about R/c * latency < 1.
 
+Adaptive warmup (--warmup-max D): one rule for every product instead of a
+warmup per product. The warmup lasts at least --warmup (the floor), then
+until the requests completed in each of the last --warmup-stable intervals
+(--interval long, counted from the start of the warmup) lie within
++/- --warmup-tolerance percent of their mean, at most D (the cap). Once the
+rule holds the window starts at the next interval boundary at least half an
+interval, and at least 50 ms, ahead. The step records warmup_s (the warmup actually
+spent), warmup_rule, warmup_stable (true: the rule ended it; false: the cap
+did) and warmup_qps (the completed requests per second of each warmup
+interval). Rate mode keeps its fixed --warmup: there the rate, not the
+target, sets the throughput.
+
 Intervals: --interval slices the window; each slice has its own histogram
 (and corrected histogram in rate mode). --hlog writes them as an HdrHistogram
 interval log (version 1.3) with StartTime and BaseTime comments, each line
@@ -224,6 +242,7 @@ hard limit and, if that is still below -c plus 64, says which limit to raise),
 
 Example:
   loadstep --url http://localhost:9998/.well-known/openid-configuration --scenario discovery -c 16 -o s1-c16.json && aggregate summary s1-c16.json
+  loadstep --url http://localhost:9998/.well-known/openid-configuration --scenario discovery -c 16 --warmup 5s --warmup-max 60s | jq '{warmup_s, warmup_stable, warmup_qps}'
   loadstep --url http://localhost:9998/.well-known/openid-configuration --scenario discovery -c 32 --rate 2000 --hlog s1-r2000.hlog -o - | jq .corrected_latency_ms
   loadstep --url http://localhost:9998/auth --scenario auth_code --login refop --token-url http://localhost:9998/oauth/token --redirect-uri http://localhost:9999/auth/callback --client-id web --client-secret-file web.secret --username test-user@localhost --password-file user.pw -c 4 | jq '.requests_by_name | map_values(.latency_ms.p50)'
 `)
@@ -353,6 +372,7 @@ func (c *config) loadConfig(stdin io.Reader) (*load.Config, error) {
 	lc := &load.Config{
 		URL: u, Scenario: c.scenario, Connections: c.connections,
 		Warmup: c.warmup, Duration: c.duration, Interval: c.interval, Timeout: c.timeout, Rate: c.rate,
+		WarmupMax: c.warmupMax, WarmupStable: c.warmupStable, WarmupTolerance: c.warmupTolerance,
 		PoolMode: c.poolMode, ClientID: c.clientID, ClientAuth: c.clientAuth, Scope: c.scope,
 		Method: c.method, Body: c.body, Expect: c.expect,
 		Product: c.product, ProductVersion: c.productVersion,

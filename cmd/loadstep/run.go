@@ -104,7 +104,23 @@ func measure(ctx context.Context, lc *load.Config, output, hlog string, stdout i
 
 // summary is the final line on stderr.
 func summary(s *schema.Step) string {
-	return mainSummary(s) + connectSummary(s)
+	return mainSummary(s) + warmupSummary(s) + connectSummary(s)
+}
+
+// warmupSummary says how an adaptive warmup ended.
+func warmupSummary(s *schema.Step) string {
+	if s.WarmupRule == nil {
+		return ""
+	}
+	how := "interrupted"
+	switch {
+	case s.WarmupStable == nil:
+	case *s.WarmupStable:
+		how = "stable"
+	default:
+		how = "cap: not stable"
+	}
+	return fmt.Sprintf("; warmup %.1f s (%s)", s.WarmupS, how)
 }
 
 // connectSummary reports failed connection attempts, when there were any.

@@ -88,6 +88,13 @@ func TestBadInput(t *testing.T) {
 		{"label without =", []string{"--scenario", "discovery", "--label", "run"}, "--label"},
 		{"pool for discovery", []string{"--scenario", "discovery", "--pool", small}, "--pool"},
 		{"positional argument", []string{"--scenario", "discovery", "extra"}, "extra"},
+		{"warmup-max negative", []string{"--scenario", "discovery", "--warmup-max", "-1s"}, "--warmup-max"},
+		{"warmup-max below the floor", []string{"--scenario", "discovery", "--warmup", "10s", "--warmup-max", "5s"}, "--warmup-max"},
+		{"warmup-max in rate mode", []string{"--scenario", "discovery", "--warmup-max", "5s", "--rate", "100"}, "--warmup-max"},
+		{"warmup-stable too few", []string{"--scenario", "discovery", "--warmup-max", "5s", "--warmup-stable", "1"}, "--warmup-stable"},
+		{"warmup-stable too many", []string{"--scenario", "discovery", "--warmup-max", "5s", "--warmup-stable", "61"}, "--warmup-stable"},
+		{"warmup-tolerance zero", []string{"--scenario", "discovery", "--warmup-max", "5s", "--warmup-tolerance", "0"}, "--warmup-tolerance"},
+		{"warmup-tolerance 100", []string{"--scenario", "discovery", "--warmup-max", "5s", "--warmup-tolerance", "100"}, "--warmup-tolerance"},
 		{"login for discovery", []string{"--scenario", "discovery", "--login", "hydra"}, "--login"},
 		{"userinfo url for auth_code", []string{"--scenario", "auth_code", "--userinfo-url", "http://x/u"}, "--userinfo-url"},
 		{"auth_code without login", []string{"--scenario", "auth_code", "--client-id", "c", "--client-secret-file", secretFile}, "--login"},
@@ -142,6 +149,47 @@ func TestRunWritesStep(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("directory holds %d entries, want only the result", len(entries))
+	}
+}
+
+// TestAdaptiveWarmup: --warmup-max records the rule, the verdict and the
+// warmup's curve, and the summary line says how the warmup ended; a fixed
+// warmup records none of it and says nothing of it.
+func TestAdaptiveWarmup(t *testing.T) {
+	dir := t.TempDir()
+	url := discoveryServer(t)
+	out := filepath.Join(dir, "adaptive.json")
+	code, _, stderr := runArgs(context.Background(), "--url", url, "--scenario", "discovery", "-c", "2",
+		"--warmup", "200ms", "--warmup-max", "3s", "--warmup-stable", "2", "--warmup-tolerance", "50",
+		"--duration", "200ms", "--interval", "100ms", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	s := decodeStep(t, out)
+	want := schema.WarmupRule{MinS: 0.2, MaxS: 3, StableIntervals: 2, TolerancePct: 50}
+	if s.WarmupRule == nil || *s.WarmupRule != want || s.WarmupStable == nil || len(s.WarmupQPS) == 0 ||
+		s.WarmupS < 0.2 || s.WarmupS > 3 {
+		t.Fatalf("warmup_s %v, rule %+v, stable %v, qps %v: want the rule, a verdict and the curve of a warmup of 0.2 to 3 s",
+			s.WarmupS, s.WarmupRule, s.WarmupStable, s.WarmupQPS)
+	}
+	how := "stable"
+	if !*s.WarmupStable {
+		how = "cap: not stable"
+	}
+	if line := fmt.Sprintf("; warmup %.1f s (%s)", s.WarmupS, how); !strings.Contains(stderr, line) || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("stderr %q: want one line with %q", stderr, line)
+	}
+
+	fixed := filepath.Join(dir, "fixed.json")
+	code, _, stderr = runArgs(context.Background(), "--url", url, "--scenario", "discovery",
+		"--warmup", "100ms", "--duration", "100ms", "-o", fixed)
+	b, err := os.ReadFile(fixed)
+	if code != 0 || err != nil {
+		t.Fatalf("exit %d, %v, stderr %q", code, err, stderr)
+	}
+	if bytes.Contains(b, []byte(`"warmup_rule"`)) || bytes.Contains(b, []byte(`"warmup_stable"`)) ||
+		bytes.Contains(b, []byte(`"warmup_qps"`)) || !bytes.Contains(b, []byte(`"warmup_s": 0.1,`)) || strings.Contains(stderr, "warmup") {
+		t.Errorf("a fixed warmup: stderr %q, record %s", stderr, b)
 	}
 }
 

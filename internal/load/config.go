@@ -35,16 +35,23 @@ type Header struct{ Key, Value string }
 
 // Config is one load step.
 type Config struct {
-	URL         *url.URL // full endpoint URL
-	Scenario    string   // schema.Scenario* name
-	Connections int      // concurrent connections, each its own request loop
-	Warmup      time.Duration
+	URL         *url.URL      // full endpoint URL
+	Scenario    string        // schema.Scenario* name
+	Connections int           // concurrent connections, each its own request loop
+	Warmup      time.Duration // before the window; with WarmupMax, its floor
 	Duration    time.Duration // measured window
 	Interval    time.Duration // per-interval histogram length
 	Timeout     time.Duration // whole request, including the body read
 	// Rate is the open-loop rate in requests/s over all connections (the
 	// wrk2 model, see paced); 0 = closed loop.
 	Rate float64
+
+	// WarmupMax > 0 makes the warmup adaptive (see settle): at least
+	// Warmup, then until the throughput is stable, at most WarmupMax.
+	// 0 = a fixed warmup of Warmup. Closed loop only.
+	WarmupMax       time.Duration
+	WarmupStable    int     // adaptive: the consecutive intervals that must be stable, 2..60
+	WarmupTolerance float64 // adaptive: each of them within ± this percent of their mean, in (0, 100)
 
 	Pool          *pool.Pool // credentials; nil when the scenario needs none
 	PoolMode      string     // PoolReuse | PoolConsume | PoolChain
@@ -136,7 +143,7 @@ func (c *Config) Validate() error {
 	if c.ClientAuth == "" {
 		c.ClientAuth = clientAuthDefault(c.Scenario)
 	}
-	for _, check := range []func() error{c.validateRate, c.validateEngine, c.validateHeaders, c.validatePool,
+	for _, check := range []func() error{c.validateRate, c.validateWarmup, c.validateEngine, c.validateHeaders, c.validatePool,
 		c.validateAuth, c.validateFlow} {
 		if err := check(); err != nil {
 			return err
@@ -148,6 +155,25 @@ func (c *Config) Validate() error {
 func (c *Config) validateRate() error {
 	if c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) {
 		return cli.Usagef("--rate: must be a finite number of requests/s, 0 or more, got %v", c.Rate)
+	}
+	return nil
+}
+
+// validateWarmup checks the adaptive warmup's rule.
+func (c *Config) validateWarmup() error {
+	switch {
+	case c.WarmupMax < 0:
+		return cli.Usagef("--warmup-max: must not be negative, got %s", c.WarmupMax)
+	case c.WarmupMax == 0:
+		return nil
+	case c.Rate > 0:
+		return cli.Usagef("--warmup-max: rate mode keeps its fixed --warmup (the rate, not the target, sets its throughput)")
+	case c.WarmupMax < c.Warmup:
+		return cli.Usagef("--warmup-max: the cap %s is below the floor --warmup %s", c.WarmupMax, c.Warmup)
+	case c.WarmupStable < 2 || c.WarmupStable > 60:
+		return cli.Usagef("--warmup-stable: want 2 to 60 intervals, got %d", c.WarmupStable)
+	case !(c.WarmupTolerance > 0 && c.WarmupTolerance < 100):
+		return cli.Usagef("--warmup-tolerance: want a percentage above 0 and below 100, got %v", c.WarmupTolerance)
 	}
 	return nil
 }

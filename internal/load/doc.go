@@ -15,6 +15,11 @@
 //     after it; those due before it are sent, late if need be); requests
 //     in flight are awaited (bounded by the timeout) and counted. None is
 //     dropped, none is counted twice.
+//   - The warmup is fixed (Config.Warmup), or adaptive (Config.WarmupMax,
+//     closed loop): at least Warmup, then until the completions of the
+//     last WarmupStable intervals lie within WarmupTolerance percent of
+//     their mean, at most WarmupMax. The window's start is decided while
+//     the workers run, once, a lead ahead (see settle and stableAt).
 //   - Cancelling the context ends the window early: no new request starts,
 //     in-flight requests drain, and the step says status "interrupted".
 //   - In consume mode a connection that finds the pool empty records one

@@ -12,24 +12,46 @@ import (
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
-// plan is a step's timeline, on the monotonic clock.
+// plan is a step's timeline, on the monotonic clock. The window's edges
+// are offsets from launch, held in atomics: an adaptive warmup decides
+// them while the workers run (see settle), and every reader goes through
+// start, end and slot.
 type plan struct {
 	launch   time.Time     // workers start (warmup begins)
-	start    time.Time     // measured window begins
-	end      time.Time     // measured window ends: no request due at or after it starts
+	startAt  atomic.Int64  // measured window begins, ns after launch
+	endAt    atomic.Int64  // measured window ends, ns after launch: no request due at or after it starts
 	interval time.Duration // length of one interval
 	rate     float64       // requests/s over all connections; 0 = closed loop
 }
 
-// index is the interval a request due at t belongs to (t in [start, end)).
-func (p plan) index(t time.Time) int { return int(t.Sub(p.start) / p.interval) }
+// start is when the measured window begins.
+func (p *plan) start() time.Time { return p.launch.Add(time.Duration(p.startAt.Load())) }
+
+// end is when the measured window ends.
+func (p *plan) end() time.Time { return p.launch.Add(time.Duration(p.endAt.Load())) }
+
+// setWindow makes the window begin at start after launch and last duration.
+func (p *plan) setWindow(start, duration time.Duration) {
+	p.startAt.Store(int64(start))
+	p.endAt.Store(int64(start + duration))
+}
+
+// slot is the interval a request due at t belongs to, or false when it
+// was due in the warmup. It reads the start once.
+func (p *plan) slot(t time.Time) (int, bool) {
+	d := t.Sub(p.launch) - time.Duration(p.startAt.Load())
+	if d < 0 {
+		return 0, false
+	}
+	return int(d / p.interval), true
+}
 
 // intended is the intended send time of request n of the schedule in rate
 // mode: the whole step is one evenly spaced sequence launch + n/rate from
 // the start of the warmup, and connection i of c sends requests i, i+c,
 // i+2c, ... — its own rate/c, offset by i/rate from its neighbours. The
 // times are computed from n, never accumulated, so they cannot drift.
-func (p plan) intended(n int64) time.Time {
+func (p *plan) intended(n int64) time.Time {
 	return p.launch.Add(time.Duration(float64(n) * float64(time.Second) / p.rate))
 }
 
@@ -54,6 +76,8 @@ type engine struct {
 	live       []liveCount // per worker
 	plan       plan
 	base       [2]atomic.Int64 // live sent/failed at the start of the window, for progress
+	warm       settler         // an adaptive warmup's record (warmup.go)
+	decided    chan struct{}   // closed once the window's start is final
 	stopped    atomic.Bool     // ctx was cancelled: no request starts
 	reach      reach           // whether the target accepts connections
 }
@@ -113,9 +137,15 @@ func preflight(ctx context.Context, u *url.URL, timeout time.Duration) error {
 // run starts the workers, watches the clock and waits for the drain.
 func (e *engine) run(ctx context.Context) window {
 	now := time.Now()
-	start := now.Add(e.cfg.Warmup)
 	e.reach.launch = now
-	e.plan = plan{launch: now, start: start, end: start.Add(e.cfg.Duration), interval: e.cfg.Interval, rate: e.cfg.Rate}
+	e.plan.launch, e.plan.interval, e.plan.rate = now, e.cfg.Interval, e.cfg.Rate
+	e.decided = make(chan struct{})
+	if e.cfg.WarmupMax > 0 {
+		e.plan.setWindow(e.cfg.WarmupMax, e.cfg.Duration) // until settle decides
+	} else {
+		e.plan.setWindow(e.cfg.Warmup, e.cfg.Duration)
+		close(e.decided)
+	}
 	// Workers poll a flag, not ctx.Err(), which takes a lock per call.
 	e.stopped.Store(ctx.Err() != nil)
 	stopWatch := context.AfterFunc(ctx, func() { e.stopped.Store(true) })
@@ -136,28 +166,30 @@ func (e *engine) run(ctx context.Context) window {
 	w := e.watch(ctx, done)
 	<-done
 	stopProgress()
-	if w.end.Before(e.plan.end) {
+	if w.end.Before(e.plan.end()) {
 		e.cover(&w)
 	}
 	return w
 }
 
-// watch sleeps through the warmup and the window, sampling CPU at both
-// edges. It returns early when ctx is cancelled (interrupted) or when every
-// worker has stopped (all ran out of pool): the window ends there.
+// watch sleeps through the warmup (deciding its end, when it is adaptive)
+// and the window, sampling CPU at both edges. It returns early when ctx is
+// cancelled (interrupted) or when every worker has stopped (all ran out of
+// pool): the window ends there.
 func (e *engine) watch(ctx context.Context, done <-chan struct{}) window {
-	if !sleepUntil(ctx, done, e.plan.start) {
-		if now := time.Now(); now.Before(e.plan.start) {
+	if !e.warmup(ctx, done) {
+		if now := time.Now(); now.Before(e.plan.start()) {
 			return window{start: now, end: now, interrupted: ctx.Err() != nil}
 		}
 	}
+	start := e.plan.start()
 	t := e.liveTotals()
 	e.base[0].Store(t[0])
 	e.base[1].Store(t[1])
-	w := window{start: e.plan.start, end: e.plan.end}
+	w := window{start: start, end: e.plan.end()}
 	before := sampleCPU()
-	if !sleepUntil(ctx, done, e.plan.end) {
-		if now := time.Now(); now.Before(e.plan.end) {
+	if !sleepUntil(ctx, done, w.end) {
+		if now := time.Now(); now.Before(w.end) {
 			w.end, w.interrupted = now, ctx.Err() != nil
 		}
 	}
@@ -175,7 +207,7 @@ func (e *engine) cover(w *window) {
 		if t.IsZero() {
 			continue
 		}
-		w.start = e.plan.start
+		w.start = e.plan.start()
 		if !t.Before(w.end) {
 			w.end = t.Add(time.Nanosecond)
 		}
@@ -241,7 +273,7 @@ func (e *engine) worker(ctx context.Context, i int) {
 	}
 	for !e.stopped.Load() {
 		now := time.Now()
-		if !now.Before(e.plan.end) || !e.iterate(ctx, i, c, now, now) {
+		if !now.Before(e.plan.end()) || !e.iterate(ctx, i, c, now, now) {
 			return
 		}
 	}
@@ -260,10 +292,10 @@ func (e *engine) paced(ctx context.Context, i int, c *conn) {
 	defer timer.Stop()
 	for n := int64(i); ; n += int64(e.cfg.Connections) {
 		due := e.plan.intended(n)
-		if !due.Before(e.plan.end) {
+		if end := e.plan.end(); !due.Before(end) {
 			// Done with the schedule: stay until the window ends, which
 			// the watcher would otherwise take for a worker out of pool.
-			e.waitUntil(ctx, timer, e.plan.end)
+			e.waitUntil(ctx, timer, end)
 			return
 		}
 		if !e.waitUntil(ctx, timer, due) {
@@ -352,7 +384,8 @@ func (e *engine) iterate(ctx context.Context, i int, c *conn, due, now time.Time
 // connection attempt, and a new iteration starts after the backoff.
 func (e *engine) iterateFlow(ctx context.Context, i int, c *conn, due, now time.Time) {
 	for {
-		o := c.fw.run(!due.Before(e.plan.start))
+		_, counted := e.plan.slot(due)
+		o := c.fw.run(counted)
 		done := time.Now()
 		o.latency, o.corrected, o.delay = done.Sub(now), done.Sub(due), now.Sub(due)
 		if !e.record(i, c, due, done, o) {
@@ -395,8 +428,8 @@ func (e *engine) retry(ctx context.Context, i int, c *conn, due time.Time) (time
 		return due, due, false
 	}
 	until := c.nextAttempt
-	if e.plan.rate == 0 && until.After(e.plan.end) {
-		until = e.plan.end
+	if end := e.plan.end(); e.plan.rate == 0 && until.After(end) {
+		until = end
 	}
 	if !sleepUntil(ctx, nil, until) || e.stopped.Load() {
 		return due, due, false
@@ -405,7 +438,7 @@ func (e *engine) retry(ctx context.Context, i int, c *conn, due time.Time) (time
 	switch {
 	case e.plan.rate > 0:
 		return due, now, true
-	case now.Before(e.plan.end):
+	case now.Before(e.plan.end()):
 		return now, now, true // closed loop: the request is decided on anew
 	}
 	return due, now, false
@@ -415,8 +448,8 @@ func (e *engine) retry(ctx context.Context, i int, c *conn, due time.Time) (time
 // attributed to t's interval.
 func (e *engine) count(i int, rec *recorder, t time.Time, o outcome) {
 	e.live[i].count(o)
-	if !t.Before(e.plan.start) {
-		rec.record(e.plan.index(t), o)
+	if k, ok := e.plan.slot(t); ok {
+		rec.record(k, o)
 		if o.class != classConnect && o.class != classUnsent {
 			e.live[i].lastSend = t
 		}
@@ -427,13 +460,13 @@ func (e *engine) count(i int, rec *recorder, t time.Time, o outcome) {
 // worker that ran dry during the warmup is missing from the whole window,
 // so its exhaustion is recorded at the window's start.
 func (e *engine) exhausted(ctx context.Context, i int, rec *recorder, t time.Time) {
-	if t.Before(e.plan.start) {
-		if !sleepUntil(ctx, nil, e.plan.start) {
+	if _, ok := e.plan.slot(t); !ok {
+		if !e.untilStart(ctx) {
 			return
 		}
-		t = e.plan.start
+		t = e.plan.start()
 	}
-	if !t.Before(e.plan.end) {
+	if !t.Before(e.plan.end()) {
 		return
 	}
 	e.count(i, rec, t, outcome{class: classExhausted})

@@ -282,13 +282,13 @@ func (l *epollLoop) startReady() {
 // connection's previous request: stop, count an empty pool, or send.
 func (l *epollLoop) next(c *epollConn, now time.Time) {
 	e := l.e
-	if e.stopped.Load() || !now.Before(e.plan.end) {
+	if e.stopped.Load() || !now.Before(e.plan.end()) {
 		l.finish(c)
 		return
 	}
 	cred, ok := c.src.next()
 	if !ok {
-		if now.Before(e.plan.start) {
+		if _, counted := e.plan.slot(now); !counted {
 			l.closeConn(c)
 			c.state = stateDry
 			l.dry++
@@ -493,8 +493,8 @@ func (l *epollLoop) connectFailed(c *epollConn, k connectKind) {
 	e.count(c.i, c.rec, c.sent, outcome{class: classConnect, conn: k})
 	e.reach.failed(now)
 	c.state, c.retryAt = stateBackoff, now.Add(c.backoff.wait())
-	if c.retryAt.After(e.plan.end) {
-		c.retryAt = e.plan.end
+	if end := e.plan.end(); c.retryAt.After(end) {
+		c.retryAt = end
 	}
 	l.waiting++
 	if l.retryAt.IsZero() || c.retryAt.Before(l.retryAt) {
@@ -519,7 +519,7 @@ func (l *epollLoop) retry(now time.Time) {
 			continue
 		}
 		l.waiting--
-		if e.stopped.Load() || !now.Before(e.plan.end) {
+		if e.stopped.Load() || !now.Before(e.plan.end()) {
 			l.finish(c)
 			continue
 		}
@@ -588,7 +588,7 @@ func (l *epollLoop) expire() (until time.Time, block bool) {
 	}
 	if l.dry > 0 {
 		// The stop flag is polled: a dry connection waits for nothing else.
-		return now.Add(min(l.e.plan.start.Sub(now), 50*time.Millisecond)), true
+		return now.Add(min(l.e.plan.start().Sub(now), 50*time.Millisecond)), true
 	}
 	if l.retryAt.IsZero() || (!l.scanAt.IsZero() && l.scanAt.Before(l.retryAt)) {
 		return l.scanAt, true
@@ -601,7 +601,8 @@ func (l *epollLoop) expire() (until time.Time, block bool) {
 func (l *epollLoop) countDry(now time.Time) {
 	e := l.e
 	stopped := e.stopped.Load()
-	if !stopped && now.Before(e.plan.start) {
+	start := e.plan.start()
+	if !stopped && now.Before(start) {
 		return
 	}
 	for _, c := range l.conns {
@@ -609,7 +610,7 @@ func (l *epollLoop) countDry(now time.Time) {
 			continue
 		}
 		if !stopped {
-			e.count(c.i, c.rec, e.plan.start, outcome{class: classExhausted})
+			e.count(c.i, c.rec, start, outcome{class: classExhausted})
 		}
 		l.dry--
 		l.finish(c)

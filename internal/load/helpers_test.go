@@ -82,7 +82,7 @@ func runOrFail(t *testing.T, ctx context.Context, cfg *Config) (*schema.Step, er
 		s, err := Run(ctx, cfg)
 		done <- result{s, err}
 	}()
-	limit := cfg.Warmup + cfg.Duration + 2*cfg.Timeout + 30*time.Second
+	limit := max(cfg.Warmup, cfg.WarmupMax) + cfg.Duration + 2*cfg.Timeout + 30*time.Second
 	timer := time.NewTimer(limit)
 	defer timer.Stop()
 	select {

@@ -31,16 +31,20 @@ func (e *engine) startProgress() (stop func()) {
 
 func (e *engine) drawProgress(now time.Time) {
 	phase, since, base := "warmup", e.plan.launch, [2]int64{}
-	if !now.Before(e.plan.start) {
-		phase, since = "measure", e.plan.start
+	if start := e.plan.start(); !now.Before(start) {
+		phase, since = "measure", start
 		base = [2]int64{e.base[0].Load(), e.base[1].Load()}
 	}
-	if !now.Before(e.plan.end) {
-		phase, since = "drain", e.plan.end
+	if end := e.plan.end(); !now.Before(end) {
+		phase, since = "drain", end
+	}
+	elapsed := now.Sub(since).Truncate(100 * time.Millisecond).String()
+	if phase == "warmup" && e.cfg.WarmupMax > 0 {
+		elapsed += fmt.Sprintf(" (stable %d/%d)", e.warm.run.Load(), e.cfg.WarmupStable)
 	}
 	t := e.liveTotals()
 	fmt.Fprintf(e.cfg.Progress, "\r\033[Kloadstep: %s %s  requests %d  errors %d",
-		phase, now.Sub(since).Truncate(100*time.Millisecond), t[0]-base[0], t[1]-base[1])
+		phase, elapsed, t[0]-base[0], t[1]-base[1])
 }
 
 // liveTotals sums the workers' running counts (sent, failed).

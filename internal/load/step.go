@@ -23,6 +23,7 @@ func (e *engine) step(w window) (*schema.Step, error) {
 		Intervals: []schema.Interval{},
 	}
 	s.Driver.Engine = e.engineName
+	e.fillWarmup(s, w.start)
 	if e.tallies.rate {
 		s.LatencyModel = schema.ModelOpenLoop
 	}

@@ -41,6 +41,12 @@ import (
 //   - rate mode (all agents or none): late and every interval's late are
 //     summed, late_max_ms is the largest, the corrected histograms (overall
 //     and per interval) are merged like the others;
+//   - warmup_s is the longest; an adaptive warmup's warmup_rule is kept
+//     when every agent ran by the same rule, warmup_stable when every
+//     agent says the same, and warmup_qps, one agent's curve, is dropped.
+//     Adaptive agents decide their window's start each on its own, so
+//     their windows match (see above) only when they settled within an
+//     interval of each other;
 //   - iteration steps: count_unit and request_order must match;
 //     http_requests is summed, and requests_by_name name by name (counts
 //     and status codes summed, histograms merged, latency_ms recomputed).
@@ -154,6 +160,7 @@ func mergeScalars(steps []StepFile) *schema.Step {
 			errs = append(errs, sf.Path+": "+s.Error)
 		}
 	}
+	mergeWarmup(out, steps)
 	out.ToolVersion = strings.Join(tools, ",")
 	out.Host.Hostname = strings.Join(hosts, ",")
 	out.Status = mergedStatus(statuses)
@@ -162,6 +169,27 @@ func mergeScalars(steps []StepFile) *schema.Step {
 		out.ErrorRate = float64(out.Errors.Total()) / float64(out.Requests)
 	}
 	return out
+}
+
+// mergeWarmup keeps the adaptive warmup's rule and verdict where every
+// agent agrees on them.
+func mergeWarmup(out *schema.Step, steps []StepFile) {
+	rule, stable := steps[0].Step.WarmupRule, steps[0].Step.WarmupStable
+	for _, sf := range steps[1:] {
+		s := sf.Step
+		if rule != nil && (s.WarmupRule == nil || *s.WarmupRule != *rule) {
+			rule = nil
+		}
+		if stable != nil && (s.WarmupStable == nil || *s.WarmupStable != *stable) {
+			stable = nil
+		}
+	}
+	if rule != nil {
+		out.WarmupRule = new(*rule)
+	}
+	if stable != nil {
+		out.WarmupStable = new(*stable)
+	}
 }
 
 // mergeLate sums late and keeps the largest late_max_ms (rate mode; a

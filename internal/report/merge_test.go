@@ -291,3 +291,42 @@ func TestMergeIterationAndRateFields(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeWarmup: the merge keeps the longest warmup, the adaptive rule and
+// verdict only where the agents agree, and no agent's warmup curve.
+func TestMergeWarmup(t *testing.T) {
+	ra, rb, _ := agentsAndWhole(t)
+	rule := schema.WarmupRule{MinS: 5, MaxS: 60, StableIntervals: 3, TolerancePct: 5}
+	other := rule
+	other.TolerancePct = 10
+	tests := []struct {
+		name       string
+		ruleB      *schema.WarmupRule
+		stableB    *bool
+		wantRule   bool
+		wantStable *bool
+	}{
+		{"agree", &rule, new(true), true, new(true)},
+		{"verdicts differ", &rule, new(false), true, nil},
+		{"rules differ", &other, new(true), false, new(true)},
+		{"one fixed", nil, nil, false, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := ra.step(t, mergeStart, 0), rb.step(t, mergeStart, 0)
+			a.WarmupS, a.WarmupRule, a.WarmupStable, a.WarmupQPS = 7, &rule, new(true), []float64{10, 100, 101, 99}
+			b.WarmupS, b.WarmupRule, b.WarmupStable, b.WarmupQPS = 8, tt.ruleB, tt.stableB, []float64{20, 99, 100, 100, 101}
+			got, err := Merge([]StepFile{{"a.json", a}, {"b.json", b}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.WarmupS != 8 || (got.WarmupRule != nil) != tt.wantRule || got.WarmupQPS != nil ||
+				(got.WarmupStable == nil) != (tt.wantStable == nil) || (got.WarmupStable != nil && *got.WarmupStable != *tt.wantStable) {
+				t.Errorf("warmup_s %v, rule %+v, stable %v, qps %v", got.WarmupS, got.WarmupRule, got.WarmupStable, got.WarmupQPS)
+			}
+			if got.WarmupRule != nil && (*got.WarmupRule != rule || got.WarmupRule == a.WarmupRule) {
+				t.Errorf("rule %+v: want a copy of %+v", got.WarmupRule, rule)
+			}
+		})
+	}
+}

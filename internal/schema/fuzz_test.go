@@ -83,6 +83,9 @@ func FuzzDecodeStep(f *testing.F) {
 	f.Add([]byte(`{"schema":"idpbench.step/v1.2","scenario":"discovery","status":"error","connections":1,"error":"dial tcp: refused"}`))
 	f.Add([]byte(`{"schema":"idpbench.step/v1","scenario":"refresh","status":"complete","connections":2,` +
 		`"start":"2026-11-30T10:00:00.123456789+01:00","end":"2026-11-30T10:00:10Z","requests":3,"ok":1,"errors":{"non2xx":1,"check":1}}`))
+	f.Add([]byte(`{"schema":"idpbench.step/v1","scenario":"discovery","status":"complete","connections":2,"warmup_s":7,` +
+		`"warmup_rule":{"min_s":5,"max_s":60,"stable_intervals":3,"tolerance_pct":5},"warmup_stable":true,"warmup_qps":[10.5,80,99,100,101,100],` +
+		`"start":"2026-11-30T10:00:07Z","end":"2026-11-30T10:00:17Z","requests":1,"ok":1}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		s, err := DecodeStep(bytes.NewReader(in), "in.json")
 		if err != nil {

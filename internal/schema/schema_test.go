@@ -1,11 +1,15 @@
 package schema
 
 import (
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"bytes"
+	"encoding/json"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // committedStepV1 decodes testdata/step-v1.json.
@@ -124,5 +128,47 @@ func TestValidateStep(t *testing.T) {
 	backwards.End = start.Add(-time.Second)
 	if err := backwards.Validate(); err == nil || !strings.Contains(err.Error(), "no measured window") {
 		t.Errorf("end before start: %v", err)
+	}
+}
+
+// TestWarmupFields: the adaptive warmup's fields are absent from a record
+// of a fixed warmup (the committed v1 record decodes without them and
+// encodes without them), and an adaptive step's round-trip unchanged.
+func TestWarmupFields(t *testing.T) {
+	fixed := committedStepV1(t)
+	if fixed.WarmupRule != nil || fixed.WarmupStable != nil || fixed.WarmupQPS != nil {
+		t.Errorf("a fixed-warmup record decodes with warmup_rule %v, warmup_stable %v, warmup_qps %v",
+			fixed.WarmupRule, fixed.WarmupStable, fixed.WarmupQPS)
+	}
+	b, err := json.Marshal(fixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"warmup_rule", "warmup_stable", "warmup_qps"} {
+		if bytes.Contains(b, []byte(name)) {
+			t.Errorf("a fixed-warmup record encodes %s", name)
+		}
+	}
+	adaptive := *fixed
+	adaptive.WarmupS = 7
+	adaptive.WarmupRule = &WarmupRule{MinS: 5, MaxS: 60, StableIntervals: 3, TolerancePct: 5}
+	adaptive.WarmupStable = new(false)
+	adaptive.WarmupQPS = []float64{12.5, 80, 99.5}
+	if b, err = json.Marshal(&adaptive); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"warmup_rule":{"min_s":5,"max_s":60,"stable_intervals":3,"tolerance_pct":5}`,
+		`"warmup_stable":false`, `"warmup_qps":[12.5,80,99.5]`} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("the adaptive record lacks %s", want)
+		}
+	}
+	back, err := DecodeStep(bytes.NewReader(b), "adaptive.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.WarmupRule, adaptive.WarmupRule) || back.WarmupStable == nil || *back.WarmupStable ||
+		!reflect.DeepEqual(back.WarmupQPS, adaptive.WarmupQPS) || back.WarmupS != 7 {
+		t.Errorf("round trip: rule %+v stable %v qps %v warmup_s %v", back.WarmupRule, back.WarmupStable, back.WarmupQPS, back.WarmupS)
 	}
 }

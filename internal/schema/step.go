@@ -39,10 +39,26 @@ type Step struct {
 	TargetURL   string  `json:"target_url"`  // the full endpoint URL (no credentials)
 	Connections int     `json:"connections"` // concurrent connections (-c)
 	RateRPS     float64 `json:"rate_rps"`    // intended total rate in requests/s; 0 = closed loop
-	WarmupS     float64 `json:"warmup_s"`    // warmup before the measured window, seconds
+	WarmupS     float64 `json:"warmup_s"`    // warmup actually spent before the measured window (start - launch), seconds
 	DurationS   float64 `json:"duration_s"`  // intended measured window, seconds
 	IntervalS   float64 `json:"interval_s"`  // per-interval histogram length, seconds
 	TimeoutS    float64 `json:"timeout_s"`   // per-request timeout, seconds
+	// WarmupRule is present only when the warmup was adaptive (loadstep
+	// --warmup-max): the rule that decided when the window began. Absent
+	// for a fixed warmup, whose length is warmup_s.
+	WarmupRule *WarmupRule `json:"warmup_rule,omitempty"`
+	// WarmupStable is present only with WarmupRule: true when the
+	// throughput was stable by the rule when the warmup ended, false when
+	// the cap (max_s) ended it first. Absent when the step was interrupted
+	// before either.
+	WarmupStable *bool `json:"warmup_stable,omitempty"`
+	// WarmupQPS is present only with WarmupRule: the completed requests
+	// (iterations in an iteration step) per second of each interval of the
+	// warmup, in order from its launch, so the curve that led to the
+	// decision can be seen. Intervals are interval_s long as the watcher
+	// measured them (a late wake-up shows as a longer one); the last may be
+	// shorter.
+	WarmupQPS []float64 `json:"warmup_qps,omitempty"`
 
 	Start  time.Time `json:"start"`           // start of the measured window (RFC 3339)
 	End    time.Time `json:"end"`             // end of the measured window (RFC 3339)
@@ -131,6 +147,16 @@ type Step struct {
 	// of the window's iterations by request name (named like Zitadel's k6
 	// trends: oidc_token, oidc_user_info, login_authorize ...).
 	RequestsByName map[string]NamedRequests `json:"requests_by_name,omitempty"`
+}
+
+// WarmupRule is loadstep's adaptive warmup: at least MinS, then until the
+// last StableIntervals intervals' throughput lies within ±TolerancePct of
+// its mean (a mean above zero), at most MaxS.
+type WarmupRule struct {
+	MinS            float64 `json:"min_s"`            // the floor, seconds (--warmup)
+	MaxS            float64 `json:"max_s"`            // the cap, seconds (--warmup-max)
+	StableIntervals int     `json:"stable_intervals"` // consecutive intervals that must be stable (--warmup-stable)
+	TolerancePct    float64 `json:"tolerance_pct"`    // each interval's throughput within ± this percent of their mean (--warmup-tolerance)
 }
 
 // Count units (Step.CountUnit).

@@ -1,0 +1,173 @@
+package load
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// settler is an adaptive warmup's record: the throughput of each warmup
+// interval and the verdict. The watcher alone writes it; the step reads it
+// once the watcher has returned, the progress line reads only run.
+type settler struct {
+	at     time.Time    // the end of the last interval recorded (launch at first)
+	done   int64        // requests completed by then
+	qps    []float64    // completed requests per second of each warmup interval
+	stable *bool        // true: stability ended the warmup; false: the cap did; nil: neither (yet)
+	run    atomic.Int32 // how many of the last intervals are stable together, for the progress line
+}
+
+// warmup waits out the warmup: a fixed one, or an adaptive one (settle).
+// False when ctx was cancelled or every worker stopped first.
+func (e *engine) warmup(ctx context.Context, done <-chan struct{}) bool {
+	if e.cfg.WarmupMax == 0 {
+		return sleepUntil(ctx, done, e.plan.start())
+	}
+	defer e.decide()
+	return e.settle(ctx, done)
+}
+
+// settle is the adaptive warmup. The window's start was set to the cap
+// before the workers started, so a warmup that never settles needs no
+// decision. The watcher wakes at the end of each interval from launch
+// and takes the interval's completions from the live counters; once the
+// floor has passed and the last WarmupStable intervals are stable, it
+// moves the start earlier (stableAt) and waits for it, recording the
+// intervals up to it.
+func (e *engine) settle(ctx context.Context, done <-chan struct{}) bool {
+	e.warm.at = e.plan.launch
+	for {
+		start := e.plan.start().Sub(e.plan.launch)
+		next := min(e.boundaryAfter(time.Now(), 0), start)
+		if !sleepUntil(ctx, done, e.plan.launch.Add(next)) {
+			return false
+		}
+		now := time.Now()
+		run := e.recordInterval(now)
+		switch {
+		case next >= start: // the cap, or the decided start
+			if e.warm.stable == nil {
+				e.warm.stable = new(run == e.cfg.WarmupStable)
+			}
+			return true
+		case e.warm.stable == nil && next >= e.cfg.Warmup && run == e.cfg.WarmupStable:
+			e.warm.stable = new(true)
+			e.stableAt(now)
+		}
+	}
+}
+
+// recordInterval records the throughput of the warmup interval that ended
+// now and returns how many of the last intervals are stable together.
+func (e *engine) recordInterval(now time.Time) int {
+	n := e.liveTotals()[0]
+	e.warm.qps = append(e.warm.qps, perSecond(n-e.warm.done, now.Sub(e.warm.at).Seconds()))
+	e.warm.at, e.warm.done = now, n
+	run := e.stableRun()
+	e.warm.run.Store(int32(run))
+	return run
+}
+
+// decideLead is the least time between the decision and the window's
+// start; see stableAt.
+func (e *engine) decideLead() time.Duration { return max(e.plan.interval/2, 50*time.Millisecond) }
+
+// stableAt makes the window start at the first interval boundary from
+// launch at least decideLead after now, the moment the watcher found the
+// throughput stable, or leaves it at the cap when that comes first, and
+// wakes the workers that wait for the start (decide).
+//
+// No request is misclassed by the move. A worker classes a request (slot)
+// by reading the start after the request was due. One that read the start
+// before this store read the cap, later than the new start, and its
+// request was due before the store: in the warmup by either start, as
+// long as the new start lies after the store. The store follows the clock
+// read of now by a few instructions; the lead is how long the watcher's
+// thread would have to be descheduled between the two to break that.
+// Every request due after the store is classed by the new start. The end
+// moves with the start: a worker that read the old end before the store
+// read a later one, and at that moment, before the new start, both said
+// the same (send).
+func (e *engine) stableAt(now time.Time) {
+	start := e.boundaryAfter(now, e.decideLead())
+	if start >= e.cfg.WarmupMax {
+		return
+	}
+	e.plan.setWindow(start, e.cfg.Duration)
+	e.decide()
+}
+
+// boundaryAfter is the first interval boundary, as an offset from launch,
+// at least lead after t and after launch.
+func (e *engine) boundaryAfter(t time.Time, lead time.Duration) time.Duration {
+	d, iv := t.Sub(e.plan.launch)+lead, e.plan.interval
+	return max(d/iv+1, 1) * iv
+}
+
+// decide wakes the workers waiting for the window's start (untilStart):
+// the start is final. Only the watcher calls it, at most twice.
+func (e *engine) decide() {
+	select {
+	case <-e.decided:
+	default:
+		close(e.decided)
+	}
+}
+
+// untilStart sleeps until the window starts; false when ctx was cancelled
+// first. The start may move earlier while it sleeps: the decision wakes it.
+func (e *engine) untilStart(ctx context.Context) bool {
+	if !sleepUntil(ctx, e.decided, e.plan.start()) && ctx.Err() != nil {
+		return false
+	}
+	return sleepUntil(ctx, nil, e.plan.start())
+}
+
+// stableRun is how many of the last warmup intervals, at most
+// WarmupStable, lie within WarmupTolerance of their mean (above zero); 1
+// for a last interval that completed anything but differs from the one
+// before.
+func (e *engine) stableRun() int {
+	q := e.warm.qps
+	for k := min(e.cfg.WarmupStable, len(q)); k >= 2; k-- {
+		if steady(q[len(q)-k:], e.cfg.WarmupTolerance) {
+			return k
+		}
+	}
+	if len(q) > 0 && q[len(q)-1] > 0 {
+		return 1
+	}
+	return 0
+}
+
+// steady: every value lies within ± pct percent of their mean, and the
+// mean is above zero.
+func steady(q []float64, pct float64) bool {
+	var mean float64
+	for _, v := range q {
+		mean += v / float64(len(q))
+	}
+	if mean <= 0 {
+		return false
+	}
+	for _, v := range q {
+		if v < mean*(1-pct/100) || v > mean*(1+pct/100) {
+			return false
+		}
+	}
+	return true
+}
+
+// fillWarmup records the warmup of a step whose window started at start.
+func (e *engine) fillWarmup(s *schema.Step, start time.Time) {
+	c := e.cfg
+	if c.WarmupMax == 0 {
+		return // fixed: warmup_s is --warmup, as it always was
+	}
+	s.WarmupS = start.Sub(e.plan.launch).Seconds()
+	s.WarmupRule = &schema.WarmupRule{MinS: c.Warmup.Seconds(), MaxS: c.WarmupMax.Seconds(),
+		StableIntervals: c.WarmupStable, TolerancePct: c.WarmupTolerance}
+	s.WarmupStable, s.WarmupQPS = e.warm.stable, e.warm.qps
+}
