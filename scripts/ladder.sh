@@ -6,8 +6,17 @@
 #                     [--step-offset K --step-total T]
 #
 # Runs one loadstep per connection count (2 4 8 16 32 64 128; --quick: 2 8 32),
-# warmup 5 s + measured 10 s (--quick: 1 s + 3 s), each into
-# RUN_DIR/PRODUCT/SCENARIO-c<N>.json with --label phase=ladder.
+# each into RUN_DIR/PRODUCT/SCENARIO-c<N>.json with --label phase=ladder: a
+# warmup, then a measured window of 10 s (--quick: 3 s).
+#
+# The warmup is one rule for every product (loadstep --warmup-max): at
+# least 3 s (--quick: 1 s), then until the last 3 one-second intervals'
+# throughput is each within 5% of their mean, at most 60 s (--quick: 5 s;
+# a JVM's JIT compiles for tens of seconds). A product's process stays up
+# through its ladders, so a JIT that is warm from one step carries into the
+# next, and later steps pay only what they need. Every step records the
+# warmup it spent (warmup_s), whether stability or the cap ended it
+# (warmup_stable) and each warmup second's throughput (warmup_qps).
 #
 # Round 1 stops at the ladder's knee: after each step it asks `aggregate
 # ladder knee`, which stops it when the last two levels each added less than
@@ -43,13 +52,18 @@
 # every step; a product that stopped answering ends the ladder with exit 4,
 # the reason in STATE_DIR/lost.
 # The product must be up and set up (scripts/products/PRODUCT up/setup
-# STATE_DIR); its adapter supplies the URL, the loadstep arguments, the pools
-# and an optional warmup override (full profile only).
+# STATE_DIR); its adapter supplies the URL, the loadstep arguments and the
+# pools.
 #
 # Pools (the adapter's loadargs say --pool-mode):
-#   reuse    minted once per ladder into STATE_DIR/pools/SCENARIO.pool, reminted
-#            when older than IDPBENCH_REUSE_MAX_AGE_S (default 120 s: tokens of
-#            some products live 5 minutes); IDPBENCH_REUSE_POOL tokens (256)
+#   reuse    minted once into STATE_DIR/pools/SCENARIO.pool and kept across the
+#            ladder and its later rounds while its tokens outlive the next
+#            step (the adapter's ttl: age + the longest step + 30 s below it);
+#            without a ttl, reminted when older than IDPBENCH_REUSE_MAX_AGE_S
+#            (120 s), which also caps the age when set; IDPBENCH_REUSE_POOL
+#            tokens (256). Minting is slow where logins hash passwords
+#            (Keycloak's Argon2id): with its 1-hour tokens a pool is minted
+#            once per product and run
 #   consume  reissued before every step (reissue hook), sized by pool_size below
 #            from the previous step's measured qps
 #   chain    reissued before every step: seeds for each connection's chain
@@ -59,7 +73,8 @@
 # --driver-cpus; scripts/lib/common.sh pinned).
 #
 # Environment: RUN_DIR, STATE_DIR (instead of the flags); IDPBENCH_LADDER,
-# IDPBENCH_WARMUP_S, IDPBENCH_DURATION_S override the profile; IDPBENCH_BIN
+# IDPBENCH_WARMUP_S (the floor), IDPBENCH_WARMUP_MAX_S (the cap; 0: a fixed
+# warmup of IDPBENCH_WARMUP_S), IDPBENCH_DURATION_S override the profile; IDPBENCH_BIN
 # holds the built tools (scripts/lib/common.sh build_tools). The number of
 # windows the ladder went through (measured or skipped as complete) is left
 # in STATE_DIR/ladder.windows for run-comparison.sh's step counter.
@@ -130,6 +145,18 @@ sizing_step() {
 	printf '%s\n' "$prev"
 }
 
+# reuse_fresh ADAPTER STATE SCENARIO AGE STEP_S succeeds when a reuse pool
+# AGE seconds old still serves a step of at most STEP_S seconds: its tokens
+# (the adapter's ttl) outlive the step by 30 s; without a ttl, it is younger
+# than IDPBENCH_REUSE_MAX_AGE_S (120 s), which caps the age when set.
+reuse_fresh() {
+	local ttl max="${IDPBENCH_REUSE_MAX_AGE_S:-}"
+	ttl="$("$1" ttl "$2" "$3")"
+	[[ -n "$ttl" || -n "$max" ]] || max=120
+	[[ -z "$max" ]] || (($4 < max)) || return 1
+	[[ -z "$ttl" ]] || (($4 + $5 + 30 < ttl))
+}
+
 # file_age_s FILE prints seconds since FILE was modified.
 file_age_s() {
 	echo $((EPOCHSECONDS - $(stat -c %Y "$1")))
@@ -144,22 +171,24 @@ run_ladder() {
 	local product="$1" scenario="$2" quick="$3" run_dir="$4" state="$5" offset="$6" total="$7"
 	local adapter="$IDPBENCH_ROOT/scripts/products/$product"
 	[[ -x "$adapter" ]] || die "no adapter $adapter"
-	local ladder warmup duration profile
+	local ladder warmup warmup_max duration profile
 	if ((quick)); then
-		ladder="${IDPBENCH_LADDER:-2 8 32}" warmup="${IDPBENCH_WARMUP_S:-1}" duration="${IDPBENCH_DURATION_S:-3}" profile=quick
+		ladder="${IDPBENCH_LADDER:-2 8 32}" warmup="${IDPBENCH_WARMUP_S:-1}" warmup_max="${IDPBENCH_WARMUP_MAX_S:-5}"
+		duration="${IDPBENCH_DURATION_S:-3}" profile=quick
 	else
-		ladder="${IDPBENCH_LADDER:-2 4 8 16 32 64 128}" warmup="${IDPBENCH_WARMUP_S:-5}" duration="${IDPBENCH_DURATION_S:-10}" profile=full
+		ladder="${IDPBENCH_LADDER:-2 4 8 16 32 64 128}" warmup="${IDPBENCH_WARMUP_S:-3}" warmup_max="${IDPBENCH_WARMUP_MAX_S:-60}"
+		duration="${IDPBENCH_DURATION_S:-10}" profile=full
+	fi
+	[[ "$warmup" =~ ^[0-9]+$ && "$warmup_max" =~ ^[0-9]+$ && "$duration" =~ ^[1-9][0-9]*$ ]] ||
+		die "IDPBENCH_WARMUP_S $warmup, IDPBENCH_WARMUP_MAX_S $warmup_max, IDPBENCH_DURATION_S $duration: want whole seconds"
+	# A cap at or below the floor is a fixed warmup.
+	local warmargs=(--warmup "${warmup}s") warm_most="$warmup"
+	if ((warmup_max > warmup)); then
+		warmargs+=(--warmup-max "${warmup_max}s") warm_most="$warmup_max"
 	fi
 	local url rc=0
 	url="$("$adapter" endpoint "$state" "$scenario")" || rc=$?
 	((rc == 0)) || { ((rc == 3)) && exit 3; die "$product endpoint $scenario failed (exit $rc)"; }
-
-	local override
-	override="$("$adapter" warmup "$state" "$scenario")"
-	if [[ -n "$override" && "$quick" == 0 && -z "${IDPBENCH_WARMUP_S:-}" ]]; then
-		log "$product $scenario: warmup ${override}s (the adapter's override)"
-		warmup="$override"
-	fi
 
 	local extra_txt extra=() mode="" i
 	extra_txt="$("$adapter" loadargs "$state" "$scenario")"
@@ -245,15 +274,17 @@ measure_window() {
 		prev="$out"
 		return 0
 	fi
-	step_upto $((offset + n)) "$total" "$product $scenario $name (${warmup}s + ${duration}s; at most $((bound - n)) more windows in this ladder)"
+	local wtext="${warmup}s"
+	((warm_most > warmup)) && wtext="${warmup}-${warm_most}s"
+	step_upto $((offset + n)) "$total" "$product $scenario $name (warmup ${wtext} + ${duration}s; at most $((bound - n)) more windows in this ladder)"
 	local poolargs=()
 	if [[ -n "$mode" ]]; then
-		pool="$(step_pool "$adapter" "$state" "$scenario" "$mode" "$c" "$(sizing_step "$prev" "$run_dir/$product" "$scenario" "$c" "$r")" "$warmup" "$duration")"
+		pool="$(step_pool "$adapter" "$state" "$scenario" "$mode" "$c" "$(sizing_step "$prev" "$run_dir/$product" "$scenario" "$c" "$r")" "$warm_most" "$duration")"
 		poolargs=(--pool "$pool")
 	fi
 	rc=0
 	pinned driver "$loadstep" --url "$url" --scenario "$scenario" -c "$c" \
-		--warmup "${warmup}s" --duration "${duration}s" --interval 1s --timeout 10s \
+		"${warmargs[@]}" --duration "${duration}s" --interval 1s --timeout 10s \
 		--product "$product" --product-version "$version" \
 		--label phase=ladder --label "profile=$profile" "${replabel[@]}" \
 		"${extra[@]}" "${poolargs[@]}" -o "$out" || rc=$?
@@ -283,13 +314,13 @@ step_file() {
 }
 
 # step_pool ADAPTER STATE SCENARIO MODE C PREV W D mints (or reuses) the pool
-# of one step and prints its path.
+# of one step (W: the longest its warmup may be) and prints its path.
 step_pool() {
 	local adapter="$1" state="$2" scenario="$3" mode="$4" c="$5" prev="$6" w="$7" d="$8" pool size
 	size="$(pool_size "$mode" "$c" "$prev" "$w" "$d")"
 	if [[ "$mode" == reuse ]]; then
 		pool="$state/pools/$scenario.pool"
-		if [[ -s "$pool" ]] && (($(file_age_s "$pool") < ${IDPBENCH_REUSE_MAX_AGE_S:-120})); then
+		if [[ -s "$pool" ]] && reuse_fresh "$adapter" "$state" "$scenario" "$(file_age_s "$pool")" $((w + d)); then
 			echo "$pool"
 			return 0
 		fi

@@ -39,10 +39,13 @@ func (m *md) productFairness(p Product) {
 	m.list("Deviations from official defaults", len(mt.Deviations), func(i int) string {
 		return mt.Deviations[i].What + " — " + mt.Deviations[i].Why
 	})
-	m.list("Warmups other than the default", len(mt.Warmups), func(i int) string {
-		w := mt.Warmups[i]
-		return fmt.Sprintf("%s: %s — %s", cmp.Or(w.Scenario, "every scenario"), formatSeconds(w.WarmupS), w.Why)
-	})
+	if len(mt.Warmups) > 0 { // metas from before the one warmup rule
+		m.list("Warmups other than the default", len(mt.Warmups), func(i int) string {
+			w := mt.Warmups[i]
+			return fmt.Sprintf("%s: %s — %s", cmp.Or(w.Scenario, "every scenario"), formatSeconds(w.WarmupS), w.Why)
+		})
+	}
+	m.warmups(p.Name)
 	if pools := m.stepPools(p.Name); len(mt.Pools) == 0 && len(pools) > 0 {
 		m.list("Pools (from the steps; the meta lists none)", len(pools), func(i int) string { return pools[i] })
 	} else {

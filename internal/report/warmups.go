@@ -1,0 +1,82 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// warmups states, per product, the warmup rule its ladder steps ran by and
+// what each scenario's steps spent: every product is warmed by one rule
+// (scripts/ladder.sh), so the spent warmups are where they differ.
+func (m *md) warmups(product string) {
+	var rules []string
+	var rows []string
+	for _, c := range m.r.Cells {
+		if c.Product != product || len(c.Ladder) == 0 {
+			continue
+		}
+		var spent []float64
+		capped, adaptive := 0, 0
+		for _, ls := range c.Ladder {
+			s := ls.Step
+			spent = append(spent, s.WarmupS)
+			if r := warmupRuleText(s); !slices.Contains(rules, r) {
+				rules = append(rules, r)
+			}
+			if s.WarmupRule != nil {
+				adaptive++
+				if s.WarmupStable != nil && !*s.WarmupStable {
+					capped++
+				}
+			}
+		}
+		rows = append(rows, warmupSpentText(c.Scenario, spent, adaptive, capped))
+	}
+	if len(rows) == 0 {
+		return
+	}
+	m.printf("- Warmup rule: %s\n", strings.Join(rules, "; "))
+	m.list("Warmup spent per ladder step", len(rows), func(i int) string { return rows[i] })
+}
+
+// warmupRuleText describes the warmup a step ran by.
+func warmupRuleText(s *schema.Step) string {
+	r := s.WarmupRule
+	if r == nil {
+		return fmt.Sprintf("fixed, %s before every step", formatSeconds(s.WarmupS))
+	}
+	return fmt.Sprintf("at least %s, then until the throughput of the last %d intervals of %s is each within ±%g%% of their mean, at most %s",
+		formatSeconds(r.MinS), r.StableIntervals, formatSeconds(s.IntervalS), r.TolerancePct, formatSeconds(r.MaxS))
+}
+
+// warmupSpentText: "S2 client_credentials: 3.1 s–41.2 s, median 4 s over 9
+// steps; 1 of 9 ended at the cap (not stable)", or "5 s each, 4 steps".
+func warmupSpentText(sc schema.ScenarioInfo, spent []float64, adaptive, capped int) string {
+	lo, hi := round1(slices.Min(spent)), round1(slices.Max(spent))
+	med, _ := Median(spent)
+	out := fmt.Sprintf("%s %s: %s each, %s", sc.ID, sc.Name, formatSeconds(lo), plural(len(spent), "step"))
+	if lo != hi {
+		out = fmt.Sprintf("%s %s: %s–%s, median %s over %s", sc.ID, sc.Name,
+			formatSeconds(lo), formatSeconds(hi), formatSeconds(round1(med)), plural(len(spent), "step"))
+	}
+	switch {
+	case adaptive == 0:
+	case capped == 0:
+		out += "; every one ended stable"
+	default:
+		out += fmt.Sprintf("; %d of %d ended at the cap (not stable)", capped, adaptive)
+	}
+	return out
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
