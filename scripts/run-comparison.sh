@@ -5,15 +5,23 @@
 #                             [--repeats N] [--full-ladder]
 #                             [--driver-cpus LIST --server-cpus LIST | --no-pin]
 #
-#   --quick      smoke profile: ladder 2 8 32, warmup 1 s, measured 3 s;
-#                GC jitter 60 s instead of 5 minutes
+# The full profile (the default): ladders 2 4 8 16 32 64 128 connections, each
+# stopped at its knee; every step warmed by one rule for every product (at
+# least 3 s, until 3 one-second intervals are each within 10% of their mean,
+# at most 60 s) and measured for 10 s; 3 rounds, so that every level that can
+# be the steady state has 3 windows spread over the run; a 2-minute GC-jitter
+# run per product. About an hour for refop, Hydra and Keycloak on 2 CPUs;
+# COMPARISON.md's "Where the time goes" says where it went.
+#
+#   --quick      smoke profile: ladder 2 8 32, warmup 1-5 s, measured 3 s,
+#                1 round; GC jitter 60 s
 #   --fresh      delete the run directory first (default: resume it)
 #   --only P,..  products to run (default: refop hydra keycloak zitadel); an unknown product
 #                becomes an N/A row with the reason
 #   --run-id ID  results/ID (default: "quick", or "full-YYYYMMDD" for the full
 #                profile), so a rerun resumes: complete steps are skipped
 #   --repeats N  measure every ladder step N times (env IDPBENCH_REPEATS,
-#                default 1) in N rounds: every scenario's ladder once, then
+#                default 3, --quick 1) in N rounds: every scenario's ladder once, then
 #                again, so that a step's windows are spread over the run; the
 #                repeated windows `aggregate compare` needs to test a
 #                difference between two runs (>= 4; 5 is a good start).
@@ -446,6 +454,8 @@ main() {
 		PROFILE=full
 		run_id="${run_id:-full-$(date +%Y%m%d)}"
 		LADDER_LEN="$(wc -w <<<"${IDPBENCH_LADDER:-2 4 8 16 32 64 128}")"
+		# Every steady cell from >= 3 windows spread over the run.
+		export IDPBENCH_REPEATS="${IDPBENCH_REPEATS:-3}"
 	fi
 	[[ "$run_id" =~ ^[A-Za-z0-9._-]+$ ]] || { log "bad run id: $run_id"; usage; }
 	[[ "${IDPBENCH_REPEATS:-1}" =~ ^[1-9][0-9]*$ ]] || { log "--repeats (IDPBENCH_REPEATS) ${IDPBENCH_REPEATS}: want a whole number >= 1"; usage; }
