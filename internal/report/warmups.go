@@ -55,12 +55,11 @@ func warmupRuleText(s *schema.Step) string {
 // warmupSpentText: "S2 client_credentials: 3.1 s–41.2 s, median 4 s over 9
 // steps; 1 of 9 ended at the cap (not stable)", or "5 s each, 4 steps".
 func warmupSpentText(sc schema.ScenarioInfo, spent []float64, adaptive, capped int) string {
-	lo, hi := round1(slices.Min(spent)), round1(slices.Max(spent))
+	lo, hi := secs(slices.Min(spent)), secs(slices.Max(spent))
 	med, _ := Median(spent)
-	out := fmt.Sprintf("%s %s: %s each, %s", sc.ID, sc.Name, formatSeconds(lo), plural(len(spent), "step"))
+	out := fmt.Sprintf("%s %s: %s each, %s", sc.ID, sc.Name, lo, plural(len(spent), "step"))
 	if lo != hi {
-		out = fmt.Sprintf("%s %s: %s–%s, median %s over %s", sc.ID, sc.Name,
-			formatSeconds(lo), formatSeconds(hi), formatSeconds(round1(med)), plural(len(spent), "step"))
+		out = fmt.Sprintf("%s %s: %s–%s, median %s over %s", sc.ID, sc.Name, lo, hi, secs(med), plural(len(spent), "step"))
 	}
 	switch {
 	case adaptive == 0:
@@ -78,5 +77,3 @@ func plural(n int, what string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, what)
 }
-
-func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
