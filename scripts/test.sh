@@ -320,6 +320,17 @@ bad="$(jq -r 'select(.schema == "idpbench.step/v1") | select(.check != "" and
 	| "\(input_filename): \({check, ok, status_codes} | tojson)"' "$run"/*/*.json)"
 [[ -z "$bad" ]] || die "steps without their check, or with more ok than 2xx answers: $bad"
 log "ok: every step records its check; none counts more ok than 2xx answers"
+# The one warmup rule, the knee records and the phase table, from this real run.
+jq -e -s 'map(select(.schema == "idpbench.step/v1" and .labels.phase == "ladder")) | length > 0 and
+	all(.warmup_rule != null and .warmup_stable != null and .warmup_s >= .warmup_rule.min_s and .warmup_s <= .warmup_rule.max_s + 1)' \
+	"$run"/*/*-c*.json >/dev/null || die "ladder steps without the adaptive warmup's record, or a warmup outside its floor and cap"
+for f in "$run"/*/*-c*.json; do
+	s="$(basename "$f")"
+	[[ -s "$(dirname "$f")/${s%%-c*}.knee.json" ]] || die "$f: its ladder has no knee record"
+done
+{ [[ -s "$run/phases.jsonl" ]] && grep -q '^## Where the time goes' "$run/COMPARISON.md"; } ||
+	die "no phases.jsonl or no 'Where the time goes' table in $run"
+log "ok: every ladder step warmed by the rule within its floor and cap; knee records; the phase table"
 # Facts are read from the running products, not recalled.
 jq -e '.facts | any(.name == "password hashing" and .source == "read" and (.value | startswith("argon2")))' \
 	"$run/keycloak/meta.json" >/dev/null || die "keycloak: want the password hashing read from its database (argon2), got $(jq -c '.facts' "$run/keycloak/meta.json")"
