@@ -334,8 +334,9 @@ func loadAt(phases []phaseLoad, sec int) phaseLoad {
 	return phaseLoad{idp: 2, db: 1, host: 6, tps: 0.2, conns: 2}
 }
 
-// hydraSamples: process:hydra, postgres and host records every second for
-// the whole ladder run, the last postgres record with the top queries.
+// hydraSamples: process:hydra, postgres and host records (with steal) every
+// second for the whole ladder run, the last postgres record with the top
+// queries.
 func hydraSamples() []schema.Sample {
 	var out []schema.Sample
 	const end = 200
@@ -347,7 +348,8 @@ func hydraSamples() []schema.Sample {
 			schema.Sample{Schema: schema.SampleV1, T: t, Source: "postgres", RSSBytes: int64(140+sec/10) << 20,
 				CPUPct: l.db + wob/2, Threads: int64(9 + l.conns), Processes: 9 + l.conns, XactPerS: l.tps + wob,
 				RowsPerS: 3 * l.tps, Connections: l.conns},
-			schema.Sample{Schema: schema.SampleV1, T: t, Source: "host", CPUPct: l.host + wob/2})
+			schema.Sample{Schema: schema.SampleV1, T: t, Source: "host", CPUPct: l.host + wob/2,
+				StealPct: new(float64(1 + sec%3))}) // a neighbour takes 1-3% of the cores
 	}
 	out[len(out)-2].TopQueries = hydraTopQueries()
 	return out

@@ -78,6 +78,7 @@ type StepUsage struct {
 	ConnsMedian Figure
 	ConnsMax    Figure
 	HostBusy    Figure // percent of all cores
+	HostSteal   Figure // percent of all cores the hypervisor gave to other guests (steal), median
 	Usage       Usage
 	VerdictKind string
 	Verdict     string
@@ -185,8 +186,10 @@ func values(samples []schema.Sample, src string, keep func(schema.Sample) bool, 
 // server processes were not visible carries only the database statistics.
 func hasRSS(s schema.Sample) bool { return s.RSSBytes > 0 }
 
-func rssMiB(s schema.Sample) float64 { return float64(s.RSSBytes) / mib }
-func cpuPct(s schema.Sample) float64 { return s.CPUPct }
+func rssMiB(s schema.Sample) float64   { return float64(s.RSSBytes) / mib }
+func cpuPct(s schema.Sample) float64   { return s.CPUPct }
+func hasSteal(s schema.Sample) bool    { return s.StealPct != nil }
+func stealPct(s schema.Sample) float64 { return *s.StealPct }
 
 // medianFigure is the median of vs, or N/A with na.
 func medianFigure(vs []float64, na string) Figure {
@@ -364,6 +367,7 @@ func stepUsage(sc schema.ScenarioInfo, sf StepFile, ws []Window, samples []schem
 	u.ConnsMedian = medianFigure(values(in, SourcePostgres, nil, conns), dbStatsNA(samples))
 	u.ConnsMax = maxFigure(values(in, SourcePostgres, nil, conns), dbStatsNA(samples))
 	u.HostBusy = medianFigure(values(in, SourceHost, nil, cpuPct), "no host samples"+inWin)
+	u.HostSteal = medianFigure(values(in, SourceHost, hasSteal, stealPct), "no steal figures"+inWin)
 	u.Usage = Usage{Cores: s.Host.CPUs, IdPCPU: u.IdPCPU.Value, DBCPU: u.DBCPU.Value, HostBusy: u.HostBusy.Value,
 		DriverCPU: s.Driver.CPUPct, DriverProcs: s.Driver.GOMAXPROCS, DriverLimit: s.Driver.Limited, DriverReason: s.Driver.LimitedReason,
 		HasIdP: u.IdPCPU.OK, HasDB: u.DBCPU.OK, HasHost: u.HostBusy.OK}

@@ -199,6 +199,9 @@ func hostCell(u StepUsage) string {
 	if u.Usage.HostFromStep {
 		return pct(u.Usage.HostBusy) + " (step)"
 	}
+	if u.HostSteal.OK {
+		return fig(u.HostBusy, formatCPU) + " (steal " + formatCPU(u.HostSteal.Value) + ")"
+	}
 	return fig(u.HostBusy, formatCPU)
 }
 
@@ -261,6 +264,8 @@ func (m *md) howToReadResources() {
 	m.printf("- **Database and bottleneck**: per steady-state step, medians of the sampler's records inside\n")
 	m.printf("  its measured window. CPU is percent of one core (100%% = one core busy); host busy is percent\n")
 	m.printf("  of all cores (from the step's own driver.host_cpu_pct, marked \"(step)\", without host samples);\n")
+	m.printf("  \"(steal N%%)\" is the share of all cores the hypervisor gave to other guests while this machine\n")
+	m.printf("  wanted them (/proc/stat steal): a noisy neighbour, counted in host busy, in no one's CPU;\n")
 	m.printf("  TPS = PostgreSQL commits + rollbacks per second; connections = client backends. Driver CPU is\n")
 	m.printf("  the step's driver.cpu_pct. The verdict takes the first of these rules that holds:\n")
 	for i, rule := range VerdictRules() {

@@ -10,41 +10,44 @@ import (
 )
 
 // hostSource records how busy the whole machine is: 100 = every core busy,
-// so a saturated machine (load driver and product competing) is visible.
+// so a saturated machine (load driver and product competing) is visible;
+// and how much of it the hypervisor took for other guests (steal).
 type hostSource struct {
-	procRoot          string // "" = /proc
-	prevBusy, prevAll float64
-	have              bool
+	procRoot                     string // "" = /proc
+	prevBusy, prevAll, prevSteal float64
+	have                         bool
 }
 
 func newHostSource(procRoot string) *hostSource { return &hostSource{procRoot: procRoot} }
 
 func (h *hostSource) collect(ctx context.Context, tk *tick, out []schema.Sample) []schema.Sample {
-	busy, all, ok := h.read(ctx)
+	busy, all, steal, ok := h.read(ctx)
 	if !ok {
 		return out
 	}
-	had, db, da := h.have, busy-h.prevBusy, all-h.prevAll
-	h.prevBusy, h.prevAll, h.have = busy, all, true
+	had, db, da, ds := h.have, busy-h.prevBusy, all-h.prevAll, steal-h.prevSteal
+	h.prevBusy, h.prevAll, h.prevSteal, h.have = busy, all, steal, true
 	if tk.baseline || !had || da <= 0 {
 		return out
 	}
-	return append(out, schema.Sample{Schema: schema.SampleV1, T: tk.now, Source: "host", CPUPct: round2(db / da * 100)})
+	return append(out, schema.Sample{Schema: schema.SampleV1, T: tk.now, Source: "host",
+		CPUPct: round2(db / da * 100), StealPct: new(round2(max(ds, 0) / da * 100))})
 }
 
-// read returns busy and total CPU seconds of all cores since boot. iowait
-// counts as idle: the core could run something else.
-func (h *hostSource) read(ctx context.Context) (busy, all float64, ok bool) {
+// read returns busy, total and stolen CPU seconds of all cores since boot.
+// iowait counts as idle: the core could run something else. Steal counts
+// as busy: the core was wanted, and a neighbour had it.
+func (h *hostSource) read(ctx context.Context) (busy, all, steal float64, ok bool) {
 	if h.procRoot != "" {
 		ctx = context.WithValue(ctx, common.EnvKey, common.EnvMap{common.HostProcEnvKey: h.procRoot})
 	}
 	ts, err := cpu.TimesWithContext(ctx, false)
 	if err != nil || len(ts) == 0 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	t := ts[0]
 	busy = t.User + t.Nice + t.System + t.Irq + t.Softirq + t.Steal
-	return busy, busy + t.Idle + t.Iowait, true
+	return busy, busy + t.Idle + t.Iowait, t.Steal, true
 }
 
 func (h *hostSource) close() {}

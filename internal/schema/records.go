@@ -43,7 +43,12 @@ type Sample struct {
 	XactPerS    float64 `json:"xact_per_s,omitempty"`  // postgres: commits+rollbacks per second
 	RowsPerS    float64 `json:"rows_per_s,omitempty"`  // postgres: rows returned+fetched+written per second
 	Connections int     `json:"connections,omitempty"` // postgres: backends in pg_stat_activity
-	TopQueries  []Query `json:"top_queries,omitempty"` // postgres, last record only: by total time
+	// StealPct, host only: the time the hypervisor ran something else while
+	// this machine's cores wanted to run (steal in /proc/stat) since the
+	// previous sample, percent of all cores; nil where not read. A busy
+	// neighbour on a shared machine shows here, not in anyone's CPU figure.
+	StealPct   *float64 `json:"steal_pct,omitempty"`
+	TopQueries []Query  `json:"top_queries,omitempty"` // postgres, last record only: by total time
 }
 
 // Query is one pg_stat_statements row.
