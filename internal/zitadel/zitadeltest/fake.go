@@ -22,10 +22,13 @@ import (
 	"github.com/idpbench/idpbench/internal/zitadel/zitadeldefs"
 )
 
-// Fake is a stateful "recorded Zitadel": it serves every call idpbench
-// makes, checks each request against the call's recorded shape (method and
+// Fake is a stateful stand-in for Zitadel: it serves every call idpbench
+// makes, checks each request against the call's written shape (method and
 // path, the checked headers, the JSON body's keys, value kinds and enum
-// values) and answers with the recorded response body, ids replaced. It
+// values) and answers with the written response body, ids replaced. With
+// the definitions loaded ($IDPBENCH_ZITADEL_PROTO) its routes must be the
+// definitions' routes, every API request must map to the call's method and
+// parse as its input, and every answer must parse as its output. It
 // keeps what was created, so the Session API login works against what
 // zitadelsetup provisioned.
 //
