@@ -63,6 +63,8 @@ set -o errexit -o nounset -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 # shellcheck source=lib/postgres.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/postgres.sh"
+# shellcheck source=lib/zitadel-proto.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/zitadel-proto.sh"
 export IDPBENCH_LOG_TAG=test
 
 UNIT_ONLY=0
@@ -120,10 +122,13 @@ go vet ./...
 for f in scripts/*.sh scripts/lib/*.sh scripts/products/*; do
 	bash -n "$f" || die "syntax error in $f"
 done
+IDPBENCH_ZITADEL_PROTO="$(zitadel_proto_dir)" # Zitadel's API definitions, for the Go tests
+export IDPBENCH_ZITADEL_PROTO
 
 if ((UNIT_ONLY)); then
 	phase "go test -race (unit only)"
 	go test -race -count=1 -p 1 ./...
+	zitadel_defs_ran
 	phase "fuzz targets, 3 s each"
 	"$IDPBENCH_ROOT/scripts/fuzz.sh" --time 3s
 	exit 0
@@ -177,6 +182,7 @@ IDPBENCH_INTEGRATION=1 \
 	IDPBENCH_HYDRA_CLIENT_ID=bench-svc \
 	IDPBENCH_HYDRA_CLIENT_SECRET_FILE="$HYDRA_STATE/secrets/bench-svc" \
 	go test -race -count=1 -p 1 ./...
+zitadel_defs_ran
 
 phase "fuzz targets, 3 s each"
 "$IDPBENCH_ROOT/scripts/fuzz.sh" --time 3s

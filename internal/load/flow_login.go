@@ -293,7 +293,8 @@ func (f *formLogin) submitCheck(state string) judge {
 // application's login version (internal/api/oidc/auth_request.go,
 // CreateAuthRequest, in the Zitadel source). The header name and the two
 // bodies are internal/zitadel's, whose tests hold them to Zitadel's
-// recorded API shapes.
+// written API shapes, themselves checked against Zitadel's definitions
+// (@zitadel/proto; internal/zitadel/zitadeldefs).
 type zitadelLogin struct {
 	authCode
 	api         string // the API base URL, without a trailing slash

@@ -5,8 +5,10 @@
 // x-zitadel-login-client, create a session, finalize the auth request,
 // exchange the code).
 //
-// Every request and response shape is recorded, with the documentation and
-// proto it comes from, in zitadeltest/testdata (see its README.md).
+// Every request and response shape is written down, with the documentation
+// and proto it comes from, in zitadeltest/testdata (see its README.md), and
+// checked against Zitadel's own API definitions (@zitadel/proto) by
+// zitadeldefs' TestDefinitions.
 package zitadel
 
 import (

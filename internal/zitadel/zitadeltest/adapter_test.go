@@ -76,7 +76,9 @@ func TestAdapterAgainstFake(t *testing.T) {
 		return string(out)
 	}
 
+	seen := 0
 	run("setup", state)
+	seen = logChecked(t, f, "zitadelsetup", seen)
 	var sum struct {
 		Users struct {
 			Count int `json:"count"`
@@ -89,6 +91,7 @@ func TestAdapterAgainstFake(t *testing.T) {
 
 	pool := filepath.Join(state, "pools", "userinfo.pool")
 	run("pools", state, "userinfo", "6", pool)
+	seen = logChecked(t, f, "mintpool --flow zitadel-login", seen)
 	p, err := os.ReadFile(pool)
 	if err != nil || strings.Count(strings.TrimSpace(string(p)), "\n") != 6 { // header + 6 tokens
 		t.Fatalf("userinfo pool: %v\n%s", err, p)
@@ -111,6 +114,7 @@ func TestAdapterAgainstFake(t *testing.T) {
 	if err := json.Unmarshal(out, &s); err != nil || s.Requests == 0 || s.OK != s.Requests {
 		t.Fatalf("auth_code step with the adapter's arguments: %v\n%.600s", err, out)
 	}
+	logChecked(t, f, "loadstep --login zitadel", seen)
 	if strings.Join(s.RequestOrder, " ") != "login_authorize login_session login_finalize oidc_token" {
 		t.Errorf("request_order %v", s.RequestOrder)
 	}
@@ -123,4 +127,31 @@ func TestAdapterAgainstFake(t *testing.T) {
 			t.Errorf("the step result holds secrets/%s", name)
 		}
 	}
+}
+
+// logChecked logs, once per call, what the requests after the first from
+// were checked against (the definitions' method, when loaded) and returns
+// the new count.
+func logChecked(t *testing.T, f *Fake, tool string, from int) int {
+	t.Helper()
+	reqs := f.Requests()
+	done := map[string]bool{}
+	for _, r := range reqs[from:] {
+		if done[r.Call] {
+			continue
+		}
+		done[r.Call] = true
+		switch {
+		case OIDCCalls[r.Call]:
+			t.Logf("%s: %s (%s %s): OIDC endpoint, checked against its record only", tool, r.Call, r.Method, r.Path)
+		case r.Checked == "":
+			t.Logf("%s: %s (%s %s): checked against its written shape; definitions not loaded", tool, r.Call, r.Method, r.Path)
+		default:
+			t.Logf("verified %s: %s as sent: %s", tool, r.Call, r.Checked)
+		}
+	}
+	if len(done) == 0 {
+		t.Errorf("%s made no request to the fake", tool)
+	}
+	return len(reqs)
 }

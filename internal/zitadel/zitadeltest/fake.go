@@ -11,18 +11,24 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"unicode"
+
+	"github.com/idpbench/idpbench/internal/zitadel/zitadeldefs"
 )
 
-// Fake is a stateful "recorded Zitadel": it serves every call idpbench
-// makes, checks each request against the call's recorded shape (method and
+// Fake is a stateful stand-in for Zitadel: it serves every call idpbench
+// makes, checks each request against the call's written shape (method and
 // path, the checked headers, the JSON body's keys, value kinds and enum
-// values) and answers with the recorded response body, ids replaced. It
+// values) and answers with the written response body, ids replaced. With
+// the definitions loaded ($IDPBENCH_ZITADEL_PROTO) its routes must be the
+// definitions' routes, every API request must map to the call's method and
+// parse as its input, and every answer must parse as its output. It
 // keeps what was created, so the Session API login works against what
 // zitadelsetup provisioned.
 //
@@ -48,7 +54,9 @@ type Fake struct {
 	t       testing.TB
 	srv     *httptest.Server
 	records map[string]*Record
+	defs    *zitadeldefs.Defs // nil: $IDPBENCH_ZITADEL_PROTO unset, shapes only
 
+	log      []Request
 	mu       sync.Mutex
 	seq      int64
 	calls    map[string]int
@@ -89,6 +97,24 @@ type fakeAuthReq struct {
 
 type fakeSession struct{ token, userID string }
 
+// Request is one request the fake served, as the client sent it.
+type Request struct {
+	Call     string // the call it was routed to: "CreateSession"
+	Method   string
+	Path     string // escaped, as sent
+	RawQuery string
+	Body     []byte
+	// Checked says what the definitions matched it to,
+	// "POST /v2/sessions -> zitadel.session.v2.SessionService.CreateSession";
+	// "" when they were not loaded or the call is an OIDC endpoint.
+	Checked string
+}
+
+// OIDCCalls are the calls that are OpenID Connect / OAuth endpoints, not
+// methods of Zitadel's API definitions: they stay checked against the
+// reference OP (built on Zitadel's own OIDC library) and their records.
+var OIDCCalls = map[string]bool{"Discovery": true, "Authorize": true, "ExchangeCode": true}
+
 // NewFake starts a fake Zitadel with an admin PAT and an organization.
 func NewFake(t testing.TB) *Fake {
 	f := &Fake{
@@ -102,6 +128,11 @@ func NewFake(t testing.TB) *Fake {
 		r := MustLoad(t, n)
 		f.records[r.Call] = r
 	}
+	defs, err := zitadeldefs.FromEnv()
+	if err != nil {
+		t.Fatalf("zitadeltest: %v", err)
+	}
+	f.defs = defs
 	admin := &fakeUser{id: f.id(), userName: "zitadel-admin-sa", machine: true, roles: []string{"IAM_OWNER"}}
 	f.users[admin.id] = admin
 	f.tokens[f.AdminPAT] = &fakeToken{userID: admin.id, uses: 1 << 30}
@@ -137,13 +168,58 @@ func NewFake(t testing.TB) *Fake {
 		if f.records[rt.call] == nil {
 			t.Fatalf("zitadeltest: no recorded shape for %s", rt.call)
 		}
+		f.checkRoute(rt.pattern, rt.call)
 		mux.HandleFunc(rt.pattern, f.handler(rt.call, rt.auth, rt.fn))
 	}
+	mux.HandleFunc("/", f.unserved)
 	f.srv = httptest.NewServer(mux)
 	f.URL = f.srv.URL
 	t.Cleanup(f.srv.Close)
 	return f
 }
+
+// checkRoute fails t when the definitions do not map the fake's route
+// pattern ("POST /v2/oidc/auth_requests/{id}", the variables bound to an
+// id) to the method the call is named after.
+func (f *Fake) checkRoute(pattern, call string) {
+	if f.defs == nil || OIDCCalls[call] {
+		return
+	}
+	verb, path, _ := strings.Cut(pattern, " ")
+	path = routeVar.ReplaceAllString(path, "291356606662524897")
+	m, err := f.defs.Resolve(verb, path)
+	switch {
+	case err != nil:
+		f.t.Fatalf("zitadeltest: route %s (%s): %v", pattern, call, err)
+	case string(m.Method.Name()) != call:
+		f.t.Fatalf("zitadeltest: route %s is %s in the definitions, not %s", pattern, m.Method.FullName(), call)
+	}
+}
+
+var routeVar = regexp.MustCompile(`\{[a-z]+\}`)
+
+// unserved answers what no route of the fake serves with Zitadel's 404;
+// with the definitions loaded, a verb and path that no method maps also
+// fails the test: the client called something Zitadel does not have.
+func (f *Fake) unserved(w http.ResponseWriter, r *http.Request) {
+	if f.defs != nil {
+		if _, err := f.defs.Resolve(r.Method, r.URL.EscapedPath()); err != nil {
+			f.t.Errorf("zitadeltest: %v", err)
+		}
+	}
+	writeErr(w, http.StatusNotFound, 5, "Not Found")
+}
+
+// Requests is every request the fake served, in order.
+func (f *Fake) Requests() []Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.log)
+}
+
+// Defs are the definitions the fake checks against (nil when
+// $IDPBENCH_ZITADEL_PROTO is unset).
+func (f *Fake) Defs() *zitadeldefs.Defs { return f.defs }
 
 // Calls is how many requests the named call got.
 func (f *Fake) Calls(call string) int {
@@ -187,6 +263,7 @@ type request struct {
 	body   []byte
 	caller *fakeUser
 	w      http.ResponseWriter
+	match  *zitadeldefs.Match // the definitions' method, nil without them
 }
 
 func (f *Fake) handler(call string, auth authKind, fn func(*request) (int, map[string]any)) http.HandlerFunc {
@@ -197,11 +274,15 @@ func (f *Fake) handler(call string, auth authKind, fn func(*request) (int, map[s
 		f.calls[call]++
 		rec := f.records[call]
 		if diffs := f.shapeDiffs(rec, r, body); len(diffs) > 0 {
-			f.t.Errorf("zitadeltest: %s differs from its recorded shape (%s):\n  %s", call, rec.Doc, strings.Join(diffs, "\n  "))
-			writeErr(w, http.StatusBadRequest, 3, "request differs from the recorded call")
+			f.t.Errorf("zitadeltest: %s differs from its written shape (%s):\n  %s", call, rec.Doc, strings.Join(diffs, "\n  "))
+			writeErr(w, http.StatusBadRequest, 3, "request differs from the written call")
 			return
 		}
 		req := &request{Request: r, body: body, w: w}
+		if !f.checkDefs(req, call) {
+			writeErr(w, http.StatusBadRequest, 3, "request does not parse as the definitions' input message")
+			return
+		}
 		if status, code, msg := f.authorizeCaller(req, auth); status != 0 {
 			writeErr(w, status, code, msg)
 			return
@@ -220,8 +301,30 @@ func (f *Fake) handler(call string, auth authKind, fn func(*request) (int, map[s
 			writeErr(w, status, code, msg)
 			return
 		}
-		f.answer(w, rec, status, overrides)
+		f.answer(req, rec, status, overrides)
 	}
+}
+
+// checkDefs logs the request and, with the definitions loaded, checks it
+// against them: the verb and path must map to the method the call is named
+// after and the body must parse as its input message.
+func (f *Fake) checkDefs(req *request, call string) bool {
+	logged := Request{Call: call, Method: req.Method, Path: req.URL.EscapedPath(), RawQuery: req.URL.RawQuery, Body: req.body}
+	defer func() { f.log = append(f.log, logged) }()
+	if f.defs == nil || OIDCCalls[call] {
+		return true
+	}
+	m, _, err := f.defs.CheckRequest(req.Method, req.URL.EscapedPath(), req.URL.Query(), req.body)
+	if err == nil && string(m.Method.Name()) != call {
+		err = fmt.Errorf("%s %s is %s in the definitions, not %s", req.Method, req.URL.Path, m.Method.FullName(), call)
+	}
+	if err != nil {
+		f.t.Errorf("zitadeltest: %s: %v", call, err)
+		return false
+	}
+	req.match = m
+	logged.Checked = fmt.Sprintf("%s %s -> %s", m.Verb, m.Template, m.Method.FullName())
+	return true
 }
 
 // shapeDiffs checks r against the recorded call: the checked headers
@@ -292,17 +395,25 @@ func writeErr(w http.ResponseWriter, status, code int, msg string) {
 
 // answer writes the recorded response body with the overrides applied
 // (keys are dot paths; the value replaces the recorded one).
-func (f *Fake) answer(w http.ResponseWriter, rec *Record, status int, overrides map[string]any) {
+// With the definitions loaded, the answer must parse as the method's
+// output message.
+func (f *Fake) answer(req *request, rec *Record, status int, overrides map[string]any) {
 	var body map[string]any
 	if err := json.Unmarshal(rec.Response.Body, &body); err != nil {
-		f.t.Errorf("zitadeltest: recorded %s response: %v", rec.Call, err)
+		f.t.Errorf("zitadeltest: written %s response: %v", rec.Call, err)
 	}
 	for path, v := range overrides {
 		setPath(body, strings.Split(path, "."), v)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(body)
+	b, _ := json.Marshal(body)
+	if req.match != nil {
+		if _, err := f.defs.CheckResponse(req.match, b); err != nil {
+			f.t.Errorf("zitadeltest: the fake's %s answer: %v", rec.Call, err)
+		}
+	}
+	req.w.Header().Set("Content-Type", "application/json")
+	req.w.WriteHeader(status)
+	req.w.Write(append(b, '\n'))
 }
 
 func setPath(m map[string]any, path []string, v any) {

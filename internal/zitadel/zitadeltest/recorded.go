@@ -1,9 +1,12 @@
-// Package zitadeltest serves Zitadel's API from recorded request and
-// response shapes (testdata/*.json, each naming the documentation and proto
-// it was taken from): Replay answers one recorded call and checks the
-// request field by field; Fake is a stateful "recorded Zitadel" that serves
-// every call idpbench makes, checks each request against its recorded shape
-// and answers in the recorded response shape.
+// Package zitadeltest serves Zitadel's API from request and response shapes
+// written by hand (testdata/*.json, each naming the documentation and proto
+// it was taken from; none is a recording of a real server) and checked
+// against Zitadel's definitions (@zitadel/proto, see zitadeldefs): Replay
+// answers one written call and checks the request field by field; Fake is a
+// stateful stand-in for Zitadel that serves every call idpbench makes,
+// checks each request against its written shape and, when
+// $IDPBENCH_ZITADEL_PROTO is set, against the definitions, and answers in
+// the written response shape.
 package zitadeltest
 
 import (

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# fetch-zitadel-proto.sh: print the directory of Zitadel's API definitions
+# (@zitadel/proto, pinned in scripts/lib/zitadel-proto.sh), fetched with npm
+# into the project's cache on first use.
+#
+#   IDPBENCH_ZITADEL_PROTO="$(scripts/fetch-zitadel-proto.sh)" go test ./internal/zitadel/...
+set -o errexit -o nounset -o pipefail
+
+# shellcheck source=lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# shellcheck source=lib/zitadel-proto.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/zitadel-proto.sh"
+
+case "${1:-}" in
+-h | --help)
+	script_help
+	exit 0
+	;;
+"") ;;
+*) die "unknown argument: $1 (see --help)" ;;
+esac
+zitadel_proto_dir

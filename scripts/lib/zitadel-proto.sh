@@ -1,0 +1,62 @@
+# shellcheck shell=bash
+# zitadel-proto.sh: Zitadel's API definitions, the npm package @zitadel/proto,
+# fetched once into the project's cache for the definition check
+# (internal/zitadel/zitadeldefs). Source it after common.sh; it defines
+# functions and variables only and runs nothing.
+
+ZITADEL_PROTO_VERSION=1.3.1 # must equal zitadeldefs.Version
+
+# zitadel_proto_dir prints the unpacked package's directory (the one with
+# package.json), packing it with npm on first use: npm pack into a scratch
+# directory, unpack there, then one rename into the cache, so that an
+# interrupted fetch leaves nothing that looks complete.
+zitadel_proto_dir() {
+	local dest="$IDPBENCH_CACHE/zitadel-proto/$ZITADEL_PROTO_VERSION"
+	if [[ -f "$dest/package/package.json" ]]; then
+		printf '%s\n' "$dest/package"
+		return 0
+	fi
+	require_cmd npm tar
+	local tmp
+	tmp="$(mktemp -d "$IDPBENCH_TMP/zitadel-proto.XXXXXX")"
+	log "fetching @zitadel/proto@$ZITADEL_PROTO_VERSION with npm into $dest"
+	if ! (cd "$tmp" && npm pack --silent "@zitadel/proto@$ZITADEL_PROTO_VERSION" >pack.out 2>&1 &&
+		tar -xzf "zitadel-proto-$ZITADEL_PROTO_VERSION.tgz" &&
+		jq -e --arg v "$ZITADEL_PROTO_VERSION" '.name == "@zitadel/proto" and .version == $v' package/package.json >/dev/null); then
+		cat "$tmp/pack.out" >&2 || true
+		rm -rf "$tmp"
+		die "cannot fetch @zitadel/proto@$ZITADEL_PROTO_VERSION with npm"
+	fi
+	mkdir -p "$(dirname "$dest")"
+	rm -f "$tmp/pack.out" "$tmp/zitadel-proto-$ZITADEL_PROTO_VERSION.tgz"
+	mv -T "$tmp" "$dest" 2>/dev/null || rm -rf "$tmp" # another run won the rename: keep its copy
+	[[ -f "$dest/package/package.json" ]] || die "zitadel-proto: $dest/package/package.json missing after the fetch"
+	printf '%s\n' "$dest/package"
+}
+
+# zitadel_defs_ran: after the go tests, the definition check must have run
+# (not skipped), with its mutation cases, and the adapter test must have
+# driven zitadelsetup, mintpool and loadstep against the fake routed by the
+# definitions. Prints every call verified.
+zitadel_defs_ran() {
+	local out want
+	out="$(go test -count=1 -v -run '^(TestDefinitions|TestAdapterAgainstFake)$' \
+		./internal/zitadel/zitadeldefs/ ./internal/zitadel/zitadeltest/ 2>&1)" || {
+		printf '%s\n' "$out" >&2
+		die "the Zitadel definition check failed"
+	}
+	for want in '--- PASS: TestDefinitions ' '--- PASS: TestDefinitions/mutations ' '--- PASS: TestAdapterAgainstFake ' \
+		'verified zitadelsetup: AddOIDCApp as sent' 'verified mintpool --flow zitadel-login: CreateCallback as sent' \
+		'verified loadstep --login zitadel: CreateSession as sent'; do
+		grep -qF -- "$want" <<<"$out" || {
+			printf '%s\n' "$out" >&2
+			die "the Zitadel definition check did not run as it must: no \"$want\" (IDPBENCH_ZITADEL_PROTO unset or skipped?)"
+		}
+	done
+	if grep -q -- '--- SKIP' <<<"$out"; then
+		printf '%s\n' "$out" >&2
+		die "a Zitadel definition test skipped"
+	fi
+	grep -E '^\s+\S+\.go:[0-9]+: (verified|out of scope|rejected)' <<<"$out" | sed 's/^[[:space:]]*//' >&2 || true
+	log "ok: every Zitadel API call of the adapter checked against @zitadel/proto@$ZITADEL_PROTO_VERSION"
+}
