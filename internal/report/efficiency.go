@@ -309,3 +309,45 @@ func (r *Report) efficiencyChart(sc schema.ScenarioInfo) (ChartFile, bool) {
 		YLabel:   unit + " per CPU-second (1 CPU-second = one core busy for 1 s)"}
 	return ChartFile{Name: EfficiencyChartName(sc.Name), Alt: title, Scenario: sc.Name, Chart: c}, true
 }
+
+// StepEfficiency is one step's efficiency over its own measured window,
+// from samples (a sampler's records): the IdP is the step's product's
+// process tree (IdPSource), PostgreSQL as DBSource finds it.
+func StepEfficiency(sf StepFile, samples []schema.Sample) Efficiency {
+	s := sf.Step
+	c := Cell{Scenario: schema.ScenarioInfo{Name: s.Scenario}, Product: StepProduct(sf),
+		Ladder: []LadderStep{{StepFile: sf}}, Levels: []Level{{Connections: s.Connections, Steps: []int{0}}}}
+	samples = slices.SortedStableFunc(slices.Values(samples), func(a, b schema.Sample) int { return a.T.Compare(b.T) })
+	return cellEfficiency(c, samples, IdPSource(c.Product, samples), DBSource(samples))
+}
+
+// EfficiencyRow is StepEfficiency as one JSON object (aggregate efficiency).
+type EfficiencyRow struct {
+	Step      string   `json:"step"`                       // the step file
+	Product   string   `json:"product"`                    // the step's product
+	IdPSource string   `json:"idp_source"`                 // the sampler source taken as the IdP
+	OK        int64    `json:"ok"`                         // successful requests (iterations) of the window
+	WindowS   float64  `json:"window_s"`                   // measured seconds
+	IdPCPUS   *float64 `json:"idp_cpu_s,omitempty"`        // IdP CPU-seconds over the window
+	DBCPUS    *float64 `json:"db_cpu_s,omitempty"`         // PostgreSQL CPU-seconds over the window
+	PerIdP    *float64 `json:"req_per_cpu_s,omitempty"`    // ok / idp_cpu_s
+	PerStack  *float64 `json:"req_per_cpu_s_pg,omitempty"` // ok / (idp_cpu_s + db_cpu_s)
+	NA        string   `json:"na,omitempty"`               // why req_per_cpu_s is missing
+	PGNA      string   `json:"pg_na,omitempty"`            // why req_per_cpu_s_pg is missing
+}
+
+// EfficiencyRowOf renders one step's efficiency as a row.
+func EfficiencyRowOf(sf StepFile, samples []schema.Sample) EfficiencyRow {
+	e := StepEfficiency(sf, samples)
+	ptr := func(f Figure) *float64 {
+		if !f.OK {
+			return nil
+		}
+		return &f.Value
+	}
+	row := EfficiencyRow{Step: sf.Path, Product: e.Product, OK: e.OK, WindowS: e.WindowS,
+		IdPCPUS: ptr(e.IdPCPUS), DBCPUS: ptr(e.DBCPUS), PerIdP: ptr(e.PerIdP), PerStack: ptr(e.PerStack),
+		NA: e.PerIdP.NA, PGNA: e.PerStack.NA}
+	row.IdPSource = IdPSource(e.Product, samples)
+	return row
+}

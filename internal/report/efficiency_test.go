@@ -117,7 +117,7 @@ func TestEfficiencyText(t *testing.T) {
 		t.Errorf("efficiencyText = %q, want 200 / 133", got)
 	}
 	e.PerStack, e.Iterations = Figure{NA: "no postgres samples"}, true
-	if got := efficiencyText(e); got != "200 / N/A: no postgres samples iter" {
+	if got := efficiencyText(e); got != "iter: 200 / N/A: no postgres samples" {
 		t.Errorf("efficiencyText = %q", got)
 	}
 }
@@ -161,5 +161,17 @@ func TestRunUsage(t *testing.T) {
 	none := runUsage(ws, samples[:0], "", SourcePostgres)
 	if none.NA != "no sampler records" || none.IdPCPU.P50.OK {
 		t.Errorf("without records: %+v", none)
+	}
+}
+
+// TestStepEfficiency: one step's window, the IdP found as the step's
+// product's process tree, as aggregate efficiency prints it.
+func TestStepEfficiency(t *testing.T) {
+	sf := StepFile{Path: "refop/discovery-c4.json", Step: &schema.Step{Product: "refop", Scenario: schema.ScenarioDiscovery,
+		Start: effAt(0), End: effAt(10), OK: 1000, Requests: 1000}}
+	samples := append(cpuRecords("process:refop", -1, 11, 1, constant(50)), cpuRecords("process:other", -1, 11, 1, constant(90))...)
+	row := EfficiencyRowOf(sf, samples)
+	if row.IdPSource != "process:refop" || row.PerIdP == nil || !near(*row.PerIdP, 200) || row.PerStack != nil || row.PGNA != "no postgres samples" {
+		t.Errorf("row %+v, want 200 req/CPU-s of process:refop and no PostgreSQL figure", row)
 	}
 }
