@@ -49,7 +49,8 @@
 #    from the running products (Keycloak's Argon2id, Hydra's PBKDF2, every
 #    version) and Hydra's known discovery bottleneck; that cold start, memory
 #    and GC-jitter records exist; that each product's meta names its
-#    listeners, read from /proc, all on loopback; and Zitadel's rows: N/A with the reason
+#    listeners, read from /proc, all on loopback; that a refop step's req/CPU-s (from the
+#    sampler) is within 10% of ok / the CPU seconds /proc says refop spent; and Zitadel's rows: N/A with the reason
 #    without ZITADEL_BIN and a Docker engine, asserted like the others'
 #    with either
 # 6. scripts/check-oidc.sh: the generic oidc adapter, configured by a file
@@ -337,6 +338,46 @@ done
 { [[ -s "$run/phases.jsonl" ]] && grep -q '^## Where the time goes' "$run/COMPARISON.md"; } ||
 	die "no phases.jsonl or no 'Where the time goes' table in $run"
 log "ok: every ladder step warmed by the rule within its floor and cap; knee records; the phase table"
+# Requests per CPU-second against /proc: one refop loadstep (warmup 0: its measured window is the
+# whole run) under a sampler; the report's figure for that step (aggregate efficiency, from the
+# sampler's records) is within 10% of its ok requests / the CPU seconds refop's process group spent
+# from just before the loadstep to just after it, read here from /proc/PID/stat (utime + stime,
+# fields 14 and 15, clock ticks), not from the sampler. The two figures are set against each other,
+# never against a number, so a busy machine moves both.
+# proc_cpu_ticks PGID: utime and stime of every member of the process group, one number a line
+# (the fields after the command name's closing parenthesis, which may hold spaces).
+proc_cpu_ticks() {
+	local pid
+	for pid in $(group_members "$1"); do
+		sed -E 's/^.*\) //' "/proc/$pid/stat" | cut -d' ' -f12,13 | tr ' ' '\n'
+	done
+}
+efficiency_vs_proc() {
+	local dir="$WORK/efficiency" pidfile pgid before after
+	mkdir -p "$dir"
+	REFOP_STATE="$dir/refop"
+	"$IDPBENCH_ROOT/scripts/products/refop" up "$REFOP_STATE"
+	pidfile="$REFOP_STATE/pids/refop.pid"
+	pgid="$(head -n1 "$pidfile")"
+	start_bg sampler "$dir/sampler.pid" "$dir/sampler.log" "$(tool sampler)" --pidfile "$pidfile" --name refop \
+		--every 1s --host=false -o "$dir/samples.jsonl"
+	sleep 2 # records before the window opens
+	before="$(proc_cpu_ticks "$pgid" | jq -s add)"
+	"$(tool loadstep)" --url "$(state "$REFOP_STATE" ISSUER).well-known/openid-configuration" --scenario discovery \
+		-c 4 --warmup 0 --duration 20s --product refop -o "$dir/discovery.json"
+	after="$(proc_cpu_ticks "$pgid" | jq -s add)"
+	sleep 2 # a record after the window closes
+	signal_stop "$dir/sampler.pid" INT 30 || die "the sampler did not stop cleanly (log: $dir/sampler.log)"
+	"$IDPBENCH_ROOT/scripts/products/refop" down "$REFOP_STATE"
+	REFOP_STATE=""
+	"$(tool aggregate)" efficiency --step "$dir/discovery.json" --samples "$dir/samples.jsonl" >"$dir/efficiency.json"
+	jq -e --argjson before "$before" --argjson after "$after" --argjson hz "$(getconf CLK_TCK)" \
+		--slurpfile step "$dir/discovery.json" '($step[0].ok / (($after - $before) / $hz)) as $proc |
+		.req_per_cpu_s != null and $proc > 0 and (.req_per_cpu_s / $proc - 1 | fabs) <= 0.10' "$dir/efficiency.json" >/dev/null ||
+		die "refop discovery: req/CPU-s from the sampler $(jq -c '{req_per_cpu_s, idp_cpu_s, ok, na}' "$dir/efficiency.json"), from /proc $before -> $after ticks at $(getconf CLK_TCK)/s: want within 10%"
+	log "ok: refop discovery $(jq -r '"\(.req_per_cpu_s|floor) req/CPU-s from the sampler (\(.idp_cpu_s*100|round/100) CPU-s)"' "$dir/efficiency.json"), $(jq -n -r --argjson b "$before" --argjson a "$after" --argjson hz "$(getconf CLK_TCK)" --slurpfile s "$dir/discovery.json" '"\($s[0].ok / (($a - $b) / $hz) | floor) from /proc (\(($a - $b) / $hz) CPU-s)"')"
+}
+efficiency_vs_proc
 # Facts are read from the running products, not recalled.
 jq -e '.facts | any(.name == "password hashing" and .source == "read" and (.value | startswith("argon2")))' \
 	"$run/keycloak/meta.json" >/dev/null || die "keycloak: want the password hashing read from its database (argon2), got $(jq -c '.facts' "$run/keycloak/meta.json")"

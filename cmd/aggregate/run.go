@@ -41,6 +41,7 @@ func subcommands() []subcommand {
 		{"compare", "OLD vs NEW: each cell's change and whether it is significant; a regression gate", runCompare},
 		{"phase", "append one phase record (run-comparison.sh's wall-time record) to a phases file", runPhase},
 		{"ladder", "knee | candidates: where round 1 of a ladder stops; which levels later rounds repeat", runLadder},
+		{"efficiency", "one step's requests per CPU-second from a sampler's records (JSON)", runEfficiency},
 	}
 }
 
@@ -58,7 +59,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 func dispatch(ctx context.Context, args []string, e env) error {
 	if len(args) == 0 {
-		return cli.Usagef("a subcommand is required: report, merge, summary, steady, compare or ladder (see '%s --help')", toolName)
+		return cli.Usagef("a subcommand is required: report, merge, summary, steady, compare, ladder or efficiency (see '%s --help')", toolName)
 	}
 	switch args[0] {
 	case "-h", "--help", "help":
@@ -73,7 +74,7 @@ func dispatch(ctx context.Context, args []string, e env) error {
 			return sc.run(ctx, args[1:], e)
 		}
 	}
-	return cli.Usagef("unknown subcommand %q (want report, merge, summary, steady, compare or ladder)", args[0])
+	return cli.Usagef("unknown subcommand %q (want report, merge, summary, steady, compare, ladder or efficiency)", args[0])
 }
 
 func topUsage() string {
@@ -82,7 +83,7 @@ func topUsage() string {
 	b.WriteString("Reads idpbench result records (step, meta, coldstart, sample JSON) and writes\n")
 	b.WriteString("reports. Inputs are files or directories; \"-\" (or no input) reads stdin.\n\nSubcommands:\n")
 	for _, sc := range subcommands() {
-		fmt.Fprintf(&b, "  %-8s %s\n", sc.name, sc.summary)
+		fmt.Fprintf(&b, "  %-10s %s\n", sc.name, sc.summary)
 	}
 	b.WriteString("\nFlags:\n  -h, --help     this help; '" + toolName + " SUBCOMMAND --help' explains its flags\n")
 	b.WriteString("      --version  print the build's version and exit\n")

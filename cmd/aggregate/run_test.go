@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,8 @@ func TestHelpAndUsage(t *testing.T) {
 		{[]string{"summary", "--format", "xml"}, 2, nil, `--format "xml"`},
 		{[]string{"merge", "-", "-"}, 2, nil, "only once"},
 		{[]string{"report", "-o", ""}, 2, nil, "must not be empty"},
+		{[]string{"efficiency", "--help"}, 0, []string{"--step FILE", "--samples FILE", "req_per_cpu_s", "Example:"}, ""},
+		{[]string{"efficiency", "--step", "x.json"}, 2, nil, "--step and --samples are both required"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -83,8 +86,8 @@ func TestReportToFile(t *testing.T) {
 		t.Errorf("stdout %q stderr %q; want nothing on stdout and one warning naming notes.json", r.stdout, r.stderr)
 	}
 	charts, err := filepath.Glob(filepath.Join(filepath.Dir(out), "charts", "*.svg"))
-	if err != nil || len(charts) != 15 {
-		t.Errorf("charts next to the report: %q (%v), want 15", charts, err)
+	if err != nil || len(charts) != 19 { // 7 scenarios' qps and p99, 4 efficiency charts, GC jitter
+		t.Errorf("charts next to the report: %q (%v), want 19", charts, err)
 	}
 	for _, c := range charts {
 		if link := "](charts/" + filepath.Base(c) + ")"; !strings.Contains(string(b), link) {
@@ -222,5 +225,27 @@ func TestSteadyJSONLines(t *testing.T) {
 	}
 	if got := byCell["keycloak/S4"]; !got.Steady || got.Unit != "iteration" || got.ByName["oidc_token"].Requests != got.Requests {
 		t.Errorf("keycloak/S4 = %+v, want steady iterations with oidc_token per iteration", got)
+	}
+}
+
+// TestEfficiencyOfOneStep: hydra's discovery c=8 of run1 (172% of a core
+// for the IdP, 3% for PostgreSQL in the fixture, give or take its wobble)
+// gives the report's figure for that cell.
+func TestEfficiencyOfOneStep(t *testing.T) {
+	r := runAgg(context.Background(), "", "efficiency", "--step", run1+"/hydra/discovery-c8.json", "--samples", run1+"/hydra/samples.jsonl")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var row report.EfficiencyRow
+	if err := json.Unmarshal([]byte(r.stdout), &row); err != nil {
+		t.Fatalf("output %q: %v", r.stdout, err)
+	}
+	if row.IdPSource != "process:hydra" || row.PerIdP == nil || row.PerStack == nil ||
+		math.Round(*row.PerIdP) != 7209 || math.Round(*row.PerStack) != 7086 {
+		t.Errorf("row %+v, want 7,209 / 7,086 req/CPU-s of process:hydra (COMPARISON.golden.md)", r.stdout)
+	}
+	if r := runAgg(context.Background(), "", "efficiency", "--step", run1+"/hydra/discovery-c8.json", "--samples", run1+"/hydra/meta.json"); r.code != 1 ||
+		!strings.Contains(r.stderr, "no sampler records") {
+		t.Errorf("samples without records: exit %d, stderr %q; want 1 naming it", r.code, r.stderr)
 	}
 }

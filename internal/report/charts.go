@@ -25,7 +25,9 @@ type ChartFile struct {
 const GCJitterChart = "gcjitter-p99.svg"
 
 // charts builds the ladder charts (QPS and P99 against connections, one
-// pair per scenario) and the GC-jitter chart. A chart without any data is
+// pair per scenario), each scenario's efficiency chart (requests per
+// CPU-second at steady state, where some cell has CPU figures) and the
+// GC-jitter chart. A chart without any data is
 // not built; ChartsNA says why.
 func (r *Report) charts() {
 	style := map[string]int{}
@@ -39,6 +41,9 @@ func (r *Report) charts() {
 			continue
 		}
 		r.Charts = append(r.Charts, ladderChart(sc, "qps", qps), ladderChart(sc, "p99", p99))
+		if cf, ok := r.efficiencyChart(sc); ok {
+			r.Charts = append(r.Charts, cf)
+		}
 	}
 	if series, sub := r.jitterSeries(style); len(series) > 0 {
 		r.Charts = append(r.Charts, ChartFile{Name: GCJitterChart, Alt: "GC jitter: P99 per interval over time",

@@ -150,13 +150,13 @@ func orUnknown(s string) string {
 
 func (m *md) mainTable() {
 	m.printf("## Results at steady state\n\n")
-	m.printf("| Scenario | Product | QPS | P50 ms | P95 ms | P99 ms | Errors | Steady step |\n")
-	m.printf("|---|---|--:|--:|--:|--:|--:|---|\n")
+	m.printf("| Scenario | Product | QPS | P50 ms | P95 ms | P99 ms | Errors | req/CPU-s (IdP / +PG) | Steady step |\n")
+	m.printf("|---|---|--:|--:|--:|--:|--:|--:|---|\n")
 	for _, c := range m.r.Cells {
 		sc := c.Scenario.ID + " " + c.Scenario.Name
 		s := c.SteadyStep()
 		if s == nil {
-			m.printf("| %s | %s | N/A | – | – | – | – | N/A: %s |\n", sc, c.Product, cell(c.NAReason))
+			m.printf("| %s | %s | N/A | – | – | – | – | – | N/A: %s |\n", sc, c.Product, cell(c.NAReason))
 			continue
 		}
 		st, l := s.Step, c.SteadyWindows()
@@ -167,9 +167,9 @@ func (m *md) mainTable() {
 		if mixedChecks(m.r.Cells, c.Scenario.Name) {
 			known += fmt.Sprintf("; judged by `%s`, which differs between products: not comparable", st.Check)
 		}
-		m.printf("| %s | %s | %s | %s | %s | %s | %s | c=%d%s |\n", sc, c.Product, rateText(c, l.QPS.Median)+spreadText(l.QPS),
+		m.printf("| %s | %s | %s | %s | %s | %s | %s | %s | c=%d%s |\n", sc, c.Product, rateText(c, l.QPS.Median)+spreadText(l.QPS),
 			FormatMS(l.P50MS.Median), FormatMS(l.P95MS.Median), FormatMS(l.P99MS.Median),
-			formatPct(l.ErrorRate.Median), st.Connections, known)
+			formatPct(l.ErrorRate.Median), efficiencyText(m.r.EfficiencyOf(c)), st.Connections, known)
 	}
 	m.printf("\n")
 	m.knownLimits()
@@ -385,6 +385,7 @@ func (m *md) howToRead() {
 	m.printf("  when any of its requests fails; each request's own latency is listed per name.\n")
 	m.printf("- **Driver-limited**: %s, so the step measures the driver as much as the product;\n", driverLimitRule())
 	m.printf("  it is a lower bound, never steady state.\n")
+	m.howToReadEfficiency()
 	m.howToReadResources()
 }
 

@@ -62,6 +62,10 @@ type Resources struct {
 	Steps       []StepUsage
 	TopQueries  []schema.Query // TopQueryCount statements by total time
 	TopNA       string         // why there are none
+	// Efficiency of the product's cells by scenario name (cells without a
+	// steady state have N/A figures).
+	Efficiency map[string]Efficiency
+	Run        RunUsage // CPU and memory over every measured window of the run
 }
 
 // StepUsage is what one steady state cost: medians of the sampler's
@@ -249,6 +253,13 @@ func buildResources(p Product, cells []Cell, files []SampleFile, known map[strin
 		}
 	}
 	res.Windows = len(steady)
+	res.Efficiency = map[string]Efficiency{}
+	for _, c := range cells {
+		if c.Product == p.Name {
+			res.Efficiency[c.Scenario.Name] = cellEfficiency(c, samples, res.IdPSource, res.DBSource)
+		}
+	}
+	res.Run = runUsage(ladderWindows(cells, p.Name), samples, res.IdPSource, res.DBSource)
 	switch {
 	case p.NA:
 		res.NA = "the product did not run"
@@ -256,6 +267,9 @@ func buildResources(p Product, cells []Cell, files []SampleFile, known map[strin
 		res.NA = "no sampler records"
 	case len(steady) == 0:
 		res.NA = "no steady-state step"
+	}
+	if p.NA {
+		res.Run = res.Run.na(res.NA)
 	}
 	if res.NA != "" {
 		res.IdPRSS, res.DBRSS, res.StackRSS, res.ConnsMax = Figure{NA: res.NA}, Figure{NA: res.NA}, Figure{NA: res.NA}, Figure{NA: res.NA}

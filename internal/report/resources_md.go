@@ -58,6 +58,7 @@ func (m *md) memoryColdJitter() {
 		m.printf("In compose mode the sampler reads each container's cgroup (\"cgroup\": the memory the\n")
 		m.printf("kernel charges to the container, the figure its memory limit applies to).\n")
 	}
+	m.runUsageTable()
 	m.printf("\n### Cold start\n\n")
 	m.printf("| Product | A: fresh database, s to ready | A: peak RSS MiB | B: restart, s to ready | B: peak RSS MiB |\n")
 	m.printf("|---|--:|--:|--:|--:|\n")

@@ -35,6 +35,11 @@ type Chart struct {
 	XLog2    bool   // log2 x axis with a tick at every XTicks value
 	XTicks   []float64
 	Series   []Series
+	// Bars draws grouped bars instead of lines: Groups are labelled along
+	// x, each series has at most one bar per group, a point's X is its
+	// group's index (a group without a point of the series has no bar).
+	Bars   bool
+	Groups []string
 }
 
 // Chart geometry, px.
@@ -98,14 +103,14 @@ func (a axis) px(v float64) float64 {
 // viewBox, white background, system sans-serif font, no scripts.
 func WriteSVG(w io.Writer, c Chart) error {
 	b := bufio.NewWriter(w)
+	c.writeHead(b)
+	if c.Bars {
+		c.writeBars(b)
+		fmt.Fprintf(b, "</svg>\n")
+		return b.Flush()
+	}
 	x, xticks := c.xAxis()
 	y, yticks := c.yAxis()
-	fmt.Fprintf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
-	fmt.Fprintf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"13\" role=\"img\">\n",
-		svgWidth, svgHeight, svgWidth, svgHeight)
-	fmt.Fprintf(b, "<title>%s</title>\n", esc(c.Title))
-	fmt.Fprintf(b, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", svgWidth, svgHeight)
-	c.writeTitles(b)
 	writeGrid(b, x, xticks, y, yticks, c.XLog2)
 	c.writeAxisLabels(b)
 	for _, s := range c.Series {
@@ -114,6 +119,16 @@ func WriteSVG(w io.Writer, c Chart) error {
 	c.writeLegend(b)
 	fmt.Fprintf(b, "</svg>\n")
 	return b.Flush()
+}
+
+// writeHead writes the document's start, background and titles.
+func (c Chart) writeHead(b *bufio.Writer) {
+	fmt.Fprintf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
+	fmt.Fprintf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"13\" role=\"img\">\n",
+		svgWidth, svgHeight, svgWidth, svgHeight)
+	fmt.Fprintf(b, "<title>%s</title>\n", esc(c.Title))
+	fmt.Fprintf(b, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", svgWidth, svgHeight)
+	c.writeTitles(b)
 }
 
 func (c Chart) writeTitles(b *bufio.Writer) {

@@ -22,10 +22,13 @@ func TestGoldenCharts(t *testing.T) {
 	for _, cf := range r.Charts {
 		names = append(names, cf.Name)
 	}
-	want := []string{"qps-discovery.svg", "p99-discovery.svg", "qps-client_credentials.svg", "p99-client_credentials.svg",
+	// Efficiency charts only where a steady cell has CPU figures.
+	want := []string{"qps-discovery.svg", "p99-discovery.svg", "efficiency-discovery.svg",
+		"qps-client_credentials.svg", "p99-client_credentials.svg", "efficiency-client_credentials.svg",
 		"qps-client_credentials_login.svg", "p99-client_credentials_login.svg",
 		"qps-introspect.svg", "p99-introspect.svg", "qps-auth_code.svg", "p99-auth_code.svg",
-		"qps-refresh.svg", "p99-refresh.svg", "qps-userinfo.svg", "p99-userinfo.svg", GCJitterChart}
+		"qps-refresh.svg", "p99-refresh.svg", "efficiency-refresh.svg",
+		"qps-userinfo.svg", "p99-userinfo.svg", "efficiency-userinfo.svg", GCJitterChart}
 	if !slices.Equal(names, want) {
 		t.Errorf("charts %q, want %q", names, want)
 	}
