@@ -200,3 +200,43 @@ func quantileText(q *servermetrics.Quantiles) string {
 	}
 	return out
 }
+
+// ServerRow is the server side of a steady cell in `aggregate steady`'s
+// JSON: NA with the reason, or the server's figures beside loadstep's.
+type ServerRow struct {
+	NA               string           `json:"na,omitempty"`           // why there are no figures
+	Requests         int64            `json:"requests"`               // the server's count in the window
+	LoadstepRequests int64            `json:"loadstep_requests"`      // loadstep's
+	Slack            int64            `json:"slack"`                  // requests the edges explain (servermetrics.EdgeSlack)
+	Agrees           bool             `json:"agrees"`                 // within TolerancePct plus slack
+	Errors           int64            `json:"errors"`                 // the server's non-2xx/3xx answers
+	ByStatus         map[string]int64 `json:"by_status,omitempty"`    // the server's count by status
+	P50MS            *float64         `json:"p50_ms,omitempty"`       // bucket-limited, ms
+	P95MS            *float64         `json:"p95_ms,omitempty"`       // bucket-limited, ms
+	P99MS            *float64         `json:"p99_ms,omitempty"`       // bucket-limited, ms
+	Selector         string           `json:"selector,omitempty"`     // the series counted
+	StartScrape      string           `json:"start_scrape,omitempty"` // the start scrape's file, as recorded
+	EndScrape        string           `json:"end_scrape,omitempty"`   // the end scrape's file, as recorded
+}
+
+// serverRow is cell c's server side, nil when c has no steady window.
+func (r *Report) serverRow(c Cell) *ServerRow {
+	i := slices.IndexFunc(r.Server, func(s ServerSide) bool {
+		return s.Product == c.Product && s.Scenario.Name == c.Scenario.Name
+	})
+	if i < 0 {
+		return nil
+	}
+	s := r.Server[i]
+	row := &ServerRow{NA: s.NA, Requests: s.Window.Requests, LoadstepRequests: s.Loadstep, Slack: s.Slack,
+		Agrees: s.Agrees, Errors: s.Window.Errors, ByStatus: s.Window.ByStatus, Selector: s.Selector}
+	if sm := s.Step.Step.ServerMetrics; sm != nil {
+		if start, end, why := edges(sm.Scrapes); why == "" {
+			row.StartScrape, row.EndScrape = start.File, end.File
+		}
+	}
+	if q := s.Window.Latency; q != nil {
+		row.P50MS, row.P95MS, row.P99MS = &q.P50, &q.P95, &q.P99
+	}
+	return row
+}
