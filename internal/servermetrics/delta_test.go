@@ -167,3 +167,24 @@ func TestAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestRealScrapes: every selector of a product matches series of a scrape
+// of the running product (testdata, as served), and the counts are read.
+func TestRealScrapes(t *testing.T) {
+	for product, file := range map[string]string{"hydra": "testdata/hydra-v2.3.0.prom"} {
+		fams, err := ParseFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for scenario, sel := range Products[product].Scenarios {
+			w, err := Delta(Families{}, fams, sel)
+			if err != nil {
+				t.Errorf("%s %s: %v", product, scenario, err)
+				continue
+			}
+			if w.Requests == 0 || w.Latency == nil {
+				t.Errorf("%s %s: %+v, want requests and buckets", product, scenario, w)
+			}
+		}
+	}
+}

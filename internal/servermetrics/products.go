@@ -44,9 +44,10 @@ type Product struct {
 // side section for the commands): Keycloak 26.7.3's management /metrics
 // with --http-metrics-histograms-enabled=true (Micrometer's
 // http_server_requests_seconds, uri = the JAX-RS path template), Hydra
-// v2.3.0's admin /admin/metrics/prometheus (ory/x prometheusx under the
-// prefix hydra_http_, endpoint = the request path with path parameters
-// as {param}).
+// v2.3.0's admin /admin/metrics/prometheus (ory/x prometheusx with the
+// prefix http_ and the constant label app="hydra"; endpoint = the request
+// path with path parameters as {param}, method in lower case; see
+// testdata/hydra-v2.3.0.prom).
 var Products = map[string]Product{
 	"keycloak": {
 		Source: "Keycloak 26.7.3 management /metrics: http_server_requests_seconds (histogram with --http-metrics-histograms-enabled=true), labels method, outcome, status, uri",
@@ -59,13 +60,13 @@ var Products = map[string]Product{
 		},
 	},
 	"hydra": {
-		Source: "Hydra v2.3.0 admin /admin/metrics/prometheus: hydra_http_requests_duration_seconds (histogram), labels code, method, endpoint",
+		Source: "Hydra v2.3.0 admin /admin/metrics/prometheus: http_requests_duration_seconds (histogram), labels app, code, method (lower case), endpoint",
 		Scenarios: map[string]Selector{
-			schema.ScenarioDiscovery:         hy("GET", "/.well-known/openid-configuration"),
-			schema.ScenarioClientCredentials: hy("POST", "/oauth2/token"),
-			schema.ScenarioRefresh:           hy("POST", "/oauth2/token"),
-			schema.ScenarioIntrospect:        hy("POST", "/admin/oauth2/introspect"),
-			schema.ScenarioUserinfo:          hy("GET", "/userinfo"),
+			schema.ScenarioDiscovery:         hy("get", "/.well-known/openid-configuration"),
+			schema.ScenarioClientCredentials: hy("post", "/oauth2/token"),
+			schema.ScenarioRefresh:           hy("post", "/oauth2/token"),
+			schema.ScenarioIntrospect:        hy("post", "/admin/oauth2/introspect"),
+			schema.ScenarioUserinfo:          hy("get", "/userinfo"),
 		},
 	},
 	"refop": {NA: "the reference OP (zitadel/oidc's example server) exposes no metrics endpoint"},
@@ -77,8 +78,8 @@ func kc(method, uri string) Selector {
 }
 
 func hy(method, endpoint string) Selector {
-	return Selector{Family: "hydra_http_requests_duration_seconds",
-		Match: map[string]string{"method": method, "endpoint": endpoint}, Status: "code"}
+	return Selector{Family: "http_requests_duration_seconds",
+		Match: map[string]string{"app": "hydra", "method": method, "endpoint": endpoint}, Status: "code"}
 }
 
 // Lookup returns the selector of product's scenario, or why there is none.
