@@ -43,7 +43,9 @@ type Product struct {
 // The names were read on the running servers (see the README's server
 // side section for the commands): Keycloak 26.7.3's management /metrics
 // with --http-metrics-histograms-enabled=true (Micrometer's
-// http_server_requests_seconds, uri = the JAX-RS path template), Hydra
+// http_server_requests_seconds, uri = the JAX-RS path template with the
+// sub-resource locators' parameters: {realm}, {protocol}, {alias}; see
+// testdata/keycloak-26.7.3-summary.prom), Hydra
 // v2.3.0's admin /admin/metrics/prometheus (ory/x prometheusx with the
 // prefix http_ and the constant label app="hydra"; endpoint = the request
 // path with path parameters as {param}, method in lower case; see
@@ -52,11 +54,11 @@ var Products = map[string]Product{
 	"keycloak": {
 		Source: "Keycloak 26.7.3 management /metrics: http_server_requests_seconds (histogram with --http-metrics-histograms-enabled=true), labels method, outcome, status, uri",
 		Scenarios: map[string]Selector{
-			schema.ScenarioDiscovery:         kc("GET", "/realms/{realm}/.well-known/openid-configuration"),
-			schema.ScenarioClientCredentials: kc("POST", "/realms/{realm}/protocol/openid-connect/token"),
-			schema.ScenarioRefresh:           kc("POST", "/realms/{realm}/protocol/openid-connect/token"),
-			schema.ScenarioIntrospect:        kc("POST", "/realms/{realm}/protocol/openid-connect/token/introspect"),
-			schema.ScenarioUserinfo:          kc("GET", "/realms/{realm}/protocol/openid-connect/userinfo"),
+			schema.ScenarioDiscovery:         kc("GET", "/realms/{realm}/.well-known/{alias}"),
+			schema.ScenarioClientCredentials: kc("POST", "/realms/{realm}/protocol/{protocol}/token"),
+			schema.ScenarioRefresh:           kc("POST", "/realms/{realm}/protocol/{protocol}/token"),
+			schema.ScenarioIntrospect:        kc("POST", "/realms/{realm}/protocol/{protocol}/token/introspect"),
+			schema.ScenarioUserinfo:          kc("GET", "/realms/{realm}/protocol/{protocol}/userinfo"),
 		},
 	},
 	"hydra": {
