@@ -88,6 +88,11 @@ run_gcjitter() {
 	*) die "$product $scenario: pool mode $mode cannot feed one long step (want reuse or none)" ;;
 	esac
 
+	# The product's own metrics every 5 s (adapter metricsargs; none: not scraped).
+	local metrics_txt metrics=()
+	metrics_txt="$("$adapter" metricsargs "$state" "$scenario")"
+	[[ -n "$metrics_txt" ]] && mapfile -t metrics <<<"$metrics_txt" && metrics+=(--server-metrics-every 5s)
+
 	step_upto $((offset + 1)) "$total" "$product gcjitter $scenario c=$c (${warmup}s + ${duration}s, 10s intervals; ends in >= $((warmup + duration))s)"
 	local rc=0 loadstep version
 	loadstep="$(tool loadstep)"
@@ -96,7 +101,7 @@ run_gcjitter() {
 		--warmup "${warmup}s" --duration "${duration}s" --interval 10s --timeout 10s \
 		--product "$product" --product-version "$version" \
 		--label phase=gcjitter --label "profile=$profile" "${labels[@]}" \
-		"${extra[@]}" "${poolargs[@]}" -o "$out" || rc=$?
+		"${extra[@]}" "${poolargs[@]}" "${metrics[@]}" -o "$out" || rc=$?
 	case "$rc" in
 	0) log "$product gcjitter: $(jq -c '{status, requests, error_rate, intervals: (.intervals | length)}' "$out")" ;;
 	130) log "interrupted at $product gcjitter" && exit 130 ;;

@@ -203,6 +203,10 @@ run_ladder() {
 		[[ "${extra[i]}" == --pool-mode ]] && mode="${extra[i + 1]}"
 	done
 
+	local metrics_txt metrics=()
+	metrics_txt="$("$adapter" metricsargs "$state" "$scenario")"
+	[[ -n "$metrics_txt" ]] && mapfile -t metrics <<<"$metrics_txt"
+
 	local version loadstep steps=() c
 	version="$("$adapter" version)"
 	loadstep="$(tool loadstep)"
@@ -293,7 +297,7 @@ measure_window() {
 		"${warmargs[@]}" --duration "${duration}s" --interval 1s --timeout 10s \
 		--product "$product" --product-version "$version" \
 		--label phase=ladder --label "profile=$profile" "${replabel[@]}" \
-		"${extra[@]}" "${poolargs[@]}" -o "$out" || rc=$?
+		"${extra[@]}" "${poolargs[@]}" "${metrics[@]}" -o "$out" || rc=$?
 	[[ "$mode" == reuse ]] || rm -f "${pool:-}"
 	case "$rc" in
 	0 | 4) ;;

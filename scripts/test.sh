@@ -327,6 +327,22 @@ bad="$(jq -r 'select(.schema == "idpbench.step/v1") | select(.check != "" and
 	| "\(input_filename): \({check, ok, status_codes} | tojson)"' "$run"/*/*.json)"
 [[ -z "$bad" ]] || die "steps without their check, or with more ok than 2xx answers: $bad"
 log "ok: every step records its check; none counts more ok than 2xx answers"
+# Server side (issue 16): Hydra's and Keycloak's own count of a steady window agrees with
+# loadstep's (within 1% plus what the window's edges explain) on at least one scenario each, from
+# the raw scrapes kept beside the step (0644); the reference OP has no metrics endpoint: N/A.
+# (A malformed or unreachable metrics endpoint: Go tests, cmd/loadstep and internal/report.)
+for p in hydra keycloak; do
+	agree="$(jq -r --arg p "$p" 'select(.product==$p and .steady and .server.agrees == true) |
+		"\(.id) c=\(.c): server \(.server.requests), loadstep \(.server.loadstep_requests) (slack \(.server.slack))"' "$WORK/steady.jsonl")"
+	[[ -n "$agree" ]] || die "$p: no steady cell whose server-side count agrees with loadstep's: $(jq -c --arg p "$p" 'select(.product==$p) | {id, server}' "$WORK/steady.jsonl")"
+	log "ok: $p server side agrees: ${agree//$'\n'/; }"
+	f="$(jq -r --arg p "$p" 'select(.product==$p and .steady and .server.agrees == true) | "\(.file | sub("[^/]*$"; ""))\(.server.start_scrape)"' "$WORK/steady.jsonl" | head -n 1)"
+	[[ "$(stat -c %a "$f")" == 644 ]] || die "$p: the raw start scrape $f is missing or not mode 0644"
+done
+jq -s -e 'map(select(.product=="refop" and .steady and (.unit // "") != "iteration")) | length > 0 and
+	all(.server.na | test("no metrics endpoint"))' "$WORK/steady.jsonl" >/dev/null ||
+	die "refop: want its steady cells' server side N/A (no metrics endpoint), got $(jq -c 'select(.product=="refop") | {id, server}' "$WORK/steady.jsonl")"
+grep -q '^## Server side' "$run/COMPARISON.md" || die "COMPARISON.md has no Server side section"
 # The one warmup rule, the knee records and the phase table, from this real run.
 jq -e -s 'map(select(.schema == "idpbench.step/v1" and .labels.phase == "ladder")) | length > 0 and
 	all(.warmup_rule != null and .warmup_stable != null and .warmup_s >= .warmup_rule.min_s and .warmup_s <= .warmup_rule.max_s + 1)' \

@@ -15,7 +15,10 @@ c, qps, p50_ms, p95_ms, p99_ms, requests, failed, error_rate and the step's
 file) or the N/A reason ("steady": false, "reason"). An iteration scenario (S2l,
 S4) adds "unit": "iteration" (qps is iterations/s; requests, failed and the
 percentiles are per iteration) and "by_name": {request name: {requests, failed,
-p50_ms, p99_ms}}. For scripts and tests that assert on the comparison without
+p50_ms, p99_ms}}. A steady cell adds "server": the server's own count for
+the scenario's endpoint in the window beside loadstep's (requests,
+loadstep_requests, slack, agrees, errors, by_status, p50_ms, p95_ms, p99_ms
+from its histogram buckets), or "na" with the reason. For scripts and tests that assert on the comparison without
 parsing Markdown.
 `
 

@@ -43,6 +43,7 @@ type config struct {
 	engine                    string
 	insecure                  bool
 	output, hlog              string
+	serverMetrics             serverMetricsFlags
 	version                   bool
 }
 
@@ -99,6 +100,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.BoolVar(&c.insecure, "insecure", false, "skip TLS certificate verification (https; default verify)")
 	fs.StringVarP(&c.output, "output", "o", "-", "result file, written atomically ('-' = stdout)")
 	fs.StringVar(&c.hlog, "hlog", "", "also write the per-interval histograms as an HdrHistogram interval log (v1.3) to this file, atomically ('-' = stdout when -o is a file); default none")
+	c.serverMetrics.bind(fs)
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	return fs
 }
@@ -244,6 +246,7 @@ Example:
   loadstep --url http://localhost:9998/.well-known/openid-configuration --scenario discovery -c 16 -o s1-c16.json && aggregate summary s1-c16.json
   loadstep --url http://localhost:9998/.well-known/openid-configuration --scenario discovery -c 16 --warmup 5s --warmup-max 60s | jq '{warmup_s, warmup_stable, warmup_qps}'
   loadstep --url http://localhost:9998/.well-known/openid-configuration --scenario discovery -c 32 --rate 2000 --hlog s1-r2000.hlog -o - | jq .corrected_latency_ms
+  loadstep --url http://127.0.0.1:4444/oauth2/token --scenario client_credentials --client-id svc --client-secret-file svc.secret -c 8 --server-metrics http://127.0.0.1:4445/admin/metrics/prometheus -o s2-c8.json && jq .server_metrics.scrapes s2-c8.json
   loadstep --url http://localhost:9998/auth --scenario auth_code --login refop --token-url http://localhost:9998/oauth/token --redirect-uri http://localhost:9999/auth/callback --client-id web --client-secret-file web.secret --username test-user@localhost --password-file user.pw -c 4 | jq '.requests_by_name | map_values(.latency_ms.p50)'
 `)
 }
@@ -275,6 +278,9 @@ func (c *config) validate() error {
 		return cli.Usagef("--pool and --client-assertion-pool cannot both read stdin")
 	}
 	if _, err := parseURL(c.url); err != nil {
+		return err
+	}
+	if err := c.serverMetrics.validate(c.output); err != nil {
 		return err
 	}
 	return c.validateFlowFlags()

@@ -49,7 +49,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if cli.IsTerminal(stderr) {
 		lc.Progress = stderr
 	}
-	step, err := measure(ctx, lc, c.output, c.hlog, stdout)
+	scraper := c.serverMetrics.scraper(c.output, stderr)
+	if scraper != nil {
+		lc.Window = scraper
+	}
+	step, err := measure(ctx, lc, c.output, c.hlog, stdout, func(s *schema.Step) {
+		if scraper != nil {
+			s.ServerMetrics = scraper.Record()
+			s.ServerMetrics.Selector = c.serverMetrics.selector
+		}
+	})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -66,10 +75,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 // measure runs the step and writes its result, and the interval log when
-// hlog is not "". The outputs are opened (as temporary files) before the
+// hlog is not "", after finish has added what the engine does not know
+// (the server's scrapes). The outputs are opened (as temporary files) before the
 // run, so a bad path fails before any load, and renamed into place only
 // once complete.
-func measure(ctx context.Context, lc *load.Config, output, hlog string, stdout io.Writer) (*schema.Step, error) {
+func measure(ctx context.Context, lc *load.Config, output, hlog string, stdout io.Writer, finish func(*schema.Step)) (*schema.Step, error) {
 	out, err := atomicfile.Create(output, resultMode, stdout)
 	if err != nil {
 		return nil, err
@@ -86,6 +96,7 @@ func measure(ctx context.Context, lc *load.Config, output, hlog string, stdout i
 	if err != nil {
 		return nil, err
 	}
+	finish(step)
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(step); err != nil {

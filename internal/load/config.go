@@ -1,6 +1,7 @@
 package load
 
 import (
+	"context"
 	"io"
 	"math"
 	"net/url"
@@ -30,6 +31,19 @@ const (
 // Placeholder is replaced by a pool credential in a custom request's body and headers.
 const Placeholder = "{{pool}}"
 
+// WindowObserver is told of the measured window's edges as the engine
+// decides them. WindowStart is called on the engine's watcher once the
+// window has begun (after an adaptive warmup has decided when): it must
+// return at once and do its work elsewhere. StepDrained is called once
+// every worker has stopped and every request of the window has
+// completed, before the step is built, and may block (it should be
+// bounded). StepDrained is called even when WindowStart was not (a step
+// interrupted in its warmup).
+type WindowObserver interface {
+	WindowStart(at time.Time)
+	StepDrained(ctx context.Context)
+}
+
 // Header is one custom request header.
 type Header struct{ Key, Value string }
 
@@ -52,6 +66,11 @@ type Config struct {
 	WarmupMax       time.Duration
 	WarmupStable    int     // adaptive: the consecutive intervals that must be stable, 2..60
 	WarmupTolerance float64 // adaptive: each of them within ± this percent of their mean, in (0, 100)
+
+	// Window, when not nil, is told when the measured window has begun
+	// and when the step has drained (loadstep --server-metrics scrapes
+	// the product's metrics there).
+	Window WindowObserver
 
 	Pool          *pool.Pool // credentials; nil when the scenario needs none
 	PoolMode      string     // PoolReuse | PoolConsume | PoolChain

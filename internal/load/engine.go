@@ -166,6 +166,9 @@ func (e *engine) run(ctx context.Context) window {
 	w := e.watch(ctx, done)
 	<-done
 	stopProgress()
+	if e.cfg.Window != nil {
+		e.cfg.Window.StepDrained(context.WithoutCancel(ctx))
+	}
 	if w.end.Before(e.plan.end()) {
 		e.cover(&w)
 	}
@@ -183,6 +186,9 @@ func (e *engine) watch(ctx context.Context, done <-chan struct{}) window {
 		}
 	}
 	start := e.plan.start()
+	if e.cfg.Window != nil {
+		e.cfg.Window.WindowStart(start)
+	}
 	t := e.liveTotals()
 	e.base[0].Store(t[0])
 	e.base[1].Store(t[1])

@@ -39,6 +39,9 @@ type CellRow struct {
 	// holds each named request of the steady step.
 	Unit   string             `json:"unit,omitempty"`
 	ByName map[string]NameRow `json:"by_name,omitempty"`
+	// Server is the server side of the steady step (serverside.go);
+	// absent for an N/A cell.
+	Server *ServerRow `json:"server,omitempty"`
 }
 
 // NameRow is one named request of an iteration's steady step.
@@ -64,6 +67,7 @@ func CellRows(r *Report) []CellRow {
 			}
 			row.File, row.Check = st.Path, s.Check
 			row.Unit = s.CountUnit
+			row.Server = r.serverRow(c)
 			for name, nr := range s.RequestsByName {
 				if row.ByName == nil {
 					row.ByName = map[string]NameRow{}

@@ -33,6 +33,7 @@ func WriteMarkdown(w io.Writer, r *Report, opt MarkdownOptions) error {
 	m.mainTable()
 	m.successRules()
 	m.iterations()
+	m.serverSideTable()
 	m.memoryColdJitter()
 	m.chartsSection()
 	m.howToRead()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/servermetrics"
 )
 
 // Options configure Build.
@@ -68,6 +69,9 @@ type Report struct {
 	ChartsNA         []string   // charts not drawn and why
 	Time             *TimeUse   // where the run's wall time went; nil without phase records
 	Knees            []KneeFile // where round 1 of each ladder stopped (ladders.go)
+	// Server is the server side of each cell with a steady window
+	// (serverside.go), in Cells order.
+	Server []ServerSide
 }
 
 // ColdstartRow is one product's cold starts.
@@ -192,6 +196,7 @@ func Build(in *Inputs, opt Options) *Report {
 	r.Scenarios = scenarios(r.Products, ladders)
 	r.cells(ladders)
 	r.perProduct()
+	r.serverSide(servermetrics.ParseFile)
 	r.charts()
 	r.Time = buildTimeUse(in.Phases, in.Steps)
 	return r

@@ -172,3 +172,28 @@ func TestWarmupFields(t *testing.T) {
 		t.Errorf("round trip: rule %+v stable %v qps %v warmup_s %v", back.WarmupRule, back.WarmupStable, back.WarmupQPS, back.WarmupS)
 	}
 }
+
+// TestServerMetricsField: older records have no server_metrics (nil), and
+// a record with it decodes to the same scrapes it was written with.
+func TestServerMetricsField(t *testing.T) {
+	if s := committedStepV1(t); s.ServerMetrics != nil {
+		t.Fatalf("the committed record has no server_metrics, decoded %+v", s.ServerMetrics)
+	}
+	s := committedStepV1(t)
+	at := time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC)
+	s.ServerMetrics = &ServerMetrics{URL: "http://127.0.0.1:9000/metrics", EveryS: 5, Scrapes: []ServerScrape{
+		{At: at, Edge: EdgeStart, DurationMS: 3.5, File: "s1-c8.metrics.start.prom", Bytes: 1234},
+		{At: at.Add(10 * time.Second), Edge: EdgeEnd, DurationMS: 2000, Error: "scraping http://127.0.0.1:9000/metrics: context deadline exceeded"}},
+		Selector: &ServerSelector{Family: "http_server_requests_seconds", Match: map[string]string{"uri": "/x"}, StatusLabel: "status"}}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeStep(bytes.NewReader(b), "round-trip.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.ServerMetrics, s.ServerMetrics) {
+		t.Errorf("decoded %+v, wrote %+v", got.ServerMetrics, s.ServerMetrics)
+	}
+}

@@ -119,6 +119,11 @@ type Step struct {
 	Pool      *PoolUse   `json:"pool,omitempty"`
 	Driver    Driver     `json:"driver"`
 	Host      Host       `json:"host"`
+	// ServerMetrics is present only when loadstep scraped the product's
+	// own metrics (--server-metrics): the endpoint and each scrape, whose
+	// raw exposition text lies beside the step file. Absent in older
+	// records and when no metrics URL was given.
+	ServerMetrics *ServerMetrics `json:"server_metrics,omitempty"`
 	// Agents is the number of loadstep processes merged into this record
 	// (aggregate merge); 0 or 1 means a single agent.
 	Agents int `json:"agents,omitempty"`
@@ -147,6 +152,61 @@ type Step struct {
 	// of the window's iterations by request name (named like Zitadel's k6
 	// trends: oidc_token, oidc_user_info, login_authorize ...).
 	RequestsByName map[string]NamedRequests `json:"requests_by_name,omitempty"`
+}
+
+// ServerMetrics is the product's own view of a step: its Prometheus text
+// exposition endpoint scraped at the measured window's start (once the
+// warmup has decided it), after the window's drain (every request of the
+// window has completed by then), and with --server-metrics-every also in
+// between. The scrapes are raw data: internal/servermetrics turns a start
+// and an end scrape into the server's request count, status counts and
+// latency percentiles for the scenario's endpoint.
+type ServerMetrics struct {
+	URL string `json:"url"` // the endpoint scraped (no credentials: userinfo is removed)
+	// EveryS is the period of the scrapes during the window, seconds
+	// (--server-metrics-every); absent when only the edges were scraped.
+	EveryS  float64        `json:"every_s,omitempty"`
+	Scrapes []ServerScrape `json:"scrapes"` // in the order they were taken
+	// Selector is present when the step was told which series are the
+	// scenario's endpoint (--server-metrics-select, the generic oidc
+	// adapter's METRICS_* keys); absent, the report uses the product's
+	// table in internal/servermetrics.
+	Selector *ServerSelector `json:"selector,omitempty"`
+}
+
+// ServerSelector names the series of the scenario's endpoint in the
+// exposition: a family (histogram, summary or counter) and exact label
+// matches, and the label that holds the HTTP status.
+type ServerSelector struct {
+	Family      string            `json:"family"`       // e.g. http_server_requests_seconds
+	Match       map[string]string `json:"match"`        // label -> value, all must match
+	StatusLabel string            `json:"status_label"` // e.g. status, code
+}
+
+// Edges of a server scrape (ServerScrape.Edge).
+const (
+	EdgeStart  = "start"  // at the start of the measured window
+	EdgeEnd    = "end"    // after the window and its drain
+	EdgeDuring = "during" // inside the window (--server-metrics-every)
+)
+
+// ServerScrape is one scrape of the product's metrics endpoint. A failed
+// scrape (unreachable, timed out, a status other than 200) has Error and
+// no File; it never fails the step.
+type ServerScrape struct {
+	At   time.Time `json:"at"`   // when the request was sent (RFC 3339)
+	Edge string    `json:"edge"` // EdgeStart | EdgeEnd | EdgeDuring
+	// DurationMS is how long the scrape took, from sending the request to
+	// the end of the body, milliseconds: requests that completed meanwhile
+	// may or may not be in its counts.
+	DurationMS float64 `json:"duration_ms"`
+	// File is the raw exposition text, a path relative to the step file's
+	// directory (a base name when --server-metrics-out lies beside the
+	// step, as by default); mode 0644: metrics hold no secrets. Absent
+	// when the scrape failed.
+	File  string `json:"file,omitempty"`
+	Bytes int64  `json:"bytes,omitempty"` // size of File, bytes
+	Error string `json:"error,omitempty"` // why the scrape failed
 }
 
 // WarmupRule is loadstep's adaptive warmup: at least MinS, then until the

@@ -16,6 +16,9 @@
 #   <adapter> loadargs STATE_DIR SCENARIO      print extra loadstep arguments, one per line; a scenario
 #                                              fed by a pool prints "--pool-mode MODE" (ladder.sh adds --pool)
 #   <adapter> pools STATE_DIR SCENARIO N OUT   mint a pool of N credentials for SCENARIO into OUT (0600)
+#   <adapter> metricsargs STATE_DIR SCENARIO   print loadstep's --server-metrics arguments for SCENARIO (the
+#                                              product's Prometheus exposition), one per line, or nothing
+#                                              when it has none
 #   <adapter> ttl STATE_DIR SCENARIO           print how long the credentials of SCENARIO's pool stay
 #                                              valid, in seconds, or nothing when unknown or unbounded
 #   <adapter> meta STATE_DIR                   print the idpbench.meta/v1 JSON of this product
@@ -41,6 +44,9 @@
 #                                 notes (merged into the meta)
 #   product_down STATE            product_stop, then drop databases
 # optional:
+#   product_metricsargs STATE SCENARIO   loadstep's --server-metrics URL (and, where the
+#                                 product table of internal/servermetrics does not know the
+#                                 product, --server-metrics-select ...), one per line
 #   product_ttl STATE SCENARIO
 #   product_readback STATE        readback's arguments (one per line; its --product and
 #                                 --want-version are added) to read the configuration in
@@ -207,7 +213,7 @@ adapter_usage() {
 	cat >&2 <<-EOF
 		usage: $(basename "$0") install | version
 		       $(basename "$0") up|restart|setup|meta|sampleargs|health|down STATE_DIR
-		       $(basename "$0") endpoint|loadargs|ttl STATE_DIR SCENARIO
+		       $(basename "$0") endpoint|loadargs|metricsargs|ttl STATE_DIR SCENARIO
 		       $(basename "$0") pools STATE_DIR SCENARIO N OUT
 		Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario N/A (endpoint).
 	EOF
@@ -278,6 +284,11 @@ adapter_main() {
 		adapter_na "$2"
 		[[ "$3" =~ ^[1-9][0-9]*$ ]] || adapter_usage
 		product_pools "$1" "$2" "$3" "$4"
+		;;
+	metricsargs)
+		adapter_need $# 2
+		adapter_scenario_ok "$2"
+		if declare -F product_metricsargs >/dev/null; then product_metricsargs "$1" "$2"; fi
 		;;
 	ttl)
 		adapter_need $# 2
