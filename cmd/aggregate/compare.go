@@ -130,7 +130,7 @@ func runCompare(ctx context.Context, args []string, e env) error {
 	fs.Float64Var(&c.alpha, "alpha", compare.DefaultAlpha, "significance level of the two-sided test")
 	fs.BoolVar(&c.allSteps, "all-steps", false, "compare every ladder level both sides have, not only the steady state")
 	fs.StringVar(&c.unit, "unit", compare.UnitWindow, "what one sample is: window, or interval (one-second intervals: not independent, for studying noise only; no --fail-on)")
-	fs.StringVar(&c.agree, "agree", "", "add how many cells' reported steady throughput (each run at its own steady level) agree within `PCT`, e.g. 5%")
+	fs.StringVar(&c.agree, "agree", "", "add how many cells' reported steady throughput and requests per IdP CPU-second (each run at its own steady level) agree within `PCT`, e.g. 5%, with the median difference")
 	fs.StringVar(&c.failOn, "fail-on", "", "regression gate `SPEC`, e.g. 'qps<-5%,p99>+10%,missing' (exit 1 on a significant crossing)")
 	if err := parse(fs, args, compareUsage, compareExample, e); err != nil {
 		return err

@@ -18,6 +18,13 @@ type Agreement struct {
 	Agree   int // cells within the bound
 	Total   int // cells with a steady state on both sides
 	SameLvl int // of Total, cells whose steady level is the same
+	// MedianPct is the median of the cells' |DeltaPct|, percent (NaN
+	// without cells).
+	MedianPct float64
+	// The same for requests per IdP CPU-second, over the cells whose
+	// efficiency both sides' reports show.
+	EffAgree, EffTotal int
+	EffMedianPct       float64
 }
 
 // AgreeCell is one cell of an Agreement.
@@ -25,7 +32,11 @@ type AgreeCell struct {
 	Row      Row
 	DeltaPct float64 // NEW's steady median qps against OLD's, percent; NaN without both
 	Within   bool
-	Why      string // why the cell has no figure ("no steady state in NEW")
+	// EffDeltaPct: NEW's requests per IdP CPU-second against OLD's,
+	// percent; NaN where either report has no figure.
+	EffDeltaPct float64
+	EffWithin   bool
+	Why         string // why the cell has no figure ("no steady state in NEW")
 }
 
 // Agree checks every steady-mode row of rows against a bound of within
@@ -37,7 +48,7 @@ func Agree(rows []Row, within float64) Agreement {
 		if rep == nil || row.Status == StatusNA {
 			continue
 		}
-		c := AgreeCell{Row: row, DeltaPct: math.NaN()}
+		c := AgreeCell{Row: row, DeltaPct: math.NaN(), EffDeltaPct: math.NaN()}
 		switch {
 		case rep.Old == nil && rep.New == nil:
 			c.Why = "no steady state in either run"
@@ -55,24 +66,52 @@ func Agree(rows []Row, within float64) Agreement {
 			if rep.OldLevel == rep.NewLevel {
 				a.SameLvl++
 			}
+			if rep.OldEff.OK && rep.NewEff.OK && rep.OldEff.Value > 0 {
+				c.EffDeltaPct = 100 * (rep.NewEff.Value/rep.OldEff.Value - 1)
+				c.EffWithin = math.Abs(c.EffDeltaPct) <= within
+				a.EffTotal++
+				if c.EffWithin {
+					a.EffAgree++
+				}
+			}
 		}
 		a.Cells = append(a.Cells, c)
 	}
+	a.MedianPct = medianAbs(a.Cells, func(c AgreeCell) float64 { return c.DeltaPct })
+	a.EffMedianPct = medianAbs(a.Cells, func(c AgreeCell) float64 { return c.EffDeltaPct })
 	return a
+}
+
+// medianAbs is the median of |get(c)| over the cells where it is a number;
+// NaN without any.
+func medianAbs(cells []AgreeCell, get func(AgreeCell) float64) float64 {
+	var vs []float64
+	for _, c := range cells {
+		if v := get(c); !math.IsNaN(v) {
+			vs = append(vs, math.Abs(v))
+		}
+	}
+	m, ok := report.Median(vs)
+	if !ok {
+		return math.NaN()
+	}
+	return m
 }
 
 // writeAgreement renders the agreement section of the Markdown output.
 func writeAgreement(b *strings.Builder, a Agreement) {
 	fmt.Fprintf(b, "\n### Agreement of the reported numbers\n\n"+
 		"Each run at its own steady level (what its COMPARISON.md reports), steady throughput (median over the level's windows):\n"+
-		"**%d of %d cells agree within ±%g%%** (%s); the steady level is the same in %d of %d.\n\n",
-		a.Agree, a.Total, a.Within, pctOf(a.Agree, a.Total), a.SameLvl, a.Total)
-	b.WriteString("| product | scenario | steady level OLD → NEW | qps OLD → NEW | spread OLD / NEW | Δ qps | within |\n")
-	b.WriteString("|---|---|---|--:|--:|--:|---|\n")
+		"**%d of %d cells agree within ±%g%%** (%s), median |Δ| %s; the steady level is the same in %d of %d.\n"+
+		"Requests per CPU-second of the IdP (each report's req/CPU-s column): %d of %d cells within ±%g%% (%s), median |Δ| %s.\n\n",
+		a.Agree, a.Total, a.Within, pctOf(a.Agree, a.Total), medianPct(a.MedianPct), a.SameLvl, a.Total,
+		a.EffAgree, a.EffTotal, a.Within, pctOf(a.EffAgree, a.EffTotal), medianPct(a.EffMedianPct))
+	b.WriteString("| product | scenario | steady level OLD → NEW | qps OLD → NEW | spread OLD / NEW | Δ qps | within | req/CPU-s OLD → NEW | Δ req/CPU-s |\n")
+	b.WriteString("|---|---|---|--:|--:|--:|---|--:|--:|\n")
 	for _, c := range a.Cells {
 		rep := c.Row.Reported
 		if c.Why != "" {
-			fmt.Fprintf(b, "| %s | %s | %s → %s | – | – | – | %s |\n", mdCell(c.Row.Product), c.Row.Scenario,
+			fmt.Fprintf(b, "| %s | %s | %s → %s | – | – | – | %s | – | – |\n", mdCell(c.Row.Product), c.Row.Scenario,
 				orDash(rep.OldLevel), orDash(rep.NewLevel), c.Why)
 			continue
 		}
@@ -80,9 +119,10 @@ func writeAgreement(b *strings.Builder, a Agreement) {
 		if !c.Within {
 			mark = "**no**"
 		}
-		fmt.Fprintf(b, "| %s | %s | %s → %s | %s → %s | %s / %s | %s | %s |\n", mdCell(c.Row.Product), c.Row.Scenario,
+		fmt.Fprintf(b, "| %s | %s | %s → %s | %s → %s | %s / %s | %s | %s | %s → %s | %s |\n", mdCell(c.Row.Product), c.Row.Scenario,
 			rep.OldLevel, rep.NewLevel, report.FormatQPS(rep.Old.QPS.Median), report.FormatQPS(rep.New.QPS.Median),
-			spreadOf(rep.Old.QPS), spreadOf(rep.New.QPS), formatPct(c.DeltaPct), mark)
+			spreadOf(rep.Old.QPS), spreadOf(rep.New.QPS), formatPct(c.DeltaPct), mark,
+			effOf(rep.OldEff), effOf(rep.NewEff), effDelta(c))
 	}
 }
 
@@ -94,6 +134,29 @@ func spreadOf(s Stat) string {
 	}
 	sp := report.Spread{Min: s.Min, Median: s.Median, Max: s.Max, N: s.N}
 	return fmt.Sprintf("±%.0f%% (%d)", sp.Pct(), s.N)
+}
+
+// effOf renders a side's requests per CPU-second, "–" without one (the
+// report's reason is in its own table).
+func effOf(f report.Figure) string {
+	if !f.OK {
+		return "–"
+	}
+	return report.FormatQPS(f.Value)
+}
+
+func effDelta(c AgreeCell) string {
+	if math.IsNaN(c.EffDeltaPct) {
+		return "–"
+	}
+	return formatPct(c.EffDeltaPct)
+}
+
+func medianPct(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f%%", v)
 }
 
 func pctOf(n, total int) string {

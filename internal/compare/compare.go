@@ -84,6 +84,10 @@ type Row struct {
 type Reported struct {
 	Old, New           *Figures
 	OldLevel, NewLevel string // "c=8"; "" without a steady state
+	// OldEff, NewEff: each side's requests (iterations) per CPU-second of
+	// the IdP's process tree at its steady level, as its report's main
+	// table shows it (report.Efficiency.PerIdP); N/A with the reason.
+	OldEff, NewEff report.Figure
 }
 
 // Key names the row: "hydra discovery c=8".
@@ -137,7 +141,8 @@ func Compare(old, new Side, opt Options) []Row {
 	alpha := cmp.Or(opt.Alpha, DefaultAlpha)
 	unit := cmp.Or(opt.Unit, UnitWindow)
 	oc, nc := cells(old.Inputs, unit), cells(new.Inputs, unit)
-	ona, nna := naReasons(old.Inputs), naReasons(new.Inputs)
+	ob, nb := built(old.Inputs), built(new.Inputs)
+	ona, nna := ob.na, nb.na
 	seen := map[cellKey]bool{}
 	var keys []cellKey
 	for _, m := range []map[cellKey][]*level{oc, nc} {
@@ -171,7 +176,9 @@ func Compare(old, new Side, opt Options) []Row {
 		case opt.AllSteps:
 			rows = append(rows, allSteps(k, oc[k], nc[k], alpha)...)
 		default:
-			rows = append(rows, steadyRow(k, oc[k], nc[k], alpha))
+			row := steadyRow(k, oc[k], nc[k], alpha)
+			row.Reported.OldEff, row.Reported.NewEff = ob.efficiency(k), nb.efficiency(k)
+			rows = append(rows, row)
 		}
 		last := &rows[len(rows)-1]
 		switch { // the N/A side's reason, when the report has one
@@ -193,16 +200,36 @@ func bothNA(old, new string) string {
 	return fmt.Sprintf("OLD: %s; NEW: %s", old, new)
 }
 
-// naReasons are the report's N/A reasons of the cells no ladder step
-// measured (a product that could not run, a scenario it cannot do).
-func naReasons(in *report.Inputs) map[cellKey]string {
-	out := map[cellKey]string{}
-	for _, c := range report.Build(in, report.Options{}).Cells {
+// sideReport is what a side's own report says about its cells: the N/A
+// reasons of the cells no ladder step measured (a product that could not
+// run, a scenario it cannot do), and each measured cell's efficiency.
+type sideReport struct {
+	na  map[cellKey]string
+	eff map[cellKey]report.Efficiency
+}
+
+// built builds a side's report once.
+func built(in *report.Inputs) sideReport {
+	r := report.Build(in, report.Options{})
+	s := sideReport{na: map[cellKey]string{}, eff: map[cellKey]report.Efficiency{}}
+	for _, c := range r.Cells {
+		k := cellKey{c.Product, c.Scenario.Name}
 		if len(c.Ladder) == 0 {
-			out[cellKey{c.Product, c.Scenario.Name}] = c.NAReason
+			s.na[k] = c.NAReason
+			continue
 		}
+		s.eff[k] = r.EfficiencyOf(c)
 	}
-	return out
+	return s
+}
+
+// efficiency is cell k's requests per IdP CPU-second, N/A with the reason.
+func (s sideReport) efficiency(k cellKey) report.Figure {
+	e, ok := s.eff[k]
+	if !ok {
+		return report.Figure{NA: "no steady state"}
+	}
+	return e.PerIdP
 }
 
 // compareScenarios orders scenarios as the report does (S1, S2 ...), unknown

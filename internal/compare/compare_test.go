@@ -409,3 +409,46 @@ func TestAgreeListsCellsWithoutSteadyState(t *testing.T) {
 		t.Errorf("agreement %+v: want the cell listed as no steady state in NEW, not counted", a)
 	}
 }
+
+// cpuSamples: a sampler file of product's process tree at cpuPct, one
+// record a second from t0 for secs seconds.
+func cpuSamples(product string, cpuPct float64, secs int) report.SampleFile {
+	var ss []schema.Sample
+	for i := 0; i <= secs; i++ {
+		ss = append(ss, schema.Sample{Schema: schema.SampleV1, T: t0.Add(time.Duration(i) * time.Second),
+			Source: "process:" + product, RSSBytes: 1 << 20, CPUPct: cpuPct})
+	}
+	return report.SampleFile{Path: product + "/samples.jsonl", Samples: ss}
+}
+
+func TestAgreeCountsEfficiency(t *testing.T) {
+	// Same throughput; NEW's IdP spends 25% more CPU per request: qps
+	// agrees, req/CPU-s differs by -20%.
+	old := side("a", windows("kc", "discovery", 8, 900, 1, 4, 0))
+	old.Inputs.Samples = []report.SampleFile{cpuSamples("kc", 100, 60)}
+	new := side("b", windows("kc", "discovery", 8, 900, 1, 4, 0))
+	new.Inputs.Samples = []report.SampleFile{cpuSamples("kc", 125, 60)}
+	a := Agree(Compare(old, new, Options{}), 5)
+	if a.Total != 1 || a.Agree != 1 || a.EffTotal != 1 || a.EffAgree != 0 {
+		t.Fatalf("agreement %+v: want qps within, req/CPU-s outside", a)
+	}
+	c := a.Cells[0]
+	if !c.Row.Reported.OldEff.OK || math.Abs(c.Row.Reported.OldEff.Value-900) > 9 || math.Abs(c.EffDeltaPct+20) > 0.5 {
+		t.Errorf("cell %+v: want OLD 900 req/CPU-s (900/s at one core), NEW -20%%", c)
+	}
+	if math.Abs(a.EffMedianPct-20) > 0.5 || a.MedianPct > 1 {
+		t.Errorf("medians qps %.2f%%, req/CPU-s %.2f%%: want about 0 and 20", a.MedianPct, a.EffMedianPct)
+	}
+	var b strings.Builder
+	writeAgreement(&b, a)
+	for _, want := range []string{"Requests per CPU-second of the IdP (each report's req/CPU-s column): 0 of 1 cells within ±5%", "-20%"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("agreement section lacks %q:\n%s", want, b.String())
+		}
+	}
+	// Without sampler files there is no figure: not counted, rendered "–".
+	a = Agree(Compare(side("a", windows("kc", "discovery", 8, 900, 1, 4, 0)), side("b", windows("kc", "discovery", 8, 900, 1, 4, 0)), Options{}), 5)
+	if a.EffTotal != 0 || !math.IsNaN(a.Cells[0].EffDeltaPct) {
+		t.Errorf("without samples: %+v, want no efficiency counted", a)
+	}
+}
