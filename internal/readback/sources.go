@@ -12,10 +12,9 @@ import (
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/idpbench/idpbench/internal/logsafe"
+	"github.com/idpbench/idpbench/internal/servermetrics"
 )
 
 // tokenLifespan asks for a client_credentials token and reads the
@@ -63,17 +62,7 @@ func (r *reader) metrics(ctx context.Context) (map[string]*dto.MetricFamily, err
 	if err != nil {
 		return nil, fmt.Errorf("reading metrics: %w", err)
 	}
-	return parseMetrics(body)
-}
-
-// parseMetrics parses a Prometheus text exposition.
-func parseMetrics(body []byte) (map[string]*dto.MetricFamily, error) {
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("parsing metrics: %w", err)
-	}
-	return fams, nil
+	return servermetrics.Parse("metrics", bytes.NewReader(body))
 }
 
 // sample is one metric's value with its labels.
