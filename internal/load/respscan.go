@@ -24,6 +24,10 @@ type respScan struct {
 	need   int    // scanning is pointless before this many bytes arrived
 }
 
+// start readies p for the response to a new request (head: a HEAD
+// request). What a response given up half-way left in need is forgotten.
+func (p *respScan) start(head bool) { p.noBody, p.need = head, 0 }
+
 // scanned is a complete response.
 type scanned struct {
 	status int

@@ -68,3 +68,18 @@ func TestRespScanEOF(t *testing.T) {
 		t.Errorf("next response: %q, %v", r.body, err)
 	}
 }
+
+// TestRespScanStart: a response given up half-way (a timeout, a read
+// error) leaves need behind; start forgets it, or the next, shorter
+// response would wait for bytes that never come.
+func TestRespScanStart(t *testing.T) {
+	var p respScan
+	half := ok200 + "Content-Length: 4096\r\n\r\nhello"
+	if _, err := p.scan([]byte(half), false); err != errIncomplete || p.need <= len(okResp) {
+		t.Fatalf("half a body: %v, need %d", err, p.need)
+	}
+	p.start(false)
+	if r, err := p.scan([]byte(okResp), false); err != nil || string(r.body) != "ok" {
+		t.Errorf("the next response after start: %q, %v", r.body, err)
+	}
+}
