@@ -1,11 +1,14 @@
 package load
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -103,6 +106,32 @@ func TestErrorClasses(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestTimeoutMidBody: a request that times out with half its body read
+// costs that request only: the next response, on a new connection and
+// shorter than the body that never came, is read as it is.
+func TestTimeoutMidBody(t *testing.T) { forEngines(t, testTimeoutMidBody) }
+
+func testTimeoutMidBody(t *testing.T, engine string) {
+	const doc = `{"issuer":"http://op/"}`
+	var served atomic.Int64
+	u, _ := scriptServer(t, func(_ int, c net.Conn, br *bufio.Reader) {
+		for readReq(br) {
+			if served.Add(1) == 1 {
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4096\r\n\r\n{\"issuer\"")
+				readReq(br) // until the client gives up and closes
+				return
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: "+strconv.Itoa(len(doc))+"\r\n\r\n"+doc)
+		}
+	})
+	c := testConfig(t, u.String(), schema.ScenarioDiscovery)
+	c.Engine, c.Connections, c.Timeout, c.Duration = engine, 1, 150*time.Millisecond, time.Second
+	s := mustRun(t, c)
+	if s.Errors.Timeout != 1 || s.Errors.Total() != 1 || s.OK < 2 || s.OK != s.Requests-1 {
+		t.Errorf("%d requests, %d ok, errors %+v: want one timeout, the rest ok", s.Requests, s.OK, s.Errors)
 	}
 }
 

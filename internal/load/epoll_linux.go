@@ -301,7 +301,6 @@ func (l *epollLoop) next(c *epollConn, now time.Time) {
 	assertion, _ := c.asrc.next()
 	e.sc.build(c.req, cred, assertion)
 	c.wbuf = appendRequest(c.wbuf[:0], c.line, c.req)
-	c.scan.noBody = c.req.Method == "HEAD"
 	c.sent, c.deadline = now, now.Add(e.cfg.Timeout)
 	if l.scanAt.IsZero() || c.deadline.Before(l.scanAt) {
 		l.scanAt = c.deadline
@@ -312,6 +311,7 @@ func (l *epollLoop) next(c *epollConn, now time.Time) {
 // send writes the request, connecting first when no connection is open.
 func (l *epollLoop) send(c *epollConn) {
 	c.woff, c.in = 0, c.in[:0]
+	c.scan.start(c.req.Method == "HEAD") // forgets a response given up half-way
 	c.reused = c.fd >= 0
 	if c.fd < 0 {
 		if err := l.connect(c); err != nil {

@@ -17,6 +17,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/idpbench/idpbench/internal/hydralogin"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -92,8 +93,9 @@ func newFlow(c *Config) flow {
 			loginClient: c.LoginClient, bearer: "Bearer " + c.LoginClientToken, password: c.Password}
 	}
 	if c.Login == LoginHydra {
-		return &hydraLogin{authCode: ac, admin: strings.TrimRight(c.AdminURL.String(), "/"),
-			scopes: strings.Fields(ac.scope)}
+		login, _ := hydralogin.New(hydralogin.Client{AuthURL: c.URL.String(), AdminURL: c.AdminURL.String(),
+			ClientID: c.ClientID, RedirectURI: c.RedirectURI, Scope: ac.scope}) // URLs validated
+		return &hydraLogin{authCode: ac, login: login}
 	}
 	return &formLogin{authCode: ac, password: c.Password, pageHop: c.Login == LoginRefop}
 }

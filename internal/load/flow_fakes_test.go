@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/idpbench/idpbench/internal/hydralogin/hydratest"
 )
 
 // Fakes of the products' login flows, strict about what the real ones
@@ -171,10 +173,8 @@ func (h *fakeHydra) afterConsent(w http.ResponseWriter, r *http.Request, verifie
 // and moves the challenge's state to its verifier.
 func (h *fakeHydra) accept(w http.ResponseWriter, r *http.Request, kind string, body any) {
 	c := r.URL.Query().Get(kind + "_challenge")
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
 	state, ok := h.take(c)
-	if err := dec.Decode(body); err != nil || !ok {
+	if err := hydratest.Decode(r.Body, body); err != nil || !ok {
 		http.Error(w, `{"error":"invalid_request"}`, http.StatusBadRequest)
 		return
 	}
@@ -183,13 +183,13 @@ func (h *fakeHydra) accept(w http.ResponseWriter, r *http.Request, kind string, 
 }
 
 func (h *fakeHydra) acceptLogin(w http.ResponseWriter, r *http.Request) {
-	var b hydraLoginAccept
+	var b hydratest.LoginAccept
 	h.accept(w, r, "login", &b)
 	h.users.Store(b.Subject, true)
 }
 
 func (h *fakeHydra) acceptConsent(w http.ResponseWriter, r *http.Request) {
-	var b hydraConsentAccept
+	var b hydratest.ConsentAccept
 	h.accept(w, r, "consent", &b)
 }
 

@@ -3,9 +3,11 @@ package load
 import (
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 
+	"github.com/idpbench/idpbench/internal/hydralogin"
 	"github.com/idpbench/idpbench/internal/zitadel"
 )
 
@@ -103,8 +105,9 @@ func (a *authCode) exchangeCode(it *flowIter, loc *url.URL) {
 	it.do(NameToken, a.auth.tokenRequest(a.token, form), want2xx(hasString("access_token")))
 }
 
-// hydraLogin is Ory Hydra's headless login: the login and consent apps are
-// replaced by PUTs to the admin API (shared/products/hydra.md).
+// hydraLogin is Ory Hydra's headless login (internal/hydralogin, which
+// mintpool's hydra-login shares), each hop a named request, then the
+// code exchange:
 //
 //	login_authorize  GET  /oauth2/auth            -> 302 ?login_challenge (login CSRF cookie)
 //	login_accept     PUT  admin login/accept      -> {redirect_to}
@@ -117,72 +120,44 @@ func (a *authCode) exchangeCode(it *flowIter, loc *url.URL) {
 // fails the hop's check.
 type hydraLogin struct {
 	authCode
-	admin  string // admin base URL without a trailing slash
-	scopes []string
+	login *hydralogin.Flow
 }
 
-func (f *hydraLogin) order() []string {
-	return []string{NameAuthorize, NameAccept, NameVerifier, NameConsent, NameCallback, NameToken}
-}
+// hydraNames are the request names of hydralogin's hops.
+var hydraNames = [hydralogin.Hops]string{hydralogin.Authorize: NameAuthorize, hydralogin.AcceptLogin: NameAccept,
+	hydralogin.Verifier: NameVerifier, hydralogin.AcceptConsent: NameConsent, hydralogin.Callback: NameCallback}
 
-// The accept bodies use documented fields only: Hydra rejects unknown ones.
-type hydraLoginAccept struct {
-	Subject  string `json:"subject"`
-	Remember bool   `json:"remember"`
-}
-
-type hydraConsentAccept struct {
-	GrantScope    []string           `json:"grant_scope"`
-	GrantAudience []string           `json:"grant_access_token_audience"`
-	Session       hydraConsentClaims `json:"session"`
-}
-
-type hydraConsentClaims struct {
-	IDToken map[string]any `json:"id_token"`
-}
+func (f *hydraLogin) order() []string { return append(hydraNames[:], NameToken) }
 
 func (f *hydraLogin) run(it *flowIter) {
-	state := newState()
-	r, ok := it.do(NameAuthorize, newRequest(http.MethodGet, f.authorizeURL(state), "", ""),
-		wantRedirect(hasQuery("login_challenge")))
-	if !ok {
-		return
-	}
-	next, ok := f.accept(it, NameAccept, "login", r, hydraLoginAccept{Subject: it.username(f.username)})
-	if !ok {
-		return
-	}
-	if r, ok = it.do(NameVerifier, newRequest(http.MethodGet, next, "", ""), wantRedirect(hasQuery("consent_challenge"))); !ok {
-		return
-	}
-	consent := hydraConsentAccept{GrantScope: f.scopes, GrantAudience: []string{},
-		Session: hydraConsentClaims{IDToken: map[string]any{}}}
-	if next, ok = f.accept(it, NameConsent, "consent", r, consent); !ok {
-		return
-	}
-	if r, ok = it.do(NameCallback, newRequest(http.MethodGet, next, "", ""), wantRedirect(f.callbackOK(state))); ok {
-		f.exchange(it, r)
+	if callback, err := f.login.Login(it.hydraHop, it.username(f.username)); err == nil {
+		f.exchangeCode(it, callback)
 	}
 }
 
-// accept PUTs the accept body of the challenge in r's Location (kind login
-// or consent) and returns the redirect_to the browser would follow.
-func (f *hydraLogin) accept(it *flowIter, name, kind string, r *reply, body any) (*url.URL, bool) {
-	loc, _ := r.location() // parsed by the redirect check
-	target, err := url.Parse(f.admin + "/admin/oauth2/auth/requests/" + kind + "/accept?" +
-		kind + "_challenge=" + url.QueryEscape(loc.Query().Get(kind+"_challenge")))
-	b, jerr := json.Marshal(body)
-	if err != nil || jerr != nil {
-		return nil, false // cannot happen: the admin URL was validated
+// errHopFailed ends a Hydra login at a failed hop, recorded as such.
+var errHopFailed = errors.New("hop failed")
+
+// hydraHop sends a hop of Hydra's login as a named request, judged by the
+// hop's check: a wrong status outside 2xx is non2xx, anything else the
+// check refuses (a 2xx where a redirect was wanted too) a failed check.
+func (it *flowIter) hydraHop(hop hydralogin.Hop, req *http.Request, check hydralogin.Check) error {
+	req.Header.Set("User-Agent", userAgent)
+	_, ok := it.do(hydraNames[hop], req, func(r *reply) class {
+		err := check(&hydralogin.Response{Status: r.status, Header: r.header, Body: r.body})
+		var e *hydralogin.Error
+		switch {
+		case err == nil:
+			return classOK
+		case errors.As(err, &e) && e.WrongStatus && (e.Status < 200 || e.Status > 299):
+			return classNon2xx
+		}
+		return classCheck
+	})
+	if !ok {
+		return errHopFailed
 	}
-	req := newRequest(http.MethodPut, target, string(b), "application/json")
-	req.Header.Set("Accept", "application/json")
-	var next *url.URL
-	r, ok := it.do(name, req, want2xx(func(body []byte) bool {
-		next, err = url.Parse(jsonString(body, "redirect_to"))
-		return err == nil && next.IsAbs()
-	}))
-	return next, ok && r != nil
+	return nil
 }
 
 // formLogin drives a login form the way a browser does: the page's first

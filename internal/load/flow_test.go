@@ -1,6 +1,9 @@
 package load
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -144,12 +147,21 @@ func TestAuthCodeFailures(t *testing.T) {
 			h.dropConsent = true
 			return hydraConfig(t, h)
 		}, NameCallback, func(e schema.Errors) int64 { return e.Check }, true},
-		{"hydra unknown subject field rejected", func(t *testing.T) *Config {
+		{"hydra accept sent to the public port -> 404/405", func(t *testing.T) *Config {
 			h := newFakeHydra(t)
 			cfg := hydraConfig(t, h)
 			cfg.AdminURL = mustURL(t, h.public.URL) // accept on the wrong server: 404/405
 			return cfg
 		}, NameAccept, func(e schema.Errors) int64 { return e.Non2xx }, true},
+		{"hydra authorize answers 200, not a redirect", func(t *testing.T) *Config {
+			page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				fmt.Fprint(w, "<html>a login page</html>")
+			}))
+			t.Cleanup(page.Close)
+			cfg := hydraConfig(t, newFakeHydra(t))
+			cfg.URL = mustURL(t, page.URL+"/oauth2/auth")
+			return cfg
+		}, NameAuthorize, func(e schema.Errors) int64 { return e.Check }, true},
 		{"keycloak wrong password -> the form again", func(t *testing.T) *Config {
 			cfg := formConfig(t, newFakeForm(t, false))
 			cfg.Password = "wrong"

@@ -13,115 +13,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"testing/iotest"
 	"time"
 
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
-// respCases are responses both parsers (respParser, respScan) must agree on.
-var respCases = []struct {
-	name   string
-	in     string
-	head   bool   // the request was HEAD
-	status int    // 0: an error is expected
-	body   string // expected body
-	keep   bool
-	rest   string // what must be left unread
-}{
-	{name: "content-length", in: ok200 + "Content-Type: application/json\r\nContent-Length: 5\r\n\r\nhello",
-		status: 200, body: "hello", keep: true},
-	{name: "header names any case, space around values", in: ok200 + "content-LENGTH:\t 5 \r\n\r\nhello",
-		status: 200, body: "hello", keep: true},
-	{name: "same content-length twice", in: ok200 + "Content-Length: 2\r\nContent-Length: 2\r\n\r\nhi",
-		status: 200, body: "hi", keep: true},
-	{name: "chunked with extensions and trailers",
-		in:     ok200 + "Transfer-Encoding: chunked\r\n\r\n5;ext=1;q=\"x\"\r\nhello\r\nA \r\n, chunked!\r\n0\r\nX-Trailer: 1\r\nY: 2\r\n\r\n",
-		status: 200, body: "hello, chunked!", keep: true},
-	{name: "chunked beats content-length", in: ok200 + "Content-Length: 99\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n",
-		status: 200, body: "hi", keep: true},
-	{name: "zero-length body", in: ok200 + "Content-Length: 0\r\n\r\n", status: 200, keep: true},
-	{name: "204 has no body", in: "HTTP/1.1 204 No Content\r\n\r\n", status: 204, keep: true},
-	{name: "304 ignores its content-length", in: "HTTP/1.1 304 Not Modified\r\nContent-Length: 7\r\n\r\n",
-		status: 304, keep: true},
-	{name: "HEAD ignores content-length", in: ok200 + "Content-Length: 7\r\n\r\n", head: true, status: 200, keep: true},
-	{name: "interim responses are skipped", in: "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: x\r\n\r\n" +
-		ok200 + "Content-Length: 2\r\n\r\nok", status: 200, body: "ok", keep: true},
-	{name: "HTTP/1.0 body delimited by close", in: "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nold style",
-		status: 200, body: "old style"},
-	{name: "HTTP/1.0 keep-alive with length", in: "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nokNEXT",
-		status: 200, body: "ok", keep: true, rest: "NEXT"},
-	{name: "HTTP/1.0 with length but no keep-alive", in: "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok",
-		status: 200, body: "ok"},
-	{name: "connection close", in: ok200 + "Connection: foo, close\r\nContent-Length: 2\r\n\r\nok", status: 200, body: "ok"},
-	{name: "HTTP/1.1 without length reads to the close", in: ok200 + "\r\nuntil eof", status: 200, body: "until eof"},
-	{name: "bare LF line endings", in: "HTTP/1.1 404 Not Found\nContent-Length: 1\n\nx", status: 404, body: "x", keep: true},
-	{name: "status without reason", in: "HTTP/1.1 500\r\nContent-Length: 0\r\n\r\n", status: 500, keep: true},
-	{name: "leaves the next response unread", in: ok200 + "Content-Length: 1\r\n\r\nx" + ok200, status: 200, body: "x", keep: true, rest: ok200},
-
-	{name: "malformed status line", in: "SSH-2.0-OpenSSH_9.6\r\n\r\n"},
-	{name: "HTTP/2 status line", in: "HTTP/2 200\r\n\r\n"},
-	{name: "four-digit status", in: "HTTP/1.1 2000 OK\r\n\r\n"},
-	{name: "status below 100", in: "HTTP/1.1 099 Odd\r\n\r\n"},
-	{name: "101 switching protocols", in: "HTTP/1.1 101 Switching Protocols\r\n\r\n"},
-	{name: "header without colon", in: ok200 + "Content-Length 5\r\n\r\nhello"},
-	{name: "bad content-length", in: ok200 + "Content-Length: 5x\r\n\r\nhello"},
-	{name: "negative content-length", in: ok200 + "Content-Length: -1\r\n\r\n"},
-	{name: "conflicting content-lengths", in: ok200 + "Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!"},
-	{name: "unsupported transfer-encoding", in: ok200 + "Transfer-Encoding: gzip\r\n\r\nxx"},
-	{name: "body over maxBody", in: ok200 + "Content-Length: 8388609\r\n\r\n"},
-	{name: "close-delimited body over maxBody", in: ok200 + "\r\n" + strings.Repeat("x", maxBody+1)},
-	{name: "chunks over maxBody", in: ok200 + "Transfer-Encoding: chunked\r\n\r\n800000\r\n" + strings.Repeat("x", maxBody) + "\r\n1\r\nx\r\n0\r\n\r\n"},
-	{name: "closed mid-body", in: ok200 + "Content-Length: 10\r\n\r\nhello"},
-	{name: "closed mid-head", in: ok200 + "Content-Le"},
-	{name: "closed mid-chunk", in: ok200 + "Transfer-Encoding: chunked\r\n\r\n5\r\nhel"},
-	{name: "closed before the last chunk", in: ok200 + "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n"},
-	{name: "closed in the trailers", in: ok200 + "Transfer-Encoding: chunked\r\n\r\n0\r\nX: 1\r\n"},
-	{name: "bad chunk size", in: ok200 + "Transfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"},
-	{name: "chunk without CRLF", in: ok200 + "Transfer-Encoding: chunked\r\n\r\n5\r\nhelloX\r\n0\r\n\r\n"},
-	{name: "empty response", in: ""},
-	{name: "header line over the buffer", in: ok200 + "X: " + strings.Repeat("y", rawReadBuffer) + "\r\n\r\n"},
-}
-
 const ok200 = "HTTP/1.1 200 OK\r\n"
-
-func TestRespParser(t *testing.T) {
-	for _, tt := range respCases {
-		for _, split := range []bool{false, true} {
-			if split && len(tt.in) > 1<<16 {
-				continue // megabytes a byte at a time only cost time
-			}
-			var r io.Reader = strings.NewReader(tt.in)
-			if split {
-				r = iotest.OneByteReader(r) // every read returns one byte
-			}
-			br := bufio.NewReaderSize(r, rawReadBuffer)
-			p := respParser{br: br}
-			status, keep, err := p.read(tt.head)
-			rest, _ := io.ReadAll(br)
-			if tt.status == 0 {
-				if err == nil {
-					t.Errorf("%s (split %v): status %d body %q, want an error", tt.name, split, status, p.body)
-				}
-				continue
-			}
-			if err != nil || status != tt.status || string(p.body) != tt.body || keep != tt.keep || string(rest) != tt.rest {
-				t.Errorf("%s (split %v): status %d body %q keep %v rest %q err %v; want %d %q %v %q",
-					tt.name, split, status, p.body, keep, rest, err, tt.status, tt.body, tt.keep, tt.rest)
-			}
-		}
-	}
-}
-
-func TestRespParserGot(t *testing.T) {
-	// got says whether a byte of the response arrived: the resend rule.
-	for in, want := range map[string]bool{"": false, "H": true, "HTTP/1.1 200 OK\r\n": true} {
-		p := respParser{br: bufio.NewReader(strings.NewReader(in))}
-		if _, _, err := p.read(false); err == nil || p.got != want {
-			t.Errorf("%q: err %v got %v, want an error and got %v", in, err, p.got, want)
-		}
-	}
-}
 
 // scriptServer accepts connections and runs serve on each (i counts them
 // from 0), closing the connection when serve returns.

@@ -1,19 +1,26 @@
 package load
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 )
 
+// maxHeaderBytes bounds a response head, as net/http's default does.
+const maxHeaderBytes = 1 << 20
+
 // errIncomplete is scanResponse's "not yet": more bytes must arrive.
 var errIncomplete = errors.New("incomplete HTTP response")
 
-// respScan parses one HTTP/1.x response from the bytes received so far,
-// for an engine that reads whatever the socket has (EngineEpoll) rather
-// than pulling from a reader as respParser does. It follows respParser's
-// rules exactly (the framing headers, interim responses, chunked bodies,
-// a body delimited by the close, the same limits) and shares its pieces.
+// respScan is the HTTP/1.x response parser of both own-client engines. It
+// parses one response from the bytes received so far: EngineEpoll scans
+// whatever the socket has, EngineRaw what its blocking reads gathered
+// (readResponse, raw.go). It reads only the framing headers (status,
+// Content-Length, Transfer-Encoding, Connection), skips interim (1xx)
+// responses, reassembles chunked bodies and takes a body delimited by the
+// close, within the limits: a line must fit rawReadBuffer, a head (or one
+// chunk's framing, or the trailers) maxHeaderBytes, a body maxBody.
 // A scan starts over from the first byte each time, so nothing of a
 // half-parsed response is kept but need: content-length and chunk data
 // are skipped until they can be complete, which keeps the work linear in
@@ -23,6 +30,10 @@ type respScan struct {
 	body   []byte // a chunked body, reassembled; reused
 	need   int    // scanning is pointless before this many bytes arrived
 }
+
+// start readies p for the response to a new request (head: a HEAD
+// request). What a response given up half-way left in need is forgotten.
+func (p *respScan) start(head bool) { p.noBody, p.need = head, 0 }
 
 // scanned is a complete response.
 type scanned struct {
@@ -137,8 +148,8 @@ type cursor struct {
 	head int // bytes of the head (or of one chunk's framing) so far
 }
 
-// line returns the next line without its line ending, with respParser's
-// limits: a line must fit rawReadBuffer, a head maxHeaderBytes.
+// line returns the next line without its line ending, within the limits:
+// a line must fit rawReadBuffer, a head maxHeaderBytes.
 func (c *cursor) line(in []byte) ([]byte, error) {
 	rest := in[c.off:]
 	i := indexByte(rest, '\n')
@@ -208,4 +219,160 @@ func (c *cursor) toEOF(in []byte, eof bool) ([]byte, error) {
 	}
 	c.off = len(in)
 	return b, nil
+}
+
+// respHead is what the head says about the body and the connection.
+type respHead struct {
+	status  int
+	http10  bool
+	length  int64 // Content-Length; -1 when absent
+	chunked bool
+	close   bool // Connection: close
+	alive   bool // Connection: keep-alive
+}
+
+var (
+	errMalformed  = errors.New("malformed HTTP response")
+	errBodyTooBig = fmt.Errorf("response body over %d bytes", maxBody)
+)
+
+// parseStatusLine parses "HTTP/1.x NNN reason".
+func parseStatusLine(l []byte) (status int, http10 bool, err error) {
+	if len(l) < 12 || string(l[:7]) != "HTTP/1." || (l[7] != '0' && l[7] != '1') ||
+		l[8] != ' ' || (len(l) > 12 && l[12] != ' ') {
+		return 0, false, fmt.Errorf("%w: status line %.40q", errMalformed, l)
+	}
+	for _, c := range l[9:12] {
+		if c < '0' || c > '9' {
+			return 0, false, fmt.Errorf("%w: status line %.40q", errMalformed, l)
+		}
+		status = status*10 + int(c-'0')
+	}
+	if status < 100 {
+		return 0, false, fmt.Errorf("%w: status %d", errMalformed, status)
+	}
+	return status, l[7] == '0', nil
+}
+
+// field takes in one header line; only the framing headers matter.
+func (h *respHead) field(l []byte) error {
+	if l[0] == ' ' || l[0] == '\t' {
+		return nil // obsolete line folding: continues a header we ignore
+	}
+	colon := indexByte(l, ':')
+	if colon <= 0 {
+		return fmt.Errorf("%w: header line %.40q", errMalformed, l)
+	}
+	name, value := l[:colon], trimOWS(l[colon+1:])
+	switch {
+	case equalFold(name, "content-length"):
+		n, ok := parseLength(value)
+		if !ok || (h.length >= 0 && h.length != n) {
+			return fmt.Errorf("%w: Content-Length %.40q", errMalformed, value)
+		}
+		h.length = n
+	case equalFold(name, "transfer-encoding"):
+		if !equalFold(lastToken(value), "chunked") {
+			return fmt.Errorf("%w: unsupported Transfer-Encoding %.40q", errMalformed, value)
+		}
+		h.chunked = true
+	case equalFold(name, "connection"):
+		for len(value) > 0 {
+			var tok []byte
+			tok, value = nextToken(value)
+			h.close = h.close || equalFold(tok, "close")
+			h.alive = h.alive || equalFold(tok, "keep-alive")
+		}
+	}
+	return nil
+}
+
+func parseLength(v []byte) (int64, bool) {
+	if len(v) == 0 || len(v) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+// parseChunkSize parses "1a3f[;ext...]".
+func parseChunkSize(l []byte) (int64, bool) {
+	if i := indexByte(l, ';'); i >= 0 {
+		l = l[:i]
+	}
+	l = trimOWS(l)
+	if len(l) == 0 || len(l) > 15 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range l {
+		var d byte
+		switch {
+		case '0' <= c && c <= '9':
+			d = c - '0'
+		case 'a' <= c && c <= 'f':
+			d = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		n = n<<4 | int64(d)
+	}
+	return n, true
+}
+
+func indexByte(b []byte, c byte) int { return bytes.IndexByte(b, c) }
+
+func trimOWS(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// nextToken splits a comma-separated list.
+func nextToken(v []byte) (tok, rest []byte) {
+	if i := indexByte(v, ','); i >= 0 {
+		return trimOWS(v[:i]), v[i+1:]
+	}
+	return trimOWS(v), nil
+}
+
+func lastToken(v []byte) []byte {
+	var tok []byte
+	for len(v) > 0 {
+		t, rest := nextToken(v)
+		if len(t) > 0 {
+			tok = t
+		}
+		v = rest
+	}
+	return tok
+}
+
+// equalFold compares ASCII b to lower-case s, ignoring case.
+func equalFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range b {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
 }

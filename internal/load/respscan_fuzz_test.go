@@ -1,7 +1,6 @@
 package load
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -9,7 +8,7 @@ import (
 	"testing/iotest"
 )
 
-// parsed is what a parser made of one response.
+// parsed is what the parser made of one response.
 type parsed struct {
 	class  string // errClass of the error; "" when the response is complete
 	status int
@@ -18,7 +17,8 @@ type parsed struct {
 	n      int // bytes the response took
 }
 
-// errClass names the kind of error both parsers must agree on.
+// errClass names the kind of error all ways of feeding the parser must
+// agree on.
 func errClass(err error) string {
 	switch {
 	case err == nil:
@@ -55,24 +55,22 @@ func scanAt(in []byte, head bool, cuts []int) parsed {
 	return scanParsed(p.scan(in, true))
 }
 
-// parserParsed reads in with respParser from r (EngineRaw).
-func parserParsed(in []byte, head bool, r io.Reader) (parsed, bool) {
-	br := bufio.NewReaderSize(r, rawReadBuffer)
-	p := respParser{br: br}
-	status, keep, err := p.read(head)
-	if err != nil {
-		return parsed{class: errClass(err)}, p.got
-	}
-	rest, _ := io.ReadAll(br)
-	return parsed{status: status, keep: keep, body: string(p.body), n: len(in) - len(rest)}, p.got
+// readParsed reads in with readResponse from r (EngineRaw), and says
+// whether it read a byte.
+func readParsed(r io.Reader, head bool) (parsed, bool) {
+	var p respScan
+	p.start(head)
+	resp, read, err := readResponse(r, nil, &p)
+	return scanParsed(resp, err), len(read) > 0
 }
 
 // FuzzResponse: whatever a server sends, the epoll engine's scanner gives
 // the same response (status, keep-alive, body, length) or the same kind of
 // error fed whole, fed a byte per read (every split point at once), and
-// fed in two reads cut anywhere; and the raw engine's parser, reading the
-// bytes whole or a byte per read, agrees with it. Either tells "closed
-// before a byte" (the resend rule) only for an empty answer.
+// fed in two reads cut anywhere (EngineEpoll); and readResponse, reading
+// the bytes whole, a byte per read or with io.EOF on the last data
+// (EngineRaw), agrees with it. Either tells "closed before a byte" (the
+// resend rule) only for an empty answer.
 func FuzzResponse(f *testing.F) {
 	for _, s := range seedResponses(f) {
 		f.Add([]byte(s), false, uint16(len(s)/2))
@@ -101,15 +99,18 @@ func FuzzResponse(f *testing.F) {
 			}
 			check("a byte per read", scanAt(in, head, cuts))
 		}
-		for _, oneByte := range []bool{false, true} {
-			var r io.Reader = bytes.NewReader(in)
-			if oneByte {
-				r = iotest.OneByteReader(r)
+		for _, rd := range []struct {
+			how  string
+			wrap func(io.Reader) io.Reader
+		}{{"whole", nil}, {"a byte per read", iotest.OneByteReader}, {"data with EOF", iotest.DataErrReader}} {
+			how, r := rd.how, io.Reader(bytes.NewReader(in))
+			if rd.wrap != nil {
+				r = rd.wrap(r)
 			}
-			got, gotByte := parserParsed(in, head, r)
-			check("respParser", got)
+			got, gotByte := readParsed(r, head)
+			check("readResponse, "+how, got)
 			if gotByte != (len(in) > 0) {
-				t.Fatalf("respParser got %v for %d bytes", gotByte, len(in))
+				t.Fatalf("readResponse (%s) got %v for %d bytes", how, gotByte, len(in))
 			}
 		}
 		if whole.class == "" && (whole.n > len(in) || len(whole.body) > whole.n || whole.status < 200 || whole.status > 999) {

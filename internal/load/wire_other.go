@@ -4,7 +4,7 @@ package load
 
 import "net"
 
-// wire is the reader under the raw sender's bufio.Reader; outside unix it
+// wire is what the raw sender reads its responses from; outside unix it
 // is the plain connection (see wire_unix.go for the one-syscall-less path).
 type wire struct{ conn net.Conn }
 

@@ -8,7 +8,7 @@ import (
 	"syscall"
 )
 
-// wire is the reader under the raw sender's bufio.Reader. Its first read
+// wire is what the raw sender reads its responses from. Its first read
 // after a request writes the request and waits for the response in one
 // step: it runs inside syscall.RawConn.Read, which clears the socket's
 // readiness before calling back, so the callback writes, reports "not

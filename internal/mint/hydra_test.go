@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/idpbench/idpbench/internal/hydralogin/hydratest"
 )
 
 // fakeHydra is a public + admin server pair following Hydra's headless
@@ -147,9 +149,7 @@ func (h *fakeHydra) afterConsent(w http.ResponseWriter, r *http.Request, req *hy
 
 // decodeStrict decodes an accept body, refusing unknown fields like Hydra.
 func decodeStrict(w http.ResponseWriter, r *http.Request, v any) bool {
-	d := json.NewDecoder(r.Body)
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
+	if err := hydratest.Decode(r.Body, v); err != nil {
 		oauthErr(w, http.StatusBadRequest, "invalid_request", "The request was malformed: "+err.Error())
 		return false
 	}
@@ -157,10 +157,7 @@ func decodeStrict(w http.ResponseWriter, r *http.Request, v any) bool {
 }
 
 func (h *fakeHydra) acceptLogin(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Subject  string `json:"subject"`
-		Remember bool   `json:"remember"`
-	}
+	var body hydratest.LoginAccept
 	if !decodeStrict(w, r, &body) {
 		return
 	}
@@ -176,15 +173,7 @@ func (h *fakeHydra) acceptLogin(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *fakeHydra) acceptConsent(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		GrantScope    []string `json:"grant_scope"`
-		GrantAudience []string `json:"grant_access_token_audience"`
-		Remember      bool     `json:"remember"`
-		Session       struct {
-			IDToken     map[string]any `json:"id_token"`
-			AccessToken map[string]any `json:"access_token"`
-		} `json:"session"`
-	}
+	var body hydratest.ConsentAccept
 	if !decodeStrict(w, r, &body) {
 		return
 	}
