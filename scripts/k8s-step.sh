@@ -5,7 +5,7 @@
 #   scripts/k8s-step.sh --agents N --url URL --scenario S -c C --image REF
 #                       [--rate R] [--duration 60s] [--warmup 10s] [--warmup-max D]
 #                       [--namespace NS] [--secret NAME] [--cpus 2] [--memory 1Gi]
-#                       [--start-in 60s | --start-at TIME] [--idp-label KEY=VALUE]
+#                       [--start-in 60s | --start-at TIME] [--idp-label KEY=VALUE]...
 #                       [--context CTX] [--out DIR] [--keep]
 #                       [--render-only | --write-overlay DIR] [-- LOADSTEP-ARGS...]
 #
@@ -26,8 +26,11 @@
 #   --start-in S      the agents' common start (loadstep --start-at) S seconds
 #                     after submission (default 60s: scheduling and image pulls)
 #   --start-at TIME   or an absolute start, RFC 3339 or Unix seconds
-#   --idp-label K=V   the label of the IdP's (and its database's) pods the agents
-#                     keep away from (default app.kubernetes.io/part-of=idp-under-test)
+#   --idp-label K=V   a label of the pods the agents keep off the nodes of: the
+#                     IdP's and its database's (default app.kubernetes.io/part-of=
+#                     idp-under-test); repeat it for pods labelled apart, e.g. the
+#                     Keycloak Operator's app.kubernetes.io/instance=NAME and the
+#                     database's own label
 #   --context CTX     kubectl's context (default: the current one)
 #   --out DIR         results (default results/k8s): DIR/NAME.json, the merged
 #                     step; DIR/NAME.agents/agent-I.json and agent-I.log, each
@@ -100,7 +103,7 @@ json_array() {
 
 AGENTS="" URL="" SCENARIO="" CONNS="" RATE="" DURATION=60s WARMUP=10s WARMUP_MAX=""
 IMAGE="" NAMESPACE=idpbench SECRET=idpbench-agent CPUS=2 MEMORY=1Gi START_IN=60s START_AT=""
-IDP_LABEL=app.kubernetes.io/part-of=idp-under-test CONTEXT="" OUT="$IDPBENCH_ROOT/results/k8s"
+IDP_LABELS=() CONTEXT="" OUT="$IDPBENCH_ROOT/results/k8s"
 KEEP=0 RENDER_ONLY=0 OVERLAY_DIR="" EXTRA=()
 
 need() { (($# >= 2)) || usage_error "$1 needs a value"; }
@@ -122,7 +125,7 @@ while (($# > 0)); do
 	--memory) need "$@" && MEMORY="$2" && shift ;;
 	--start-in) need "$@" && START_IN="$2" && shift ;;
 	--start-at) need "$@" && START_AT="$2" && shift ;;
-	--idp-label) need "$@" && IDP_LABEL="$2" && shift ;;
+	--idp-label) need "$@" && IDP_LABELS+=("$2") && shift ;;
 	--context) need "$@" && CONTEXT="$2" && shift ;;
 	--out) need "$@" && OUT="$2" && shift ;;
 	--keep) KEEP=1 ;;
@@ -172,9 +175,11 @@ if [[ "$IMAGE" != *@sha256:* ]]; then
 	[[ "${image_ref##*:}" != latest ]] || usage_error "--image $IMAGE: :latest is no pin; name a version tag or a digest"
 fi
 [[ "$IMAGE" =~ ^[a-z0-9][a-zA-Z0-9._/:@-]*$ ]] || usage_error "--image $IMAGE: not an image reference"
-[[ "$IDP_LABEL" =~ ^(([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)=([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$ ]] ||
-	usage_error "--idp-label $IDP_LABEL: want KEY=VALUE, a Kubernetes label"
-IDP_LABEL_KEY="${IDP_LABEL%%=*}" IDP_LABEL_VALUE="${IDP_LABEL#*=}"
+((${#IDP_LABELS[@]} > 0)) || IDP_LABELS=(app.kubernetes.io/part-of=idp-under-test)
+for l in "${IDP_LABELS[@]}"; do
+	[[ "$l" =~ ^(([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)=([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$ ]] ||
+		usage_error "--idp-label $l: want KEY=VALUE, a Kubernetes label"
+done
 ((RENDER_ONLY == 0 || ${#OVERLAY_DIR} == 0)) || usage_error "--render-only and --write-overlay: give one"
 
 # check_extra: LOADSTEP-ARGS must not set what the script or the base sets,
@@ -295,13 +300,23 @@ EOF
 }
 EOF
 	# The first anti-affinity term is the IdP's ("test" fails the render if
-	# the base's order changed).
-	cat >"$dir/idp-label.json" <<EOF
-[
-  {"op": "test", "path": "/spec/template/spec/affinity/podAntiAffinity/requiredDuringSchedulingIgnoredDuringExecution/0/labelSelector/matchLabels/app.kubernetes.io~1part-of", "value": "idp-under-test"},
-  {"op": "replace", "path": "/spec/template/spec/affinity/podAntiAffinity/requiredDuringSchedulingIgnoredDuringExecution/0/labelSelector/matchLabels", "value": {$(json_string "$IDP_LABEL_KEY"): $(json_string "$IDP_LABEL_VALUE")}}
-]
-EOF
+	# the base's order changed); more labels are terms of their own before
+	# the agents' term (the scheduler keeps every term: off every such node).
+	local terms=/spec/template/spec/affinity/podAntiAffinity/requiredDuringSchedulingIgnoredDuringExecution i
+	{
+		printf '[\n  {"op": "test", "path": "%s/0/labelSelector/matchLabels/app.kubernetes.io~1part-of", "value": "idp-under-test"}' "$terms"
+		printf ',\n  {"op": "replace", "path": "%s/0/labelSelector/matchLabels", "value": %s}' "$terms" "$(label_json "${IDP_LABELS[0]}")"
+		for ((i = 1; i < ${#IDP_LABELS[@]}; i++)); do
+			printf ',\n  {"op": "add", "path": "%s/%d", "value": {"labelSelector": {"matchLabels": %s}, "namespaceSelector": {}, "topologyKey": "kubernetes.io/hostname"}}' \
+				"$terms" "$i" "$(label_json "${IDP_LABELS[i]}")"
+		done
+		printf '\n]\n'
+	} >"$dir/idp-label.json"
+}
+
+# label_json KEY=VALUE prints {"KEY": "VALUE"}.
+label_json() {
+	printf '{%s: %s}' "$(json_string "${1%%=*}")" "$(json_string "${1#*=}")"
 }
 
 if [[ -n "$OVERLAY_DIR" ]]; then

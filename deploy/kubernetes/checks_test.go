@@ -26,12 +26,12 @@ const (
 
 // want is what one rendering must hold beyond the rules every one holds.
 type want struct {
-	agents   int
-	startAt  string            // the start, as given; "" = any valid time
-	image    string            // "" = any pinned image
-	idpLabel map[string]string // the IdP's pods' label
-	secret   string            // the Secret's name
-	args     []string          // loadstep's step arguments (the container's args), nil = any
+	agents    int
+	startAt   string              // the start, as given; "" = any valid time
+	image     string              // "" = any pinned image
+	idpLabels []map[string]string // the labels of the IdP's (and its database's) pods, one term each
+	secret    string              // the Secret's name
+	args      []string            // loadstep's step arguments (the container's args), nil = any
 }
 
 // problem is one failed rule.
@@ -178,15 +178,16 @@ func checkNoRetry(j *batchv1.Job, _ want) []string {
 }
 
 // checkAntiAffinity: required terms, per node, in every namespace: one
-// away from the IdP's pods, one away from the other agents (the pod's own
-// labels).
+// away from each label of the IdP's pods, one away from the other agents
+// (the pod's own labels).
 func checkAntiAffinity(j *batchv1.Job, w want) []string {
 	a := j.Spec.Template.Spec.Affinity
 	if a == nil || a.PodAntiAffinity == nil {
 		return []string{"no podAntiAffinity"}
 	}
 	own := labels.Set(j.Spec.Template.Labels)
-	var idp, self bool
+	idp := make([]bool, len(w.idpLabels))
+	var self bool
 	for _, t := range a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
 		if t.TopologyKey != hostnameKey || t.LabelSelector == nil || t.NamespaceSelector == nil || len(t.NamespaceSelector.MatchLabels)+len(t.NamespaceSelector.MatchExpressions) != 0 {
 			continue // not per node, or not across every namespace
@@ -195,12 +196,19 @@ func checkAntiAffinity(j *batchv1.Job, w want) []string {
 		if err != nil {
 			return []string{err.Error()}
 		}
-		idp = idp || len(t.LabelSelector.MatchExpressions) == 0 && mapsEqual(t.LabelSelector.MatchLabels, w.idpLabel)
+		for i, l := range w.idpLabels {
+			idp[i] = idp[i] || len(t.LabelSelector.MatchExpressions) == 0 && mapsEqual(t.LabelSelector.MatchLabels, l)
+		}
 		self = self || sel.Matches(own)
 	}
 	var out []string
-	if !idp {
-		out = append(out, fmt.Sprintf("no required anti-affinity term per node (%s), in every namespace (namespaceSelector {}), from pods labelled %v", hostnameKey, w.idpLabel))
+	for i, ok := range idp {
+		if !ok {
+			out = append(out, fmt.Sprintf("no required anti-affinity term per node (%s), in every namespace (namespaceSelector {}), from pods labelled %v", hostnameKey, w.idpLabels[i]))
+		}
+	}
+	if len(w.idpLabels) == 0 {
+		out = append(out, "no IdP label to keep away from")
 	}
 	if !self {
 		out = append(out, "no required anti-affinity term per node, in every namespace, from the agents' own labels: two agents could share a node")

@@ -13,10 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-var defaultIdP = map[string]string{"app.kubernetes.io/part-of": "idp-under-test"}
+var defaultIdP = []map[string]string{{"app.kubernetes.io/part-of": "idp-under-test"}}
 
 // baseWant is what the base itself holds.
-var baseWant = want{agents: 2, idpLabel: defaultIdP, secret: "idpbench-agent"}
+var baseWant = want{agents: 2, idpLabels: defaultIdP, secret: "idpbench-agent"}
 
 func assertClean(t *testing.T, j *batchv1.Job, w want) {
 	t.Helper()
@@ -51,10 +51,10 @@ func TestScriptOverlays(t *testing.T) {
 			args: []string{"--agents", "4", "--url", "http://keycloak-service.keycloak.svc:8080/realms/bench/protocol/openid-connect/token",
 				"--scenario", "client_credentials", "-c", "64", "--warmup", "10s", "--warmup-max", "1m", "--duration", "120",
 				"--image", "registry.example/idpbench-tools:v1.2.3", "--namespace", "bench", "--secret", "kc-agents",
-				"--cpus", "4", "--memory", "2Gi", "--start-at", "2031-05-06T07:08:09.5Z", "--idp-label", "app.kubernetes.io/instance=keycloak",
+				"--cpus", "4", "--memory", "2Gi", "--start-at", "2031-05-06T07:08:09.5Z", "--idp-label", "app.kubernetes.io/instance=keycloak", "--idp-label", "cnpg.io/cluster=keycloak-db",
 				"--", "--client-id", "bench-svc", "--client-secret-file", "/secrets/client-secret", "--product", "keycloak", "--label", "run=k8s"},
 			want: want{agents: 4, startAt: "2031-05-06T07:08:09.5Z", image: "registry.example/idpbench-tools:v1.2.3",
-				idpLabel: map[string]string{"app.kubernetes.io/instance": "keycloak"}, secret: "kc-agents",
+				idpLabels: []map[string]string{{"app.kubernetes.io/instance": "keycloak"}, {"cnpg.io/cluster": "keycloak-db"}}, secret: "kc-agents",
 				args: []string{"--url=http://keycloak-service.keycloak.svc:8080/realms/bench/protocol/openid-connect/token",
 					"--scenario=client_credentials", "--connections=64", "--warmup=10s", "--duration=120s", "--warmup-max=60s",
 					"--client-id", "bench-svc", "--client-secret-file", "/secrets/client-secret", "--product", "keycloak", "--label", "run=k8s"}},
@@ -65,7 +65,7 @@ func TestScriptOverlays(t *testing.T) {
 			args: []string{"--agents", "3", "--url", "http://hydra-public.hydra.svc:4444/userinfo", "--scenario", "userinfo",
 				"-c", "30", "--rate", "3000", "--image", "registry.example/idpbench-tools@sha256:" + strings.Repeat("ab", 32),
 				"--start-at", "1950000000", "--", "--pool=/secrets/pool", "--pool-mode", "reuse"},
-			want: want{agents: 3, startAt: "1950000000", idpLabel: defaultIdP, secret: "idpbench-agent",
+			want: want{agents: 3, startAt: "1950000000", idpLabels: defaultIdP, secret: "idpbench-agent",
 				args: []string{"--url=http://hydra-public.hydra.svc:4444/userinfo", "--scenario=userinfo", "--connections=30",
 					"--warmup=10s", "--duration=60s", "--rate=3000", "--pool=/secrets/pool", "--pool-mode", "reuse"}},
 			minDeadline: 10 + 60 + 120,
@@ -74,7 +74,7 @@ func TestScriptOverlays(t *testing.T) {
 			name: "one agent, the default start",
 			args: []string{"--agents", "1", "--url", "http://zitadel.zitadel.svc:8080/.well-known/openid-configuration",
 				"--scenario", "discovery", "-c", "1", "--image", "registry.example/idpbench-tools:v1"},
-			want:        want{agents: 1, idpLabel: defaultIdP, secret: "idpbench-agent"},
+			want:        want{agents: 1, idpLabels: defaultIdP, secret: "idpbench-agent"},
 			minDeadline: 60 + 10 + 60 + 120,
 		},
 	}
@@ -276,12 +276,13 @@ func TestChecksFail(t *testing.T) {
 	}
 	// The checks that need an expectation fail on a mismatch too.
 	for _, w := range []want{
-		{agents: 3, idpLabel: defaultIdP, secret: "idpbench-agent"},
-		{agents: 2, idpLabel: map[string]string{"app": "keycloak"}, secret: "idpbench-agent"},
-		{agents: 2, idpLabel: defaultIdP, secret: "other"},
-		{agents: 2, idpLabel: defaultIdP, secret: "idpbench-agent", startAt: "2000-01-01T00:00:01Z"},
-		{agents: 2, idpLabel: defaultIdP, secret: "idpbench-agent", image: "r/t:2"},
-		{agents: 2, idpLabel: defaultIdP, secret: "idpbench-agent", args: []string{"--scenario=discovery"}},
+		{agents: 3, idpLabels: defaultIdP, secret: "idpbench-agent"},
+		{agents: 2, idpLabels: []map[string]string{{"app": "keycloak"}}, secret: "idpbench-agent"},
+		{agents: 2, idpLabels: append([]map[string]string{{"app": "keycloak"}}, defaultIdP...), secret: "idpbench-agent"},
+		{agents: 2, idpLabels: defaultIdP, secret: "other"},
+		{agents: 2, idpLabels: defaultIdP, secret: "idpbench-agent", startAt: "2000-01-01T00:00:01Z"},
+		{agents: 2, idpLabels: defaultIdP, secret: "idpbench-agent", image: "r/t:2"},
+		{agents: 2, idpLabels: defaultIdP, secret: "idpbench-agent", args: []string{"--scenario=discovery"}},
 	} {
 		if len(checkJob(base, w)) == 0 {
 			t.Errorf("the base passes against %+v", w)
