@@ -104,7 +104,7 @@ json_array() {
 AGENTS="" URL="" SCENARIO="" CONNS="" RATE="" DURATION=60s WARMUP=10s WARMUP_MAX=""
 IMAGE="" NAMESPACE=idpbench SECRET=idpbench-agent CPUS=2 MEMORY=1Gi START_IN=60s START_AT=""
 IDP_LABELS=() CONTEXT="" OUT="$IDPBENCH_ROOT/results/k8s"
-KEEP=0 RENDER_ONLY=0 OVERLAY_DIR="" EXTRA=()
+KEEP=0 RENDER_ONLY=0 OVERLAY_DIR="" EXTRA=() START_IN_SET=0
 
 need() { (($# >= 2)) || usage_error "$1 needs a value"; }
 while (($# > 0)); do
@@ -123,7 +123,7 @@ while (($# > 0)); do
 	--secret) need "$@" && SECRET="$2" && shift ;;
 	--cpus) need "$@" && CPUS="$2" && shift ;;
 	--memory) need "$@" && MEMORY="$2" && shift ;;
-	--start-in) need "$@" && START_IN="$2" && shift ;;
+	--start-in) need "$@" && START_IN="$2" START_IN_SET=1 && shift ;;
 	--start-at) need "$@" && START_AT="$2" && shift ;;
 	--idp-label) need "$@" && IDP_LABELS+=("$2") && shift ;;
 	--context) need "$@" && CONTEXT="$2" && shift ;;
@@ -143,7 +143,7 @@ posint() { [[ "$2" =~ ^[1-9][0-9]{0,5}$ ]] || usage_error "$1 $2: want a whole n
 [[ -n "$AGENTS" ]] || usage_error "--agents N is required"
 posint --agents "$AGENTS"
 [[ -n "$URL" ]] || usage_error "--url URL is required"
-[[ "$URL" =~ ^https?://[^[:space:]]+$ ]] || usage_error "--url $URL: want an http:// or https:// URL"
+[[ "$URL" =~ ^https?://[[:graph:]]+$ ]] || usage_error "--url $URL: want an http:// or https:// URL"
 [[ -n "$SCENARIO" ]] || usage_error "--scenario is required"
 [[ "$SCENARIO" =~ ^[a-z_]+$ ]] || usage_error "--scenario $SCENARIO: not a scenario name"
 [[ " ${IDPBENCH_SCENARIO_NAMES[*]} request " == *" $SCENARIO "* ]] ||
@@ -210,6 +210,7 @@ check_extra
 
 # The start: the warmup of every agent begins there (loadstep --start-at).
 printf -v NOW '%(%s)T' -1
+((START_IN_SET == 0 || ${#START_AT} == 0)) || usage_error "--start-in and --start-at: give one"
 if [[ -n "$START_AT" ]]; then
 	if [[ "$START_AT" =~ ^[0-9]{9,11}$ ]]; then
 		START_EPOCH="$START_AT"
@@ -385,6 +386,7 @@ fi
 
 step 2 "$TOTAL" "creating Job $JOB: $AGENTS agents, $SCENARIO -c $CONNS${RATE:+ --rate $RATE}, start $START_AT (in $LEAD_S s), deadline $DEADLINE_S s"
 mkdir -p "$AGENTS_DIR"
+rm -f "$AGENTS_DIR"/agent-*.json "$AGENTS_DIR"/agent-*.log # an earlier, unfinished attempt's
 cp "$WORK/job.yaml" "$OUT/$NAME.job.yaml"
 "${KC[@]}" create -f "$WORK/job.yaml" >&2
 CREATED=1

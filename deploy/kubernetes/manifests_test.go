@@ -126,6 +126,8 @@ func TestScriptUsage(t *testing.T) {
 		{"unpinned image", with("--image", "r/t:latest"), ":latest is no pin"},
 		{"half a CPU", with("--cpus", "0.5"), "--cpus 0.5"},
 		{"bad start", with("--start-at", "tomorrow"), "--start-at tomorrow"},
+		{"two starts", with("--start-at", "1950000000", "--start-in", "30"), "--start-in and --start-at: give one"},
+		{"control character", []string{"--agents", "2", "--url", "http://idp/\x01", "--scenario", "discovery", "-c", "4"}, "--url"},
 		{"pool outside the Secret", with("--", "--pool", "/tmp/pool"), "only from the Secret"},
 		{"escape from the Secret", with("--", "--client-secret-file=/secrets/../etc/shadow"), "only from the Secret"},
 		{"output set", with("--", "-o", "x.json"), "is set by deploy/kubernetes"},
