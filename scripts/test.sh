@@ -8,6 +8,9 @@
 #   --keep   keep the integration run's results directory (printed at the end)
 #
 # 1. static: gofmt, go vet, bash -n on every script
+# 1b. deploy/kubernetes (its own module): the agents' Indexed Job and the
+#    overlays scripts/k8s-step.sh writes, rendered in process by kustomize's
+#    library and decoded strictly into the Kubernetes types; no cluster
 # 2. servers: the reference OP, and Ory Hydra on a throwaway PostgreSQL, started
 #    by the product adapters (installed or built on first use, then cached in
 #    ~/.cache/idpbench); PostgreSQL and both products listen on loopback only,
@@ -120,11 +123,15 @@ unformatted="$(find . -name '*.go' -not -path './.git/*' -print0 | xargs -0 gofm
 [[ -z "$unformatted" ]] || die "gofmt would change: $unformatted"
 go vet ./...
 (cd deploy/refop && go vet ./...) # the reference OP's main: its own module, outside ./...
+(cd deploy/kubernetes && go vet ./...) # the Kubernetes manifests' tests: their own module too
 for f in scripts/*.sh scripts/lib/*.sh scripts/products/*; do
 	bash -n "$f" || die "syntax error in $f"
 done
 IDPBENCH_ZITADEL_PROTO="$(zitadel_proto_dir)" # Zitadel's API definitions, for the Go tests
 export IDPBENCH_ZITADEL_PROTO
+
+phase "deploy/kubernetes: the agents' manifests rendered and decoded strictly (no cluster)"
+(cd deploy/kubernetes && go test -count=1 ./...)
 
 if ((UNIT_ONLY)); then
 	phase "go test -race (unit only)"
