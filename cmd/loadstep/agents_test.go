@@ -98,10 +98,10 @@ func TestSegmentStep(t *testing.T) {
 	dir := t.TempDir()
 	pool := writeFile(t, dir, "at.pool", "# idpbench-pool kind=access_token\na\nb\nc\nd\ne\nf\ng\n")
 	out := filepath.Join(dir, "agent-1.json")
-	at := time.Now().Add(300 * time.Millisecond).UTC()
+	at := time.Now().Add(500 * time.Millisecond).UTC()
 	unix := fmt.Sprintf("%d.%09d", at.Unix(), at.Nanosecond())
 	code, _, stderr := runArgs(context.Background(), "--url", discoveryServer(t)+"/userinfo", "--scenario", "userinfo", "--pool", pool,
-		"-c", "10", "--segment", "1/3", "--start-at", unix, "--warmup", "50ms", "--duration", "200ms", "--interval", "100ms", "-o", out)
+		"-c", "10", "--segment", "1/3", "--start-at", unix, "--warmup", "50ms", "--duration", "200ms", "--interval", "2s", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}

@@ -115,14 +115,16 @@ func TestRateScheduleUnion(t *testing.T) {
 // times in the window, and record their share and the whole.
 func TestSegmentRateRun(t *testing.T) {
 	const rate, agents = 300.0, 3
-	startAt := time.Now().Add(400 * time.Millisecond).Round(0) // as parsed: wall clock only
+	// Setup and a late timer get a generous second, then 2 s (one
+	// interval) of lateness before an agent refuses.
+	startAt := time.Now().Add(time.Second).Round(0) // as parsed: wall clock only
 	steps := make([]*schema.Step, agents)
 	logs := make([]*sendLog, agents)
 	var wg sync.WaitGroup
 	for i := range agents {
 		c, _ := fakeConfig(t, 0)
 		c.Connections, c.Rate, c.Segment, c.StartAt = 6, rate, Segment{i, agents}, startAt
-		c.Warmup, c.Duration, c.Interval = 100*time.Millisecond, 400*time.Millisecond, 200*time.Millisecond
+		c.Warmup, c.Duration, c.Interval = 100*time.Millisecond, 400*time.Millisecond, 2*time.Second
 		logs[i] = logSends(c, c.NewSender)
 		if err := c.Validate(); err != nil {
 			t.Fatal(err)
@@ -258,6 +260,7 @@ func TestStartAtLate(t *testing.T) {
 		t.Errorf("a late agent sent %d requests, want none", n)
 	}
 	c.StartAt = time.Now().Add(300 * time.Millisecond).Round(0) // as parsed: wall clock only
+	c.Interval = 2 * time.Second                                // a late timer is no refusal
 	s := mustRun(t, c)
 	first := slices.MinFunc(sends(), func(a, b time.Time) int { return a.Compare(b) })
 	if s.StartAt == nil || !s.StartAt.Equal(c.StartAt) || s.StartedAt == nil || s.StartedAt.Before(c.StartAt) || first.Before(c.StartAt) {
