@@ -103,8 +103,8 @@ func (c *Config) validateStartAt() error {
 // StartAt the launch is StartAt itself, read on the monotonic clock (now
 // less how late now is), so every agent's warmup, window and rate
 // schedule are the same however late its timer fired; without, both are
-// now. A cancel during the wait returns at once (the step is then
-// interrupted before its warmup). More than one interval late is an
+// now. A cancel during the wait returns at once, with no start (the step
+// is then interrupted before its warmup). More than one interval late is an
 // error: such an agent would miss part of the shared warmup or window.
 func (c *Config) launchTime(ctx context.Context) (launch, started time.Time, err error) {
 	if c.StartAt.IsZero() {
@@ -114,7 +114,7 @@ func (c *Config) launchTime(ctx context.Context) (launch, started time.Time, err
 	waitWall(ctx, c.StartAt)
 	now := time.Now()
 	if ctx.Err() != nil {
-		return now, now, nil // interrupted before the start
+		return now, time.Time{}, nil // interrupted before the start: never started
 	}
 	late := now.Sub(c.StartAt) // StartAt has no monotonic reading: wall clock
 	if late > c.Interval {

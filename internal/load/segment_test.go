@@ -287,4 +287,7 @@ func TestStartAtInterrupted(t *testing.T) {
 	if err != nil || s.Status != schema.StatusInterrupted || s.Requests != 0 || len(sends()) != 0 {
 		t.Fatalf("err %v, step %+v, %d sent: want an interrupted empty step", err, s, len(sends()))
 	}
+	if s.StartAt == nil || s.StartedAt != nil || s.StartLateMS != nil {
+		t.Errorf("start_at %v started_at %v start_late_ms %v: want the requested start only (it never started)", s.StartAt, s.StartedAt, s.StartLateMS)
+	}
 }

@@ -138,14 +138,17 @@ func redact(c *Config) string {
 	return u.String()
 }
 
-// fillStart records when the step was to begin and when it did.
+// fillStart records when the step was to begin and when it did (nothing
+// of the latter for a step interrupted while it waited for StartAt).
 func (e *engine) fillStart(s *schema.Step) {
-	started := e.started.UTC()
-	s.StartedAt = &started
-	if e.cfg.StartAt.IsZero() {
+	if !e.cfg.StartAt.IsZero() {
+		s.StartAt = new(e.cfg.StartAt.UTC())
+	}
+	if e.started.IsZero() {
 		return
 	}
-	at := e.cfg.StartAt.UTC()
-	late := float64(e.started.Sub(e.cfg.StartAt)) / float64(time.Millisecond)
-	s.StartAt, s.StartLateMS = &at, &late
+	s.StartedAt = new(e.started.UTC())
+	if s.StartAt != nil {
+		s.StartLateMS = new(float64(e.started.Sub(e.cfg.StartAt)) / float64(time.Millisecond))
+	}
 }

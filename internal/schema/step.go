@@ -69,7 +69,8 @@ type Step struct {
 	StartAt *time.Time `json:"start_at,omitempty"`
 	// StartedAt is when this agent's workers actually began (RFC 3339):
 	// after its setup (pools read, target dialled) and, with start_at,
-	// its wait for it. Absent in older records.
+	// its wait for it. Absent in older records and in a step interrupted
+	// while it waited for start_at.
 	StartedAt *time.Time `json:"started_at,omitempty"`
 	// StartLateMS is present with StartAt: started_at - start_at,
 	// milliseconds (the agent's timer and scheduling delay; loadstep
