@@ -33,6 +33,11 @@
 # 4e. scripts/test-compare.sh: aggregate compare on real measurements -- a
 #    5 ms server measured twice passes the gate, 5 ms -> 10 ms fails it on qps
 #    (lower) and p50 (higher); results/reference against itself is ~
+# 4g. scripts/agents.sh: 3 local loadstep agents run one step as a Kubernetes
+#    Job's pods would (one --start-at, --segment I/3), merged: rate mode
+#    3 x 1,000 requests/s for 10 s is 30,000 +-1% requests, exactly nginx's
+#    count of the window, the histogram count the agents' sum; closed loop
+#    3 x c=8 is one c=24 step; a gap is refused
 # 4f. scripts/test-placement.sh: a run pinned apart (--driver-cpus, --server-cpus):
 #    the reference OP's process tree and PostgreSQL on one CPU, loadstep and the
 #    sampler on the other, read from /proc while it runs; the meta's placement;
@@ -251,6 +256,8 @@ phase "a target killed mid-step: target_lost, refused connects no requests, no s
 IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-target-lost.sh"
 phase "aggregate compare: the same target twice passes, 5 ms -> 10 ms is flagged with the right sign"
 IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-compare.sh"
+phase "agents: 3 loadstep agents with one --start-at and --segment I/3 merge to one whole step, as nginx counted it"
+IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/agents.sh"
 phase "placement: the load generator and the product (with its PostgreSQL) on disjoint CPU sets"
 IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-placement.sh"
 

@@ -27,7 +27,8 @@ Prints one line per step record: product, scenario, c (connections), qps
 (requests/s), p50_ms, p95_ms, p99_ms (milliseconds), error_rate, status, file.
 text: aligned columns under a header line, rounded numbers, error rate in
 percent. csv: a header line, full-precision numbers, error rate as a fraction.
-json: one JSON object per line with the same fields (error_rate a fraction).
+json: one JSON object per line with the same fields (error_rate a fraction) and
+check, requests and histogram_count (the values in the latency histogram).
 A FILE may hold several records; a directory is walked for *.json; "-" or no
 FILE reads stdin. Records other than steps are skipped.
 `

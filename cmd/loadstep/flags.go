@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,6 +45,7 @@ type config struct {
 	insecure                  bool
 	output, hlog              string
 	serverMetrics             serverMetricsFlags
+	startAt, segment          string
 	version                   bool
 }
 
@@ -70,7 +72,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured window (duration, e.g. 10s, 5m)")
 	fs.DurationVar(&c.interval, "interval", time.Second, "length of one per-interval histogram (duration)")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "per-request timeout, connect to last body byte; also bounds the drain (duration)")
-	fs.Float64Var(&c.rate, "rate", 0, "open-loop rate in requests/s over all connections, each sending rate/c on its own schedule (wrk2 model); default 0 = closed loop")
+	fs.Float64Var(&c.rate, "rate", 0, "open-loop rate in requests/s over all connections, each sending rate/c on its own schedule (wrk2 model); with --segment, of all agents together; default 0 = closed loop")
 	fs.StringVar(&c.poolFile, "pool", "", "credential pool file, one per line ('-' = stdin); default none")
 	fs.StringVar(&c.poolMode, "pool-mode", load.PoolReuse, "reuse (round-robin, a slice per connection) | consume (each line once) | chain (refresh rotation)")
 	fs.StringVar(&c.clientID, "client-id", "", "OAuth client id for client authentication; default none")
@@ -101,6 +103,8 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.StringVarP(&c.output, "output", "o", "-", "result file, written atomically ('-' = stdout)")
 	fs.StringVar(&c.hlog, "hlog", "", "also write the per-interval histograms as an HdrHistogram interval log (v1.3) to this file, atomically ('-' = stdout when -o is a file); default none")
 	c.serverMetrics.bind(fs)
+	fs.StringVar(&c.startAt, "start-at", "", "begin the warmup at `TIME`, after setup (RFC 3339, e.g. 2026-12-02T03:00:00.250Z, or Unix seconds, e.g. 1796180400.25); more than one --interval late is an error; not with an adaptive --warmup-max; default at once")
+	fs.StringVar(&c.segment, "segment", "", "run agent I's share (`I/N`, I 0-based) of a step N agents run together: -c C/N (remainder to the lowest I), --rate's schedule slots I, I+N, ..., pool lines I, I+N, ...; merge with aggregate merge; default the whole step")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	return fs
 }
@@ -172,6 +176,32 @@ spent), warmup_rule, warmup_stable (true: the rule ended it; false: the cap
 did) and warmup_qps (the completed requests per second of each warmup
 interval). Rate mode keeps its fixed --warmup: there the rate, not the
 target, sets the throughput.
+
+Several agents (--start-at, --segment): N loadstep processes, on one machine
+or several, can run one step together and be merged exactly by aggregate
+merge. --segment I/N makes this process agent I's share: -c C is the whole
+step's connections, of which agent I runs C/N (the remainder to the lowest
+indexes: 10 over 3 is 4, 3, 3; a share of 0 is a usage error); --rate R is
+the whole step's one schedule (slot n due n/R after the start), of which
+agent I sends the slots I, I+N, I+2N, ..., so the N schedules together are
+exactly the single schedule of R; from every pool (--pool,
+--client-assertion-pool, in every mode, reuse too) agent I takes the
+credentials at positions I, I+N, I+2N, ... (0-based, in file order), so no
+two agents hold the same credential. The step records connections and
+rate_rps as this agent ran them, segment{index, of, total_connections,
+total_rate_rps} as the whole. --start-at TIME makes every agent begin its
+warmup at the same moment: loadstep sets up (reads its pools, dials the
+target), waits for TIME, and reckons the warmup, the window (start = TIME +
+--warmup) and the rate schedule from TIME itself, however late its timer
+fired; an agent more than one --interval past TIME once set up refuses to
+start (exit 1, saying how late). The step records start_at, started_at (when
+its workers actually began) and start_late_ms. With a fixed --warmup every
+agent's measured window is then the same; an adaptive warmup (--warmup-max
+above --warmup) would end each agent's warmup when its own throughput
+settles, so the windows would differ: --start-at refuses it (usage error).
+Use clocks kept in sync (NTP) across machines. aggregate merge checks that
+the segments are one whole (same N, each index once, same scenario, rule
+and totals) and records agents and start_skew_ms.
 
 Intervals: --interval slices the window; each slice has its own histogram
 (and corrected histogram in rate mode). --hlog writes them as an HdrHistogram
@@ -246,6 +276,7 @@ Example:
   loadstep --url http://localhost:9998/.well-known/openid-configuration --scenario discovery -c 16 -o s1-c16.json && aggregate summary s1-c16.json
   loadstep --url http://localhost:9998/.well-known/openid-configuration --scenario discovery -c 16 --warmup 5s --warmup-max 60s | jq '{warmup_s, warmup_stable, warmup_qps}'
   loadstep --url http://localhost:9998/.well-known/openid-configuration --scenario discovery -c 32 --rate 2000 --hlog s1-r2000.hlog -o - | jq .corrected_latency_ms
+  at=$(date -u -d '+5 sec' --iso-8601=seconds); for i in 0 1 2; do loadstep --url http://localhost:9998/.well-known/openid-configuration --scenario discovery -c 24 --rate 3000 --warmup 2s --start-at "$at" --segment $i/3 -o agent-$i.json & done; wait; aggregate merge agent-*.json | aggregate summary -
   loadstep --url http://127.0.0.1:4444/oauth2/token --scenario client_credentials --client-id svc --client-secret-file svc.secret -c 8 --server-metrics http://127.0.0.1:4445/admin/metrics/prometheus -o s2-c8.json && jq .server_metrics.scrapes s2-c8.json
   loadstep --url http://localhost:9998/auth --scenario auth_code --login refop --token-url http://localhost:9998/oauth/token --redirect-uri http://localhost:9999/auth/callback --client-id web --client-secret-file web.secret --username test-user@localhost --password-file user.pw -c 4 | jq '.requests_by_name | map_values(.latency_ms.p50)'
 `)
@@ -276,6 +307,12 @@ func (c *config) validate() error {
 		return cli.Usagef("--hlog: %s is also the -o file", c.hlog)
 	case c.poolFile == "-" && c.assertionPool == "-":
 		return cli.Usagef("--pool and --client-assertion-pool cannot both read stdin")
+	}
+	if _, err := parseStartAt(c.startAt); err != nil {
+		return err
+	}
+	if _, err := parseSegment(c.segment); err != nil {
+		return err
 	}
 	if _, err := parseURL(c.url); err != nil {
 		return err
@@ -387,6 +424,8 @@ func (c *config) loadConfig(stdin io.Reader) (*load.Config, error) {
 		LoginClient:     c.loginClient,
 		IntrospectCheck: c.introspectChk,
 	}
+	lc.StartAt, _ = parseStartAt(c.startAt) // validated
+	lc.Segment, _ = parseSegment(c.segment)
 	lc.TokenURL, _ = parseOptionalURL("token-url", c.tokenURL) // validated
 	lc.AdminURL, _ = parseOptionalURL("admin-url", c.adminURL)
 	lc.UserinfoURL, _ = parseOptionalURL("userinfo-url", c.userinfoURL)
@@ -417,4 +456,51 @@ func (c *config) loadConfig(stdin io.Reader) (*load.Config, error) {
 		return nil, err
 	}
 	return lc, lc.Validate()
+}
+
+// parseStartAt parses --start-at: RFC 3339 (fractional seconds allowed)
+// or Unix seconds with an optional fraction, to the nanosecond (no
+// float rounding). "" is the zero time: start at once.
+func parseStartAt(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if t, ok := parseUnix(s); ok {
+		return t, nil
+	}
+	return time.Time{}, cli.Usagef("--start-at: %q is neither an RFC 3339 time (2026-12-02T03:00:00.250Z) nor Unix seconds (1796180400.25)", s)
+}
+
+// parseUnix parses positive decimal Unix seconds, at most 9 fraction digits.
+func parseUnix(s string) (time.Time, bool) {
+	whole, frac, _ := strings.Cut(s, ".")
+	if whole == "" || len(frac) > 9 || strings.Trim(whole+frac, "0123456789") != "" {
+		return time.Time{}, false
+	}
+	sec, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil || sec > 1<<40 {
+		return time.Time{}, false
+	}
+	var ns int64
+	if frac != "" {
+		ns, _ = strconv.ParseInt((frac + "000000000")[:9], 10, 64)
+	}
+	return time.Unix(sec, ns).UTC(), true
+}
+
+// parseSegment parses --segment I/N (0 <= I < N); "" is the whole step.
+func parseSegment(s string) (load.Segment, error) {
+	if s == "" {
+		return load.Segment{}, nil
+	}
+	i, n, ok := strings.Cut(s, "/")
+	index, err1 := strconv.Atoi(i)
+	of, err2 := strconv.Atoi(n)
+	if !ok || err1 != nil || err2 != nil || of < 1 || index < 0 || index >= of {
+		return load.Segment{}, cli.Usagef("--segment: %q is not I/N with 0 <= I < N (agent I of N, 0-based; e.g. 0/3)", s)
+	}
+	return load.Segment{Index: index, Of: of}, nil
 }

@@ -115,7 +115,22 @@ func measure(ctx context.Context, lc *load.Config, output, hlog string, stdout i
 
 // summary is the final line on stderr.
 func summary(s *schema.Step) string {
-	return mainSummary(s) + warmupSummary(s) + connectSummary(s)
+	return mainSummary(s) + warmupSummary(s) + segmentSummary(s) + connectSummary(s)
+}
+
+// segmentSummary names the agent's segment and how late it started.
+func segmentSummary(s *schema.Step) string {
+	var out string
+	if g := s.Segment; g != nil {
+		out = fmt.Sprintf("; segment %d/%d of c=%d", g.Index, g.Of, g.TotalConnections)
+		if g.TotalRateRPS > 0 {
+			out += fmt.Sprintf(" rate=%g", g.TotalRateRPS)
+		}
+	}
+	if s.StartLateMS != nil {
+		out += fmt.Sprintf("; started %.3f ms after --start-at", *s.StartLateMS)
+	}
+	return out
 }
 
 // warmupSummary says how an adaptive warmup ended.

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"net/url"
@@ -51,14 +52,23 @@ type Header struct{ Key, Value string }
 type Config struct {
 	URL         *url.URL      // full endpoint URL
 	Scenario    string        // schema.Scenario* name
-	Connections int           // concurrent connections, each its own request loop
+	Connections int           // concurrent connections, each its own request loop; with a Segment, the whole step's (see Segment)
 	Warmup      time.Duration // before the window; with WarmupMax, its floor
 	Duration    time.Duration // measured window
 	Interval    time.Duration // per-interval histogram length
 	Timeout     time.Duration // whole request, including the body read
 	// Rate is the open-loop rate in requests/s over all connections (the
-	// wrk2 model, see paced); 0 = closed loop.
+	// wrk2 model, see paced); with a Segment, of the whole step over all
+	// agents (this agent sends its slots of the one schedule, Rate/Of).
+	// 0 = closed loop.
 	Rate float64
+	// Segment makes the step one agent's share of a step several run
+	// together (see Segment); the zero value is the whole step.
+	Segment Segment
+	// StartAt, when not zero, is when the warmup begins (see launchTime):
+	// after its setup Run waits for it, and refuses to start more than
+	// one Interval after it. Zero = as soon as set up.
+	StartAt time.Time
 
 	// WarmupMax > 0 makes the warmup adaptive (see settle): at least
 	// Warmup, then until the throughput is stable, at most WarmupMax.
@@ -162,7 +172,8 @@ func (c *Config) Validate() error {
 	if c.ClientAuth == "" {
 		c.ClientAuth = clientAuthDefault(c.Scenario)
 	}
-	for _, check := range []func() error{c.validateRate, c.validateWarmup, c.validateEngine, c.validateHeaders, c.validatePool,
+	for _, check := range []func() error{c.validateRate, c.validateWarmup, c.validateSegment, c.validateStartAt,
+		c.validateEngine, c.validateHeaders, c.validatePool,
 		c.validateAuth, c.validateFlow} {
 		if err := check(); err != nil {
 			return err
@@ -259,12 +270,29 @@ func (c *Config) validatePool() error {
 		if c.PoolMode == PoolChain && c.Scenario != schema.ScenarioRefresh {
 			return cli.Usagef("--pool-mode: chain applies to the refresh scenario only")
 		}
-		if n := len(c.Pool.Creds); n < c.Connections {
-			return cli.Usagef("--pool %s: %d credentials for -c %d connections (%s mode needs at least one per connection)",
-				c.Pool.Name, n, c.Connections, c.PoolMode)
+		if n, conns := len(c.Segment.Pool(c.Pool).Creds), c.agentConnections(); n < conns {
+			return cli.Usagef("--pool %s: %d credentials%s for %d connections (%s mode needs at least one per connection)",
+				c.Pool.Name, n, c.segmentNote(), conns, c.PoolMode)
 		}
 	default:
 		return cli.Usagef("--pool-mode: unknown mode %q (want reuse, consume or chain)", c.PoolMode)
+	}
+	return validateSlice("pool", c.Pool, c.Segment)
+}
+
+// segmentNote says, in a pool error, that the figures are one segment's.
+func (c *Config) segmentNote() string {
+	if c.Segment.agents() == 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (segment %s's share of the pool's %d)", c.Segment, len(c.Pool.Creds))
+}
+
+// validateSlice refuses a pool too small to give the segment a credential.
+func validateSlice(flag string, p *pool.Pool, s Segment) error {
+	if p != nil && len(s.Pool(p).Creds) == 0 {
+		return cli.Usagef("--%s %s: %d credentials leave segment %s none (need at least %d, one per agent)",
+			flag, p.Name, len(p.Creds), s, s.Of)
 	}
 	return nil
 }
@@ -316,6 +344,7 @@ func (c *Config) validateAuth() error {
 		if c.AssertionPool == nil {
 			return cli.Usagef("--client-assertion-pool: client auth assertion needs a pool of client assertions")
 		}
+		return validateSlice("client-assertion-pool", c.AssertionPool, c.Segment)
 	default:
 		return cli.Usagef("--client-auth: unknown method %q (want basic, post, none or assertion)", c.ClientAuth)
 	}

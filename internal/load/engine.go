@@ -21,7 +21,8 @@ type plan struct {
 	startAt  atomic.Int64  // measured window begins, ns after launch
 	endAt    atomic.Int64  // measured window ends, ns after launch: no request due at or after it starts
 	interval time.Duration // length of one interval
-	rate     float64       // requests/s over all connections; 0 = closed loop
+	rate     float64       // requests/s of the whole step's schedule (all agents); 0 = closed loop
+	seg      Segment       // which slots of the schedule are this agent's
 }
 
 // start is when the measured window begins.
@@ -46,12 +47,16 @@ func (p *plan) slot(t time.Time) (int, bool) {
 	return int(d / p.interval), true
 }
 
-// intended is the intended send time of request n of the schedule in rate
-// mode: the whole step is one evenly spaced sequence launch + n/rate from
-// the start of the warmup, and connection i of c sends requests i, i+c,
-// i+2c, ... — its own rate/c, offset by i/rate from its neighbours. The
-// times are computed from n, never accumulated, so they cannot drift.
-func (p *plan) intended(n int64) time.Time {
+// intended is the intended send time of this agent's request k in rate
+// mode. The whole step is one evenly spaced schedule, slot n due at
+// launch + n/rate from the start of the warmup. An agent of a segmented
+// step (of N) sends the slots k*N + I of it, so the N agents' schedules
+// together are that one schedule exactly, and alone the whole step sends
+// every slot (k = n). Connection i of the agent's c sends its requests i,
+// i+c, i+2c, ... — its own share, offset from its neighbours. The times
+// are computed from the slot, never accumulated, so they cannot drift.
+func (p *plan) intended(k int64) time.Time {
+	n := k*int64(p.seg.agents()) + int64(p.seg.Index)
 	return p.launch.Add(time.Duration(float64(n) * float64(time.Second) / p.rate))
 }
 
@@ -65,6 +70,7 @@ type window struct {
 // engine runs one closed-loop step.
 type engine struct {
 	cfg        *Config
+	conns      int // this agent's connections (its segment's share)
 	sc         scenario
 	creds      *credPool
 	assertions *credPool
@@ -80,6 +86,7 @@ type engine struct {
 	decided    chan struct{}   // closed once the window's start is final
 	stopped    atomic.Bool     // ctx was cancelled: no request starts
 	reach      reach           // whether the target accepts connections
+	started    time.Time       // when the workers actually began (the launch, or later with StartAt)
 }
 
 // Run runs one step: a pre-flight dial, the warmup, the measured window,
@@ -87,7 +94,8 @@ type engine struct {
 // returns a step with status interrupted. The error is a runtime failure
 // (an unreachable target); failed requests are data in the step.
 func Run(ctx context.Context, cfg *Config) (*schema.Step, error) {
-	if err := RaiseFileLimit(cfg.Connections); err != nil {
+	conns := cfg.agentConnections()
+	if err := RaiseFileLimit(conns); err != nil {
 		return nil, err
 	}
 	if err := preflight(ctx, cfg.URL, cfg.Timeout); err != nil {
@@ -95,9 +103,10 @@ func Run(ctx context.Context, cfg *Config) (*schema.Step, error) {
 	}
 	e := &engine{
 		cfg:        cfg,
-		creds:      newCredPool(cfg.Pool, cfg.PoolMode),
-		assertions: newCredPool(cfg.AssertionPool, PoolReuse),
-		live:       make([]liveCount, cfg.Connections),
+		conns:      conns,
+		creds:      newCredPool(cfg.Segment.Pool(cfg.Pool), cfg.PoolMode),
+		assertions: newCredPool(cfg.Segment.Pool(cfg.AssertionPool), PoolReuse),
+		live:       make([]liveCount, conns),
 	}
 	e.tallies.rate = cfg.Rate > 0
 	if schema.IterationScenario(cfg.Scenario) {
@@ -112,7 +121,12 @@ func Run(ctx context.Context, cfg *Config) (*schema.Step, error) {
 			return nil, err
 		}
 	}
-	return e.step(e.run(ctx))
+	launch, started, err := cfg.launchTime(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e.started = started
+	return e.step(e.run(ctx, launch))
 }
 
 // preflight dials the target once so that an unreachable target is an
@@ -134,11 +148,11 @@ func preflight(ctx context.Context, u *url.URL, timeout time.Duration) error {
 	return conn.Close()
 }
 
-// run starts the workers, watches the clock and waits for the drain.
-func (e *engine) run(ctx context.Context) window {
-	now := time.Now()
-	e.reach.launch = now
-	e.plan.launch, e.plan.interval, e.plan.rate = now, e.cfg.Interval, e.cfg.Rate
+// run starts the workers at launch (now, or the common start a little
+// before now), watches the clock and waits for the drain.
+func (e *engine) run(ctx context.Context, launch time.Time) window {
+	e.reach.launch = launch
+	e.plan.launch, e.plan.interval, e.plan.rate, e.plan.seg = launch, e.cfg.Interval, e.cfg.Rate, e.cfg.Segment
 	e.decided = make(chan struct{})
 	if e.cfg.WarmupMax > 0 {
 		e.plan.setWindow(e.cfg.WarmupMax, e.cfg.Duration) // until settle decides
@@ -156,7 +170,7 @@ func (e *engine) run(ctx context.Context) window {
 			wg.Go(loop)
 		}
 	} else {
-		for i := range e.cfg.Connections {
+		for i := range e.conns {
 			wg.Go(func() { e.worker(ctx, i) })
 		}
 	}
@@ -259,8 +273,8 @@ type conn struct {
 // nothing per request.
 func (e *engine) worker(ctx context.Context, i int) {
 	c := &conn{
-		src:     e.creds.source(i, e.cfg.Connections),
-		asrc:    e.assertions.source(i, e.cfg.Connections),
+		src:     e.creds.source(i, e.conns),
+		asrc:    e.assertions.source(i, e.conns),
 		rec:     newRecorder(&e.tallies, &e.live[i]),
 		req:     &Request{URL: e.cfg.URL},
 		backoff: backoff{max: e.cfg.Interval},
@@ -296,7 +310,7 @@ func (e *engine) worker(ctx context.Context, i int) {
 func (e *engine) paced(ctx context.Context, i int, c *conn) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	for n := int64(i); ; n += int64(e.cfg.Connections) {
+	for n := int64(i); ; n += int64(e.conns) {
 		due := e.plan.intended(n)
 		if end := e.plan.end(); !due.Before(end) {
 			// Done with the schedule: stay until the window ends, which

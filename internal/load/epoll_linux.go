@@ -102,7 +102,7 @@ func (e *engine) epollLoops() ([]func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	loops := make([]*epollLoop, min(runtime.GOMAXPROCS(0), e.cfg.Connections))
+	loops := make([]*epollLoop, min(runtime.GOMAXPROCS(0), e.conns))
 	for k := range loops {
 		l, err := newEpollLoop(e, addr, family)
 		if err != nil {
@@ -113,12 +113,12 @@ func (e *engine) epollLoops() ([]func(), error) {
 		}
 		loops[k] = l
 	}
-	for i := range e.cfg.Connections {
+	for i := range e.conns {
 		l := loops[i%len(loops)]
 		c := &epollConn{
 			i: i, key: int32(len(l.conns)), fd: -1,
-			src:     e.creds.source(i, e.cfg.Connections),
-			asrc:    e.assertions.source(i, e.cfg.Connections),
+			src:     e.creds.source(i, e.conns),
+			asrc:    e.assertions.source(i, e.conns),
 			rec:     newRecorder(&e.tallies, &e.live[i]),
 			req:     &Request{URL: e.cfg.URL},
 			line:    appendRequestLine(nil, e.sc.method, e.cfg.URL),

@@ -14,7 +14,7 @@ func (e *engine) step(w window) (*schema.Step, error) {
 	s := &schema.Step{
 		Schema: schema.StepV1, ToolVersion: cli.Version(),
 		Product: c.Product, ProductVersion: c.ProductVersion, Scenario: c.Scenario, Labels: c.Labels,
-		TargetURL: redact(c), Connections: c.Connections, RateRPS: c.Rate,
+		TargetURL: redact(c), Connections: e.conns, RateRPS: c.agentRate(), Segment: c.Segment.record(c),
 		WarmupS: c.Warmup.Seconds(), DurationS: c.Duration.Seconds(),
 		IntervalS: c.Interval.Seconds(), TimeoutS: c.Timeout.Seconds(),
 		Start: w.start.UTC(), End: w.end.UTC(), Status: schema.StatusComplete, Check: checkOf(c),
@@ -23,6 +23,7 @@ func (e *engine) step(w window) (*schema.Step, error) {
 		Intervals: []schema.Interval{},
 	}
 	s.Driver.Engine = e.engineName
+	e.fillStart(s)
 	e.fillWarmup(s, w.start)
 	if e.tallies.rate {
 		s.LatencyModel = schema.ModelOpenLoop
@@ -135,4 +136,19 @@ func redact(c *Config) string {
 	u := *c.URL
 	u.User = nil
 	return u.String()
+}
+
+// fillStart records when the step was to begin and when it did (nothing
+// of the latter for a step interrupted while it waited for StartAt).
+func (e *engine) fillStart(s *schema.Step) {
+	if !e.cfg.StartAt.IsZero() {
+		s.StartAt = new(e.cfg.StartAt.UTC())
+	}
+	if e.started.IsZero() {
+		return
+	}
+	s.StartedAt = new(e.started.UTC())
+	if s.StartAt != nil {
+		s.StartLateMS = new(float64(e.started.Sub(e.cfg.StartAt)) / float64(time.Millisecond))
+	}
 }

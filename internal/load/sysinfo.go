@@ -96,7 +96,7 @@ func (e *engine) driverLoops() int {
 	if e.loops != nil {
 		return len(e.loops)
 	}
-	return min(runtime.GOMAXPROCS(0), e.cfg.Connections)
+	return min(runtime.GOMAXPROCS(0), e.conns)
 }
 
 // hostInfo describes this machine.

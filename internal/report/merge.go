@@ -49,7 +49,15 @@ import (
 //     interval of each other;
 //   - iteration steps: count_unit and request_order must match;
 //     http_requests is summed, and requests_by_name name by name (counts
-//     and status codes summed, histograms merged, latency_ms recomputed).
+//     and status codes summed, histograms merged, latency_ms recomputed);
+//   - segments (loadstep --segment I/N): records that carry one must be
+//     one whole (see checkSegments): all segmented, the same N, every
+//     index 0..N-1 exactly once, the same whole-step connections and
+//     rate, which their shares add up to. The merged record has no
+//     segment; its connections and rate_rps are the whole step's;
+//   - start_skew_ms is the spread of the agents' actual starts
+//     (started_at, else start); start_at is kept when every agent was
+//     given the same.
 func Merge(steps []StepFile) (*schema.Step, error) {
 	if len(steps) == 0 {
 		return nil, errors.New("no step records to merge")
@@ -60,7 +68,11 @@ func Merge(steps []StepFile) (*schema.Step, error) {
 			return nil, err
 		}
 	}
+	if err := checkSegments(steps); err != nil {
+		return nil, err
+	}
 	out := mergeScalars(steps)
+	mergeStarts(out, steps)
 	for _, merge := range []func(*schema.Step, []StepFile) error{mergeHistograms, mergeIntervals, mergeNamed} {
 		if err := merge(out, steps); err != nil {
 			return nil, err

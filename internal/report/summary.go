@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/idpbench/idpbench/internal/schema"
 )
 
 // Summary formats.
@@ -34,6 +36,12 @@ type SummaryRow struct {
 	Status      string  `json:"status"`
 	Check       string  `json:"check"` // the success rule the step was judged by (JSON only)
 	File        string  `json:"file"`  // the record's file, "-" for stdin
+	// Requests and HistogramCount are JSON only: the step's requests and
+	// the values in its latency histogram (every request that got a
+	// complete HTTP response; -1 when the histogram does not decode), so
+	// that a script can check a merge without decoding HdrHistograms.
+	Requests       int64 `json:"requests"`
+	HistogramCount int64 `json:"histogram_count"`
 }
 
 func summaryHeader() []string {
@@ -49,6 +57,7 @@ func SummaryRows(steps []StepFile) []SummaryRow {
 			Product: StepProduct(sf), Scenario: s.Scenario, Connections: s.Connections,
 			QPS: s.QPS, P50MS: s.LatencyMS.P50, P95MS: s.LatencyMS.P95, P99MS: s.LatencyMS.P99,
 			ErrorRate: s.ErrorRate, Status: s.Status, Check: s.Check, File: sf.Path,
+			Requests: s.Requests, HistogramCount: histogramCount(s.Histogram),
 		})
 	}
 	return rows
@@ -105,4 +114,17 @@ func writeJSONLines(w io.Writer, rows []SummaryRow) error {
 		}
 	}
 	return nil
+}
+
+// histogramCount is the number of values in an encoded histogram; 0 for
+// none, -1 when it does not decode.
+func histogramCount(encoded string) int64 {
+	if encoded == "" {
+		return 0
+	}
+	h, err := schema.DecodeHistogram(encoded)
+	if err != nil {
+		return -1
+	}
+	return h.TotalCount()
 }

@@ -103,6 +103,30 @@ func TestSummaryJSONLines(t *testing.T) {
 	}
 }
 
+// TestSummaryHistogramCount: the JSON lines carry the requests and the
+// number of values in the latency histogram, -1 for one that does not
+// decode.
+func TestSummaryHistogramCount(t *testing.T) {
+	h := schema.NewHistogram()
+	for v := range int64(37) {
+		if err := h.RecordValue(1000 + v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enc, err := schema.EncodeHistogram(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := SummaryRows([]StepFile{
+		{"a.json", &schema.Step{Requests: 40, Histogram: enc}},
+		{"b.json", &schema.Step{Requests: 3, Histogram: "HISTbroken"}},
+		{"c.json", &schema.Step{}},
+	})
+	if got := []int64{rows[0].Requests, rows[0].HistogramCount, rows[1].HistogramCount, rows[2].HistogramCount}; got[0] != 40 || got[1] != 37 || got[2] != -1 || got[3] != 0 {
+		t.Errorf("requests, histogram counts %v, want [40 37 -1 0]", got)
+	}
+}
+
 func TestSummaryUnknownFormat(t *testing.T) {
 	if err := WriteSummary(&bytes.Buffer{}, nil, "xml"); err == nil {
 		t.Error("format xml accepted")

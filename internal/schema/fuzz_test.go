@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // addRecordFiles seeds f with the committed records matching the globs:
@@ -79,7 +80,7 @@ func fixedPoint[T any](t *testing.T, what string, v *T, decode func(io.Reader, s
 // FuzzDecodeStep: a step that decodes is valid, and encoding it gives a
 // record that decodes to the same step and encodes to the same bytes.
 func FuzzDecodeStep(f *testing.F) {
-	addRecordFiles(f, "testdata/step-v1.json", "../../results/reference/*/*-c*.json", "../report/testdata/*/*/*-c*.json")
+	addRecordFiles(f, "testdata/step-v1.json", "testdata/step-v1-segment.json", "../../results/reference/*/*-c*.json", "../report/testdata/*/*/*-c*.json")
 	f.Add([]byte(`{"schema":"idpbench.step/v1.2","scenario":"discovery","status":"error","connections":1,"error":"dial tcp: refused"}`))
 	f.Add([]byte(`{"schema":"idpbench.step/v1","scenario":"refresh","status":"complete","connections":2,` +
 		`"start":"2026-11-30T10:00:00.123456789+01:00","end":"2026-11-30T10:00:10Z","requests":3,"ok":1,"errors":{"non2xx":1,"check":1}}`))
@@ -91,7 +92,14 @@ func FuzzDecodeStep(f *testing.F) {
 		if err != nil {
 			return
 		}
-		fixedPoint(t, "step", s, DecodeStep, func(s *Step) { s.Start, s.End = s.Start.UTC(), s.End.UTC() })
+		fixedPoint(t, "step", s, DecodeStep, func(s *Step) {
+			s.Start, s.End = s.Start.UTC(), s.End.UTC()
+			for _, p := range []*time.Time{s.StartAt, s.StartedAt} {
+				if p != nil {
+					*p = p.UTC()
+				}
+			}
+		})
 	})
 }
 

@@ -197,3 +197,26 @@ func TestServerMetricsField(t *testing.T) {
 		t.Errorf("decoded %+v, wrote %+v", got.ServerMetrics, s.ServerMetrics)
 	}
 }
+
+// testdata/step-v1-segment.json is a committed record of one agent of a
+// segmented step with a common start (loadstep --segment 1/3 --start-at):
+// readers must keep decoding its segment and start fields.
+func TestDecodeCommittedSegmentStep(t *testing.T) {
+	f, err := os.Open("testdata/step-v1-segment.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := DecodeStep(f, "step-v1-segment.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 30, 10, 0, 35, 250_000_000, time.UTC)
+	want := Segment{Index: 1, Of: 3, TotalConnections: 24}
+	if s.Segment == nil || *s.Segment != want || s.Connections != 8 || s.StartAt == nil || !s.StartAt.Equal(at) ||
+		s.StartedAt == nil || s.StartedAt.Sub(at) != 412907*time.Nanosecond || s.StartLateMS == nil || *s.StartLateMS != 0.412907 ||
+		!s.Start.Equal(at.Add(time.Duration(s.WarmupS*float64(time.Second)))) {
+		t.Errorf("segment %+v c=%d start_at %v started_at %v start_late_ms %v start %s: want %+v, 8, %s, +412907ns, 0.412907, start_at + warmup_s",
+			s.Segment, s.Connections, s.StartAt, s.StartedAt, s.StartLateMS, s.Start, want, at)
+	}
+}

@@ -37,8 +37,8 @@ type Step struct {
 	Labels         map[string]string `json:"labels,omitempty"`
 
 	TargetURL   string  `json:"target_url"`  // the full endpoint URL (no credentials)
-	Connections int     `json:"connections"` // concurrent connections (-c)
-	RateRPS     float64 `json:"rate_rps"`    // intended total rate in requests/s; 0 = closed loop
+	Connections int     `json:"connections"` // concurrent connections of this record (-c; with a segment, this agent's share)
+	RateRPS     float64 `json:"rate_rps"`    // intended rate of this record in requests/s (with a segment, this agent's share); 0 = closed loop
 	WarmupS     float64 `json:"warmup_s"`    // warmup actually spent before the measured window (start - launch), seconds
 	DurationS   float64 `json:"duration_s"`  // intended measured window, seconds
 	IntervalS   float64 `json:"interval_s"`  // per-interval histogram length, seconds
@@ -59,6 +59,33 @@ type Step struct {
 	// measured them (a late wake-up shows as a longer one); the last may be
 	// shorter.
 	WarmupQPS []float64 `json:"warmup_qps,omitempty"`
+
+	// StartAt is present only when loadstep was told when to begin
+	// (--start-at): the requested beginning of the warmup (RFC 3339), the
+	// moment every agent of a multi-agent step shares. The step is
+	// reckoned from it, not from when this agent woke: the warmup runs
+	// from start_at, the window starts at start_at + warmup_s, and in rate
+	// mode the schedule's first slot is start_at.
+	StartAt *time.Time `json:"start_at,omitempty"`
+	// StartedAt is when this agent's workers actually began (RFC 3339):
+	// after its setup (pools read, target dialled) and, with start_at,
+	// its wait for it. Absent in older records and in a step interrupted
+	// while it waited for start_at.
+	StartedAt *time.Time `json:"started_at,omitempty"`
+	// StartLateMS is present with StartAt: started_at - start_at,
+	// milliseconds (the agent's timer and scheduling delay; loadstep
+	// refuses to start more than one interval late).
+	StartLateMS *float64 `json:"start_late_ms,omitempty"`
+	// StartSkewMS is present only in merged records (aggregate merge):
+	// the largest difference between the merged agents' actual starts,
+	// max - min of their started_at (of their start, for records
+	// without started_at), milliseconds.
+	StartSkewMS *float64 `json:"start_skew_ms,omitempty"`
+	// Segment is present only when the step was one agent's share of a
+	// step several agents ran together (loadstep --segment I/N);
+	// connections and rate_rps are then this agent's share, the
+	// segment's total_* the whole step's. Absent in merged records.
+	Segment *Segment `json:"segment,omitempty"`
 
 	Start  time.Time `json:"start"`           // start of the measured window (RFC 3339)
 	End    time.Time `json:"end"`             // end of the measured window (RFC 3339)
@@ -125,7 +152,8 @@ type Step struct {
 	// records and when no metrics URL was given.
 	ServerMetrics *ServerMetrics `json:"server_metrics,omitempty"`
 	// Agents is the number of loadstep processes merged into this record
-	// (aggregate merge); 0 or 1 means a single agent.
+	// (aggregate merge); 0 or 1 means a single agent. A merge of
+	// segments holds all of them: agents = segment.of.
 	Agents int `json:"agents,omitempty"`
 
 	// CountUnit says what the step counts: absent (CountRequests) for the
@@ -207,6 +235,19 @@ type ServerScrape struct {
 	File  string `json:"file,omitempty"`
 	Bytes int64  `json:"bytes,omitempty"` // size of File, bytes
 	Error string `json:"error,omitempty"` // why the scrape failed
+}
+
+// Segment is one agent's share of a step that Of agents ran together
+// (loadstep --segment I/N): connections Connections/Of each, the
+// remainder to the lowest indexes; in rate mode the slots Index, Index+Of,
+// Index+2*Of, ... of the step's one schedule of TotalRateRPS; from every
+// pool the credentials at positions p (0-based, in file order) with
+// p mod Of == Index.
+type Segment struct {
+	Index            int     `json:"index"`             // this agent, 0-based, below of
+	Of               int     `json:"of"`                // agents in all (N)
+	TotalConnections int     `json:"total_connections"` // the whole step's connections over all agents (-c)
+	TotalRateRPS     float64 `json:"total_rate_rps"`    // the whole step's rate over all agents, requests/s (--rate); 0 = closed loop
 }
 
 // WarmupRule is loadstep's adaptive warmup: at least MinS, then until the
