@@ -3,7 +3,7 @@
 # Indexed Job, deploy/kubernetes), their records merged by `aggregate merge`.
 #
 #   scripts/k8s-step.sh --agents N --url URL --scenario S -c C --image REF
-#                       [--rate R] [--duration 60s] [--warmup 10s] [--warmup-max D]
+#                       [--rate R] [--duration 60s] [--warmup 10s]
 #                       [--namespace NS] [--secret NAME] [--cpus 2] [--memory 1Gi]
 #                       [--start-in 60s | --start-at TIME] [--idp-label KEY=VALUE]...
 #                       [--context CTX] [--out DIR] [--keep]
@@ -15,7 +15,9 @@
 #   -c C              connections in total over the N agents (at least N); each
 #                     agent opens its share (loadstep --segment)
 #   --rate R          open loop: R requests/s in total, each agent its share
-#   --duration, --warmup, --warmup-max   loadstep's, in seconds or minutes (60, 60s, 2m)
+#   --duration, --warmup   loadstep's, in seconds or minutes (60, 60s, 2m); the
+#                       warmup is fixed: agents measure one common window
+#                       (loadstep refuses --start-at with --warmup-max)
 #   --image REF       the tools image (deploy/kubernetes/Dockerfile), pinned by
 #                     tag or digest (not :latest)
 #   --namespace NS    default idpbench; one run per namespace at a time
@@ -101,7 +103,7 @@ json_array() {
 	printf ']'
 }
 
-AGENTS="" URL="" SCENARIO="" CONNS="" RATE="" DURATION=60s WARMUP=10s WARMUP_MAX=""
+AGENTS="" URL="" SCENARIO="" CONNS="" RATE="" DURATION=60s WARMUP=10s
 IMAGE="" NAMESPACE=idpbench SECRET=idpbench-agent CPUS=2 MEMORY=1Gi START_IN=60s START_AT=""
 IDP_LABELS=() CONTEXT="" OUT="$IDPBENCH_ROOT/results/k8s"
 KEEP=0 RENDER_ONLY=0 OVERLAY_DIR="" EXTRA=() START_IN_SET=0
@@ -117,7 +119,7 @@ while (($# > 0)); do
 	--rate) need "$@" && RATE="$2" && shift ;;
 	--duration) need "$@" && DURATION="$2" && shift ;;
 	--warmup) need "$@" && WARMUP="$2" && shift ;;
-	--warmup-max) need "$@" && WARMUP_MAX="$2" && shift ;;
+	--warmup-max) usage_error "--warmup-max: the agents measure one common window, so their warmup is fixed (loadstep refuses --start-at with an adaptive warmup); give a --warmup long enough" ;;
 	--image) need "$@" && IMAGE="$2" && shift ;;
 	--namespace) need "$@" && NAMESPACE="$2" && shift ;;
 	--secret) need "$@" && SECRET="$2" && shift ;;
@@ -157,9 +159,6 @@ fi
 DURATION_S="$(seconds_of --duration "$DURATION")"
 ((DURATION_S > 0)) || usage_error "--duration $DURATION: want a window above 0"
 WARMUP_S="$(seconds_of --warmup "$WARMUP")"
-WARMUP_MAX_S=""
-[[ -z "$WARMUP_MAX" ]] || WARMUP_MAX_S="$(seconds_of --warmup-max "$WARMUP_MAX")"
-[[ -z "$WARMUP_MAX_S" || -z "$RATE" ]] || usage_error "--warmup-max is closed loop only (loadstep): drop it or --rate"
 posint --cpus "$CPUS"
 [[ "$MEMORY" =~ ^[1-9][0-9]*(Ki|Mi|Gi|Ti|k|M|G|T)?$ ]] || usage_error "--memory $MEMORY: want a Kubernetes quantity such as 1Gi or 512Mi"
 dns_label='^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$'
@@ -225,9 +224,9 @@ else
 	START_AT="$(date -u -d "@$START_EPOCH" +%Y-%m-%dT%H:%M:%SZ)"
 fi
 LEAD_S=$((START_EPOCH > NOW ? START_EPOCH - NOW : 0))
-# The Job's deadline: the lead, the longest warmup, the window, then the
+# The Job's deadline: the lead, the warmup, the window, then the
 # drain (loadstep --timeout, 10 s by default) and a margin for the pods' start.
-DEADLINE_S=$((LEAD_S + ${WARMUP_MAX_S:-$WARMUP_S} + DURATION_S + 120))
+DEADLINE_S=$((LEAD_S + WARMUP_S + DURATION_S + 120))
 
 NAME="$SCENARIO-c$CONNS${RATE:+-r$RATE}-n$AGENTS"
 
@@ -237,7 +236,6 @@ NAME="$SCENARIO-c$CONNS${RATE:+-r$RATE}-n$AGENTS"
 loadstep_args() {
 	local args=("--url=$URL" "--scenario=$SCENARIO" "--connections=$CONNS" "--warmup=${WARMUP_S}s" "--duration=${DURATION_S}s")
 	[[ -z "$RATE" ]] || args+=("--rate=$RATE")
-	[[ -z "$WARMUP_MAX_S" ]] || args+=("--warmup-max=${WARMUP_MAX_S}s")
 	json_array "${args[@]}" "${EXTRA[@]}"
 }
 
@@ -426,7 +424,7 @@ conditions() {
 	"${KC[@]}" get job "$JOB" -o json | jq -r '[.status.conditions[]? | select(.status == "True") | .type] | join(" ")'
 }
 
-step 3 "$TOTAL" "waiting for the $AGENTS agents (start $START_AT, then ${WARMUP_MAX_S:-$WARMUP_S} s warmup at most and $DURATION_S s)"
+step 3 "$TOTAL" "waiting for the $AGENTS agents (start $START_AT, then $WARMUP_S s warmup and $DURATION_S s)"
 started=0 deadline=$((SECONDS + DEADLINE_S + 60))
 until "${KC[@]}" wait --for=condition=complete "job/$JOB" --timeout=10s >/dev/null 2>&1; do
 	state="$(conditions)" || die "Job $JOB is gone from namespace $NAMESPACE"
