@@ -75,11 +75,14 @@ type engine struct {
 	tallies    tallies
 	live       []liveCount // per worker
 	plan       plan
-	base       [2]atomic.Int64 // live sent/failed at the start of the window, for progress
-	warm       settler         // an adaptive warmup's record (warmup.go)
-	decided    chan struct{}   // closed once the window's start is final
-	stopped    atomic.Bool     // ctx was cancelled: no request starts
-	reach      reach           // whether the target accepts connections
+	warm       settler       // an adaptive warmup's record (warmup.go)
+	decided    chan struct{} // closed once the window's start is final
+	stopped    atomic.Bool   // ctx was cancelled: no request starts
+	reach      reach         // whether the target accepts connections
+
+	// base is the live counts at the start of the window (the progress
+	// line, the live view); nil before it.
+	base atomic.Pointer[liveSum]
 }
 
 // Run runs one step: a pre-flight dial, the warmup, the measured window,
@@ -163,9 +166,11 @@ func (e *engine) run(ctx context.Context) window {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	stopProgress := e.startProgress()
+	stopLive := e.startLive()
 	w := e.watch(ctx, done)
 	<-done
 	stopProgress()
+	stopLive()
 	if e.cfg.Window != nil {
 		e.cfg.Window.StepDrained(context.WithoutCancel(ctx))
 	}
@@ -189,9 +194,7 @@ func (e *engine) watch(ctx context.Context, done <-chan struct{}) window {
 	if e.cfg.Window != nil {
 		e.cfg.Window.WindowStart(start)
 	}
-	t := e.liveTotals()
-	e.base[0].Store(t[0])
-	e.base[1].Store(t[1])
+	e.base.Store(new(e.liveTotals()))
 	w := window{start: start, end: e.plan.end()}
 	before := sampleCPU()
 	if !sleepUntil(ctx, done, w.end) {
