@@ -36,8 +36,9 @@ import (
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
-// PhaseStarting is the phase before the engine's first tick (pools read,
-// pre-flight dial).
+// PhaseStarting is the phase before the engine's first tick: the server
+// listens once the inputs are read, before the output files are opened
+// and the target's pre-flight dial.
 const PhaseStarting = "starting"
 
 // phases are the values of the phase gauge's label, in order.
