@@ -29,7 +29,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/idpbench/idpbench/internal/load"
@@ -92,12 +91,13 @@ func newDescs() descs {
 	}
 }
 
-// New returns Metrics with its own registry, which also holds the
-// process collector (the driver's CPU and memory).
+// New returns Metrics with its own registry. It holds no process or Go
+// collector: reading /proc for them would cost each scrape more than the
+// rest of it (BenchmarkScrape), and the driver's CPU is in the step record.
 func New() *Metrics {
 	m := &Metrics{created: time.Now(), bounds: latencyBounds(), reg: prometheus.NewRegistry(), d: newDescs(),
 		last: load.LiveFigures{Phase: PhaseStarting}}
-	m.reg.MustRegister(collector{m}, collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(collector{m})
 	return m
 }
 

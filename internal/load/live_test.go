@@ -3,6 +3,7 @@ package load
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -116,5 +117,38 @@ func checkLive(t *testing.T, s *schema.Step, ticks []LiveFigures) {
 	w := f.Warmup
 	if w.Errors.Total() != w.Errors.Non2xx || w.Errors.Total() > w.Requests {
 		t.Errorf("warmup: %d requests, errors %+v: want non2xx only", w.Requests, w.Errors)
+	}
+}
+
+// BenchmarkLiveTick is one tick of the live view late in a long step: a
+// minute of 1 s intervals of 40,000 requests each (latencies 0.2 ms plus
+// an exponential tail of mean 0.4 ms, one 50 ms outlier per interval), of
+// which one interval has grown since the previous tick, as in a run. Its
+// time per op is what --metrics-addr costs the driver per interval
+// besides the scrapes (bench --metrics-overhead measures the whole).
+func BenchmarkLiveTick(b *testing.B) {
+	e := &engine{cfg: &Config{}, live: make([]liveCount, 128)}
+	e.plan.launch, e.plan.interval = time.Now().Add(-2*time.Minute), time.Second
+	e.plan.setWindow(0, time.Hour)
+	e.base.Store(&liveSum{})
+	rng := rand.New(rand.NewPCG(1, 2))
+	for k := range 60 {
+		t := e.tallies.at(k)
+		for range 40000 {
+			t.hist.RecordValue(int64(200e3 + rng.ExpFloat64()*400e3))
+		}
+		t.hist.RecordValue(50e6)
+		t.requests, t.ok, t.codes[200] = 40001, 40001, 40001
+	}
+	v := &liveView{} // internal/live's buckets: 1-2-5 from 100 µs to 60 s
+	for d := int64(100e3); d < 10e9; d *= 10 {
+		v.bounds = append(v.bounds, d, 2*d, 5*d)
+	}
+	v.bounds = append(v.bounds, 10e9, 20e9, 60e9)
+	e.liveFigures(v, time.Now(), false)
+	b.ReportAllocs()
+	for b.Loop() {
+		e.tallies.per[59].hist.RecordValue(300e3)
+		e.liveFigures(v, time.Now(), false)
 	}
 }
