@@ -2,7 +2,7 @@ package load
 
 import (
 	"math"
-	"slices"
+	"math/bits"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -71,23 +71,23 @@ type LiveLatency struct {
 	// significant digits), as the step's percentiles do.
 	Buckets []int64
 	Count   int64         // every latency recorded
-	Sum     time.Duration // their sum, each at the middle of its HdrHistogram bucket
+	Sum     time.Duration // their sum, each at its bucket's median equivalent value (as HdrHistogram's Mean)
 }
 
 // liveView is the live observer's side of a running step, owned by the
 // live goroutine.
 type liveView struct {
-	bounds []int64    // LatencyBounds in ns
-	per    []liveHist // the window's intervals' buckets, by index
-	at     time.Time  // the previous tick
-	sent   int64      // live completions at the previous tick
+	cuts []int      // by bound: the counts indexes below it hold the latencies at most the bound (hdrCut)
+	per  []liveHist // the window's intervals' buckets, by index
+	at   time.Time  // the previous tick
+	sent int64      // live completions at the previous tick
 }
 
 // liveHist is one interval's histogram in the live buckets, recomputed
 // when the interval's histogram has grown.
 type liveHist struct {
 	n       int64   // the histogram's count when last computed
-	buckets []int64 // not cumulative: buckets[i] counts bounds[i-1] < v <= bounds[i]; the last beyond every bound
+	buckets []int64 // not cumulative: buckets[i] counts bound i-1 < v <= bound i; the last beyond every bound
 	sum     float64 // ns
 }
 
@@ -100,7 +100,7 @@ func (e *engine) startLive() (stop func()) {
 	}
 	v := &liveView{at: e.plan.launch}
 	for _, b := range e.cfg.Live.LatencyBounds() {
-		v.bounds = append(v.bounds, b.Nanoseconds())
+		v.cuts = append(v.cuts, hdrCut(b.Nanoseconds()))
 	}
 	e.cfg.Live.Tick(e.liveFigures(v, e.plan.launch, false))
 	done, finished := make(chan struct{}), make(chan struct{})
@@ -194,10 +194,12 @@ func (e *engine) endedIntervals(now time.Time, final bool) int {
 }
 
 // histogram brings interval k's buckets up to date with h; the tallies
-// lock is held.
+// lock is held. It walks a copy of h's counts (one allocation) rather than
+// h.Distribution(), which grows a slice of every bucket up to the largest
+// value: ten times the garbage and time (BenchmarkLiveTick).
 func (v *liveView) histogram(k int, h *hdrhistogram.Histogram) {
 	for len(v.per) <= k {
-		v.per = append(v.per, liveHist{buckets: make([]int64, len(v.bounds)+1)})
+		v.per = append(v.per, liveHist{buckets: make([]int64, len(v.cuts)+1)})
 	}
 	lh := &v.per[k]
 	if h.TotalCount() == lh.n {
@@ -205,20 +207,60 @@ func (v *liveView) histogram(k int, h *hdrhistogram.Histogram) {
 	}
 	clear(lh.buckets)
 	lh.sum = 0
-	for _, bar := range h.Distribution() {
-		if bar.Count == 0 {
+	b := 0
+	for i, n := range h.Export().Counts {
+		if n == 0 {
 			continue
 		}
-		i, _ := slices.BinarySearch(v.bounds, bar.To)
-		lh.buckets[i] += bar.Count
-		lh.sum += float64(bar.Count) * (float64(bar.From) + float64(bar.To-bar.From+1)/2)
+		for b < len(v.cuts) && i >= v.cuts[b] {
+			b++
+		}
+		lh.buckets[b] += n
+		lo, width := hdrRange(i)
+		lh.sum += float64(n) * float64(lo+width>>1) // the median equivalent value, as Mean() takes it
 	}
 	lh.n = h.TotalCount()
 }
 
+// The counts layout of HdrHistogram (that of its V2 encoding) in the step
+// geometry, schema.NewHistogram: unit 1 ns, 3 significant digits, so 2048
+// sub-buckets; bucket k > 0 holds values 1024<<k to 2048<<k - 1 in 1024
+// ranges of width 1<<k, bucket 0 values 0 to 2047 one by one.
+// TestHdrLayout checks it against the library.
+const (
+	hdrHalfMag = 10 // log2 of half the sub-bucket count
+	hdrHalf    = 1 << hdrHalfMag
+)
+
+// hdrIndex is the counts index holding v.
+func hdrIndex(v int64) int {
+	k := 64 - bits.LeadingZeros64(uint64(v)|(2*hdrHalf-1)) - (hdrHalfMag + 1)
+	return (k+1)<<hdrHalfMag + int(v>>k) - hdrHalf
+}
+
+// hdrRange is the lowest value counts index i holds and the width of its
+// range.
+func hdrRange(i int) (lowest, width int64) {
+	k, sub := i>>hdrHalfMag-1, i&(hdrHalf-1)+hdrHalf
+	if k < 0 {
+		k, sub = 0, sub-hdrHalf
+	}
+	return int64(sub) << k, 1 << k
+}
+
+// hdrCut is how many counts indexes hold only values at most b, by the
+// highest value each holds (as the step's percentiles report a value).
+func hdrCut(b int64) int {
+	i := hdrIndex(b)
+	if lo, width := hdrRange(i); lo+width-1 == b {
+		return i + 1
+	}
+	return i
+}
+
 // latency sums the intervals' buckets into a cumulative histogram.
 func (v *liveView) latency() LiveLatency {
-	l := LiveLatency{Buckets: make([]int64, len(v.bounds))}
+	l := LiveLatency{Buckets: make([]int64, len(v.cuts))}
 	var sum float64
 	for _, lh := range v.per {
 		var cum int64

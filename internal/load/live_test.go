@@ -140,15 +140,75 @@ func BenchmarkLiveTick(b *testing.B) {
 		t.hist.RecordValue(50e6)
 		t.requests, t.ok, t.codes[200] = 40001, 40001, 40001
 	}
-	v := &liveView{} // internal/live's buckets: 1-2-5 from 100 µs to 60 s
-	for d := int64(100e3); d < 10e9; d *= 10 {
-		v.bounds = append(v.bounds, d, 2*d, 5*d)
+	v := &liveView{}
+	for _, b := range liveBounds() {
+		v.cuts = append(v.cuts, hdrCut(b))
 	}
-	v.bounds = append(v.bounds, 10e9, 20e9, 60e9)
 	e.liveFigures(v, time.Now(), false)
 	b.ReportAllocs()
 	for b.Loop() {
 		e.tallies.per[59].hist.RecordValue(300e3)
 		e.liveFigures(v, time.Now(), false)
+	}
+}
+
+// liveBounds are internal/live's buckets in ns: 1-2-5 from 100 µs to 60 s.
+func liveBounds() []int64 {
+	var b []int64
+	for d := int64(100e3); d < 10e9; d *= 10 {
+		b = append(b, d, 2*d, 5*d)
+	}
+	return append(b, 10e9, 20e9, 60e9)
+}
+
+// TestHdrLayout: the live view's reading of a histogram's counts agrees
+// with the library's own buckets (Distribution): every bucket's range, and
+// the latencies each live bucket counts, on values from 1 ns to 60 s and
+// the bounds themselves and their neighbours.
+func TestHdrLayout(t *testing.T) {
+	h := schema.NewHistogram()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 200000 {
+		h.RecordValue(int64(math.Exp(rng.Float64() * math.Log(schema.HistHighestNS))))
+	}
+	for _, b := range liveBounds() {
+		h.RecordValues(b-1, 3)
+		h.RecordValues(b, 5)
+		h.RecordValues(b+1, 7)
+	}
+	counts := h.Export().Counts
+	bars := h.Distribution()
+	if len(bars) > len(counts) {
+		t.Fatalf("%d bars, %d counts", len(bars), len(counts))
+	}
+	for i, bar := range bars {
+		lo, width := hdrRange(i)
+		if bar.From != lo || bar.To != lo+width-1 || bar.Count != counts[i] || hdrIndex(bar.From) != i || hdrIndex(bar.To) != i {
+			t.Fatalf("index %d: library [%d, %d] count %d; live [%d, %d] count %d, index of its ends %d, %d",
+				i, bar.From, bar.To, bar.Count, lo, lo+width-1, counts[i], hdrIndex(bar.From), hdrIndex(bar.To))
+		}
+	}
+	v := &liveView{}
+	for _, b := range liveBounds() {
+		v.cuts = append(v.cuts, hdrCut(b))
+	}
+	v.histogram(0, h)
+	got := v.latency()
+	for k, b := range liveBounds() {
+		var want int64
+		for _, bar := range bars {
+			if bar.To <= b {
+				want += bar.Count
+			}
+		}
+		if got.Buckets[k] != want {
+			t.Errorf("bound %d ns: %d latencies, the library's buckets hold %d at most it", b, got.Buckets[k], want)
+		}
+	}
+	if got.Count != h.TotalCount() {
+		t.Errorf("count %d, histogram %d", got.Count, h.TotalCount())
+	}
+	if mean := h.Mean() * float64(h.TotalCount()); math.Abs(float64(got.Sum)-mean) > 1e-9*mean {
+		t.Errorf("sum %v, the library's mean times count %v", float64(got.Sum), mean)
 	}
 }
