@@ -25,6 +25,9 @@
 // connections), and peak RSS at --rss-conns connections (wrk and loadstep on
 // each engine closed loop, loadstep at --rate).
 //
+// --metrics-overhead runs one table instead (overhead.go): loadstep without
+// and with --metrics-addr, scraped, on nginx, in turns.
+//
 // Usage (scripts/bench.sh builds the tools and finds the targets):
 //
 //	go run ./bench --loadstep bin/loadstep --refop ~/.cache/idpbench/bin/refop-v3.52.0-idpbench -c 16,128 --engines raw,epoll --raw bench.jsonl
@@ -72,9 +75,11 @@ type config struct {
 	targets                          []string
 	rate                             float64 // rate-accuracy row; 0 skips it
 	rateConns                        int
-	rssConns                         int      // RSS table; 0 skips it
-	engines                          []string // loadstep --engine values to compare
-	raw                              string   // JSON lines of every run; "" = none
+	rssConns                         int           // RSS table; 0 skips it
+	engines                          []string      // loadstep --engine values to compare
+	raw                              string        // JSON lines of every run; "" = none
+	metricsOverhead                  bool          // only the --metrics-addr overhead table
+	metricsScrape                    time.Duration // its scrape interval
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -95,6 +100,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.rssConns, "rss-conns", 1000, "RSS table on nginx: connections (0 = skip)")
 	fs.StringSliceVar(&c.engines, "engines", []string{"raw", "epoll"}, "loadstep engines to compare with wrk, a row each (raw, epoll, nethttp)")
 	fs.StringVar(&c.raw, "raw", "", "also write every run's figures (every round, every driver, every table) as JSON lines to `FILE`, atomically; default none")
+	fs.BoolVar(&c.metricsOverhead, "metrics-overhead", false, "instead of the tables above: loadstep's CPU per request with --metrics-addr (scraped every --metrics-scrape) against without, on nginx, at each -c and engine of --engines, the two interleaved within each round")
+	fs.DurationVar(&c.metricsScrape, "metrics-scrape", time.Second, "with --metrics-overhead: how often the --metrics-addr arm is scraped")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: bench [flags]\n\nRuns loadstep and wrk in turns against local targets and prints markdown tables.\n\n%s\nExample:\n  scripts/bench.sh --raw results/bench/bench.jsonl >results/bench/bench.md\n", fs.FlagUsages())
 	}
@@ -123,6 +130,8 @@ func (c config) validate() error {
 		return cli.Usagef("--duration: want whole seconds, at least 1s (wrk's -d), got %s", c.duration)
 	case c.raw == "-":
 		return cli.Usagef("--raw: want a file; stdout carries the markdown tables")
+	case c.metricsOverhead && c.metricsScrape <= 0:
+		return cli.Usagef("--metrics-scrape: must be positive, got %s", c.metricsScrape)
 	}
 	for _, n := range c.conns {
 		if n < 1 {
@@ -134,8 +143,12 @@ func (c config) validate() error {
 
 // benchRaw runs benchAll with c.raw open, committed only when all of it ran.
 func benchRaw(ctx context.Context, c config, args []string, stdout, stderr io.Writer) error {
+	bench := benchAll
+	if c.metricsOverhead {
+		bench = benchOverhead
+	}
 	if c.raw == "" {
-		return benchAll(ctx, c, nil, stdout, stderr)
+		return bench(ctx, c, nil, stdout, stderr)
 	}
 	f, err := atomicfile.Create(c.raw, 0o644, stdout)
 	if err != nil {
@@ -146,7 +159,7 @@ func benchRaw(ctx context.Context, c config, args []string, stdout, stderr io.Wr
 	err = raw.enc.Encode(runRecord{Table: "run", Args: args, Start: time.Now().UTC(), Hostname: host,
 		NumCPU: runtime.NumCPU(), Rounds: c.rounds, DurationS: c.duration.Seconds(), LoadAvg1: loadAvg1()})
 	if err == nil {
-		err = benchAll(ctx, c, raw, stdout, stderr)
+		err = bench(ctx, c, raw, stdout, stderr)
 	}
 	if err != nil {
 		f.Abort()
@@ -189,6 +202,9 @@ type rawRecord struct {
 	RSSBytes    int64     `json:"rss_bytes"`      // peak RSS of the driver process
 	P50MS       float64   `json:"p50_ms"`         // the driver's P50 latency, milliseconds
 	Rate        *rateRaw  `json:"rate,omitempty"` // rate table only
+	// Scrapes is how many scrapes of loadstep's --metrics-addr succeeded
+	// during the run (metrics-overhead table, that arm only).
+	Scrapes int `json:"scrapes,omitempty"`
 }
 
 // rateRaw holds the rate table's figures of one round.
@@ -202,6 +218,11 @@ type rateRaw struct {
 	ServiceP99MS    float64 `json:"service_p99_ms"`
 }
 
+// runLogger is handed every run of a table (rawLog: to --raw).
+type runLogger interface {
+	write(base rawRecord, m measurement) error
+}
+
 // rawLog writes rawRecords as JSON lines; a nil rawLog writes nothing.
 type rawLog struct{ enc *json.Encoder }
 
@@ -210,6 +231,7 @@ func (l *rawLog) write(base rawRecord, m measurement) error {
 		return nil
 	}
 	r := base
+	r.Scrapes = m.scrapes
 	r.Requests, r.Errors, r.Seconds, r.ReqPerS = m.requests, m.errors, m.seconds, m.rate()
 	r.CPUS, r.CPUUSPerReq, r.RSSBytes, r.P50MS = m.cpuS, m.cpuPerReqUS(), m.rssBytes, m.p50MS
 	r.Start, r.LoadAvg1 = m.start, m.loadAvg1
@@ -259,6 +281,7 @@ type measurement struct {
 	step             *schema.Step // loadstep runs only
 	start            time.Time    // when the run began
 	loadAvg1         *float64     // host load average before it; nil when unknown
+	scrapes          int          // successful scrapes of loadstep's --metrics-addr
 }
 
 func (m measurement) rate() float64        { return float64(m.requests) / m.seconds }
@@ -452,7 +475,7 @@ func drivers(ctx context.Context, c config, url string, n int, dir string) []dri
 // filled in with the round, turn and driver), and returns a table row per
 // driver: medians of each figure and, for loadstep (every driver after the
 // first, wrk), the median of its per-round ratios to wrk and those ratios.
-func compare(ds []driver, rounds int, base rawRecord, raw *rawLog, label string, stderr io.Writer) ([]string, error) {
+func compare(ds []driver, rounds int, base rawRecord, raw runLogger, label string, stderr io.Writer) ([]string, error) {
 	ms := make([][]measurement, len(ds))
 	for r := 0; r < rounds; r++ {
 		for k := range ds {

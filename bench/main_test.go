@@ -77,11 +77,38 @@ func TestValidate(t *testing.T) {
 		"fractional":       func(c *config) { c.duration = 15e8 },
 		"raw on stdout":    func(c *config) { c.raw = "-" },
 		"zero connections": func(c *config) { c.conns = []int{16, 0} },
+		"no scrape":        func(c *config) { c.metricsOverhead, c.metricsScrape = true, 0 },
 	} {
 		c := ok
 		change(&c)
 		if err := c.validate(); err == nil {
 			t.Errorf("%s: validate passed", name)
 		}
+	}
+}
+
+// TestOverheadSpread: the metrics-overhead table's spread line pairs each
+// round's run with --metrics-addr with the run without it of the same
+// round, whichever ran first (the order flips each round).
+func TestOverheadSpread(t *testing.T) {
+	// CPU per request is 10 us for every run; the on arm's cpuS is scaled
+	// by its rate in fakeDriver, so give it the same rates and scale here.
+	off := fakeDriver("loadstep epoll", 100, 100, 100, 100)
+	on := fakeDriver("loadstep epoll --metrics-addr", 100, 100, 100, 100)
+	scale := []float64{1.01, 0.99, 1.03, 1.00}
+	onRun := on.run
+	on.run = func() (measurement, error) {
+		m, err := onRun()
+		m.cpuS *= scale[0]
+		scale = scale[1:]
+		return m, err
+	}
+	rec := &ratioLog{}
+	if _, err := compare([]driver{off, on}, 4, rawRecord{Table: "metrics-overhead"}, rec, "test", io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	want := "median 1.0050, min 0.9900, max 1.0300, quartiles 1.0000-1.0100, 4 rounds"
+	if got := rec.cpuSpread(); got != want {
+		t.Errorf("spread %q, want %q", got, want)
 	}
 }

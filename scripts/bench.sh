@@ -6,6 +6,9 @@
 #        scripts/bench.sh --engines epoll --targets nginx   # loadstep engines to compare (default raw,epoll)
 #        scripts/bench.sh -c 16,128 --duration 5s --rounds 3 \
 #          --raw results/bench/bench.jsonl >results/bench/bench.md  # the README's run, raw figures kept
+#        scripts/bench.sh --metrics-overhead --engines epoll -c 16,128 --duration 5s --rounds 10 \
+#          --raw results/bench/metrics-overhead.jsonl >results/bench/metrics-overhead.md
+#          # what loadstep --metrics-addr costs: CPU per request with it (scraped every 1 s) ÷ without, interleaved
 # Installs wrk and nginx-light from the OS packages when missing (as root),
 # builds loadstep and the reference OP, then prints markdown tables on stdout;
 # --raw FILE also writes every run's figures (every round, every driver) as

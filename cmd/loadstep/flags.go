@@ -46,6 +46,7 @@ type config struct {
 	output, hlog              string
 	serverMetrics             serverMetricsFlags
 	startAt, segment          string
+	live                      liveFlags
 	version                   bool
 }
 
@@ -105,6 +106,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	c.serverMetrics.bind(fs)
 	fs.StringVar(&c.startAt, "start-at", "", "begin the warmup at `TIME`, after setup (RFC 3339, e.g. 2026-12-02T03:00:00.250Z, or Unix seconds, e.g. 1796180400.25); more than one --interval late is an error; not with an adaptive --warmup-max; default at once")
 	fs.StringVar(&c.segment, "segment", "", "run agent I's share (`I/N`, I 0-based) of a step N agents run together: -c C/N (remainder to the lowest I), --rate's schedule slots I, I+N, ..., pool lines I, I+N, ...; merge with aggregate merge; default the whole step")
+	c.live.bind(fs)
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	return fs
 }
@@ -208,6 +210,21 @@ Intervals: --interval slices the window; each slice has its own histogram
 interval log (version 1.3) with StartTime and BaseTime comments, each line
 tagged "service" or "corrected", for HdrHistogram's log tools.
 
+Live metrics (--metrics-addr HOST:PORT): GET /metrics while the step runs,
+in the Prometheus formats. Once per --interval (half an interval after each
+boundary) the interval figures the engine already aggregates are copied
+out; the request path never touches a metric. requests_total{phase} and
+errors_total{phase,class} (the step's error classes): phase warmup counts
+completions before the window, phase measured the window's requests as the
+step counts them, of the intervals that have ended; connect_errors_total
+{cause}, responses_total{code} and latency_seconds (a histogram of service
+time, buckets 1-2-5 from 100 us to 60 s) are the window's too;
+interval_requests_per_second the completions per second since the previous
+update; phase{phase} is 1 for starting, warmup, measured, drain or done.
+At done, after the drain, the window's figures are the step's exactly. All
+names start idpbench_loadstep_; no label holds a URL, product or --label.
+The server closes when the result is written.
+
 Engines: epoll (the default) and raw are loadstep's own HTTP/1.1 client,
 one TCP connection per -c, built to cost the driver about as much CPU per
 request as wrk. raw runs a goroutine per connection; epoll runs
@@ -279,6 +296,8 @@ Example:
   at=$(date -u -d '+5 sec' --iso-8601=seconds); for i in 0 1 2; do loadstep --url http://localhost:9998/.well-known/openid-configuration --scenario discovery -c 24 --rate 3000 --warmup 2s --start-at "$at" --segment $i/3 -o agent-$i.json & done; wait; aggregate merge agent-*.json | aggregate summary -
   loadstep --url http://127.0.0.1:4444/oauth2/token --scenario client_credentials --client-id svc --client-secret-file svc.secret -c 8 --server-metrics http://127.0.0.1:4445/admin/metrics/prometheus -o s2-c8.json && jq .server_metrics.scrapes s2-c8.json
   loadstep --url http://localhost:9998/auth --scenario auth_code --login refop --token-url http://localhost:9998/oauth/token --redirect-uri http://localhost:9999/auth/callback --client-id web --client-secret-file web.secret --username test-user@localhost --password-file user.pw -c 4 | jq '.requests_by_name | map_values(.latency_ms.p50)'
+  loadstep --url http://localhost:9998/.well-known/openid-configuration --scenario discovery -c 16 --duration 60s --metrics-addr 127.0.0.1:9102 -o s1.json &
+    sleep 5; curl -s 127.0.0.1:9102/metrics | grep ^idpbench_loadstep_requests_total
 `)
 }
 
@@ -318,6 +337,9 @@ func (c *config) validate() error {
 		return err
 	}
 	if err := c.serverMetrics.validate(c.output); err != nil {
+		return err
+	}
+	if err := c.live.validate(); err != nil {
 		return err
 	}
 	return c.validateFlowFlags()

@@ -49,6 +49,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if cli.IsTerminal(stderr) {
 		lc.Progress = stderr
 	}
+	stopLive, err := c.live.start(lc, stderr)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer stopLive()
 	scraper := c.serverMetrics.scraper(c.output, stderr)
 	if scraper != nil {
 		lc.Window = scraper

@@ -81,6 +81,9 @@ type Config struct {
 	// and when the step has drained (loadstep --server-metrics scrapes
 	// the product's metrics there).
 	Window WindowObserver
+	// Live, when not nil, is shown the running figures at every interval
+	// tick (loadstep --metrics-addr serves them); see LiveObserver.
+	Live LiveObserver
 
 	Pool          *pool.Pool // credentials; nil when the scenario needs none
 	PoolMode      string     // PoolReuse | PoolConsume | PoolChain

@@ -81,12 +81,15 @@ type engine struct {
 	tallies    tallies
 	live       []liveCount // per worker
 	plan       plan
-	base       [2]atomic.Int64 // live sent/failed at the start of the window, for progress
-	warm       settler         // an adaptive warmup's record (warmup.go)
-	decided    chan struct{}   // closed once the window's start is final
-	stopped    atomic.Bool     // ctx was cancelled: no request starts
-	reach      reach           // whether the target accepts connections
-	started    time.Time       // when the workers actually began (the launch, or later with StartAt)
+	warm       settler       // an adaptive warmup's record (warmup.go)
+	decided    chan struct{} // closed once the window's start is final
+	stopped    atomic.Bool   // ctx was cancelled: no request starts
+	reach      reach         // whether the target accepts connections
+	started    time.Time     // when the workers actually began (the launch, or later with StartAt)
+
+	// base is the live counts at the start of the window (the progress
+	// line, the live view); nil before it.
+	base atomic.Pointer[liveSum]
 }
 
 // Run runs one step: a pre-flight dial, the warmup, the measured window,
@@ -177,9 +180,11 @@ func (e *engine) run(ctx context.Context, launch time.Time) window {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	stopProgress := e.startProgress()
+	stopLive := e.startLive()
 	w := e.watch(ctx, done)
 	<-done
 	stopProgress()
+	stopLive()
 	if e.cfg.Window != nil {
 		e.cfg.Window.StepDrained(context.WithoutCancel(ctx))
 	}
@@ -203,9 +208,7 @@ func (e *engine) watch(ctx context.Context, done <-chan struct{}) window {
 	if e.cfg.Window != nil {
 		e.cfg.Window.WindowStart(start)
 	}
-	t := e.liveTotals()
-	e.base[0].Store(t[0])
-	e.base[1].Store(t[1])
+	e.base.Store(new(e.liveTotals()))
 	w := window{start: start, end: e.plan.end()}
 	before := sampleCPU()
 	if !sleepUntil(ctx, done, w.end) {

@@ -30,10 +30,12 @@ func (e *engine) startProgress() (stop func()) {
 }
 
 func (e *engine) drawProgress(now time.Time) {
-	phase, since, base := "warmup", e.plan.launch, [2]int64{}
+	phase, since, base := "warmup", e.plan.launch, liveSum{}
 	if start := e.plan.start(); !now.Before(start) {
 		phase, since = "measure", start
-		base = [2]int64{e.base[0].Load(), e.base[1].Load()}
+		if b := e.base.Load(); b != nil {
+			base = *b
+		}
 	}
 	if end := e.plan.end(); !now.Before(end) {
 		phase, since = "drain", end
@@ -44,15 +46,17 @@ func (e *engine) drawProgress(now time.Time) {
 	}
 	t := e.liveTotals()
 	fmt.Fprintf(e.cfg.Progress, "\r\033[Kloadstep: %s %s  requests %d  errors %d",
-		phase, elapsed, t[0]-base[0], t[1]-base[1])
+		phase, elapsed, t.sent-base.sent, t.failedAll()-base.failedAll())
 }
 
-// liveTotals sums the workers' running counts (sent, failed).
-func (e *engine) liveTotals() [2]int64 {
-	var t [2]int64
+// liveTotals sums the workers' running counts.
+func (e *engine) liveTotals() liveSum {
+	var t liveSum
 	for i := range e.live {
-		t[0] += e.live[i].sent.Load()
-		t[1] += e.live[i].failed.Load()
+		t.sent += e.live[i].sent.Load()
+		for c := range t.failed {
+			t.failed[c] += e.live[i].failed[c].Load()
+		}
 	}
 	return t
 }

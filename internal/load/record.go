@@ -252,13 +252,16 @@ func (r *recorder) flush() {
 	}
 }
 
-// liveCount is a worker's running count for the progress line and the send
-// time of its last counted request, written by the worker only. Padding
+// liveCount is a worker's running count for the progress line and the
+// live metrics (completed requests, and the failed ones by class), and the
+// send time of its last counted request, written by the worker only. A
+// failure costs one atomic add, as a single failed count would. Padding
 // keeps workers off each other's cache lines.
 type liveCount struct {
-	sent, failed atomic.Int64
-	lastSend     time.Time // read only after the worker has finished
-	_            [128 - 16 - 24]byte
+	sent     atomic.Int64
+	failed   [classExhausted + 1]atomic.Int64 // by class; classOK unused
+	lastSend time.Time                        // read only after the worker has finished
+	_        [128 - 8 - 8*(classExhausted+1) - 24]byte
 }
 
 func (l *liveCount) count(o outcome) {
@@ -267,6 +270,28 @@ func (l *liveCount) count(o outcome) {
 	}
 	l.sent.Add(1)
 	if o.class != classOK {
-		l.failed.Add(1)
+		l.failed[o.class].Add(1)
 	}
+}
+
+// liveSum is the workers' running counts summed: requests completed and
+// those that failed, by class (classOK unused).
+type liveSum struct {
+	sent   int64
+	failed [classExhausted + 1]int64
+}
+
+// failedAll is every failed request.
+func (s liveSum) failedAll() int64 {
+	var n int64
+	for _, f := range s.failed {
+		n += f
+	}
+	return n
+}
+
+// errors is the failed requests as the step's error classes.
+func (s liveSum) errors() schema.Errors {
+	return schema.Errors{Non2xx: s.failed[classNon2xx], Socket: s.failed[classSocket], Timeout: s.failed[classTimeout],
+		Check: s.failed[classCheck], PoolExhausted: s.failed[classExhausted]}
 }

@@ -62,7 +62,7 @@ func (e *engine) settle(ctx context.Context, done <-chan struct{}) bool {
 // recordInterval records the throughput of the warmup interval that ended
 // now and returns how many of the last intervals are stable together.
 func (e *engine) recordInterval(now time.Time) int {
-	n := e.liveTotals()[0]
+	n := e.liveTotals().sent
 	e.warm.qps = append(e.warm.qps, perSecond(n-e.warm.done, now.Sub(e.warm.at).Seconds()))
 	e.warm.at, e.warm.done = now, n
 	run := e.stableRun()
