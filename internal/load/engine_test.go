@@ -111,7 +111,11 @@ func TestErrorClasses(t *testing.T) {
 
 // TestTimeoutMidBody: a request that times out with half its body read
 // costs that request only: the next response, on a new connection and
-// shorter than the body that never came, is read as it is.
+// shorter than the body that never came, is read as it is. On a busy
+// machine a loopback answer may itself take longer than the timeout, so
+// the test wants at least the one timeout and the rest mostly ok: the
+// defect it catches made every request after the first timeout time out
+// too (all timeouts, no ok).
 func TestTimeoutMidBody(t *testing.T) { forEngines(t, testTimeoutMidBody) }
 
 func testTimeoutMidBody(t *testing.T, engine string) {
@@ -128,10 +132,11 @@ func testTimeoutMidBody(t *testing.T, engine string) {
 		}
 	})
 	c := testConfig(t, u.String(), schema.ScenarioDiscovery)
-	c.Engine, c.Connections, c.Timeout, c.Duration = engine, 1, 150*time.Millisecond, time.Second
+	c.Engine, c.Connections, c.Timeout, c.Duration = engine, 1, 300*time.Millisecond, 1500*time.Millisecond
 	s := mustRun(t, c)
-	if s.Errors.Timeout != 1 || s.Errors.Total() != 1 || s.OK < 2 || s.OK != s.Requests-1 {
-		t.Errorf("%d requests, %d ok, errors %+v: want one timeout, the rest ok", s.Requests, s.OK, s.Errors)
+	e := s.Errors
+	if e.Timeout < 1 || e.Total() != e.Timeout || s.OK < 2 || s.OK != s.Requests-e.Timeout || e.Timeout*10 > s.Requests {
+		t.Errorf("%d requests, %d ok, errors %+v: want the one timeout (a few more on a busy machine), the rest ok", s.Requests, s.OK, e)
 	}
 }
 
