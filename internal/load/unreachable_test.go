@@ -152,16 +152,16 @@ func TestTargetLost(t *testing.T) {
 				c := testConfig(t, k.url, schema.ScenarioDiscovery)
 				c.Engine, c.Connections, c.Rate = engine, 4, rate
 				c.Warmup, c.Duration, c.Interval = 100*time.Millisecond, 1500*time.Millisecond, 250*time.Millisecond
-				var killed atomic.Pointer[time.Time]
-				time.AfterFunc(c.Warmup+500*time.Millisecond, func() {
-					now := time.Now()
-					killed.Store(&now)
-					k.srv.Close()
-				})
+				// The kill is timed from the window's start, as the engine
+				// decided it, not from the test's clock: a test stalled
+				// between here and the step's launch would otherwise kill
+				// in the warmup, before the window.
+				ko := &killObserver{after: 500 * time.Millisecond, kill: func() { k.srv.Close() }}
+				c.Window = ko
 				s := mustRun(t, c)
-				kill := killed.Load()
-				if kill == nil {
-					t.Fatal("the step ended before the kill")
+				kill := ko.killed.Load()
+				if kill == nil || !kill.Before(s.End) {
+					t.Fatalf("killed at %v, the window %s to %s: want the kill in it", kill, s.Start, s.End)
 				}
 				if s.Status != schema.StatusTargetLost || s.TargetLostAt == nil {
 					t.Fatalf("status %q, target_lost_at %v: want target_lost", s.Status, s.TargetLostAt)
@@ -208,6 +208,23 @@ func TestTargetLost(t *testing.T) {
 		}
 	}
 }
+
+// killObserver kills the target after the window has run for after.
+type killObserver struct {
+	after  time.Duration
+	kill   func()
+	killed atomic.Pointer[time.Time]
+}
+
+func (o *killObserver) WindowStart(at time.Time) {
+	time.AfterFunc(time.Until(at.Add(o.after)), func() {
+		now := time.Now()
+		o.killed.Store(&now)
+		o.kill()
+	})
+}
+
+func (o *killObserver) StepDrained(context.Context) {}
 
 // TestTargetBack: a target that stops listening for a while and comes
 // back on the same port: the step completes, counts the refused attempts

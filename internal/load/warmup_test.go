@@ -82,19 +82,27 @@ func checkWarmupRecord(t *testing.T, c *Config, s *schema.Step, arrivals []time.
 }
 
 // TestWarmupSettlesAfterChange: a server that warms up for 2 s (its
-// answers 1.5 times quicker every 250 ms, from 50 ms: over any three
-// 250 ms intervals, however they fall, its throughput spreads more than
-// ±25%) and then answers in 2 ms ends the warmup after the change, by
-// stability, long before the cap. A slow machine can only lengthen the
-// warmup. On the goroutine engines the send log shows that the window
-// counted exactly the requests due in it, interval by interval.
+// answers take 100 ms and 20 ms by turns, 500 ms each, from its first
+// request: over any three 250 ms intervals, however they fall, one is a
+// 100 ms one) and then answers in 2 ms ends the warmup after the change,
+// by stability, long before the cap. A slow machine can only lengthen the
+// warmup: it can lower the client's throughput, never raise it above what
+// the server's answer time allows, so a 100 ms interval (at most about 20
+// qps on 2 connections) stays far below a 20 ms one (100 qps) unless the
+// client stalls for most of the latter's 250 ms; a smooth ramp of small
+// steps, by contrast, was flattened by a busy client into a stable run
+// before the change. On the goroutine engines the send log shows that the
+// window counted exactly the requests due in it, interval by interval.
 func TestWarmupSettlesAfterChange(t *testing.T) {
 	forEngines(t, func(t *testing.T, engine string) {
 		url, arrivals := delayServer(t, func(since time.Duration) time.Duration {
-			if since >= 2*time.Second {
+			switch {
+			case since >= 2*time.Second:
 				return 2 * time.Millisecond
+			case since/(500*time.Millisecond)%2 == 0:
+				return 100 * time.Millisecond
 			}
-			return time.Duration(float64(50*time.Millisecond) / math.Pow(1.5, float64(since/(250*time.Millisecond))))
+			return 20 * time.Millisecond
 		})
 		c := adaptiveConfig(t, url, engine, 250*time.Millisecond, 15*time.Second)
 		var log *sendLog
