@@ -85,14 +85,24 @@ func TestRateCatchUp(t *testing.T) {
 	// corrected from the intended time to return, late from the intended
 	// time to the send. The model bounds them from below (request k ends
 	// no earlier than 25(k+1) ms for an intended 10k ms); a slow machine
-	// only adds, which the log measured too.
+	// only adds, which the log measured too. The engine reads its clocks
+	// just outside the logged Send, so its times enclose the log's: a
+	// preemption between the two reads lengthens one request by
+	// milliseconds (seen: service P99 28.0 ms against the log's 25.7), so
+	// the tail is held from below by the log and from above by the
+	// backlog: a service time taken from the intended time (the
+	// corrected one) would put the P99 near 300 ms, above the log's
+	// corrected median (~175 ms). The median and the minimum, which one
+	// stall cannot move, stay the log's.
 	svc := summarize(recs, func(r sendRecord) time.Duration { return r.done.Sub(r.sent) })
 	corr := summarize(recs, func(r sendRecord) time.Duration { return r.done.Sub(r.due) })
 	late := summarize(recs, func(r sendRecord) time.Duration { return r.sent.Sub(r.due) })
-	got := s.CorrectedLatencyMS
-	if !near(got.Max, corr.Max) || got.Max < 310 || !near(s.LatencyMS.P99, svc.P99) || s.LatencyMS.Min < 25 || !near(s.LatencyMS.Min, svc.Min) {
-		t.Errorf("corrected max %.1f ms, service P99 %.1f min %.1f ms; the send log: %.1f, %.1f, %.1f ms (corrected at least 310, service at least 25)",
-			got.Max, s.LatencyMS.P99, s.LatencyMS.Min, corr.Max, svc.P99, svc.Min)
+	got, lat := s.CorrectedLatencyMS, s.LatencyMS
+	atLeast := func(got, want float64) bool { return got >= want-(0.01*want+0.2) }
+	if !atLeast(got.Max, corr.Max) || got.Max > 2*corr.Max || got.Max < 310 ||
+		!atLeast(lat.P99, svc.P99) || lat.P99 > corr.P50 || !near(lat.P50, svc.P50) || lat.Min < 25 || !near(lat.Min, svc.Min) {
+		t.Errorf("corrected max %.1f ms, service P99 %.1f P50 %.1f min %.1f ms; the send log: corrected max %.1f P50 %.1f, service P99 %.1f P50 %.1f min %.1f ms (corrected at least 310, service at least 25)",
+			got.Max, lat.P99, lat.P50, lat.Min, corr.Max, corr.P50, svc.P99, svc.P50, svc.Min)
 	}
 	// All but the first are far behind (15 ms and more); the first is late
 	// only if the machine sent it more than the threshold after its time,
