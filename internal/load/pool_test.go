@@ -89,17 +89,30 @@ func testPoolReuseGivesEachConnectionItsOwnSlice(t *testing.T, engine string) {
 	if s.Errors.Total() != 0 || s.Requests < 4 {
 		t.Fatalf("requests %d errors %+v", s.Requests, s.Errors)
 	}
-	if len(ts.byConn) != 2 {
-		t.Fatalf("server saw %d connections, want 2 (one per worker)", len(ts.byConn))
+	// One TCP connection per worker, normally; a busy machine may make
+	// net/http's transport dial a second one for a worker (seen once: 3
+	// connections). What the rule is about holds per connection either
+	// way: a connection's credentials all come from one worker's slice,
+	// and between them the slices cover the pool. A shared round-robin
+	// (the defect) puts t0 and t2 on one connection.
+	if len(ts.byConn) < 2 {
+		t.Fatalf("server saw %d connections, want one per worker (2)", len(ts.byConn))
 	}
+	seen := map[string]bool{}
 	for addr, toks := range ts.byConn {
 		_, a := toks["t0"]
 		_, b := toks["t1"]
 		_, x := toks["t2"]
 		_, y := toks["t3"]
-		if len(toks) != 2 || !(a && b && !x && !y || !a && !b && x && y) {
-			t.Errorf("connection %s used %v, want exactly {t0,t1} or {t2,t3}", addr, toks)
+		if len(toks) == 0 || (a || b) && (x || y) || len(toks) > 2 {
+			t.Errorf("connection %s used %v, want a part of {t0,t1} or of {t2,t3}", addr, toks)
 		}
+		for tok := range toks {
+			seen[tok] = true
+		}
+	}
+	if len(seen) != 4 {
+		t.Errorf("the connections used %v, want all of t0..t3", seen)
 	}
 	want := &schema.PoolUse{File: "pool.txt", Kind: "test", Mode: PoolReuse, Size: 4, Used: 4}
 	if !reflect.DeepEqual(s.Pool, want) {
