@@ -103,19 +103,26 @@ func (c *counts) record(o outcome) {
 	if o.status != 0 {
 		c.codes[o.status]++
 	}
-	switch o.class {
-	case classOK:
+	if o.class == classOK {
 		c.ok++
+		return
+	}
+	addFailed(&c.errors, o.class, 1)
+}
+
+// addFailed adds n failed requests of class c to the step's error classes.
+func addFailed(e *schema.Errors, c class, n int64) {
+	switch c {
 	case classNon2xx:
-		c.errors.Non2xx++
+		e.Non2xx += n
 	case classSocket:
-		c.errors.Socket++
+		e.Socket += n
 	case classTimeout:
-		c.errors.Timeout++
+		e.Timeout += n
 	case classCheck:
-		c.errors.Check++
+		e.Check += n
 	case classExhausted:
-		c.errors.PoolExhausted++
+		e.PoolExhausted += n
 	}
 }
 
@@ -292,6 +299,9 @@ func (s liveSum) failedAll() int64 {
 
 // errors is the failed requests as the step's error classes.
 func (s liveSum) errors() schema.Errors {
-	return schema.Errors{Non2xx: s.failed[classNon2xx], Socket: s.failed[classSocket], Timeout: s.failed[classTimeout],
-		Check: s.failed[classCheck], PoolExhausted: s.failed[classExhausted]}
+	var e schema.Errors
+	for c, n := range s.failed {
+		addFailed(&e, class(c), n)
+	}
+	return e
 }
