@@ -84,23 +84,20 @@ seconds_of() {
 	printf '%s\n' "$n"
 }
 
-# json_string S prints S as a JSON string literal (YAML reads JSON).
+# json_string S prints S as a JSON string literal (YAML reads JSON); a
+# control character is a usage error, not an escape.
 json_string() {
-	local s="$1"
-	[[ "$s" != *[[:cntrl:]]* ]] || usage_error "a value holds a control character: $(printf '%q' "$s")"
-	s="${s//\\/\\\\}"
-	printf '"%s"' "${s//\"/\\\"}"
+	[[ "$1" != *[[:cntrl:]]* ]] || usage_error "a value holds a control character: $(printf '%q' "$1")"
+	printf '%s' "$(jq -cn --arg s "$1" '$s')"
 }
 
 # json_array S... prints the strings as a JSON array.
 json_array() {
-	local sep="" s
-	printf '['
+	local s
 	for s in "$@"; do
-		printf '%s%s' "$sep" "$(json_string "$s")"
-		sep=","
+		[[ "$s" != *[[:cntrl:]]* ]] || usage_error "a value holds a control character: $(printf '%q' "$s")"
 	done
-	printf ']'
+	printf '%s' "$(jq -cn '$ARGS.positional' --args -- "$@")"
 }
 
 AGENTS="" URL="" SCENARIO="" CONNS="" RATE="" DURATION=60s WARMUP=10s
@@ -318,6 +315,7 @@ label_json() {
 	printf '{%s: %s}' "$(json_string "${1%%=*}")" "$(json_string "${1#*=}")"
 }
 
+require_cmd jq # the overlay's JSON values, then the records
 if [[ -n "$OVERLAY_DIR" ]]; then
 	write_overlay "$OVERLAY_DIR"
 	log "wrote the overlay for $NAME (start $START_AT) into $OVERLAY_DIR; render it with: kubectl kustomize $OVERLAY_DIR"
@@ -356,7 +354,6 @@ fi
 
 # --- the run -------------------------------------------------------------------
 
-require_cmd jq
 AGENTS_DIR="$OUT/$NAME.agents"
 if step_complete "$OUT/$NAME.json"; then
 	log "$OUT/$NAME.json is complete already: nothing to do (remove it to measure again)"
