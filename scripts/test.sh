@@ -201,7 +201,7 @@ phase "fuzz targets, 3 s each"
 "$IDPBENCH_ROOT/scripts/fuzz.sh" --time 3s
 
 phase "jwt-bearer grants and private_key_jwt introspection against the reference OP"
-# The calls Zitadel's S2 and S3 make (shared/products/zitadel.md), on the OP
+# The calls Zitadel's S2 and S3 make (docs/products/zitadel.md), on the OP
 # built on Zitadel's OIDC library: assertions signed with the example's key,
 # as a pipeline of the tools. The example answers introspection by "service"
 # (authenticated by its client assertion) with active:false for every token:
@@ -262,7 +262,7 @@ phase "placement: the load generator and the product (with its PostgreSQL) on di
 IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-placement.sh"
 
 phase "the Zitadel adapter's native mode with a stand-in binary"
-# No Zitadel runs here (shared/products/zitadel.md); a stand-in
+# No Zitadel runs here (docs/products/zitadel.md); a stand-in
 # (scripts/testdata/zitadel-standin) checks how the adapter starts one:
 # generated config, masterkey from the environment only, PAT path, both cold
 # starts, the meta, and down leaving nothing behind.
