@@ -681,7 +681,7 @@ test_run_bg() {
 }
 
 # write_nginx DIR PORT [ACCESS_LOG]: nginx serving a static discovery document
-# on 127.0.0.1:PORT, one worker, everything under DIR (as bench/main.go
+# on 127.0.0.1:PORT, one worker, everything under DIR (as internal/bench
 # does); ACCESS_LOG, when given, logs every request served (one line each).
 # Start it with: nginx -p DIR -c DIR/nginx.conf -e DIR/error.log
 write_nginx() {
