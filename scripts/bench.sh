@@ -14,6 +14,7 @@
 # --raw FILE also writes every run's figures (every round, every driver) as
 # JSON lines, the numbers each median and per-round ratio is computed from.
 set -o errexit -o nounset -o pipefail
+# shellcheck source=SCRIPTDIR/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 export IDPBENCH_LOG_TAG=bench
 
