@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench.sh — loadstep against wrk, same targets, same run (see bench/main.go).
+# bench.sh — loadstep against wrk, same targets, same run (see internal/bench).
 #
 # Usage: scripts/bench.sh [bench flags...]
 #   e.g. scripts/bench.sh -c 16,128 --duration 5s --rounds 3
@@ -14,6 +14,7 @@
 # --raw FILE also writes every run's figures (every round, every driver) as
 # JSON lines, the numbers each median and per-round ratio is computed from.
 set -o errexit -o nounset -o pipefail
+# shellcheck source=SCRIPTDIR/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 export IDPBENCH_LOG_TAG=bench
 
@@ -23,5 +24,4 @@ ensure_pkg nginx nginx-light
 build_tools
 "$IDPBENCH_ROOT/scripts/products/refop" install >&2
 cd "$IDPBENCH_ROOT"
-exec go run ./bench --loadstep "$(tool loadstep)" --refop "$IDPBENCH_CACHE/bin/refop-v3.52.0-idpbench" \
-	--wrk-script bench/wrk-report.lua "$@"
+exec "$(tool bench)" --loadstep "$(tool loadstep)" --refop "$IDPBENCH_CACHE/bin/refop-v3.52.0-idpbench" "$@"

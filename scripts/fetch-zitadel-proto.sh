@@ -6,9 +6,9 @@
 #   IDPBENCH_ZITADEL_PROTO="$(scripts/fetch-zitadel-proto.sh)" go test ./internal/zitadel/...
 set -o errexit -o nounset -o pipefail
 
-# shellcheck source=lib/common.sh
+# shellcheck source=SCRIPTDIR/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# shellcheck source=lib/zitadel-proto.sh
+# shellcheck source=SCRIPTDIR/lib/zitadel-proto.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/zitadel-proto.sh"
 
 case "${1:-}" in

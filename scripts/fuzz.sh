@@ -24,7 +24,7 @@
 #   scripts/fuzz.sh --time 1m FuzzMember   # one target
 set -o errexit -o nounset -o pipefail
 
-# shellcheck source=lib/common.sh
+# shellcheck source=SCRIPTDIR/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 export IDPBENCH_LOG_TAG=fuzz
 

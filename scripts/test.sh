@@ -7,7 +7,7 @@
 #            and Go tests that need a real server skip themselves)
 #   --keep   keep the integration run's results directory (printed at the end)
 #
-# 1. static: gofmt, go vet, bash -n on every script
+# 1. static: gofmt, go vet, bash -n and shellcheck (default severity) on every script
 # 1b. deploy/kubernetes (its own module): the agents' Indexed Job and the
 #    overlays scripts/k8s-step.sh writes, rendered in process by kustomize's
 #    library and decoded strictly into the Kubernetes types; no cluster
@@ -68,11 +68,11 @@
 # of it passes.
 set -o errexit -o nounset -o pipefail
 
-# shellcheck source=lib/common.sh
+# shellcheck source=SCRIPTDIR/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# shellcheck source=lib/postgres.sh
+# shellcheck source=SCRIPTDIR/lib/postgres.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/postgres.sh"
-# shellcheck source=lib/zitadel-proto.sh
+# shellcheck source=SCRIPTDIR/lib/zitadel-proto.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/zitadel-proto.sh"
 export IDPBENCH_LOG_TAG=test
 
@@ -132,6 +132,12 @@ go vet ./...
 for f in scripts/*.sh scripts/lib/*.sh scripts/products/*; do
 	bash -n "$f" || die "syntax error in $f"
 done
+# shellcheck at its default severity (style and up), following every source:
+# a finding fails the tests, named by file and line
+ensure_pkg shellcheck shellcheck
+shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/products/* >&2 ||
+	die "shellcheck reports findings in scripts/ (above)"
+log "ok: shellcheck $(shellcheck --version | sed -n 's/^version: //p'): nothing to report in scripts/"
 IDPBENCH_ZITADEL_PROTO="$(zitadel_proto_dir)" # Zitadel's API definitions, for the Go tests
 export IDPBENCH_ZITADEL_PROTO
 
@@ -180,6 +186,7 @@ beyond_loopback_refused() {
 beyond_loopback_refused
 
 phase "go test -race ./... (unit and integration)"
+# shellcheck source=/dev/null # a product's state.env, written by state_set
 state() { (source "$1/state.env" && printf '%s\n' "${!2}"); }
 # The reference OP's service key (jwt-bearer, private_key_jwt), in the module it is built from:
 # not a dependency of idpbench, so asked of the module system here, outside the repository's module.
@@ -201,7 +208,7 @@ phase "fuzz targets, 3 s each"
 "$IDPBENCH_ROOT/scripts/fuzz.sh" --time 3s
 
 phase "jwt-bearer grants and private_key_jwt introspection against the reference OP"
-# The calls Zitadel's S2 and S3 make (shared/products/zitadel.md), on the OP
+# The calls Zitadel's S2 and S3 make (docs/products/zitadel.md), on the OP
 # built on Zitadel's OIDC library: assertions signed with the example's key,
 # as a pipeline of the tools. The example answers introspection by "service"
 # (authenticated by its client assertion) with active:false for every token:
@@ -262,7 +269,7 @@ phase "placement: the load generator and the product (with its PostgreSQL) on di
 IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-placement.sh"
 
 phase "the Zitadel adapter's native mode with a stand-in binary"
-# No Zitadel runs here (shared/products/zitadel.md); a stand-in
+# No Zitadel runs here (docs/products/zitadel.md); a stand-in
 # (scripts/testdata/zitadel-standin) checks how the adapter starts one:
 # generated config, masterkey from the environment only, PAT path, both cold
 # starts, the meta, and down leaving nothing behind.

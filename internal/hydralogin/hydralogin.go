@@ -1,5 +1,5 @@
 // Package hydralogin is Ory Hydra's headless login and consent
-// (shared/products/hydra.md): the login and consent apps are replaced by
+// (docs/products/hydra.md): the login and consent apps are replaced by
 // PUTs to the admin API. It is the one implementation behind loadstep's
 // timed auth_code iterations (internal/load, --login hydra) and
 // mintpool's hydra-login pools (internal/mint):

@@ -250,7 +250,7 @@ func (f *formLogin) submitCheck(state string) judge {
 }
 
 // zitadelLogin is Zitadel's headless login through its Session API, the
-// way a custom login UI does it (shared/products/zitadel.md; Zitadel's
+// way a custom login UI does it (docs/products/zitadel.md; Zitadel's
 // guide "Support for the OpenID Connect (OIDC) Standard in a Custom Login
 // UI", https://zitadel.com/docs/guides/integrate/login-ui/oidc-standard):
 //

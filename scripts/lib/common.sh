@@ -622,6 +622,7 @@ clean_run_state() {
 # --step-offset, --step-total (default TOTAL) into RUN_QUICK, RUN_DIR,
 # STATE_DIR, STEP_OFFSET and STEP_TOTAL, and exactly NPOS positional
 # arguments into RUN_ARGS. Anything else calls the script's usage.
+# shellcheck disable=SC2034 # the variables are the caller's (ladder.sh, gcjitter.sh)
 parse_run_args() {
 	local npos="$1"
 	RUN_QUICK=0 RUN_DIR="${RUN_DIR:-}" STATE_DIR="${STATE_DIR:-}" STEP_OFFSET=0 STEP_TOTAL="$2" RUN_ARGS=()
@@ -681,7 +682,7 @@ test_run_bg() {
 }
 
 # write_nginx DIR PORT [ACCESS_LOG]: nginx serving a static discovery document
-# on 127.0.0.1:PORT, one worker, everything under DIR (as bench/main.go
+# on 127.0.0.1:PORT, one worker, everything under DIR (as internal/bench
 # does); ACCESS_LOG, when given, logs every request served (one line each).
 # Start it with: nginx -p DIR -c DIR/nginx.conf -e DIR/error.log
 write_nginx() {

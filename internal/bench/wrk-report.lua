@@ -1,4 +1,4 @@
--- Makes wrk print its totals as one JSON line on stdout, so bench/ reads
+-- Makes wrk print its totals as one JSON line on stdout, so the bench command (internal/bench) reads
 -- numbers instead of parsing wrk's human-readable report.
 done = function(summary, latency, requests)
   local errors = summary.errors.connect + summary.errors.read + summary.errors.write

@@ -1,4 +1,4 @@
-// Command bench measures loadstep against wrk on the same local targets in
+// Package bench is the bench command (cmd/bench): it measures loadstep against wrk on the same local targets in
 // the same run: nginx serving a static discovery document, and the reference
 // OpenID provider's discovery endpoint. The drivers take turns, their order
 // rotated each round (A B C, B C A, ...), so drift of a shared, noisy machine
@@ -30,12 +30,13 @@
 //
 // Usage (scripts/bench.sh builds the tools and finds the targets):
 //
-//	go run ./bench --loadstep bin/loadstep --refop ~/.cache/idpbench/bin/refop-v3.52.0-idpbench -c 16,128 --engines raw,epoll --raw bench.jsonl
-package main
+//	bench --loadstep bin/loadstep --refop ~/.cache/idpbench/bin/refop-v3.52.0-idpbench -c 16,128 --engines raw,epoll --raw bench.jsonl
+package bench
 
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,12 +61,12 @@ import (
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
-func main() {
-	ctx, stop := cli.SignalContext()
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+// wrkReport is the wrk Lua script whose done() hook prints wrk's totals as
+// one JSON line; written next to the run's scratch files unless --wrk-script
+// names another.
+//
+//go:embed wrk-report.lua
+var wrkReport []byte
 
 type config struct {
 	loadstep, wrk, nginx, refop, lua string
@@ -82,7 +83,9 @@ type config struct {
 	metricsScrape                    time.Duration // its scrape interval
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// Run is the bench command: it parses args, runs the tables and returns the
+// exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c config
 	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -90,7 +93,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.wrk, "wrk", "wrk", "wrk binary (Debian package wrk)")
 	fs.StringVar(&c.nginx, "nginx", "nginx", "nginx binary (Debian package nginx-light)")
 	fs.StringVar(&c.refop, "refop", "", "reference OP binary; empty skips the refop target")
-	fs.StringVar(&c.lua, "wrk-script", "bench/wrk-report.lua", "wrk Lua script that prints JSON totals")
+	fs.StringVar(&c.lua, "wrk-script", "", "wrk Lua script that prints JSON totals (default: the built-in one)")
 	fs.IntSliceVarP(&c.conns, "connections", "c", []int{16, 128}, "connection counts to compare")
 	fs.DurationVar(&c.duration, "duration", 5*time.Second, "length of each driver run")
 	fs.IntVar(&c.rounds, "rounds", 3, "A/B rounds per target and connection count (medians are quoted)")
@@ -293,6 +296,12 @@ func benchAll(ctx context.Context, c config, raw *rawLog, stdout, stderr io.Writ
 		return err
 	}
 	defer os.RemoveAll(dir)
+	if c.lua == "" {
+		c.lua = filepath.Join(dir, "wrk-report.lua")
+		if err := os.WriteFile(c.lua, wrkReport, 0o644); err != nil {
+			return err
+		}
+	}
 	writeCompareHeader(stdout, c.rounds)
 	var extra bytes.Buffer // tables printed after the main one
 	for _, t := range c.targets {
