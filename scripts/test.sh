@@ -132,7 +132,7 @@ go vet ./...
 for f in scripts/*.sh scripts/lib/*.sh scripts/products/*; do
 	bash -n "$f" || die "syntax error in $f"
 done
-# shellcheck at its default severity (style and up), following every source:
+# Static analysis: shellcheck at its default severity (style and up), following every source;
 # a finding fails the tests, named by file and line
 ensure_pkg shellcheck shellcheck
 shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/products/* >&2 ||
