@@ -129,13 +129,14 @@ unformatted="$(find . -name '*.go' -not -path './.git/*' -print0 | xargs -0 gofm
 go vet ./...
 (cd deploy/refop && go vet ./...) # the reference OP's main: its own module, outside ./...
 (cd deploy/kubernetes && go vet ./...) # the Kubernetes manifests' tests: their own module too
-for f in scripts/*.sh scripts/lib/*.sh scripts/products/*; do
+shell_files=(scripts/*.sh scripts/lib/*.sh scripts/products/*)
+for f in "${shell_files[@]}"; do
 	bash -n "$f" || die "syntax error in $f"
 done
 # Static analysis: shellcheck at its default severity (style and up), following every source;
 # a finding fails the tests, named by file and line
 ensure_pkg shellcheck shellcheck
-shellcheck -x scripts/*.sh scripts/lib/*.sh scripts/products/* >&2 ||
+shellcheck -x "${shell_files[@]}" >&2 ||
 	die "shellcheck reports findings in scripts/ (above)"
 log "ok: shellcheck $(shellcheck --version | sed -n 's/^version: //p'): nothing to report in scripts/"
 IDPBENCH_ZITADEL_PROTO="$(zitadel_proto_dir)" # Zitadel's API definitions, for the Go tests
