@@ -30,6 +30,8 @@ type env struct {
 func subcommands() []subcommand {
 	return []subcommand{
 		{"zitadel", "provision Zitadel through its APIs: project, apps, machine users, login client, users", runZitadel},
+		{"meta", "write a product's idpbench.meta/v1 record from internal/products and the run's inputs", runMeta},
+		{"na", "print why a product cannot run a scenario (its static N/A reason), or nothing", runNA},
 	}
 }
 
@@ -85,6 +87,7 @@ func topUsage() string {
 	b.WriteString("      --version  print the build's version and exit\n")
 	b.WriteString("\nExit status: 0 ok, 1 runtime error, 2 usage error, 130 interrupted.\n\nExample:\n")
 	b.WriteString("  provision zitadel --issuer http://localhost:8080 --pat-file state/admin.pat --out-dir state/secrets\n")
+	b.WriteString("  provision meta --product refop --product-version v3.52.0 --state state -o state/meta.json\n")
 	return b.String()
 }
 
