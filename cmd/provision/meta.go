@@ -29,7 +29,7 @@ Three uses, which combine:
 
   adapter:  --product NAME --product-version V --state DIR [--mode] [--compose-file
             --memory-limit] [--param K=V]... [--endpoint S=URL]...
-            [--scenario-na S=WHY]... [--database FILE] [--part FILE]
+            [--scenario-na S=WHY]... [--database FILE] [--entry NAME]
             the product's part (settings, config sources, deviations with
             why, notes, known limitations, its static N/A reasons) and the
             run's: STATE/pools.jsonl, STATE/facts.json then
@@ -46,8 +46,9 @@ Three uses, which combine:
 
 Products with an entry: %s. Their --param names:
 %s
-An adapter without an entry gives its part as --part FILE (a JSON object
-with settings, config_sources, deviations, notes, known).
+--entry names the entry when it is not the product's name: the generic
+adapter's products (NAME in its configuration) are --entry oidc, which also
+takes the configuration's --note, --deviation, --config-source, --setting.
 
 Flags:
 `
@@ -68,7 +69,8 @@ Example (an adapter's meta, then run-comparison.sh's record):
 type metaFlags struct {
 	base, product, version, state, mode   string
 	composeFile, memoryLimit, database    string
-	part, out                             string
+	entry, out                            string
+	notes, deviations, sources, settings  []string
 	params, endpoints, scenarioNA         []string
 	status, naReason, start, end, profile string
 	scenarios                             string
@@ -88,7 +90,11 @@ func metaFlagSet(f *metaFlags) *pflag.FlagSet {
 	fs.StringArrayVar(&f.endpoints, "endpoint", nil, "SCENARIO=URL measured (repeatable)")
 	fs.StringArrayVar(&f.scenarioNA, "scenario-na", nil, "SCENARIO=WHY it is N/A here (repeatable; over the product's own reasons)")
 	fs.StringVar(&f.database, "database", "", "JSON object of strings: PostgreSQL's version and settings")
-	fs.StringVar(&f.part, "part", "", "JSON: the product's part, for an adapter without an entry")
+	fs.StringVar(&f.entry, "entry", "", "the product's entry in internal/products (default: --product)")
+	fs.StringArrayVar(&f.notes, "note", nil, "--entry oidc: a NOTE of the configuration (repeatable, in order)")
+	fs.StringArrayVar(&f.deviations, "deviation", nil, "--entry oidc: 'WHAT | WHY', a DEVIATION of the configuration (repeatable)")
+	fs.StringArrayVar(&f.sources, "config-source", nil, "--entry oidc: 'WHAT | URL', a CONFIG_SOURCE of the configuration (repeatable)")
+	fs.StringArrayVar(&f.settings, "setting", nil, "--entry oidc: KEY=VALUE, a SETTING of the configuration (repeatable; a later one wins)")
 	fs.StringVar(&f.status, "status", "", "ok or na (default ok for an adapter's record)")
 	fs.StringVar(&f.naReason, "na-reason", "", "why the product did not run or stopped (status na)")
 	fs.StringVar(&f.profile, "profile", "", "quick or full: adds the run's part (end, unrun scenarios, profile note, placement)")
@@ -167,7 +173,8 @@ func buildMeta(f metaFlags, changed func(string) bool) (schema.Meta, error) {
 
 // checkCombination refuses flags that do not go together.
 func checkCombination(f metaFlags, changed func(string) bool) error {
-	adapterOnly := []string{"state", "mode", "compose-file", "memory-limit", "param", "endpoint", "scenario-na", "database", "part"}
+	adapterOnly := []string{"state", "mode", "compose-file", "memory-limit", "param", "endpoint", "scenario-na", "database",
+		"entry", "note", "deviation", "config-source", "setting"}
 	runOnly := []string{"start", "end", "scenarios", "placement-mode", "driver-cpus", "server-cpus", "host-cpus", "placement-reason"}
 	switch {
 	case f.base != "" && (changed("product") || changed("product-version")):
@@ -217,17 +224,14 @@ func readBase(name string) (schema.Meta, error) {
 // adapterMeta builds an adapter's record from the flags and the state
 // directory's files.
 func adapterMeta(f metaFlags) (schema.Meta, error) {
-	a := products.Adapter{Inputs: products.Inputs{Version: f.version, Mode: f.mode}}
-	var err error
-	p, known := products.Lookup(f.product)
-	switch {
-	case f.part != "":
-		p = products.Product{Name: f.product}
-		if a.Part, err = readPart(f.part); err != nil {
-			return schema.Meta{}, err
-		}
-	case !known:
-		return schema.Meta{}, cli.Usagef("--product %q: no entry in internal/products (%s); give its part with --part", f.product, strings.Join(products.Names(), ", "))
+	a := products.Adapter{Name: f.product, Inputs: products.Inputs{Version: f.version, Mode: f.mode}}
+	entry, flag := f.entry, "--entry"
+	if entry == "" {
+		entry, flag = f.product, "--product"
+	}
+	p, known := products.Lookup(entry)
+	if !known {
+		return schema.Meta{}, cli.Usagef("%s %q: no entry in internal/products (want %s)", flag, entry, strings.Join(products.Names(), ", "))
 	}
 	a.Product = p
 	if f.mode != products.ModeNative && f.mode != products.ModeCompose {
@@ -258,6 +262,9 @@ func fillAdapter(a *products.Adapter, f metaFlags) error {
 		return err
 	}
 	if a.ScenarioNA, err = pairs("scenario-na", f.scenarioNA, scenarioNames()); err != nil {
+		return err
+	}
+	if a.Inputs.Config, err = config(f); err != nil {
 		return err
 	}
 	if f.database != "" {
@@ -300,6 +307,31 @@ func pairs(flag string, vals, names []string) (map[string]string, error) {
 	return out, nil
 }
 
+// config reads the generic adapter's configuration entries.
+func config(f metaFlags) (products.Config, error) {
+	c := products.Config{Notes: f.notes, Settings: f.settings}
+	for _, s := range f.settings {
+		if k, _, ok := strings.Cut(s, "="); !ok || k == "" {
+			return c, cli.Usagef("--setting %q: want KEY=VALUE", s)
+		}
+	}
+	for _, d := range f.deviations {
+		what, why, ok := strings.Cut(d, " | ")
+		if !ok {
+			return c, cli.Usagef("--deviation %q: want 'WHAT | WHY'", d)
+		}
+		c.Deviations = append(c.Deviations, schema.Note{What: what, Why: why})
+	}
+	for _, l := range f.sources {
+		what, url, ok := strings.Cut(l, " | ")
+		if !ok {
+			return c, cli.Usagef("--config-source %q: want 'WHAT | URL'", l)
+		}
+		c.Sources = append(c.Sources, schema.Link{What: what, URL: url})
+	}
+	return c, nil
+}
+
 // scenarioNames are the benchmark's scenarios (schema.Scenarios but the
 // custom request).
 func scenarioNames() []string {
@@ -310,14 +342,6 @@ func scenarioNames() []string {
 		}
 	}
 	return n
-}
-
-func readPart(name string) (*schema.Meta, error) {
-	var m schema.Meta
-	if err := readJSON("--part", name, &m); err != nil {
-		return nil, err
-	}
-	return &m, nil
 }
 
 // readJSON decodes the one JSON value of file into v; an error names the

@@ -126,7 +126,8 @@ func decode(t *testing.T, s string) schema.Meta {
 // TestAdapterMetaInputs: what the shell passes lands in the record: the
 // adapter's N/A reason over the product's, the database, the facts in
 // order (readback, then listeners), the Keycloak values in its settings
-// and deviations; a generic adapter's --part.
+// and deviations; the generic adapter's configuration entries, under its
+// product's own name.
 func TestAdapterMetaInputs(t *testing.T) {
 	st := testState(t, "keycloak")
 	db := filepath.Join(st, "database.json")
@@ -153,17 +154,25 @@ func TestAdapterMetaInputs(t *testing.T) {
 		t.Errorf("settings %v, deviations %+v", m.Settings, m.Deviations)
 	}
 
-	part := filepath.Join(st, "part.json")
-	write(t, part, `{"settings":{"adapter":"oidc (generic)"},"notes":["n1"],"deviations":[{"what":"w","why":"y"}]}`)
-	code, stdout, stderr = runArgs(t, context.Background(), "meta", "--product", "myidp", "--product-version", "1", "--state", t.TempDir(),
-		"--part", part, "--scenario-na", "auth_code=no login page")
+	args = []string{"meta", "--product", "oidc:myidp", "--product-version", "1", "--state", t.TempDir(), "--entry", "oidc",
+		"--scenario-na", "auth_code=no login page", "--note", "n1", "--note", "n2", "--deviation", "w | y | z",
+		"--config-source", "docs | https://example.com/a", "--setting", "workers=4", "--setting", "client_auth=post", "--setting", "workers=8"}
+	for _, p := range []string{"config_file=my.env", "issuer=http://i", "discovery=http://i/d", "client_auth=basic", "user_tokens=none",
+		"s5_pool_mode=chain", "s3_tokens=client_credentials", "s3_client_auth=", "start_command=", "token_endpoint=http://i/t",
+		"introspection_endpoint=", "userinfo_endpoint=", "grant_types="} {
+		args = append(args, "--param", p)
+	}
+	code, stdout, stderr = runArgs(t, context.Background(), args...)
 	if code != 0 {
-		t.Fatalf("--part: exit %d: %s", code, stderr)
+		t.Fatalf("--entry oidc: exit %d: %s", code, stderr)
 	}
 	m = decode(t, stdout)
-	if m.Product != "myidp" || m.ProductVersion != "1" || m.Settings["adapter"] != "oidc (generic)" || len(m.Notes) != 1 ||
-		m.Deviations[0].Why != "y" || m.ScenarioNA["auth_code"] != "no login page" || m.Pools != nil || m.Facts != nil {
-		t.Errorf("--part record %+v", m)
+	wantDev := []schema.Note{{What: "w", Why: "y | z"}, {What: "token endpoint overridden: http://i/t", Why: "set in the configuration file, not taken from the discovery document"}}
+	if m.Product != "oidc:myidp" || m.ProductVersion != "1" || m.Settings["workers"] != "8" || m.Settings["client_auth"] != "post" ||
+		m.Settings["s3_client_auth"] != "the introspecting client's own" || m.Settings["cold_start"] != "N/A: no START_COMMAND; the IdP was already running" ||
+		!reflect.DeepEqual(m.Deviations, wantDev) || len(m.Notes) != 4 || m.Notes[1] != "n2" || m.ConfigSources[0].URL != "https://example.com/a" ||
+		m.ScenarioNA["auth_code"] != "no login page" || len(m.ScenarioNA) != 1 || m.Pools != nil || m.Facts != nil {
+		t.Errorf("--entry oidc record %+v", m)
 	}
 }
 
@@ -266,6 +275,9 @@ func TestMetaBadInput(t *testing.T) {
 		{"a param hydra does not take", append(hydra, "--param", "heap=1g"), "takes no --param heap"},
 		{"param without =", append(hydra, "--param", "heap"), `--param "heap": want KEY=VALUE`},
 		{"unknown product", []string{"meta", "--product", "nosuch", "--product-version", "1", "--state", st}, `--product "nosuch"`},
+		{"unknown entry", []string{"meta", "--product", "oidc:x", "--product-version", "1", "--state", st, "--entry", "generic"}, `--entry "generic"`},
+		{"config entries for keycloak", append(append([]string{"meta", "--product", "keycloak", "--product-version", "1", "--state", st}, keycloakParams...), "--note", "n"), "keycloak takes no --note"},
+		{"deviation without why", append(hydra, "--deviation", "serve all --dev"), `--deviation "serve all --dev": want 'WHAT | WHY'`},
 		{"no product", []string{"meta", "--status", "na", "--na-reason", "x"}, "--product"},
 		{"endpoint of an unknown scenario", append(hydra, "--endpoint", "login=http://x"), `unknown scenario "login"`},
 		{"endpoint of an N/A scenario", append(hydra, "--endpoint", "jwt_bearer=http://x"), "jwt_bearer has an endpoint and is N/A"},

@@ -11,12 +11,9 @@ import (
 // Adapter is what an adapter's meta is built from: the product's part and
 // what the adapter knows of the run.
 type Adapter struct {
-	Product Product
-	Inputs  Inputs
-	// Part, when set, replaces Product.Part: the part an adapter without
-	// an entry here (the generic oidc adapter) builds from its own
-	// configuration.
-	Part       *schema.Meta
+	Name       string  // the product's name in the results; empty: Product.Name
+	Product    Product // its entry
+	Inputs     Inputs
 	Compose    *Compose          // compose mode's additions; nil when native
 	ScenarioNA map[string]string // the adapter's N/A reasons, over Product.NA
 	Endpoints  map[string]string // scenario -> URL measured
@@ -29,20 +26,18 @@ type Adapter struct {
 // product's part, compose mode's additions, then the run's N/A reasons,
 // endpoints, pools, database and facts.
 func AdapterMeta(a Adapter) (schema.Meta, error) {
-	var m schema.Meta
-	switch {
-	case a.Part != nil:
-		m = *a.Part
-	case a.Product.Part != nil:
-		if err := a.Product.Check(a.Inputs); err != nil {
-			return schema.Meta{}, err
-		}
-		m = a.Product.Part(a.Inputs)
+	if err := a.Product.Check(a.Inputs); err != nil {
+		return schema.Meta{}, err
 	}
+	m := a.Product.Part(a.Inputs)
 	if a.Compose != nil {
 		a.Compose.apply(&m)
 	}
-	m.Schema, m.Product, m.ProductVersion, m.Status = schema.MetaV1, a.Product.Name, a.Inputs.Version, "ok"
+	name := a.Name
+	if name == "" {
+		name = a.Product.Name
+	}
+	m.Schema, m.Product, m.ProductVersion, m.Status = schema.MetaV1, name, a.Inputs.Version, "ok"
 	m.ScenarioNA = merged(a.Product.NA, a.ScenarioNA)
 	m.Endpoints = a.Endpoints
 	m.Pools = a.Pools

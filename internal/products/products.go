@@ -27,6 +27,8 @@ type Product struct {
 	// Part returns the product's part of the meta: Settings,
 	// ConfigSources, Deviations, Notes and Known.
 	Part func(in Inputs) schema.Meta
+	// TakesConfig: the part takes Inputs.Config (the generic adapter).
+	TakesConfig bool
 }
 
 // Param is one input of a product's part.
@@ -46,6 +48,19 @@ type Inputs struct {
 	Version string            // the product version the adapter runs
 	Params  map[string]string // Param name -> value
 	Mode    string            // ModeNative | ModeCompose
+	Config  Config            // a configuration file's own entries (TakesConfig only)
+}
+
+// Config is what a configuration file adds to the part, in its order.
+type Config struct {
+	Notes      []string
+	Deviations []schema.Note
+	Sources    []schema.Link
+	Settings   []string // key=value; a later key replaces an earlier one and the part's own
+}
+
+func (c Config) empty() bool {
+	return len(c.Notes)+len(c.Deviations)+len(c.Sources)+len(c.Settings) == 0
 }
 
 // P returns the parameter name; Check has made sure it is there.
@@ -56,7 +71,7 @@ func (in Inputs) Compose() bool { return in.Mode == ModeCompose }
 
 // All returns every product with an entry, by name.
 func All() []Product {
-	return []Product{Hydra(), Keycloak(), Refop(), Zitadel()}
+	return []Product{Hydra(), Keycloak(), OIDC(), Refop(), Zitadel()}
 }
 
 // Lookup returns the product called name.
@@ -97,6 +112,9 @@ func (p Product) Check(in Inputs) error {
 	sort.Strings(extra)
 	if len(extra) > 0 {
 		return fmt.Errorf("%s takes no --param %s", p.Name, extra[0])
+	}
+	if !p.TakesConfig && !in.Config.empty() {
+		return fmt.Errorf("%s takes no --note, --deviation, --config-source or --setting (the generic adapter's)", p.Name)
 	}
 	if in.Mode != ModeNative && in.Mode != ModeCompose {
 		return fmt.Errorf("mode %q: want %s or %s", in.Mode, ModeNative, ModeCompose)

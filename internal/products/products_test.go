@@ -19,6 +19,9 @@ func TestEntries(t *testing.T) {
 			}
 		}
 		in := Inputs{Version: "1.0", Params: map[string]string{}}
+		if p.TakesConfig { // the generic adapter's sources are its configuration's
+			in.Config.Sources = []schema.Link{{What: "docs", URL: "https://example.com"}}
+		}
 		for _, prm := range p.Params {
 			in.Params[prm.Name] = "P-" + prm.Name
 		}
