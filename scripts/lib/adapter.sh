@@ -43,7 +43,7 @@
 # optional:
 #   product_meta STATE            print provision meta's arguments for the product's part, one a
 #                                 line: its --param KEY=VALUE inputs (internal/products), or
-#                                 --part FILE for an adapter without an entry there
+#                                 --entry oidc and its configuration for the generic adapter
 #   product_na_reason SCENARIO    print why SCENARIO cannot run here; print nothing when it can
 #                                 (default: the product's static reasons, provision na)
 #   product_metricsargs STATE SCENARIO   loadstep's --server-metrics URL (and, where the
