@@ -105,10 +105,13 @@ func newFlagSet(name string) *pflag.FlagSet {
 func parse(fs *pflag.FlagSet, args []string, head, tail string, e env) error {
 	help := fs.BoolP("help", "h", false, "print this help and exit")
 	version := fs.Bool("version", false, "print the build's version and exit")
+	_ = fs.MarkHidden("help") // listed below, without pflag's [=true|false]
+	_ = fs.MarkHidden("version")
 	err := fs.Parse(args)
 	switch {
 	case errors.Is(err, pflag.ErrHelp), err == nil && *help:
-		fmt.Fprint(e.stdout, head+fs.FlagUsages()+tail)
+		fmt.Fprint(e.stdout, head+fs.FlagUsages()+
+			"  -h, --help     print this help and exit\n      --version  print the build's version and exit\n"+tail)
 		return pflag.ErrHelp
 	case err != nil:
 		return cli.UsageError{Err: err}
