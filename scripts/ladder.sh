@@ -51,6 +51,11 @@
 # exists with status complete is skipped, so an interrupted run resumes; any
 # other step (target_lost, interrupted, error) is measured again. The step
 # counter says "of at most T": where round 1 stops is known only at its knee.
+# Before every window the adapter's fresh entry point runs: the reference OP,
+# which never frees a token it issued, starts again with an empty store when
+# the load since its start issued tokens, so that every step runs on a store
+# holding nothing but its own pool (scripts/products/refop product_fresh);
+# for every other product it does nothing.
 # The product's health (scripts/products/PRODUCT health: its process runs and
 # its discovery endpoint answers) is checked before the ladder and after
 # every step; a product that stopped answering ends the ladder with exit 4,
@@ -287,6 +292,9 @@ measure_window() {
 	local wtext="${warmup}s"
 	((warm_most > warmup)) && wtext="${warmup}-${warm_most}s"
 	step_upto $((offset + n)) "$total" "$product $scenario $name (warmup ${wtext} + ${duration}s; at most $((bound - n)) more windows in this ladder)"
+	# A product that keeps what it issues in memory starts again empty (the
+	# adapter's fresh: a no-op for the others), before its pools are minted.
+	"$adapter" fresh "$state" "$scenario" || die "$product did not start again before $scenario $name"
 	local poolargs=()
 	if [[ -n "$mode" ]]; then
 		pool="$(step_pool "$adapter" "$state" "$scenario" "$mode" "$c" "$(sizing_step "$prev" "$run_dir/$product" "$scenario" "$c" "$r")" "$warm_most" "$duration")"
