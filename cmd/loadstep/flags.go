@@ -172,8 +172,8 @@ warmup per product. The warmup lasts at least --warmup (the floor), then
 until the requests completed in each of the last --warmup-stable intervals
 (--interval long, counted from the start of the warmup) lie within
 +/- --warmup-tolerance percent of their mean, at most D (the cap). Once the
-rule holds the window starts at the next interval boundary at least half an
-interval, and at least 50 ms, ahead. The step records warmup_s (the warmup actually
+rule holds the window starts 100 ms later (its intervals count from its
+start). The step records warmup_s (the warmup actually
 spent), warmup_rule, warmup_stable (true: the rule ended it; false: the cap
 did) and warmup_qps (the completed requests per second of each warmup
 interval). Rate mode keeps its fixed --warmup: there the rate, not the
