@@ -67,7 +67,8 @@ func (e *engine) recordInterval(now time.Time) int {
 	n := e.liveTotals().sent
 	e.warm.qps = append(e.warm.qps, perSecond(n-e.warm.done, now.Sub(e.warm.at).Seconds()))
 	e.warm.at, e.warm.done = now, n
-	run := e.stableRun()
+	e.jit.warmupInterval(now)
+	run := min(e.stableRun(), e.jit.quietRun(e.cfg.WarmupStable, e.cfg.WarmupJITMax))
 	e.warm.run.Store(int32(run))
 	return run
 }
@@ -175,6 +176,6 @@ func (e *engine) fillWarmup(s *schema.Step, start time.Time) {
 	}
 	s.WarmupS = start.Sub(e.plan.launch).Seconds()
 	s.WarmupRule = &schema.WarmupRule{MinS: c.Warmup.Seconds(), MaxS: c.WarmupMax.Seconds(),
-		StableIntervals: c.WarmupStable, TolerancePct: c.WarmupTolerance}
+		StableIntervals: c.WarmupStable, TolerancePct: c.WarmupTolerance, JITMaxPct: c.WarmupJITMax}
 	s.WarmupStable, s.WarmupQPS = e.warm.stable, e.warm.qps
 }

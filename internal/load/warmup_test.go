@@ -63,7 +63,7 @@ func checkWarmupRecord(t *testing.T, c *Config, s *schema.Step, arrivals []time.
 	if s.WarmupStable != nil {
 		t.Logf("warmup %.3f s, stable %v, qps %.0f", s.WarmupS, *s.WarmupStable, s.WarmupQPS)
 	}
-	want := &schema.WarmupRule{MinS: c.Warmup.Seconds(), MaxS: c.WarmupMax.Seconds(), StableIntervals: 3, TolerancePct: 25}
+	want := &schema.WarmupRule{MinS: c.Warmup.Seconds(), MaxS: c.WarmupMax.Seconds(), StableIntervals: 3, TolerancePct: 25, JITMaxPct: c.WarmupJITMax}
 	if !reflect.DeepEqual(s.WarmupRule, want) || s.WarmupStable == nil {
 		t.Fatalf("warmup_rule %+v, warmup_stable %v: want %+v and a verdict", s.WarmupRule, s.WarmupStable, want)
 	}
