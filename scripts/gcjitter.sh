@@ -102,6 +102,7 @@ run_gcjitter() {
 	version="$("$adapter" version)"
 	pinned driver "$loadstep" --url "$url" --scenario "$scenario" -c "$c" \
 		--warmup "${warmup}s" --duration "${duration}s" --interval 10s --timeout 10s \
+		--jit-pidfile "$state/pids/$product.pid" \
 		--product "$product" --product-version "$version" \
 		--label phase=gcjitter --label "profile=$profile" "${labels[@]}" \
 		"${extra[@]}" "${poolargs[@]}" "${metrics[@]}" -o "$out" || rc=$?

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -18,11 +19,14 @@ func (m *md) warmups(product string) {
 		if c.Product != product || len(c.Ladder) == 0 {
 			continue
 		}
-		var spent []float64
+		var spent, jit []float64
 		capped, adaptive := 0, 0
 		for _, ls := range c.Ladder {
 			s := ls.Step
 			spent = append(spent, s.WarmupS)
+			if s.JIT != nil && s.JIT.WindowPct != nil {
+				jit = append(jit, *s.JIT.WindowPct)
+			}
 			if r := warmupRuleText(s); !slices.Contains(rules, r) {
 				rules = append(rules, r)
 			}
@@ -33,7 +37,7 @@ func (m *md) warmups(product string) {
 				}
 			}
 		}
-		rows = append(rows, warmupSpentText(c.Scenario, spent, adaptive, capped))
+		rows = append(rows, warmupSpentText(c.Scenario, spent, adaptive, capped)+jitText(jit))
 	}
 	if len(rows) == 0 {
 		return
@@ -48,8 +52,27 @@ func warmupRuleText(s *schema.Step) string {
 	if r == nil {
 		return fmt.Sprintf("fixed, %s before every step", formatSeconds(s.WarmupS))
 	}
-	return fmt.Sprintf("at least %s, then until the throughput of the last %d intervals of %s is each within ±%g%% of their mean, at most %s",
-		formatSeconds(r.MinS), r.StableIntervals, formatSeconds(s.IntervalS), r.TolerancePct, formatSeconds(r.MaxS))
+	jit := ""
+	if r.JITMaxPct > 0 {
+		jit = fmt.Sprintf(" and, where the product has a JIT (a JVM), its compiler threads were busy at most %g%% of one core in each", r.JITMaxPct)
+	}
+	return fmt.Sprintf("at least %s, then until the throughput of the last %d intervals of %s is each within ±%g%% of their mean%s, at most %s",
+		formatSeconds(r.MinS), r.StableIntervals, formatSeconds(s.IntervalS), r.TolerancePct, jit, formatSeconds(r.MaxS))
+}
+
+// jitText: "; the JIT compiled 2–35% of a core in the windows, median 6%",
+// from the steps' jit.window_pct; "" when no JIT was read (none, or not
+// watched).
+func jitText(pct []float64) string {
+	if len(pct) == 0 {
+		return ""
+	}
+	lo, hi := slices.Min(pct), slices.Max(pct)
+	med, _ := Median(pct)
+	if lo == hi {
+		return fmt.Sprintf("; the JIT compiled %g%% of a core in the windows", lo)
+	}
+	return fmt.Sprintf("; the JIT compiled %g–%g%% of a core in the windows, median %g%%", lo, hi, math.Round(med*10)/10)
 }
 
 // warmupSpentText: "S2 client_credentials: 3.1 s–41.2 s, median 4 s over 9
