@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/keycloak/keycloaktest"
 )
 
 // lockedBuf is a concurrency-safe writer.
@@ -33,9 +34,9 @@ func (l *lockedBuf) String() string {
 	return l.b.String()
 }
 
-func setupConfig(f *fake, dir string) SetupConfig {
+func setupConfig(f *keycloaktest.Fake, dir string) SetupConfig {
 	return SetupConfig{
-		BaseURL: f.URL, AdminUser: "admin", AdminPassword: f.adminPassword, Realm: "bench",
+		BaseURL: f.URL, AdminUser: "admin", AdminPassword: f.AdminPassword, Realm: "bench",
 		AccessTokenLifespan: time.Hour, ClientID: "bench-svc", RedirectURI: "http://127.0.0.1/cb",
 		Users: 7, Username: "user%d", OutDir: dir, Parallel: 3, RequestTimeout: 5 * time.Second,
 	}
@@ -46,7 +47,7 @@ func setupConfig(f *fake, dir string) SetupConfig {
 // mode, that they hold what Keycloak was given, and that no secret was
 // printed.
 func TestSetupEndToEnd(t *testing.T) {
-	f := newFake(t)
+	f := keycloaktest.NewFake(t)
 	dir := t.TempDir()
 	var stdout, stderr lockedBuf
 	if err := Setup(context.Background(), setupConfig(f, dir), &stdout, &stderr); err != nil {
@@ -70,28 +71,26 @@ func TestSetupEndToEnd(t *testing.T) {
 	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
 		t.Errorf("%d entries in the out dir, want the 2 files", len(ents))
 	}
-	f.mu.Lock()
-	realm := f.realms["bench"]
-	f.mu.Unlock()
-	if realm == nil || !realm.enabled || realm.lifespan != 3600 {
+	realm := f.Realm("bench")
+	if realm == nil || !realm.Enabled || realm.Lifespan != 3600 {
 		t.Fatalf("realm bench: %+v", realm)
 	}
-	c := realm.clients["uuid-1"]
-	if c == nil || c.rep.Secret != secret || c.rep.PublicClient == nil || *c.rep.PublicClient ||
-		!c.rep.ServiceAccountsEnabled || !c.rep.DirectAccessGrantsEnabled || !c.rep.StandardFlowEnabled ||
-		len(c.rep.RedirectURIs) != 1 || c.rep.RedirectURIs[0] != "http://127.0.0.1/cb" {
+	c := realm.Clients["uuid-1"]
+	if c == nil || c.Rep.Secret != secret || c.Rep.PublicClient == nil || *c.Rep.PublicClient ||
+		!c.Rep.ServiceAccountsEnabled || !c.Rep.DirectAccessGrantsEnabled || !c.Rep.StandardFlowEnabled ||
+		len(c.Rep.RedirectURIs) != 1 || c.Rep.RedirectURIs[0] != "http://127.0.0.1/cb" {
 		t.Errorf("client: %+v", c)
 	}
-	if c != nil && (len(c.mappers) != 1 || c.mappers[0].Name != "bench-audience" || c.mappers[0].Config["id.token.claim"] != "false") {
-		t.Errorf("mappers: %+v", c.mappers)
+	if c != nil && (len(c.Mappers) != 1 || c.Mappers[0].Name != "bench-audience" || c.Mappers[0].Config["id.token.claim"] != "false") {
+		t.Errorf("mappers: %+v", c.Mappers)
 	}
-	if len(realm.users) != 7 {
-		t.Errorf("%d users, want 7", len(realm.users))
+	if len(realm.Users) != 7 {
+		t.Errorf("%d users, want 7", len(realm.Users))
 	}
 	for _, name := range []string{"user0", "user6"} {
-		u := realm.users[name]
-		if u.password != password || u.rep.Email != name+"@example.com" || !u.rep.EmailVerified || !u.rep.Enabled ||
-			u.rep.FirstName != "U" || u.rep.LastName != name || *u.rep.Credentials[0].Temporary {
+		u := realm.Users[name]
+		if u.Password != password || u.Rep.Email != name+"@example.com" || !u.Rep.EmailVerified || !u.Rep.Enabled ||
+			u.Rep.FirstName != "U" || u.Rep.LastName != name || *u.Rep.Credentials[0].Temporary {
 			t.Errorf("%s: %+v", name, u)
 		}
 	}
@@ -102,12 +101,12 @@ func TestSetupEndToEnd(t *testing.T) {
 		"GET /realms/{realm}/protocol/openid-connect/userinfo":          1,
 		"POST /admin/realms/{realm}/users":                              7,
 	} {
-		if got := f.count(route); got != n {
+		if got := f.Count(route); got != n {
 			t.Errorf("%s: %d calls, want %d", route, got, n)
 		}
 	}
 
-	for what, s := range map[string]string{"client secret": secret, "users' password": password, "admin password": f.adminPassword} {
+	for what, s := range map[string]string{"client secret": secret, "users' password": password, "admin password": f.AdminPassword} {
 		if strings.Contains(stdout.String(), s) || strings.Contains(stderr.String(), s) {
 			t.Errorf("%s printed", what)
 		}
@@ -144,20 +143,20 @@ func readSecret(t *testing.T, dir, name string) string {
 func TestSetupFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		prepare func(*fake, *SetupConfig)
+		prepare func(*keycloaktest.Fake, *SetupConfig)
 		want    string
 	}{
-		{"wrong admin password", func(f *fake, c *SetupConfig) { c.AdminPassword = "wrong" },
+		{"wrong admin password", func(f *keycloaktest.Fake, c *SetupConfig) { c.AdminPassword = "wrong" },
 			"admin login as admin (POST /realms/master/protocol/openid-connect/token): HTTP 401: invalid_grant Invalid user credentials"},
-		{"realm exists", func(f *fake, c *SetupConfig) { f.realms["bench"] = &fakeRealm{} },
+		{"realm exists", func(f *keycloaktest.Fake, c *SetupConfig) { f.AddRealm("bench") },
 			"creating realm bench (POST /admin/realms): HTTP 409: Conflict detected"},
-		{"a user fails", func(f *fake, c *SetupConfig) { f.failUser = "user4" },
+		{"a user fails", func(f *keycloaktest.Fake, c *SetupConfig) { f.FailUser = "user4" },
 			"creating user user4 (POST /admin/realms/bench/users): HTTP 500: unknown_error"},
-		{"server down", func(f *fake, c *SetupConfig) { f.Close() },
+		{"server down", func(f *keycloaktest.Fake, c *SetupConfig) { f.Close() },
 			"admin login as admin (POST /realms/master/protocol/openid-connect/token): dial tcp"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(t)
+			f := keycloaktest.NewFake(t)
 			dir := t.TempDir()
 			cfg := setupConfig(f, dir)
 			tc.prepare(f, &cfg)
@@ -169,7 +168,7 @@ func TestSetupFailures(t *testing.T) {
 			if cli.ExitCode(err) != cli.ExitRuntime {
 				t.Errorf("exit code %d, want %d", cli.ExitCode(err), cli.ExitRuntime)
 			}
-			if strings.Contains(err.Error(), f.adminPassword) {
+			if strings.Contains(err.Error(), f.AdminPassword) {
 				t.Error("the error carries the admin password")
 			}
 			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
@@ -185,10 +184,10 @@ func TestSetupFailures(t *testing.T) {
 // TestCheckCatchesABrokenSetup: the check fails, naming what, when the
 // audience mapper is missing (introspection inactive) or a grant is refused.
 func TestCheckCatchesABrokenSetup(t *testing.T) {
-	f := newFake(t)
+	f := keycloaktest.NewFake(t)
 	dir := t.TempDir()
 	hc := &http.Client{Timeout: 5 * time.Second}
-	kc := New(f.URL, "admin", f.adminPassword, hc)
+	kc := New(f.URL, "admin", f.AdminPassword, hc)
 	ctx := context.Background()
 	if err := kc.CreateRealm(ctx, Realm{Name: "bench", AccessTokenLifespan: 60}); err != nil {
 		t.Fatal(err)
@@ -227,10 +226,10 @@ func TestCheckCatchesABrokenSetup(t *testing.T) {
 // TestAdminTokenRenewed: the admin token (60 s by default) is replaced once
 // it has less than tokenMargin left, so a long setup keeps working.
 func TestAdminTokenRenewed(t *testing.T) {
-	f := newFake(t)
-	f.tokenLife = 60
+	f := keycloaktest.NewFake(t)
+	f.TokenLife = 60
 	now := time.Unix(1e9, 0)
-	kc := New(f.URL, "admin", f.adminPassword, &http.Client{Timeout: 5 * time.Second})
+	kc := New(f.URL, "admin", f.AdminPassword, &http.Client{Timeout: 5 * time.Second})
 	kc.now = func() time.Time { return now }
 	ctx := context.Background()
 	const login = "POST /realms/{realm}/protocol/openid-connect/token"
@@ -241,15 +240,15 @@ func TestAdminTokenRenewed(t *testing.T) {
 	if err := kc.CreateRealm(ctx, Realm{Name: "r2", AccessTokenLifespan: 60}); err != nil {
 		t.Fatal(err)
 	}
-	if n := f.count(login); n != 1 {
+	if n := f.Count(login); n != 1 {
 		t.Errorf("%d logins with the token still valid, want 1", n)
 	}
-	f.expireAdminTokens() // Keycloak would refuse it in a few seconds
+	f.ExpireAdminTokens() // Keycloak would refuse it in a few seconds
 	now = now.Add(2 * time.Second)
 	if err := kc.CreateRealm(ctx, Realm{Name: "r3", AccessTokenLifespan: 60}); err != nil {
 		t.Fatalf("after the margin: %v", err)
 	}
-	if n := f.count(login); n != 2 {
+	if n := f.Count(login); n != 2 {
 		t.Errorf("%d logins, want 2", n)
 	}
 }
@@ -257,7 +256,7 @@ func TestAdminTokenRenewed(t *testing.T) {
 // TestSetupCancelled: a cancelled context stops setup with an error that
 // maps to exit 130, and no secret file is written.
 func TestSetupCancelled(t *testing.T) {
-	f := newFake(t)
+	f := keycloaktest.NewFake(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -273,7 +272,7 @@ func TestSetupCancelled(t *testing.T) {
 // TestValidate: bad configurations are usage errors naming the flag, found
 // before any request.
 func TestValidate(t *testing.T) {
-	f := newFake(t)
+	f := keycloaktest.NewFake(t)
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		flag string
@@ -298,7 +297,7 @@ func TestValidate(t *testing.T) {
 			t.Errorf("%s: error %v (exit %d), want a usage error naming it", tc.flag, err, cli.ExitCode(err))
 		}
 	}
-	if n := len(f.calls); n != 0 {
+	if n := f.Routes(); n != 0 {
 		t.Errorf("%d routes called by invalid configurations", n)
 	}
 }

@@ -1,4 +1,7 @@
-package keycloak
+// Package keycloaktest is a fake of the part of Keycloak's admin REST API and
+// of a realm's OpenID Connect endpoints that idpbench's provisioning uses
+// (internal/keycloak), for tests.
+package keycloaktest
 
 import (
 	"crypto/rand"
@@ -11,39 +14,42 @@ import (
 	"testing"
 )
 
-// fake is the part of Keycloak's admin REST API and of a realm's OpenID
-// Connect endpoints that Setup uses. Like Keycloak, it refuses unknown
-// fields in a representation (400 "Unrecognized field"), an expired or
-// unknown admin token (401), a duplicate (409), and answers introspection
-// active:false when the client is not in the token's audience.
-type fake struct {
+// Fake is a Keycloak server with a bootstrap admin "admin". Like Keycloak,
+// it refuses unknown fields in a representation (400 "Unrecognized field"),
+// an expired or unknown admin token (401), a duplicate (409), and answers
+// introspection active:false when the client is not in the token's
+// audience. Set its fields before the first request.
+type Fake struct {
 	*httptest.Server
-	adminPassword string
-	tokenLife     int // admin token lifetime, seconds
+	AdminPassword string // the admin's password: generated
+	TokenLife     int    // admin token lifetime, seconds (default 60, as Keycloak's)
+	FailUser      string // a user whose creation answers 500
 
 	mu        sync.Mutex
 	calls     map[string]int // route ("POST /admin/realms/{realm}/users") -> count
 	adminToks map[string]bool
-	realms    map[string]*fakeRealm
-	failUser  string // the user whose creation answers 500
+	realms    map[string]*Realm
 }
 
-type fakeRealm struct {
-	enabled  bool
-	lifespan int                    // accessTokenLifespan, seconds
-	clients  map[string]*fakeClient // by UUID
-	users    map[string]fakeUser
-	tokens   map[string]fakeToken // issued access tokens
+// Realm is a created realm.
+type Realm struct {
+	Enabled  bool
+	Lifespan int                // accessTokenLifespan, seconds
+	Clients  map[string]*Client // by UUID
+	Users    map[string]User    // by username
+	tokens   map[string]fakeToken
 }
 
-type fakeClient struct {
-	rep     clientRep
-	mappers []mapperRep
+// Client is a created client and its protocol mappers.
+type Client struct {
+	Rep     ClientRep
+	Mappers []MapperRep
 }
 
-type fakeUser struct {
-	rep      userRep
-	password string
+// User is a created user and its password.
+type User struct {
+	Rep      UserRep
+	Password string
 }
 
 type fakeToken struct {
@@ -61,7 +67,8 @@ type realmRep struct {
 	AccessTokenLifespan *int   `json:"accessTokenLifespan"`
 }
 
-type clientRep struct {
+// ClientRep is a ClientRepresentation.
+type ClientRep struct {
 	ClientID                  string   `json:"clientId"`
 	Secret                    string   `json:"secret"`
 	PublicClient              *bool    `json:"publicClient"`
@@ -71,14 +78,16 @@ type clientRep struct {
 	RedirectURIs              []string `json:"redirectUris"`
 }
 
-type mapperRep struct {
+// MapperRep is a ProtocolMapperRepresentation.
+type MapperRep struct {
 	Name           string            `json:"name"`
 	Protocol       string            `json:"protocol"`
 	ProtocolMapper string            `json:"protocolMapper"`
 	Config         map[string]string `json:"config"`
 }
 
-type userRep struct {
+// UserRep is a UserRepresentation with its credentials.
+type UserRep struct {
 	Username      string `json:"username"`
 	Enabled       bool   `json:"enabled"`
 	Email         string `json:"email"`
@@ -92,9 +101,9 @@ type userRep struct {
 	} `json:"credentials"`
 }
 
-func newFake(t *testing.T) *fake {
-	f := &fake{adminPassword: "admin-" + rand.Text(), tokenLife: 60, calls: map[string]int{},
-		adminToks: map[string]bool{}, realms: map[string]*fakeRealm{}}
+func NewFake(t testing.TB) *Fake {
+	f := &Fake{AdminPassword: "admin-" + rand.Text(), TokenLife: 60, calls: map[string]int{},
+		adminToks: map[string]bool{}, realms: map[string]*Realm{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /realms/{realm}/protocol/openid-connect/token", f.token)
 	mux.HandleFunc("POST /realms/{realm}/protocol/openid-connect/token/introspect", f.introspect)
@@ -115,8 +124,8 @@ func newFake(t *testing.T) *fake {
 	return f
 }
 
-// count returns how often the route with pattern ("POST /admin/realms/{realm}/users") was called.
-func (f *fake) count(route string) int {
+// Count returns how often the route with pattern ("POST /admin/realms/{realm}/users") was called.
+func (f *Fake) Count(route string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.calls[route]
@@ -151,12 +160,12 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	return true
 }
 
-func (f *fake) newToken() string { return rand.Text() + rand.Text() }
+func (f *Fake) newToken() string { return rand.Text() + rand.Text() }
 
 // token is the token endpoint: the admin-cli password grant in the master
 // realm; client_credentials and password grants with Basic client
 // authentication in the others.
-func (f *fake) token(w http.ResponseWriter, r *http.Request) {
+func (f *Fake) token(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	realmName := r.PathValue("realm")
@@ -166,13 +175,13 @@ func (f *fake) token(w http.ResponseWriter, r *http.Request) {
 	}
 	if realmName == "master" {
 		if r.PostForm.Get("client_id") != "admin-cli" || r.PostForm.Get("grant_type") != "password" ||
-			r.PostForm.Get("username") != "admin" || r.PostForm.Get("password") != f.adminPassword {
+			r.PostForm.Get("username") != "admin" || r.PostForm.Get("password") != f.AdminPassword {
 			oauthError(w, http.StatusUnauthorized, "invalid_grant", "Invalid user credentials")
 			return
 		}
 		tok := f.newToken()
 		f.adminToks[tok] = true
-		writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "expires_in": f.tokenLife, "token_type": "Bearer"})
+		writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "expires_in": f.TokenLife, "token_type": "Bearer"})
 		return
 	}
 	realm, c, ok := f.clientAuth(w, r)
@@ -180,17 +189,17 @@ func (f *fake) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ft := fakeToken{audience: hasAudience(c), openid: strings.Contains(r.PostForm.Get("scope"), "openid")}
-	out := map[string]any{"expires_in": realm.lifespan, "token_type": "Bearer"}
+	out := map[string]any{"expires_in": realm.Lifespan, "token_type": "Bearer"}
 	switch r.PostForm.Get("grant_type") {
 	case "client_credentials":
-		ft.sub = "service-account-" + c.rep.ClientID
+		ft.sub = "service-account-" + c.Rep.ClientID
 	case "password":
-		u, ok := realm.users[r.PostForm.Get("username")]
-		if !ok || u.password != r.PostForm.Get("password") {
+		u, ok := realm.Users[r.PostForm.Get("username")]
+		if !ok || u.Password != r.PostForm.Get("password") {
 			oauthError(w, http.StatusUnauthorized, "invalid_grant", "Invalid user credentials")
 			return
 		}
-		ft.sub = "id-" + u.rep.Username
+		ft.sub = "id-" + u.Rep.Username
 		out["refresh_token"] = f.newToken()
 	default:
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "Unsupported grant_type")
@@ -203,15 +212,15 @@ func (f *fake) token(w http.ResponseWriter, r *http.Request) {
 }
 
 // clientAuth checks Basic client credentials. Called with f.mu held.
-func (f *fake) clientAuth(w http.ResponseWriter, r *http.Request) (*fakeRealm, *fakeClient, bool) {
+func (f *Fake) clientAuth(w http.ResponseWriter, r *http.Request) (*Realm, *Client, bool) {
 	realm, ok := f.realms[r.PathValue("realm")]
 	if !ok {
 		errorMessage(w, http.StatusNotFound, "Realm does not exist")
 		return nil, nil, false
 	}
 	id, secret, _ := r.BasicAuth()
-	for _, c := range realm.clients {
-		if c.rep.ClientID == id && c.rep.Secret == secret {
+	for _, c := range realm.Clients {
+		if c.Rep.ClientID == id && c.Rep.Secret == secret {
 			return realm, c, true
 		}
 	}
@@ -219,9 +228,9 @@ func (f *fake) clientAuth(w http.ResponseWriter, r *http.Request) (*fakeRealm, *
 	return nil, nil, false
 }
 
-func hasAudience(c *fakeClient) bool {
-	for _, m := range c.mappers {
-		if m.ProtocolMapper == "oidc-audience-mapper" && m.Config["included.client.audience"] == c.rep.ClientID &&
+func hasAudience(c *Client) bool {
+	for _, m := range c.Mappers {
+		if m.ProtocolMapper == "oidc-audience-mapper" && m.Config["included.client.audience"] == c.Rep.ClientID &&
 			m.Config["access.token.claim"] == "true" && m.Config["introspection.token.claim"] == "true" {
 			return true
 		}
@@ -229,7 +238,7 @@ func hasAudience(c *fakeClient) bool {
 	return false
 }
 
-func (f *fake) introspect(w http.ResponseWriter, r *http.Request) {
+func (f *Fake) introspect(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := r.ParseForm(); err != nil {
@@ -244,7 +253,7 @@ func (f *fake) introspect(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"active": ok && t.audience})
 }
 
-func (f *fake) userinfo(w http.ResponseWriter, r *http.Request) {
+func (f *Fake) userinfo(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	realm, ok := f.realms[r.PathValue("realm")]
@@ -264,7 +273,7 @@ func (f *fake) userinfo(w http.ResponseWriter, r *http.Request) {
 }
 
 // admin wraps an admin API handler: a valid admin token, then h with f.mu held.
-func (f *fake) admin(h func(http.ResponseWriter, *http.Request)) http.HandlerFunc {
+func (f *Fake) admin(h func(http.ResponseWriter, *http.Request)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -277,14 +286,14 @@ func (f *fake) admin(h func(http.ResponseWriter, *http.Request)) http.HandlerFun
 	}
 }
 
-// expireAdminTokens makes every admin token issued so far invalid.
-func (f *fake) expireAdminTokens() {
+// ExpireAdminTokens makes every admin token issued so far invalid.
+func (f *Fake) ExpireAdminTokens() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	clear(f.adminToks)
 }
 
-func (f *fake) createRealm(w http.ResponseWriter, r *http.Request) {
+func (f *Fake) createRealm(w http.ResponseWriter, r *http.Request) {
 	var rep realmRep
 	if !decode(w, r, &rep) {
 		return
@@ -297,15 +306,15 @@ func (f *fake) createRealm(w http.ResponseWriter, r *http.Request) {
 		errorMessage(w, http.StatusBadRequest, "fake: want enabled: true and an accessTokenLifespan")
 		return
 	}
-	f.realms[rep.Realm] = &fakeRealm{
-		enabled: *rep.Enabled, lifespan: *rep.AccessTokenLifespan,
-		clients: map[string]*fakeClient{}, users: map[string]fakeUser{}, tokens: map[string]fakeToken{},
+	f.realms[rep.Realm] = &Realm{
+		Enabled: *rep.Enabled, Lifespan: *rep.AccessTokenLifespan,
+		Clients: map[string]*Client{}, Users: map[string]User{}, tokens: map[string]fakeToken{},
 	}
 	w.Header().Set("Location", f.URL+"/admin/realms/"+rep.Realm)
 	w.WriteHeader(http.StatusCreated)
 }
 
-func (f *fake) realm(w http.ResponseWriter, r *http.Request) (*fakeRealm, bool) {
+func (f *Fake) realm(w http.ResponseWriter, r *http.Request) (*Realm, bool) {
 	realm, ok := f.realms[r.PathValue("realm")]
 	if !ok {
 		errorMessage(w, http.StatusNotFound, "Realm not found.")
@@ -313,61 +322,61 @@ func (f *fake) realm(w http.ResponseWriter, r *http.Request) (*fakeRealm, bool) 
 	return realm, ok
 }
 
-func (f *fake) createClient(w http.ResponseWriter, r *http.Request) {
+func (f *Fake) createClient(w http.ResponseWriter, r *http.Request) {
 	realm, ok := f.realm(w, r)
-	var rep clientRep
+	var rep ClientRep
 	if !ok || !decode(w, r, &rep) {
 		return
 	}
-	for _, c := range realm.clients {
-		if c.rep.ClientID == rep.ClientID {
+	for _, c := range realm.Clients {
+		if c.Rep.ClientID == rep.ClientID {
 			errorMessage(w, http.StatusConflict, "Client "+rep.ClientID+" already exists")
 			return
 		}
 	}
-	id := fmt.Sprintf("uuid-%d", len(realm.clients)+1)
-	realm.clients[id] = &fakeClient{rep: rep}
+	id := fmt.Sprintf("uuid-%d", len(realm.Clients)+1)
+	realm.Clients[id] = &Client{Rep: rep}
 	w.Header().Set("Location", f.URL+r.URL.Path+"/"+id)
 	w.WriteHeader(http.StatusCreated)
 }
 
-func (f *fake) listClients(w http.ResponseWriter, r *http.Request) {
+func (f *Fake) listClients(w http.ResponseWriter, r *http.Request) {
 	realm, ok := f.realm(w, r)
 	if !ok {
 		return
 	}
 	out := []map[string]any{}
-	for id, c := range realm.clients {
-		if q := r.URL.Query().Get("clientId"); q == "" || q == c.rep.ClientID {
-			out = append(out, map[string]any{"id": id, "clientId": c.rep.ClientID, "enabled": true})
+	for id, c := range realm.Clients {
+		if q := r.URL.Query().Get("clientId"); q == "" || q == c.Rep.ClientID {
+			out = append(out, map[string]any{"id": id, "clientId": c.Rep.ClientID, "enabled": true})
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (f *fake) addMapper(w http.ResponseWriter, r *http.Request) {
+func (f *Fake) addMapper(w http.ResponseWriter, r *http.Request) {
 	realm, ok := f.realm(w, r)
-	var rep mapperRep
+	var rep MapperRep
 	if !ok || !decode(w, r, &rep) {
 		return
 	}
-	c, ok := realm.clients[r.PathValue("id")]
+	c, ok := realm.Clients[r.PathValue("id")]
 	if !ok {
 		errorMessage(w, http.StatusNotFound, "Could not find client")
 		return
 	}
-	c.mappers = append(c.mappers, rep)
+	c.Mappers = append(c.Mappers, rep)
 	w.WriteHeader(http.StatusCreated)
 }
 
-func (f *fake) createUser(w http.ResponseWriter, r *http.Request) {
+func (f *Fake) createUser(w http.ResponseWriter, r *http.Request) {
 	realm, ok := f.realm(w, r)
-	var rep userRep
+	var rep UserRep
 	if !ok || !decode(w, r, &rep) {
 		return
 	}
-	switch _, dup := realm.users[rep.Username]; {
-	case rep.Username == f.failUser:
+	switch _, dup := realm.Users[rep.Username]; {
+	case rep.Username == f.FailUser:
 		errorMessage(w, http.StatusInternalServerError, "unknown_error")
 		return
 	case dup:
@@ -377,6 +386,27 @@ func (f *fake) createUser(w http.ResponseWriter, r *http.Request) {
 		errorMessage(w, http.StatusBadRequest, "fake: want one password credential with temporary set")
 		return
 	}
-	realm.users[rep.Username] = fakeUser{rep: rep, password: rep.Credentials[0].Value}
+	realm.Users[rep.Username] = User{Rep: rep, Password: rep.Credentials[0].Value}
 	w.WriteHeader(http.StatusCreated)
+}
+
+// Realm returns the realm created as name, or nil.
+func (f *Fake) Realm(name string) *Realm {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.realms[name]
+}
+
+// AddRealm creates a realm as if through the admin API.
+func (f *Fake) AddRealm(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.realms[name] = &Realm{Enabled: true, Lifespan: 300, Clients: map[string]*Client{}, Users: map[string]User{}, tokens: map[string]fakeToken{}}
+}
+
+// Routes returns how many routes were called.
+func (f *Fake) Routes() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.calls)
 }
