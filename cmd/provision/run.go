@@ -30,6 +30,7 @@ type env struct {
 func subcommands() []subcommand {
 	return []subcommand{
 		{"zitadel", "provision Zitadel through its APIs: project, apps, machine users, login client, users", runZitadel},
+		{"keycloak", "provision Keycloak through its admin REST API: realm, client with audience mapper, users", runKeycloak},
 	}
 }
 
