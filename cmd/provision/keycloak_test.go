@@ -88,7 +88,7 @@ func TestKeycloakAgainstFake(t *testing.T) {
 
 	code, stdout, stderr := runArgs(t, context.Background(), args("wrong")...)
 	const login = "provision keycloak: admin login as admin (POST /realms/master/protocol/openid-connect/token): "
-	if code != 1 || stdout != "" || !strings.Contains(stderr, login+"HTTP 401") {
+	if code != 1 || stdout != "" || !strings.Contains(stderr, login+"HTTP 400: invalid_grant") {
 		t.Errorf("wrong password: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	if ents, _ := os.ReadDir(out); len(ents) != 0 {

@@ -147,9 +147,9 @@ func TestSetupFailures(t *testing.T) {
 		want    string
 	}{
 		{"wrong admin password", func(f *keycloaktest.Fake, c *SetupConfig) { c.AdminPassword = "wrong" },
-			"admin login as admin (POST /realms/master/protocol/openid-connect/token): HTTP 401: invalid_grant Invalid user credentials"},
+			"admin login as admin (POST /realms/master/protocol/openid-connect/token): HTTP 400: invalid_grant Invalid user credentials"},
 		{"realm exists", func(f *keycloaktest.Fake, c *SetupConfig) { f.AddRealm("bench") },
-			"creating realm bench (POST /admin/realms): HTTP 409: Conflict detected"},
+			"creating realm bench (POST /admin/realms): HTTP 409: Realm bench already exists"},
 		{"a user fails", func(f *keycloaktest.Fake, c *SetupConfig) { f.FailUser = "user4" },
 			"creating user user4 (POST /admin/realms/bench/users): HTTP 500: unknown_error"},
 		{"server down", func(f *keycloaktest.Fake, c *SetupConfig) { f.Close() },
@@ -212,7 +212,7 @@ func TestCheckCatchesABrokenSetup(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = s.check(ctx) // no user0 yet
-	if want := "check: password grant for user0 (POST /realms/bench/protocol/openid-connect/token): HTTP 401: invalid_grant"; err == nil || !strings.HasPrefix(err.Error(), want) {
+	if want := "check: password grant for user0 (POST /realms/bench/protocol/openid-connect/token): HTTP 400: invalid_grant"; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("no user: %v, want %q...", err, want)
 	}
 	if err := kc.CreateUser(ctx, "bench", s.user(0)); err != nil {

@@ -16,9 +16,10 @@ import (
 
 // Fake is a Keycloak server with a bootstrap admin "admin". Like Keycloak,
 // it refuses unknown fields in a representation (400 "Unrecognized field"),
-// an expired or unknown admin token (401), a duplicate (409), and answers
-// introspection active:false when the client is not in the token's
-// audience. Set its fields before the first request.
+// an expired or unknown admin token (401), a duplicate (409), wrong user
+// credentials (400 invalid_grant, as Keycloak 26.7 answers them) and wrong
+// client credentials (401 unauthorized_client), and answers introspection
+// active:false when the client is not in the token's audience. Set its fields before the first request.
 type Fake struct {
 	*httptest.Server
 	AdminPassword string // the admin's password: generated
@@ -176,7 +177,7 @@ func (f *Fake) token(w http.ResponseWriter, r *http.Request) {
 	if realmName == "master" {
 		if r.PostForm.Get("client_id") != "admin-cli" || r.PostForm.Get("grant_type") != "password" ||
 			r.PostForm.Get("username") != "admin" || r.PostForm.Get("password") != f.AdminPassword {
-			oauthError(w, http.StatusUnauthorized, "invalid_grant", "Invalid user credentials")
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "Invalid user credentials")
 			return
 		}
 		tok := f.newToken()
@@ -196,7 +197,7 @@ func (f *Fake) token(w http.ResponseWriter, r *http.Request) {
 	case "password":
 		u, ok := realm.Users[r.PostForm.Get("username")]
 		if !ok || u.Password != r.PostForm.Get("password") {
-			oauthError(w, http.StatusUnauthorized, "invalid_grant", "Invalid user credentials")
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "Invalid user credentials")
 			return
 		}
 		ft.sub = "id-" + u.Rep.Username
@@ -299,7 +300,7 @@ func (f *Fake) createRealm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, ok := f.realms[rep.Realm]; ok {
-		errorMessage(w, http.StatusConflict, "Conflict detected. See logs for details")
+		errorMessage(w, http.StatusConflict, "Realm "+rep.Realm+" already exists")
 		return
 	}
 	if rep.Enabled == nil || !*rep.Enabled || rep.AccessTokenLifespan == nil {
