@@ -14,7 +14,7 @@ import (
 	"github.com/idpbench/idpbench/internal/zitadel/zitadeltest"
 )
 
-// provisioned is what zitadelsetup left for the mint flow.
+// provisioned is what provision zitadel left for the mint flow.
 type provisioned struct {
 	fake    *zitadeltest.Fake
 	sum     zitadel.Summary
@@ -65,7 +65,7 @@ func (p *provisioned) config(out string) Config {
 	}
 }
 
-// TestZitadelLogin provisions with zitadelsetup's code and mints through
+// TestZitadelLogin provisions with provision zitadel's code and mints through
 // the Session API login against the same recorded Zitadel.
 func TestZitadelLogin(t *testing.T) {
 	for _, tt := range []struct {
@@ -109,7 +109,7 @@ func TestZitadelLogin(t *testing.T) {
 	}
 }
 
-// TestZitadelKeyFiles: the key files zitadelsetup wrote are what the jwt
+// TestZitadelKeyFiles: the key files provision zitadel wrote are what the jwt
 // flows read (Zitadel's JSON key format).
 func TestZitadelKeyFiles(t *testing.T) {
 	p := provision(t, "")

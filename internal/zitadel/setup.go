@@ -202,7 +202,7 @@ func Setup(ctx context.Context, cfg SetupConfig, stdout, stderr io.Writer) error
 		{"secret files in " + cfg.OutDir, s.writeFiles},
 	}
 	for i, st := range steps {
-		fmt.Fprintf(stderr, "zitadelsetup: [%d/%d] %s\n", i+1, len(steps), st.what)
+		fmt.Fprintf(stderr, "provision zitadel: [%d/%d] %s\n", i+1, len(steps), st.what)
 		if err := st.fn(ctx); err != nil {
 			return err
 		}
@@ -468,9 +468,9 @@ func (p *progress) show(n int) {
 	defer p.mu.Unlock()
 	switch {
 	case p.tty:
-		fmt.Fprintf(p.w, "\rzitadelsetup: human users %d/%d\x1b[K", n, p.total)
+		fmt.Fprintf(p.w, "\rprovision zitadel: human users %d/%d\x1b[K", n, p.total)
 	case n%p.step == 0 || n == p.total:
-		fmt.Fprintf(p.w, "zitadelsetup: human users %d/%d\n", n, p.total)
+		fmt.Fprintf(p.w, "provision zitadel: human users %d/%d\n", n, p.total)
 	}
 }
 

@@ -36,7 +36,7 @@ zitadel_proto_dir() {
 
 # zitadel_defs_ran: after the go tests, the definition check must have run
 # (not skipped), with its mutation cases, and the adapter test must have
-# driven zitadelsetup, mintpool and loadstep against the fake routed by the
+# driven provision zitadel, mintpool and loadstep against the fake routed by the
 # definitions. Prints every call verified.
 zitadel_defs_ran() {
 	local out want
@@ -46,7 +46,7 @@ zitadel_defs_ran() {
 		die "the Zitadel definition check failed"
 	}
 	for want in '--- PASS: TestDefinitions ' '--- PASS: TestDefinitions/mutations ' '--- PASS: TestAdapterAgainstFake ' \
-		'verified zitadelsetup: AddOIDCApp as sent' 'verified mintpool --flow zitadel-login: CreateCallback as sent' \
+		'verified provision zitadel: AddOIDCApp as sent' 'verified mintpool --flow zitadel-login: CreateCallback as sent' \
 		'verified loadstep --login zitadel: CreateSession as sent'; do
 		grep -qF -- "$want" <<<"$out" || {
 			printf '%s\n' "$out" >&2

@@ -41,7 +41,7 @@ func defs(t *testing.T) *zitadeldefs.Defs {
 // Zitadel's own definitions (@zitadel/proto): the written shapes in
 // zitadeltest/testdata, the requests the real client sends (captured by the
 // fake while zitadel.Setup provisions and the Session API login runs, as
-// zitadelsetup and mintpool's zitadel-login flow do), that no call of the
+// provision zitadel and mintpool's zitadel-login flow do), that no call of the
 // client's code is left out, and that the check rejects what it must.
 func TestDefinitions(t *testing.T) {
 	d := defs(t)

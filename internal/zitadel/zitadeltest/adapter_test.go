@@ -34,7 +34,7 @@ func TestAdapterAgainstFake(t *testing.T) {
 	bin := filepath.Join(dir, "bin")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin+"/", "./cmd/zitadelsetup", "./cmd/mintpool", "./cmd/loadstep")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin+"/", "./cmd/provision", "./cmd/mintpool", "./cmd/loadstep")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the tools: %v\n%s", err, out)
@@ -78,7 +78,7 @@ func TestAdapterAgainstFake(t *testing.T) {
 
 	seen := 0
 	run("setup", state)
-	seen = logChecked(t, f, "zitadelsetup", seen)
+	seen = logChecked(t, f, "provision zitadel", seen)
 	var sum struct {
 		Users struct {
 			Count int `json:"count"`

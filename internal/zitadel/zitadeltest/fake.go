@@ -30,7 +30,7 @@ import (
 // definitions' routes, every API request must map to the call's method and
 // parse as its input, and every answer must parse as its output. It
 // keeps what was created, so the Session API login works against what
-// zitadelsetup provisioned.
+// provision zitadel provisioned.
 //
 // Set the knobs before the first request.
 type Fake struct {

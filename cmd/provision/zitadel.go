@@ -1,15 +1,7 @@
-// Command zitadelsetup provisions a Zitadel instance for idpbench through
-// its APIs: a project, a private_key_jwt API app and its key, machine users
-// for the jwt-bearer and client_credentials grants, a login client for the
-// Session API login, an OIDC web app and human users. It waits until
-// Zitadel's projections have caught up, writes the secrets to files and
-// prints a JSON summary without secrets.
 package main
 
 import (
 	"context"
-	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -18,14 +10,14 @@ import (
 	"github.com/idpbench/idpbench/internal/zitadel"
 )
 
-func main() {
-	ctx, stop := cli.SignalContext()
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+// "provision zitadel" provisions a Zitadel instance for idpbench through its
+// APIs: a project, a private_key_jwt API app and its key, machine users for
+// the jwt-bearer and client_credentials grants, a login client for the
+// Session API login, an OIDC web app and human users. It waits until
+// Zitadel's projections have caught up, writes the secrets to files and
+// prints a JSON summary without secrets.
 
-const usageHead = `Usage: zitadelsetup --issuer URL --pat-file FILE --out-dir DIR [flags]
+const zitadelHead = `Usage: provision zitadel --issuer URL --pat-file FILE --out-dir DIR [flags]
 
 Provisions, with an IAM_OWNER personal access token, in the token owner's
 organization (or --org-id):
@@ -44,9 +36,9 @@ created before it stay in Zitadel (re-run with another --prefix).
 Flags:
 `
 
-const usageTail = `
+const zitadelTail = `
 Example (provision, then mint refresh tokens through the Session API login):
-  zitadelsetup --issuer http://localhost:8080 --pat-file state/admin.pat \
+  provision zitadel --issuer http://localhost:8080 --pat-file state/admin.pat \
     --out-dir state/secrets --users 100 --username 'bench-user%d' \
     --redirect-uri http://localhost:9999/cb > state/zitadel-setup.json &&
   mintpool --flow zitadel-login --issuer http://localhost:8080 \
@@ -59,19 +51,29 @@ Example (provision, then mint refresh tokens through the Session API login):
     --product zitadel -o state/rt.pool
 `
 
-type flags struct {
-	cfg     zitadel.SetupConfig
-	patFile string
-	version bool
+// runZitadel is "provision zitadel": zitadel.Setup with its flags.
+func runZitadel(ctx context.Context, args []string, e env) error {
+	var cfg zitadel.SetupConfig
+	var patFile string
+	fs := zitadelFlags(&cfg, &patFile)
+	if err := parse(fs, args, zitadelHead, zitadelTail, e); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("unexpected argument %q (provision zitadel takes flags only)", fs.Arg(0))
+	}
+	var err error
+	if cfg.PAT, err = cli.ReadSecret("pat-file", patFile, "IDPBENCH_ZITADEL_PAT"); err != nil {
+		return cli.UsageError{Err: err}
+	}
+	cfg.Progress = cli.IsTerminal(e.stderr)
+	return zitadel.Setup(ctx, cfg, e.stdout, e.stderr)
 }
 
-func newFlagSet(f *flags) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("zitadelsetup", pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.SetOutput(io.Discard)
-	c := &f.cfg
+func zitadelFlags(c *zitadel.SetupConfig, patFile *string) *pflag.FlagSet {
+	fs := newFlagSet("zitadel")
 	fs.StringVar(&c.Issuer, "issuer", "", "Zitadel's external URL, exactly as configured (ExternalDomain:ExternalPort), e.g. http://localhost:8080 (required)")
-	fs.StringVar(&f.patFile, "pat-file", "", "file holding an IAM_OWNER personal access token (default: env IDPBENCH_ZITADEL_PAT)")
+	fs.StringVar(patFile, "pat-file", "", "file holding an IAM_OWNER personal access token (default: env IDPBENCH_ZITADEL_PAT)")
 	fs.StringVar(&c.OutDir, "out-dir", "", "existing directory for the secret files (required)")
 	fs.StringVar(&c.OrgID, "org-id", "", "organization to provision in (default: the token owner's)")
 	fs.StringVar(&c.Prefix, "prefix", "idpbench", "name of the project and prefix of the apps' and machine users' names")
@@ -82,23 +84,5 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.IntVarP(&c.Parallel, "parallel", "P", 4, "concurrent human-user creations")
 	fs.DurationVar(&c.Timeout, "timeout", 300*time.Second, "how long to wait until everything created is readable")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 30*time.Second, "timeout per HTTP request")
-	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	return fs
-}
-
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var f flags
-	fs := newFlagSet(&f)
-	if code, done := (cli.Help{Tool: "zitadelsetup", Head: usageHead, Tail: usageTail}).Parse(fs, args, &f.version, stdout, stderr); done {
-		return code
-	}
-	if fs.NArg() > 0 {
-		return cli.Fail(stderr, "zitadelsetup", cli.Usagef("unexpected argument %q (zitadelsetup takes flags only)", fs.Arg(0)))
-	}
-	var err error
-	if f.cfg.PAT, err = cli.ReadSecret("pat-file", f.patFile, "IDPBENCH_ZITADEL_PAT"); err != nil {
-		return cli.Fail(stderr, "zitadelsetup", cli.UsageError{Err: err})
-	}
-	f.cfg.Progress = cli.IsTerminal(stderr)
-	return cli.Fail(stderr, "zitadelsetup", zitadel.Setup(ctx, f.cfg, stdout, stderr))
 }

@@ -14,11 +14,17 @@ import (
 func runArgs(t *testing.T, ctx context.Context, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb strings.Builder
-	code = run(ctx, args, &out, &errb)
+	code = run(ctx, args, strings.NewReader(""), &out, &errb)
 	return code, out.String(), errb.String()
 }
 
-func TestBadFlags(t *testing.T) {
+// zitadelArgs runs "provision zitadel ARGS...".
+func zitadelArgs(t *testing.T, ctx context.Context, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	return runArgs(t, ctx, append([]string{"zitadel"}, args...)...)
+}
+
+func TestZitadelBadFlags(t *testing.T) {
 	t.Setenv("IDPBENCH_ZITADEL_PAT", "")
 	dir := t.TempDir()
 	pat := filepath.Join(dir, "admin.pat")
@@ -49,16 +55,16 @@ func TestBadFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runArgs(t, context.Background(), tt.args...)
-			if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "zitadelsetup: ") || !strings.Contains(stderr, tt.flag) {
+			code, stdout, stderr := zitadelArgs(t, context.Background(), tt.args...)
+			if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "provision zitadel: ") || !strings.Contains(stderr, tt.flag) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and an error naming %s", code, stdout, stderr, tt.flag)
 			}
 		})
 	}
 }
 
-func TestHelpAndVersion(t *testing.T) {
-	code, stdout, _ := runArgs(t, context.Background(), "--help")
+func TestZitadelHelpAndVersion(t *testing.T) {
+	code, stdout, _ := zitadelArgs(t, context.Background(), "--help")
 	if code != 0 || !strings.Contains(stdout, "Example") || !strings.Contains(stdout, "mintpool --flow zitadel-login") {
 		t.Errorf("--help: exit %d, %q", code, stdout)
 	}
@@ -68,18 +74,18 @@ func TestHelpAndVersion(t *testing.T) {
 			t.Errorf("--help lacks %s", f)
 		}
 	}
-	code, stdout, _ = runArgs(t, context.Background(), "--version")
-	if code != 0 || !strings.HasPrefix(stdout, "zitadelsetup ") {
+	code, stdout, _ = zitadelArgs(t, context.Background(), "--version")
+	if code != 0 || !strings.HasPrefix(stdout, "provision ") {
 		t.Errorf("--version: exit %d, %q", code, stdout)
 	}
 }
 
-func TestRunEndToEnd(t *testing.T) {
+func TestZitadelEndToEnd(t *testing.T) {
 	f := zitadeltest.NewFake(t)
 	dir := t.TempDir()
 	t.Setenv("IDPBENCH_ZITADEL_PAT", f.AdminPAT)
 	args := []string{"--issuer", f.URL, "--out-dir", dir, "--users", "3", "--timeout", "20s"}
-	code, stdout, stderr := runArgs(t, context.Background(), args...)
+	code, stdout, stderr := zitadelArgs(t, context.Background(), args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -101,16 +107,16 @@ func TestRunEndToEnd(t *testing.T) {
 	// A second run with the same prefix meets "already exists": exit 1,
 	// the call named, the first run's files untouched.
 	before, _ := os.ReadFile(filepath.Join(dir, "user-password"))
-	code, stdout, stderr = runArgs(t, context.Background(), args...)
+	code, stdout, stderr = zitadelArgs(t, context.Background(), args...)
 	after, _ := os.ReadFile(filepath.Join(dir, "user-password"))
-	if code != 1 || stdout != "" || !strings.Contains(stderr, "zitadelsetup: AddProject (POST /management/v1/projects): HTTP 409") || string(before) != string(after) {
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "provision zitadel: AddProject (POST /management/v1/projects): HTTP 409") || string(before) != string(after) {
 		t.Errorf("re-run: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	other := t.TempDir()
-	if code, _, stderr := runArgs(t, ctx, "--issuer", f.URL, "--out-dir", other, "--prefix", "x"); code != 130 {
+	if code, _, stderr := zitadelArgs(t, ctx, "--issuer", f.URL, "--out-dir", other, "--prefix", "x"); code != 130 {
 		t.Errorf("interrupted: exit %d, stderr %q", code, stderr)
 	}
 	if ents, _ := os.ReadDir(other); len(ents) != 0 {
