@@ -37,7 +37,7 @@ func (m *md) warmups(product string) {
 				}
 			}
 		}
-		rows = append(rows, warmupSpentText(c.Scenario, spent, adaptive, capped)+jitText(jit))
+		rows = append(rows, warmupSpentText(c.Scenario, spent, adaptive, capped)+jitText(jit)+steadyJITText(c))
 	}
 	if len(rows) == 0 {
 		return
@@ -58,6 +58,34 @@ func warmupRuleText(s *schema.Step) string {
 	}
 	return fmt.Sprintf("at least %s, then until the throughput of the last %d intervals of %s is each within ±%g%% of their mean%s, at most %s",
 		formatSeconds(r.MinS), r.StableIntervals, formatSeconds(s.IntervalS), r.TolerancePct, jit, formatSeconds(r.MaxS))
+}
+
+// steadyJITText names the steady level's windows that were measured while
+// the JIT compiled more than the rule allows in a warmup (a warmup that
+// ended at its cap, or a JIT that woke again in the window): "; 2 of the 3
+// steady windows (c=8) were measured while the JIT compiled more than 20%
+// of a core (35%, 28%)". "" when none was, or nothing was read.
+func steadyJITText(c Cell) string {
+	if c.SteadyLevel < 0 || c.SteadyLevel >= len(c.Levels) {
+		return ""
+	}
+	lv := &c.Levels[c.SteadyLevel]
+	var busy []string
+	for _, i := range lv.Steps {
+		s := c.Ladder[i].Step
+		if s.JIT == nil || s.JIT.WindowPct == nil || s.WarmupRule == nil || s.WarmupRule.JITMaxPct <= 0 {
+			continue
+		}
+		if *s.JIT.WindowPct > s.WarmupRule.JITMaxPct {
+			busy = append(busy, fmt.Sprintf("%g%%", *s.JIT.WindowPct))
+		}
+	}
+	if len(busy) == 0 {
+		return ""
+	}
+	max := c.Ladder[lv.Steps[0]].Step.WarmupRule.JITMaxPct
+	return fmt.Sprintf("; %d of the %d steady windows (c=%d) were measured while the JIT compiled more than %g%% of a core (%s)",
+		len(busy), len(lv.Steps), lv.Connections, max, strings.Join(busy, ", "))
 }
 
 // jitText: "; the JIT compiled 2–35% of a core in the windows, median 6%",
