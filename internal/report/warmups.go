@@ -83,9 +83,9 @@ func steadyJITText(c Cell) string {
 	if len(busy) == 0 {
 		return ""
 	}
-	max := c.Ladder[lv.Steps[0]].Step.WarmupRule.JITMaxPct
+	limit := c.Ladder[lv.Steps[0]].Step.WarmupRule.JITMaxPct
 	return fmt.Sprintf("; %d of the %d steady windows (c=%d) were measured while the JIT compiled more than %g%% of a core (%s)",
-		len(busy), len(lv.Steps), lv.Connections, max, strings.Join(busy, ", "))
+		len(busy), len(lv.Steps), lv.Connections, limit, strings.Join(busy, ", "))
 }
 
 // jitText: "; the JIT compiled 2–35% of a core in the windows, median 6%",
