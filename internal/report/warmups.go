@@ -71,19 +71,19 @@ func steadyJITText(c Cell) string {
 	}
 	lv := &c.Levels[c.SteadyLevel]
 	var busy []string
+	limit := 0.0
 	for _, i := range lv.Steps {
 		s := c.Ladder[i].Step
 		if s.JIT == nil || s.JIT.WindowPct == nil || s.WarmupRule == nil || s.WarmupRule.JITMaxPct <= 0 {
 			continue
 		}
 		if *s.JIT.WindowPct > s.WarmupRule.JITMaxPct {
-			busy = append(busy, fmt.Sprintf("%g%%", *s.JIT.WindowPct))
+			busy, limit = append(busy, fmt.Sprintf("%g%%", *s.JIT.WindowPct)), s.WarmupRule.JITMaxPct
 		}
 	}
 	if len(busy) == 0 {
 		return ""
 	}
-	limit := c.Ladder[lv.Steps[0]].Step.WarmupRule.JITMaxPct
 	return fmt.Sprintf("; %d of the %d steady windows (c=%d) were measured while the JIT compiled more than %g%% of a core (%s)",
 		len(busy), len(lv.Steps), lv.Connections, limit, strings.Join(busy, ", "))
 }
