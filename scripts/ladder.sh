@@ -111,33 +111,17 @@ usage() {
 }
 
 # pool_size MODE C PREV_STEP_JSON WARMUP_S DURATION_S prints the pool size of
-# a step. The one place the sizing lives:
-#   consume: with a previous step (c_prev connections, qps_prev):
-#              ceil(qps_prev * (c / c_prev) * 1.2 * (warmup + duration)) + 2c
-#            -- in a closed loop the rate per connection does not grow with c, so
-#            c / c_prev bounds the growth; 1.2 is margin. The first step:
-#              c * IDPBENCH_CONSUME_PER_CONN_QPS (default 50) * (warmup + duration).
-#            At most IDPBENCH_POOL_CAP (100000). An exhausted pool is recorded by
-#            loadstep (errors.pool_exhausted), never wrapped.
-#   chain:   2 seeds per connection
-#   reuse:   IDPBENCH_REUSE_POOL (256)
+# a step: `aggregate ladder pool-size` (internal/ladder.PoolSize) holds the
+# sizing -- consume from the previous step's qps (the first step:
+# IDPBENCH_CONSUME_PER_CONN_QPS, 50 a connection), at most
+# IDPBENCH_POOL_CAP (100000); chain 2 seeds a connection; reuse
+# IDPBENCH_REUSE_POOL (256).
 pool_size() {
-	local mode="$1" c="$2" prev="$3" w="$4" d="$5"
-	case "$mode" in
-	reuse) echo "${IDPBENCH_REUSE_POOL:-256}" ;;
-	chain) jq -n --argjson c "$c" '$c * 2' ;;
-	consume)
-		local first=true
-		[[ -s "$prev" ]] && first=false
-		jq -n --argjson first "$first" --slurpfile p <(if $first; then echo '{}'; else cat "$prev"; fi) \
-			--argjson c "$c" --argjson w "$w" --argjson d "$d" \
-			--argjson per "${IDPBENCH_CONSUME_PER_CONN_QPS:-50}" --argjson cap "${IDPBENCH_POOL_CAP:-100000}" '
-			(if $first then $c * $per * ($w + $d)
-			 else ($p[0].qps * ($c / $p[0].connections) * 1.2 * ($w + $d)) + 2 * $c end)
-			| ceil | [., $cap] | min'
-		;;
-	*) die "unknown pool mode $mode" ;;
-	esac
+	local from=()
+	[[ -s "$3" ]] && from=(--prev "$3")
+	"$(tool aggregate)" ladder pool-size --mode "$1" -c "$2" "${from[@]}" --warmup "$4" --duration "$5" \
+		--per-conn-qps "${IDPBENCH_CONSUME_PER_CONN_QPS:-50}" --cap "${IDPBENCH_POOL_CAP:-100000}" \
+		--reuse "${IDPBENCH_REUSE_POOL:-256}"
 }
 
 # check_health ADAPTER STATE WHEN: exit 4 with the reason (logged and in
