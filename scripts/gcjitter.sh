@@ -20,7 +20,8 @@
 # (round robin) and minted fresh unless the ladder's pool is younger than
 # IDPBENCH_REUSE_MAX_AGE_S (120 s). A complete gcjitter.json is skipped, so
 # an interrupted run resumes. The product must be up and set up, as for
-# ladder.sh.
+# ladder.sh, which also calls the adapter's fresh first (the reference OP
+# starts again empty; nothing for the others).
 #
 # Environment: RUN_DIR, STATE_DIR (instead of the flags); IDPBENCH_GCJITTER_S
 # (duration, s), IDPBENCH_GCJITTER_C (connections), IDPBENCH_GCJITTER_WARMUP_S (else
@@ -82,6 +83,8 @@ run_gcjitter() {
 	for ((i = 0; i < ${#extra[@]}; i++)); do
 		[[ "${extra[i]}" == --pool-mode ]] && mode="${extra[i + 1]}"
 	done
+	# As before every ladder step: the adapter's fresh start (refop only).
+	"$adapter" fresh "$state" "$scenario" || die "$product did not start again before the GC-jitter run"
 	case "$mode" in
 	"") ;;
 	reuse) poolargs=(--pool "$(reuse_pool "$adapter" "$state" "$scenario" "$run_s" "$ttl")") ;;
@@ -99,6 +102,7 @@ run_gcjitter() {
 	version="$("$adapter" version)"
 	pinned driver "$loadstep" --url "$url" --scenario "$scenario" -c "$c" \
 		--warmup "${warmup}s" --duration "${duration}s" --interval 10s --timeout 10s \
+		--jit-pidfile "$state/pids/$product.pid" \
 		--product "$product" --product-version "$version" \
 		--label phase=gcjitter --label "profile=$profile" "${labels[@]}" \
 		"${extra[@]}" "${poolargs[@]}" "${metrics[@]}" -o "$out" || rc=$?

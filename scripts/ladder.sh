@@ -16,11 +16,19 @@
 # 2-core machine a warm server's one-second throughput wanders by about
 # that much (measured windows of the reference OP: at 5% the rule waited
 # up to 17 s on servers that were long warm, and 4 of 20 warm series never
-# settled in 10 s; at 10% it settled after a median 3 intervals). A product's process stays up
-# through its ladders, so a JIT that is warm from one step carries into the
-# next, and later steps pay only what they need. Every step records the
-# warmup it spent (warmup_s), whether stability or the cap ended it
-# (warmup_stable) and each warmup second's throughput (warmup_qps).
+# settled in 10 s; at 10% it settled after a median 3 intervals). Where the
+# product has a JIT (a JVM: Keycloak), those 3 intervals must also have had
+# its compiler threads busy at most 20% of one core
+# (IDPBENCH_WARMUP_JIT_MAX_PCT; loadstep --jit-pidfile reads the JVM's
+# hsperfdata counters): a JVM's throughput climbs in steps with flat
+# plateaus between them while the JIT compiles for minutes
+# (results/warmup-check), which no rule on throughput alone can tell from
+# steady state. A product compiled ahead of time has no JIT to wait for. A
+# product's process stays up through its ladders, so a JIT that is warm
+# from one step carries into the next, and later steps pay only what they
+# need. Every step records the warmup it spent (warmup_s), whether
+# stability or the cap ended it (warmup_stable), each warmup second's
+# throughput (warmup_qps) and how busy the JIT was (jit).
 #
 # Round 1 stops at the ladder's knee: after each step it asks `aggregate
 # ladder knee`, which stops it when the last two levels each added less than
@@ -51,6 +59,11 @@
 # exists with status complete is skipped, so an interrupted run resumes; any
 # other step (target_lost, interrupted, error) is measured again. The step
 # counter says "of at most T": where round 1 stops is known only at its knee.
+# Before every window the adapter's fresh entry point runs: the reference OP,
+# which never frees a token it issued, starts again with an empty store when
+# the load since its start issued tokens, so that every step runs on a store
+# holding nothing but its own pool (scripts/products/refop product_fresh);
+# for every other product it does nothing.
 # The product's health (scripts/products/PRODUCT health: its process runs and
 # its discovery endpoint answers) is checked before the ladder and after
 # every step; a product that stopped answering ends the ladder with exit 4,
@@ -79,6 +92,7 @@
 # Environment: RUN_DIR, STATE_DIR (instead of the flags); IDPBENCH_LADDER,
 # IDPBENCH_WARMUP_S (the floor), IDPBENCH_WARMUP_MAX_S (the cap; 0: a fixed
 # warmup of IDPBENCH_WARMUP_S), IDPBENCH_WARMUP_TOLERANCE_PCT (10),
+# IDPBENCH_WARMUP_JIT_MAX_PCT (20; 0 records the JIT without waiting for it),
 # IDPBENCH_DURATION_S override the profile; IDPBENCH_BIN
 # holds the built tools (scripts/lib/common.sh build_tools). The number of
 # windows the ladder went through (measured or skipped as complete) is left
@@ -97,33 +111,17 @@ usage() {
 }
 
 # pool_size MODE C PREV_STEP_JSON WARMUP_S DURATION_S prints the pool size of
-# a step. The one place the sizing lives:
-#   consume: with a previous step (c_prev connections, qps_prev):
-#              ceil(qps_prev * (c / c_prev) * 1.2 * (warmup + duration)) + 2c
-#            -- in a closed loop the rate per connection does not grow with c, so
-#            c / c_prev bounds the growth; 1.2 is margin. The first step:
-#              c * IDPBENCH_CONSUME_PER_CONN_QPS (default 50) * (warmup + duration).
-#            At most IDPBENCH_POOL_CAP (100000). An exhausted pool is recorded by
-#            loadstep (errors.pool_exhausted), never wrapped.
-#   chain:   2 seeds per connection
-#   reuse:   IDPBENCH_REUSE_POOL (256)
+# a step: `aggregate ladder pool-size` (internal/ladder.PoolSize) holds the
+# sizing -- consume from the previous step's qps (the first step:
+# IDPBENCH_CONSUME_PER_CONN_QPS, 50 a connection), at most
+# IDPBENCH_POOL_CAP (100000); chain 2 seeds a connection; reuse
+# IDPBENCH_REUSE_POOL (256).
 pool_size() {
-	local mode="$1" c="$2" prev="$3" w="$4" d="$5"
-	case "$mode" in
-	reuse) echo "${IDPBENCH_REUSE_POOL:-256}" ;;
-	chain) jq -n --argjson c "$c" '$c * 2' ;;
-	consume)
-		local first=true
-		[[ -s "$prev" ]] && first=false
-		jq -n --argjson first "$first" --slurpfile p <(if $first; then echo '{}'; else cat "$prev"; fi) \
-			--argjson c "$c" --argjson w "$w" --argjson d "$d" \
-			--argjson per "${IDPBENCH_CONSUME_PER_CONN_QPS:-50}" --argjson cap "${IDPBENCH_POOL_CAP:-100000}" '
-			(if $first then $c * $per * ($w + $d)
-			 else ($p[0].qps * ($c / $p[0].connections) * 1.2 * ($w + $d)) + 2 * $c end)
-			| ceil | [., $cap] | min'
-		;;
-	*) die "unknown pool mode $mode" ;;
-	esac
+	local from=()
+	[[ -s "$3" ]] && from=(--prev "$3")
+	"$(tool aggregate)" ladder pool-size --mode "$1" -c "$2" "${from[@]}" --warmup "$4" --duration "$5" \
+		--per-conn-qps "${IDPBENCH_CONSUME_PER_CONN_QPS:-50}" --cap "${IDPBENCH_POOL_CAP:-100000}" \
+		--reuse "${IDPBENCH_REUSE_POOL:-256}"
 }
 
 # check_health ADAPTER STATE WHEN: exit 4 with the reason (logged and in
@@ -187,9 +185,16 @@ run_ladder() {
 	[[ "$warmup" =~ ^[0-9]+$ && "$warmup_max" =~ ^[0-9]+$ && "$duration" =~ ^[1-9][0-9]*$ ]] ||
 		die "IDPBENCH_WARMUP_S $warmup, IDPBENCH_WARMUP_MAX_S $warmup_max, IDPBENCH_DURATION_S $duration: want whole seconds"
 	# A cap at or below the floor is a fixed warmup.
-	local warmargs=(--warmup "${warmup}s") warm_most="$warmup"
+	# Every step follows the product's JIT, where it has one (a JVM: its
+	# hsperfdata counters; loadstep --jit-pidfile), and the adaptive rule
+	# waits until it compiles at most IDPBENCH_WARMUP_JIT_MAX_PCT percent of
+	# a core; a product compiled ahead of time has no JIT to wait for.
+	local jit_max="${IDPBENCH_WARMUP_JIT_MAX_PCT:-20}"
+	[[ "$jit_max" =~ ^[0-9]+$ ]] || die "IDPBENCH_WARMUP_JIT_MAX_PCT $jit_max: want a whole percent (0: record the JIT, do not wait for it)"
+	local warmargs=(--warmup "${warmup}s" --jit-pidfile "$state/pids/$product.pid") warm_most="$warmup"
 	if ((warmup_max > warmup)); then
-		warmargs+=(--warmup-max "${warmup_max}s" --warmup-stable 3 --warmup-tolerance "${IDPBENCH_WARMUP_TOLERANCE_PCT:-10}")
+		warmargs+=(--warmup-max "${warmup_max}s" --warmup-stable 3 --warmup-tolerance "${IDPBENCH_WARMUP_TOLERANCE_PCT:-10}"
+			--warmup-jit-max "$jit_max")
 		warm_most="$warmup_max"
 	fi
 	local url rc=0
@@ -287,6 +292,9 @@ measure_window() {
 	local wtext="${warmup}s"
 	((warm_most > warmup)) && wtext="${warmup}-${warm_most}s"
 	step_upto $((offset + n)) "$total" "$product $scenario $name (warmup ${wtext} + ${duration}s; at most $((bound - n)) more windows in this ladder)"
+	# A product that keeps what it issues in memory starts again empty (the
+	# adapter's fresh: a no-op for the others), before its pools are minted.
+	"$adapter" fresh "$state" "$scenario" || die "$product did not start again before $scenario $name"
 	local poolargs=()
 	if [[ -n "$mode" ]]; then
 		pool="$(step_pool "$adapter" "$state" "$scenario" "$mode" "$c" "$(sizing_step "$prev" "$run_dir/$product" "$scenario" "$c" "$r")" "$warm_most" "$duration")"

@@ -258,6 +258,46 @@ refop_pkjwt() {
 	log "ok: refop introspect (private_key_jwt) $(jq -r '"\(.requests) requests, \(.qps|floor)/s, errors \(.error_rate)"' "$out/introspect-0.json"); tampered assertions: all 401"
 }
 refop_pkjwt
+
+phase "the reference OP's fresh start before a load step: an empty store after load that issued tokens"
+# ladder.sh and gcjitter.sh call the adapter's fresh before every step. refop,
+# which never frees a token it issued, starts again when the load since its
+# start issued tokens (unknown at first: it does), and the pools of its own
+# tokens go with the old process; after a step that only read it stays up.
+# A no-op for a product without product_fresh.
+refop_fresh() {
+	local a="$IDPBENCH_ROOT/scripts/products/refop" pidfile="$REFOP_STATE/pids/refop.pid" before after tok url code
+	url="$("$a" endpoint "$REFOP_STATE" userinfo)"
+	userinfo_code() { printf 'header = "Authorization: Bearer %s"\n' "$1" | curl -sS -o /dev/null -w '%{http_code}' --config - "$url"; }
+	mint_one() {
+		"$a" pools "$REFOP_STATE" userinfo 2 "$REFOP_STATE/pools/userinfo.pool"
+		tok="$(grep -v '^#' "$REFOP_STATE/pools/userinfo.pool" | head -n1)"
+		[[ "$(userinfo_code "$tok")" == 200 ]] || die "refop userinfo with a token just minted: want 200"
+	}
+	# 1. Nothing recorded about the load since the start: it starts again.
+	mint_one
+	before="$(head -n1 "$pidfile")"
+	"$a" fresh "$REFOP_STATE" userinfo
+	after="$(head -n1 "$pidfile")"
+	[[ "$after" != "$before" ]] || die "refop fresh (first step): still the process $before"
+	! kill -0 "$before" 2>/dev/null || die "refop fresh: the old process $before still runs"
+	[[ ! -e "$REFOP_STATE/pools/userinfo.pool" ]] || die "refop fresh: the pool of the old process's tokens is still there"
+	code="$(userinfo_code "$tok")"
+	[[ "$code" == 401 || "$code" == 403 ]] || die "refop userinfo with a token of the old process answered $code, want 401 or 403 (an empty store)"
+	"$a" health "$REFOP_STATE" >/dev/null || die "refop fresh: not healthy after the fresh start"
+	# 2. After a step that only read (userinfo), and before one that issues: it stays up, its pool valid.
+	mint_one
+	"$a" fresh "$REFOP_STATE" client_credentials
+	[[ "$(head -n1 "$pidfile")" == "$after" && -s "$REFOP_STATE/pools/userinfo.pool" && "$(userinfo_code "$tok")" == 200 ]] ||
+		die "refop fresh after a userinfo step: want the same process ($after) and its pool still valid"
+	# 3. After a step that issued tokens (client_credentials): it starts again.
+	"$a" fresh "$REFOP_STATE" introspect
+	[[ "$(head -n1 "$pidfile")" != "$after" ]] || die "refop fresh after a client_credentials step: still the process $after"
+	"$IDPBENCH_ROOT/scripts/products/hydra" fresh "$HYDRA_STATE" userinfo || die "hydra fresh: want a no-op, it failed"
+	kill -0 "$(head -n1 "$HYDRA_STATE/pids/hydra.pid")" || die "hydra fresh: Hydra no longer runs"
+	log "ok: refop fresh: a new process, its old token refused ($code), after a first step and after client_credentials; the same after userinfo; hydra fresh: a no-op"
+}
+refop_fresh
 phase "driver-limited flag: a starved driver is flagged, a 5 ms server is not"
 IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-driver-limited.sh"
 phase "a target killed mid-step: target_lost, refused connects no requests, no spinning, measured again on resume"

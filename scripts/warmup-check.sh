@@ -3,8 +3,10 @@
 # fixed long warmup reaches? Two runs of one product's ladder, each on a
 # freshly started product (a new JVM for Keycloak, so neither run inherits
 # the other's JIT state): arm "fixed" warms every step for a fixed time
-# (default 60 s, what Keycloak was given before the rule), arm "rule" warms
-# each step until it is stable (the full profile's rule: ladder.sh). Then
+# (default 60 s, what Keycloak was given before the rule; run as the rule
+# with a tolerance no series meets, so every second's throughput and JIT
+# are recorded), arm "rule" warms each step until it is stable and, on a
+# JVM, its JIT quiet (the full profile's rule: ladder.sh). Then
 # `aggregate compare fixed rule --all-steps` puts each level side by side
 # with its difference and p-value, and the warmup each arm spent per step
 # is listed beside it.
@@ -59,7 +61,10 @@ run_arm() {
 		--repeats "$REPEATS" --run-id "$arm" >"$OUT/runs/$arm.log" 2>&1 ||
 		{ log "arm $arm failed (log: $OUT/runs/$arm.log)"; exit 1; }
 }
-run_arm fixed "IDPBENCH_WARMUP_S=$FIXED" IDPBENCH_WARMUP_MAX_S=0
+# The fixed arm is the rule run to its cap every time (a tolerance no series
+# meets, no JIT condition): the same fixed warmup, with every second's
+# throughput and JIT recorded (warmup_qps, jit.warmup_pct).
+run_arm fixed IDPBENCH_WARMUP_S=1 "IDPBENCH_WARMUP_MAX_S=$FIXED" IDPBENCH_WARMUP_TOLERANCE_PCT=0.01 IDPBENCH_WARMUP_JIT_MAX_PCT=0
 run_arm rule
 
 aggregate="$(tool aggregate)"
@@ -67,13 +72,14 @@ rc=0
 "$aggregate" compare --all-steps "$OUT/runs/fixed/$PRODUCT" "$OUT/runs/rule/$PRODUCT" >"$OUT/compare.md" || rc=$?
 ((rc <= 1)) || { log "aggregate compare failed (exit $rc)"; exit 1; }
 {
-	printf 'arm\tconnections\trepeat\twarmup_s\twarmup_stable\tqps\n'
+	printf 'arm\tstart\tconnections\trepeat\twarmup_s\twarmup_stable\tqps\tjit_window_pct\tjit_warmup_pct_by_10s\n'
 	for arm in fixed rule; do
 		for f in "$OUT/runs/$arm/$PRODUCT/$SCENARIO"-c*.json; do
-			jq -r --arg arm "$arm" '[$arm, .connections, (.labels.repeat // "1"), .warmup_s,
-				(if .warmup_stable == null then "fixed" else .warmup_stable end), .qps] | @tsv' "$f"
+			jq -r --arg arm "$arm" '[$arm, .start, .connections, (.labels.repeat // "1"), (.warmup_s * 10 | round / 10),
+				(if $arm == "fixed" then "fixed" else .warmup_stable end), .qps, (.jit.window_pct // "N/A"),
+				((.jit.warmup_pct // []) as $j | [range(0; $j | length; 10)] | map($j[.:.+10] | add / length | round) | map(tostring) | join(" "))] | @tsv' "$f"
 		done
-	done
+	done | sort -t$'\t' -k1,1 -k2,2
 } >"$OUT/warmups.tsv"
 log "comparison: $OUT/compare.md; warmups: $OUT/warmups.tsv"
 cat "$OUT/compare.md"

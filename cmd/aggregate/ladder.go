@@ -10,12 +10,30 @@ import (
 	"github.com/idpbench/idpbench/internal/ladder"
 )
 
-const ladderUsage = `Usage: aggregate ladder knee|candidates [FLAGS]
+const ladderUsage = `Usage: aggregate ladder knee|candidates|pool-size [FLAGS]
 
 How much of a scenario's connection ladder to measure (scripts/ladder.sh asks):
   knee        after each step of round 1: does round 1 stop here?
   candidates  before a later round: which levels does it repeat?
-'aggregate ladder knee --help' and 'aggregate ladder candidates --help' explain their flags.
+  pool-size   before a step: how many credentials its pool needs
+'aggregate ladder SUBCOMMAND --help' explains its flags.
+`
+
+const poolSizeUsage = `Usage: aggregate ladder pool-size --mode MODE -c C [--prev STEP.json] --warmup S --duration S [FLAGS]
+
+Prints the size of one ladder step's pool (scripts/ladder.sh mints it):
+  consume  with --prev (the ladder's previous window, or in a later round the
+           level's window of the round before):
+             ceil(qps_prev * (c / c_prev) * 1.2 * (warmup + duration)) + 2c
+           -- in a closed loop the rate per connection does not grow with c, so
+           c / c_prev bounds the growth; 1.2 is margin. Without: c *
+           --per-conn-qps * (warmup + duration). At most --cap (an exhausted
+           pool is recorded by loadstep, errors.pool_exhausted, never wrapped).
+  chain    2 seeds per connection
+  reuse    --reuse
+`
+
+const poolSizeExample = `  aggregate ladder pool-size --mode consume -c 16 --prev results/latest/hydra/auth_code-c8.json --warmup 60 --duration 10
 `
 
 const kneeUsage = `Usage: aggregate ladder knee --dir DIR --scenario S --ladder "C..." [FLAGS]
@@ -100,13 +118,52 @@ func runLadder(ctx context.Context, args []string, e env) error {
 			return runKnee(args[1:], e)
 		case "candidates":
 			return runCandidates(args[1:], e)
+		case "pool-size":
+			return runPoolSize(args[1:], e)
 		case "-h", "--help", "help":
 			fmt.Fprint(e.stdout, ladderUsage)
 			return nil
 		}
-		return cli.Usagef("ladder: unknown subcommand %q (want knee or candidates)", args[0])
+		return cli.Usagef("ladder: unknown subcommand %q (want knee, candidates or pool-size)", args[0])
 	}
-	return cli.Usagef("ladder: a subcommand is required: knee or candidates (see 'aggregate ladder --help')")
+	return cli.Usagef("ladder: a subcommand is required: knee, candidates or pool-size (see 'aggregate ladder --help')")
+}
+
+func runPoolSize(args []string, e env) error {
+	p := ladder.PoolSizing{}
+	var prev string
+	fs := newFlagSet("ladder pool-size")
+	fs.StringVar(&p.Mode, "mode", "", "the pool `MODE`: consume, chain or reuse")
+	fs.IntVarP(&p.Connections, "connections", "c", 0, "the step's `CONNECTIONS`")
+	fs.StringVar(&prev, "prev", "", "the step `FILE` a consumed pool is sized from (none: the ladder's first step)")
+	fs.Float64Var(&p.WarmupS, "warmup", 0, "the longest the step's warmup may be, `SECONDS`")
+	fs.Float64Var(&p.DurationS, "duration", 0, "the step's measured window, `SECONDS`")
+	fs.Float64Var(&p.PerConnQPS, "per-conn-qps", 50, "consume, first step: the `RATE` assumed per connection")
+	fs.IntVar(&p.Cap, "cap", 100000, "consume: at most `N`")
+	fs.IntVar(&p.Reuse, "reuse", 256, "reuse: the pool's size `N`")
+	if err := parse(fs, args, poolSizeUsage, poolSizeExample, e); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("ladder pool-size: unexpected argument %q (see 'aggregate ladder pool-size --help')", fs.Arg(0))
+	}
+	if p.WarmupS < 0 || p.DurationS <= 0 || p.PerConnQPS <= 0 || p.Cap < 1 || p.Reuse < 1 {
+		return cli.Usagef("ladder pool-size: --warmup >= 0, --duration, --per-conn-qps, --cap and --reuse > 0 (got %g, %g, %g, %d, %d)",
+			p.WarmupS, p.DurationS, p.PerConnQPS, p.Cap, p.Reuse)
+	}
+	if prev != "" {
+		s, err := ladder.ReadStep(prev)
+		if err != nil {
+			return err
+		}
+		p.Prev = s
+	}
+	n, err := ladder.PoolSize(p)
+	if err != nil {
+		return cli.UsageError{Err: err}
+	}
+	_, err = fmt.Fprintln(e.stdout, n)
+	return err
 }
 
 func runKnee(args []string, e env) error {

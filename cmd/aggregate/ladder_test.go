@@ -151,6 +151,10 @@ func TestLadderErrors(t *testing.T) {
 			"round 1 of client_credentials is not complete: no knee record " + filepath.Join(dir, "client_credentials.knee.json")},
 		{"a malformed knee record names its file", []string{"ladder", "candidates", "--dir", badKnee, "--scenario", s}, 1,
 			filepath.Join(badKnee, "client_credentials.knee.json") + ": not a valid knee record: no scenario"},
+		{"pool-size: an unknown mode", []string{"ladder", "pool-size", "--mode", "borrow", "-c", "2", "--duration", "10"}, 2, `unknown pool mode "borrow"`},
+		{"pool-size: no duration", []string{"ladder", "pool-size", "--mode", "chain", "-c", "2"}, 2, "--duration"},
+		{"pool-size: a malformed step names its file", []string{"ladder", "pool-size", "--mode", "consume", "-c", "4", "--duration", "10",
+			"--prev", filepath.Join(bad, "client_credentials-c2.json")}, 1, filepath.Join(bad, "client_credentials-c2.json") + ": unexpected EOF"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -197,5 +201,27 @@ func TestLadderKneeAt(t *testing.T) {
 	}
 	if r := knee(dir, "--at", "3"); !strings.Contains(r.stderr, "c=3 is not a level of the ladder") {
 		t.Errorf("--at 3: stderr %q", r.stderr)
+	}
+}
+
+// TestLadderPoolSize: the size printed for each mode (internal/ladder's
+// TestPoolSize holds the arithmetic), from a previous step's file.
+func TestLadderPoolSize(t *testing.T) {
+	dir := t.TempDir()
+	writeRound(t, dir, 1, 100, 100) // c=2 and c=4 at 100 qps
+	prev := ladder.StepPath(dir, schema.ScenarioClientCredentials, 4, 1)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mode", "consume", "-c", "8", "--prev", prev, "--warmup", "60", "--duration", "10"}, "16816\n"},
+		{[]string{"--mode", "consume", "-c", "2", "--warmup", "60", "--duration", "10"}, "7000\n"},
+		{[]string{"--mode", "chain", "-c", "8", "--duration", "10"}, "16\n"},
+		{[]string{"--mode", "reuse", "-c", "8", "--duration", "10", "--reuse", "64"}, "64\n"},
+	} {
+		r := runAgg(context.Background(), "", append([]string{"ladder", "pool-size"}, tc.args...)...)
+		if r.code != 0 || r.stdout != tc.want {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %q", tc.args, r.code, r.stdout, r.stderr, tc.want)
+		}
 	}
 }

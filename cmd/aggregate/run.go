@@ -40,7 +40,7 @@ func subcommands() []subcommand {
 		{"steady", "the main table as JSON lines: steady-state figures or the N/A reason", runSteady},
 		{"compare", "OLD vs NEW: each cell's change and whether it is significant; a regression gate", runCompare},
 		{"phase", "append one phase record (run-comparison.sh's wall-time record) to a phases file", runPhase},
-		{"ladder", "knee | candidates: where round 1 of a ladder stops; which levels later rounds repeat", runLadder},
+		{"ladder", "knee | candidates | pool-size: where round 1 of a ladder stops; which levels later rounds repeat; a step's pool size", runLadder},
 		{"efficiency", "one step's requests per CPU-second from a sampler's records (JSON)", runEfficiency},
 	}
 }

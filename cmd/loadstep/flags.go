@@ -25,6 +25,8 @@ type config struct {
 	warmupMax                 time.Duration
 	warmupStable              int
 	warmupTolerance           float64
+	jitPidfile                string
+	warmupJITMax              float64
 	interval, timeout         time.Duration
 	rate                      float64
 	poolFile, poolMode        string
@@ -70,6 +72,8 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.DurationVar(&c.warmupMax, "warmup-max", 0, "adaptive warmup: at least --warmup, then until the throughput is stable (see --warmup-stable), at most this long (duration, e.g. 60s); default 0 = a fixed --warmup; closed loop only")
 	fs.IntVar(&c.warmupStable, "warmup-stable", 3, "with --warmup-max: consecutive --interval intervals whose completed requests must be stable, 2 to 60")
 	fs.Float64Var(&c.warmupTolerance, "warmup-tolerance", 5, "with --warmup-max: each of those intervals' completed requests within +/- this percent of their mean (percent, above 0 and below 100)")
+	fs.StringVar(&c.jitPidfile, "jit-pidfile", "", "follow the JIT compilers of the JVM in the process group whose leader this file's first line names (the product's coldstart pidfile): the step records how busy they were (jit); no JVM there: jit.na says so")
+	fs.Float64Var(&c.warmupJITMax, "warmup-jit-max", 0, "with --warmup-max and --jit-pidfile: the stable intervals must also have had the JIT compiling at most this percent of one core (0 = record only)")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured window (duration, e.g. 10s, 5m)")
 	fs.DurationVar(&c.interval, "interval", time.Second, "length of one per-interval histogram (duration)")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "per-request timeout, connect to last body byte; also bounds the drain (duration)")
@@ -172,8 +176,11 @@ warmup per product. The warmup lasts at least --warmup (the floor), then
 until the requests completed in each of the last --warmup-stable intervals
 (--interval long, counted from the start of the warmup) lie within
 +/- --warmup-tolerance percent of their mean, at most D (the cap). Once the
-rule holds the window starts at the next interval boundary at least half an
-interval, and at least 50 ms, ahead. The step records warmup_s (the warmup actually
+rule holds the window starts 100 ms later (its intervals count from its
+start). With --jit-pidfile and --warmup-jit-max P the rule also waits for the
+product's JIT: in each of those intervals its compiler threads were busy at
+most P percent of one core (read from the JVM's hsperfdata counters, which
+costs the JVM nothing; a product without a JVM has no JIT to wait for). The step records warmup_s (the warmup actually
 spent), warmup_rule, warmup_stable (true: the rule ended it; false: the cap
 did) and warmup_qps (the completed requests per second of each warmup
 interval). Rate mode keeps its fixed --warmup: there the rate, not the
@@ -438,6 +445,7 @@ func (c *config) loadConfig(stdin io.Reader) (*load.Config, error) {
 		URL: u, Scenario: c.scenario, Connections: c.connections,
 		Warmup: c.warmup, Duration: c.duration, Interval: c.interval, Timeout: c.timeout, Rate: c.rate,
 		WarmupMax: c.warmupMax, WarmupStable: c.warmupStable, WarmupTolerance: c.warmupTolerance,
+		JITPidfile: c.jitPidfile, WarmupJITMax: c.warmupJITMax,
 		PoolMode: c.poolMode, ClientID: c.clientID, ClientAuth: c.clientAuth, Scope: c.scope,
 		Method: c.method, Body: c.body, Expect: c.expect,
 		Product: c.product, ProductVersion: c.productVersion,

@@ -30,6 +30,7 @@ type env struct {
 func subcommands() []subcommand {
 	return []subcommand{
 		{"zitadel", "provision Zitadel through its APIs: project, apps, machine users, login client, users", runZitadel},
+		{"keycloak", "provision Keycloak through its admin REST API: realm, client with audience mapper, users", runKeycloak},
 		{"meta", "write a product's idpbench.meta/v1 record from internal/products and the run's inputs", runMeta},
 		{"na", "print why a product cannot run a scenario (its static N/A reason), or nothing", runNA},
 	}

@@ -33,7 +33,7 @@ func KneePath(dir, scenario string) string {
 func ReadRound1(dir, scenario string, ladder []int) ([]*schema.Step, error) {
 	var out []*schema.Step
 	for _, c := range ladder {
-		s, err := readStep(StepPath(dir, scenario, c, 1))
+		s, err := ReadStep(StepPath(dir, scenario, c, 1))
 		if errors.Is(err, fs.ErrNotExist) {
 			break
 		}
@@ -48,7 +48,8 @@ func ReadRound1(dir, scenario string, ladder []int) ([]*schema.Step, error) {
 	return out, nil
 }
 
-func readStep(path string) (*schema.Step, error) {
+// ReadStep reads one step file (schema.DecodeStep names the file in its errors).
+func ReadStep(path string) (*schema.Step, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -155,7 +156,7 @@ func DecideCandidates(dir, scenario string) (*schema.Knee, error) {
 	}
 	var steps []*schema.Step
 	for _, c := range k.Measured {
-		s, err := readStep(StepPath(dir, scenario, c, 1))
+		s, err := ReadStep(StepPath(dir, scenario, c, 1))
 		if err != nil {
 			return nil, fmt.Errorf("reading the round-1 step the knee record %s lists: %w", KneePath(dir, scenario), err)
 		}

@@ -76,6 +76,14 @@ type Config struct {
 	WarmupMax       time.Duration
 	WarmupStable    int     // adaptive: the consecutive intervals that must be stable, 2..60
 	WarmupTolerance float64 // adaptive: each of them within ± this percent of their mean, in (0, 100)
+	// JITPidfile names the product's process group (its leader's pid on
+	// the first line): loadstep follows the JIT compilers of the JVM in it
+	// (jit.go) and records how busy they were; "" = not watched.
+	JITPidfile string
+	// WarmupJITMax > 0 (adaptive, with JITPidfile): the stable intervals
+	// must also have had the JIT compiling at most this percent of one
+	// core; no JIT found, no condition.
+	WarmupJITMax float64
 
 	// Window, when not nil, is told when the measured window has begun
 	// and when the step has drained (loadstep --server-metrics scrapes
@@ -195,6 +203,10 @@ func (c *Config) validateRate() error {
 // validateWarmup checks the adaptive warmup's rule.
 func (c *Config) validateWarmup() error {
 	switch {
+	case c.WarmupJITMax < 0 || math.IsNaN(c.WarmupJITMax) || math.IsInf(c.WarmupJITMax, 0):
+		return cli.Usagef("--warmup-jit-max: want a finite percent of one core, 0 or more, got %v", c.WarmupJITMax)
+	case c.WarmupJITMax > 0 && (c.WarmupMax == 0 || c.JITPidfile == ""):
+		return cli.Usagef("--warmup-jit-max: needs an adaptive warmup (--warmup-max) and the JVM to watch (--jit-pidfile)")
 	case c.WarmupMax < 0:
 		return cli.Usagef("--warmup-max: must not be negative, got %s", c.WarmupMax)
 	case c.WarmupMax == 0:

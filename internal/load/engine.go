@@ -82,6 +82,7 @@ type engine struct {
 	live       []liveCount // per worker
 	plan       plan
 	warm       settler       // an adaptive warmup's record (warmup.go)
+	jit        *jitWatch     // the product's JIT compilers (jit.go); nil when not watched
 	decided    chan struct{} // closed once the window's start is final
 	stopped    atomic.Bool   // ctx was cancelled: no request starts
 	reach      reach         // whether the target accepts connections
@@ -129,6 +130,7 @@ func Run(ctx context.Context, cfg *Config) (*schema.Step, error) {
 		return nil, err
 	}
 	e.started = started
+	e.jit = newJITWatch(cfg.JITPidfile, launch)
 	return e.step(e.run(ctx, launch))
 }
 
@@ -211,12 +213,18 @@ func (e *engine) watch(ctx context.Context, done <-chan struct{}) window {
 	e.base.Store(new(e.liveTotals()))
 	w := window{start: start, end: e.plan.end()}
 	before := sampleCPU()
+	if e.jit != nil {
+		e.jit.windowStart(time.Now())
+	}
 	if !sleepUntil(ctx, done, w.end) {
 		if now := time.Now(); now.Before(w.end) {
 			w.end, w.interrupted = now, ctx.Err() != nil
 		}
 	}
 	w.cpu = sampleCPU().since(before)
+	if e.jit != nil {
+		e.jit.windowEnd(time.Now(), w.start)
+	}
 	return w
 }
 

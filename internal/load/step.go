@@ -25,6 +25,7 @@ func (e *engine) step(w window) (*schema.Step, error) {
 	s.Driver.Engine = e.engineName
 	e.fillStart(s)
 	e.fillWarmup(s, w.start)
+	s.JIT = e.jit.record()
 	if e.tallies.rate {
 		s.LatencyModel = schema.ModelOpenLoop
 	}

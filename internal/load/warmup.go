@@ -34,13 +34,13 @@ func (e *engine) warmup(ctx context.Context, done <-chan struct{}) bool {
 // decision. The watcher wakes at the end of each interval from launch
 // and takes the interval's completions from the live counters; once the
 // floor has passed and the last WarmupStable intervals are stable, it
-// moves the start earlier (stableAt) and waits for it, recording the
-// intervals up to it.
+// moves the start earlier, to just after the decision (stableAt), and
+// waits for it: the lead between the two is no interval of its own.
 func (e *engine) settle(ctx context.Context, done <-chan struct{}) bool {
 	e.warm.at = e.plan.launch
 	for {
 		start := e.plan.start().Sub(e.plan.launch)
-		next := min(e.boundaryAfter(time.Now(), 0), start)
+		next := min(e.boundaryAfter(time.Now()), start)
 		if !sleepUntil(ctx, done, e.plan.launch.Add(next)) {
 			return false
 		}
@@ -54,7 +54,9 @@ func (e *engine) settle(ctx context.Context, done <-chan struct{}) bool {
 			return true
 		case e.warm.stable == nil && next >= e.cfg.Warmup && run == e.cfg.WarmupStable:
 			e.warm.stable = new(true)
-			e.stableAt(now)
+			if e.stableAt(now) {
+				return sleepUntil(ctx, done, e.plan.start())
+			}
 		}
 	}
 }
@@ -65,19 +67,24 @@ func (e *engine) recordInterval(now time.Time) int {
 	n := e.liveTotals().sent
 	e.warm.qps = append(e.warm.qps, perSecond(n-e.warm.done, now.Sub(e.warm.at).Seconds()))
 	e.warm.at, e.warm.done = now, n
-	run := e.stableRun()
+	e.jit.warmupInterval(now)
+	run := min(e.stableRun(), e.jit.quietRun(e.cfg.WarmupStable, e.cfg.WarmupJITMax))
 	e.warm.run.Store(int32(run))
 	return run
 }
 
-// decideLead is the least time between the decision and the window's
-// start; see stableAt.
-func (e *engine) decideLead() time.Duration { return max(e.plan.interval/2, 50*time.Millisecond) }
+// decideLead is the time between the decision and the window's start;
+// see stableAt. It was half an interval to the next interval boundary,
+// which left a whole second unmeasured at the end of nearly every warmup
+// (the decision comes just after a boundary).
+const decideLead = 100 * time.Millisecond
 
-// stableAt makes the window start at the first interval boundary from
-// launch at least decideLead after now, the moment the watcher found the
-// throughput stable, or leaves it at the cap when that comes first, and
-// wakes the workers that wait for the start (decide).
+// stableAt makes the window start decideLead after now, the moment the
+// watcher found the throughput stable, or leaves it at the cap when that
+// comes first, and wakes the workers that wait for the start (decide).
+// True when it moved the start. The window's intervals count from its
+// start (plan.slot), so the start need not be an interval boundary of the
+// warmup.
 //
 // No request is misclassed by the move. A worker classes a request (slot)
 // by reading the start after the request was due. One that read the start
@@ -90,19 +97,20 @@ func (e *engine) decideLead() time.Duration { return max(e.plan.interval/2, 50*t
 // moves with the start: a worker that read the old end before the store
 // read a later one, and at that moment, before the new start, both said
 // the same (send).
-func (e *engine) stableAt(now time.Time) {
-	start := e.boundaryAfter(now, e.decideLead())
+func (e *engine) stableAt(now time.Time) bool {
+	start := now.Sub(e.plan.launch) + decideLead
 	if start >= e.cfg.WarmupMax {
-		return
+		return false
 	}
 	e.plan.setWindow(start, e.cfg.Duration)
 	e.decide()
+	return true
 }
 
 // boundaryAfter is the first interval boundary, as an offset from launch,
-// at least lead after t and after launch.
-func (e *engine) boundaryAfter(t time.Time, lead time.Duration) time.Duration {
-	d, iv := t.Sub(e.plan.launch)+lead, e.plan.interval
+// after t and after launch.
+func (e *engine) boundaryAfter(t time.Time) time.Duration {
+	d, iv := t.Sub(e.plan.launch), e.plan.interval
 	return max(d/iv+1, 1) * iv
 }
 
@@ -168,6 +176,6 @@ func (e *engine) fillWarmup(s *schema.Step, start time.Time) {
 	}
 	s.WarmupS = start.Sub(e.plan.launch).Seconds()
 	s.WarmupRule = &schema.WarmupRule{MinS: c.Warmup.Seconds(), MaxS: c.WarmupMax.Seconds(),
-		StableIntervals: c.WarmupStable, TolerancePct: c.WarmupTolerance}
+		StableIntervals: c.WarmupStable, TolerancePct: c.WarmupTolerance, JITMaxPct: c.WarmupJITMax}
 	s.WarmupStable, s.WarmupQPS = e.warm.stable, e.warm.qps
 }

@@ -63,7 +63,7 @@ func checkWarmupRecord(t *testing.T, c *Config, s *schema.Step, arrivals []time.
 	if s.WarmupStable != nil {
 		t.Logf("warmup %.3f s, stable %v, qps %.0f", s.WarmupS, *s.WarmupStable, s.WarmupQPS)
 	}
-	want := &schema.WarmupRule{MinS: c.Warmup.Seconds(), MaxS: c.WarmupMax.Seconds(), StableIntervals: 3, TolerancePct: 25}
+	want := &schema.WarmupRule{MinS: c.Warmup.Seconds(), MaxS: c.WarmupMax.Seconds(), StableIntervals: 3, TolerancePct: 25, JITMaxPct: c.WarmupJITMax}
 	if !reflect.DeepEqual(s.WarmupRule, want) || s.WarmupStable == nil {
 		t.Fatalf("warmup_rule %+v, warmup_stable %v: want %+v and a verdict", s.WarmupRule, s.WarmupStable, want)
 	}
@@ -252,25 +252,27 @@ func TestSteady(t *testing.T) {
 	}
 }
 
-// TestStableAt: the decided start is an interval boundary at least the
-// lead after the decision (so no worker can have classed a request due
-// after it by the old start, see stableAt), and never beyond the cap.
+// TestStableAt: the decided start is the lead after the decision (so no
+// worker can have classed a request due after it by the old start, see
+// stableAt), whatever the interval, and never beyond the cap.
 func TestStableAt(t *testing.T) {
 	tests := []struct {
 		interval, at, want time.Duration // want: the start after launch; 0 = left at the cap
 	}{
-		{time.Second, 3*time.Second + time.Millisecond, 4 * time.Second},
-		{time.Second, 3*time.Second + 600*time.Millisecond, 5 * time.Second}, // the next boundary is nearer than the lead
-		{100 * time.Millisecond, 1001 * time.Millisecond, 1100 * time.Millisecond},
-		{100 * time.Millisecond, 1060 * time.Millisecond, 1200 * time.Millisecond}, // at least 50 ms
-		{10 * time.Millisecond, 1000 * time.Millisecond, 1060 * time.Millisecond},
-		{time.Second, 9*time.Second + time.Millisecond, 0}, // the cap comes first
+		{time.Second, 3*time.Second + time.Millisecond, 3*time.Second + 101*time.Millisecond},
+		{time.Second, 3*time.Second + 600*time.Millisecond, 3*time.Second + 700*time.Millisecond}, // a late decision: no boundary to wait for
+		{100 * time.Millisecond, 1001 * time.Millisecond, 1101 * time.Millisecond},
+		{10 * time.Millisecond, 1000 * time.Millisecond, 1100 * time.Millisecond},
+		{time.Second, 9*time.Second + 900*time.Millisecond, 0}, // the cap comes first
 	}
 	for _, tt := range tests {
 		e := &engine{cfg: &Config{Duration: 2 * time.Second, WarmupMax: 10 * time.Second}, decided: make(chan struct{})}
 		e.plan.launch, e.plan.interval = time.Now(), tt.interval
 		e.plan.setWindow(e.cfg.WarmupMax, e.cfg.Duration)
-		e.stableAt(e.plan.launch.Add(tt.at))
+		moved := e.stableAt(e.plan.launch.Add(tt.at))
+		if moved != (tt.want != 0) {
+			t.Errorf("interval %s, decided at %s: stableAt says moved %v", tt.interval, tt.at, moved)
+		}
 		want := cmp.Or(tt.want, e.cfg.WarmupMax)
 		got, end := e.plan.start().Sub(e.plan.launch), e.plan.end().Sub(e.plan.launch)
 		if got != want || end != want+e.cfg.Duration {

@@ -440,14 +440,29 @@ func (m *md) levelFiles(c Cell, l Level) string {
 
 // ladderConditions states how the steps of a ladder were measured.
 func ladderConditions(ladder []LadderStep) string {
-	warm, dur, model := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	dur, model := map[string]bool{}, map[string]bool{}
+	var warm []float64
 	for _, ls := range ladder {
-		warm[formatSeconds(ls.Step.WarmupS)] = true
+		warm = append(warm, ls.Step.WarmupS)
 		dur[formatSeconds(ls.Step.DurationS)] = true
 		model[modelText(ls.Step.LatencyModel)] = true
 	}
 	join := func(s map[string]bool) string { return strings.Join(slices.Sorted(maps.Keys(s)), " / ") }
-	return fmt.Sprintf("Warmup %s, measured window %s per step; latency: %s.", join(warm), join(dur), join(model))
+	return fmt.Sprintf("Warmup %s, measured window %s per step; latency: %s.", warmupRange(warm), join(dur), join(model))
+}
+
+// warmupRange: "5 s", or "3.1–60 s, median 4.2 s" when the steps' warmups
+// differ (an adaptive warmup decides each).
+func warmupRange(w []float64) string {
+	if len(w) == 0 {
+		return "none"
+	}
+	lo, hi := secs(slices.Min(w)), secs(slices.Max(w))
+	if lo == hi {
+		return lo
+	}
+	med, _ := Median(w)
+	return fmt.Sprintf("%s–%s, median %s", strings.TrimSuffix(lo, " s"), hi, secs(med))
 }
 
 func modelText(model string) string {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -18,11 +19,14 @@ func (m *md) warmups(product string) {
 		if c.Product != product || len(c.Ladder) == 0 {
 			continue
 		}
-		var spent []float64
+		var spent, jit []float64
 		capped, adaptive := 0, 0
 		for _, ls := range c.Ladder {
 			s := ls.Step
 			spent = append(spent, s.WarmupS)
+			if s.JIT != nil && s.JIT.WindowPct != nil {
+				jit = append(jit, *s.JIT.WindowPct)
+			}
 			if r := warmupRuleText(s); !slices.Contains(rules, r) {
 				rules = append(rules, r)
 			}
@@ -33,7 +37,7 @@ func (m *md) warmups(product string) {
 				}
 			}
 		}
-		rows = append(rows, warmupSpentText(c.Scenario, spent, adaptive, capped))
+		rows = append(rows, warmupSpentText(c.Scenario, spent, adaptive, capped)+jitText(jit)+steadyJITText(c))
 	}
 	if len(rows) == 0 {
 		return
@@ -48,8 +52,55 @@ func warmupRuleText(s *schema.Step) string {
 	if r == nil {
 		return fmt.Sprintf("fixed, %s before every step", formatSeconds(s.WarmupS))
 	}
-	return fmt.Sprintf("at least %s, then until the throughput of the last %d intervals of %s is each within ±%g%% of their mean, at most %s",
-		formatSeconds(r.MinS), r.StableIntervals, formatSeconds(s.IntervalS), r.TolerancePct, formatSeconds(r.MaxS))
+	jit := ""
+	if r.JITMaxPct > 0 {
+		jit = fmt.Sprintf(" and, where the product has a JIT (a JVM), its compiler threads were busy at most %g%% of one core in each", r.JITMaxPct)
+	}
+	return fmt.Sprintf("at least %s, then until the throughput of the last %d intervals of %s is each within ±%g%% of their mean%s, at most %s",
+		formatSeconds(r.MinS), r.StableIntervals, formatSeconds(s.IntervalS), r.TolerancePct, jit, formatSeconds(r.MaxS))
+}
+
+// steadyJITText names the steady level's windows that were measured while
+// the JIT compiled more than the rule allows in a warmup (a warmup that
+// ended at its cap, or a JIT that woke again in the window): "; 2 of the 3
+// steady windows (c=8) were measured while the JIT compiled more than 20%
+// of a core (35%, 28%)". "" when none was, or nothing was read.
+func steadyJITText(c Cell) string {
+	if c.SteadyLevel < 0 || c.SteadyLevel >= len(c.Levels) {
+		return ""
+	}
+	lv := &c.Levels[c.SteadyLevel]
+	var busy []string
+	limit := 0.0
+	for _, i := range lv.Steps {
+		s := c.Ladder[i].Step
+		if s.JIT == nil || s.JIT.WindowPct == nil || s.WarmupRule == nil || s.WarmupRule.JITMaxPct <= 0 {
+			continue
+		}
+		if *s.JIT.WindowPct > s.WarmupRule.JITMaxPct {
+			busy, limit = append(busy, fmt.Sprintf("%g%%", *s.JIT.WindowPct)), s.WarmupRule.JITMaxPct
+		}
+	}
+	if len(busy) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d of the %d steady windows (c=%d) were measured while the JIT compiled more than %g%% of a core (%s)",
+		len(busy), len(lv.Steps), lv.Connections, limit, strings.Join(busy, ", "))
+}
+
+// jitText: "; the JIT compiled 2–35% of a core in the windows, median 6%",
+// from the steps' jit.window_pct; "" when no JIT was read (none, or not
+// watched).
+func jitText(pct []float64) string {
+	if len(pct) == 0 {
+		return ""
+	}
+	lo, hi := slices.Min(pct), slices.Max(pct)
+	med, _ := Median(pct)
+	if lo == hi {
+		return fmt.Sprintf("; the JIT compiled %g%% of a core in the windows", lo)
+	}
+	return fmt.Sprintf("; the JIT compiled %g–%g%% of a core in the windows, median %g%%", lo, hi, math.Round(med*10)/10)
 }
 
 // warmupSpentText: "S2 client_credentials: 3.1 s–41.2 s, median 4 s over 9

@@ -39,3 +39,51 @@ func TestWarmupsStateTheRuleAndWhatEachScenarioSpent(t *testing.T) {
 		t.Errorf("another product's steps or the rule twice:\n%s", got)
 	}
 }
+
+// TestWarmupsStateTheJIT: a rule that waits for the JIT says so, and a
+// scenario whose steps read a JIT states how busy it was in the windows;
+// steps without a JIT (a Go product) add nothing.
+func TestWarmupsStateTheJIT(t *testing.T) {
+	rule := &schema.WarmupRule{MinS: 3, MaxS: 60, StableIntervals: 3, TolerancePct: 10, JITMaxPct: 20}
+	yes := true
+	step := func(w float64, jit *schema.StepJIT) LadderStep {
+		return LadderStep{StepFile: StepFile{Step: &schema.Step{WarmupS: w, IntervalS: 1, WarmupRule: rule, WarmupStable: &yes, JIT: jit}}}
+	}
+	pct := func(v float64) *schema.StepJIT { return &schema.StepJIT{PID: 7, WindowPct: &v} }
+	disc, _ := schema.LookupScenario(schema.ScenarioDiscovery)
+	cc, _ := schema.LookupScenario(schema.ScenarioClientCredentials)
+	r := &Report{Cells: []Cell{
+		{Product: "keycloak", Scenario: disc, Ladder: []LadderStep{step(60, pct(35)), step(4, pct(2)), step(4, pct(6))}},
+		{Product: "keycloak", Scenario: cc, Ladder: []LadderStep{step(5, &schema.StepJIT{NA: "no hsperfdata file"})}},
+	}}
+	var b strings.Builder
+	m := &md{w: bufio.NewWriter(&b), r: r}
+	m.warmups("keycloak")
+	m.w.Flush()
+	got := b.String()
+	for _, want := range []string{
+		"of their mean and, where the product has a JIT (a JVM), its compiler threads were busy at most 20% of one core in each, at most 60 s\n",
+		"  - S1 discovery: 4 s–60 s, median 4 s over 3 steps; every one ended stable; the JIT compiled 2–35% of a core in the windows, median 6%\n",
+		"  - S2 client_credentials: 5 s each, 1 step; every one ended stable\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warmups lack %q:\n%s", want, got)
+		}
+	}
+	// The steady level's windows: one measured while the JIT compiled 35%.
+	c := Cell{Product: "keycloak", Scenario: disc, Ladder: r.Cells[0].Ladder, SteadyLevel: 0,
+		Levels: []Level{{Connections: 8, Steps: []int{0, 1, 2}}}}
+	if got, want := steadyJITText(c), "; 1 of the 3 steady windows (c=8) were measured while the JIT compiled more than 20% of a core (35%)"; got != want {
+		t.Errorf("steadyJITText: %q, want %q", got, want)
+	}
+	c.Levels[0].Steps = []int{1, 2}
+	if got := steadyJITText(c); got != "" {
+		t.Errorf("steadyJITText with a quiet JIT: %q", got)
+	}
+	if got := warmupRange([]float64{4.04, 60, 3.1}); got != "3.1–60 s, median 4 s" {
+		t.Errorf("warmupRange: %q", got)
+	}
+	if got := warmupRange([]float64{5, 5}); got != "5 s" {
+		t.Errorf("warmupRange of equal warmups: %q", got)
+	}
+}

@@ -59,6 +59,9 @@ type Step struct {
 	// measured them (a late wake-up shows as a longer one); the last may be
 	// shorter.
 	WarmupQPS []float64 `json:"warmup_qps,omitempty"`
+	// JIT is present when loadstep watched the product's JIT compilers
+	// (--jit-pidfile): how busy they were in the warmup and the window.
+	JIT *StepJIT `json:"jit,omitempty"`
 
 	// StartAt is present only when loadstep was told when to begin
 	// (--start-at): the requested beginning of the warmup (RFC 3339), the
@@ -258,6 +261,21 @@ type WarmupRule struct {
 	MaxS            float64 `json:"max_s"`            // the cap, seconds (--warmup-max)
 	StableIntervals int     `json:"stable_intervals"` // consecutive intervals that must be stable (--warmup-stable)
 	TolerancePct    float64 `json:"tolerance_pct"`    // each interval's throughput within ± this percent of their mean (--warmup-tolerance)
+	// JITMaxPct, when above 0: in each of those intervals the product's
+	// JIT compilers were also busy at most this percent of one core
+	// (--warmup-jit-max; only where there is a JIT, see Step.JIT).
+	JITMaxPct float64 `json:"jit_max_pct,omitempty"`
+}
+
+// StepJIT is how busy a JVM's JIT compilers were during a step, from its
+// hsperfdata counters (java.ci.totalTime: compile time summed over the
+// compiler threads), in percent of one core: 100 is one core compiling
+// all the time, and with several compiler threads it can exceed 100.
+type StepJIT struct {
+	PID       int       `json:"pid,omitempty"`        // the JVM whose counters were read
+	NA        string    `json:"na,omitempty"`         // why nothing (more) was read: no JVM (a product compiled ahead of time), or the reading failed
+	WarmupPct []float64 `json:"warmup_pct,omitempty"` // per warmup interval, as warmup_qps (adaptive warmups)
+	WindowPct *float64  `json:"window_pct,omitempty"` // over the measured window
 }
 
 // Count units (Step.CountUnit).

@@ -149,23 +149,27 @@ record_pool() {
 # product's, and everything it forks inherits the set); coldstart, a
 # measurement tool, runs on the driver CPUs.
 adapter_coldstart() {
-	local state="$1" mode="$2" ready="$3" timeout="$4" coldstart pidfile rc=0 pin=()
+	local state="$1" mode="$2" ready="$3" timeout="$4" coldstart pidfile rc=0 pin=() what modeargs=()
 	shift 4
 	coldstart="$(tool coldstart)" || return 1 # errexit is off under `adapter_coldstart ... || die`
 	pidfile="$(state_pidfile "$state" "$PRODUCT")"
 	[[ ! -s "$pidfile" ]] || ! pid_alive "$pidfile" || die "$PRODUCT is already running ($pidfile)"
-	log "cold start $mode: $(basename "$1") ..., ready when $ready answers 200 (at most ${timeout}s)"
+	# MODE fresh: a start before a load step (the fresh entry point), not a
+	# cold-start measurement: no --mode in the record, which the report skips.
+	what="cold start $mode" && modeargs=(--mode "$mode")
+	[[ "$mode" == fresh ]] && what="fresh start" && modeargs=()
+	log "$what: $(basename "$1") ..., ready when $ready answers 200 (at most ${timeout}s)"
 	mapfile -t pin < <(pin_prefix server)
-	pinned driver "$coldstart" --ready "$ready" --timeout "${timeout}s" --mode "$mode" \
+	pinned driver "$coldstart" --ready "$ready" --timeout "${timeout}s" "${modeargs[@]}" \
 		--product "$PRODUCT" --product-version "$PRODUCT_VERSION" --pidfile "$pidfile" \
 		--log "$(state_logfile "$state" "$PRODUCT-$mode")" -o "$state/coldstart-$mode.json" \
 		-- "${pin[@]}" "$@" || rc=$?
 	[[ -s "$pidfile" ]] && head -n1 "$pidfile" >>"$state/pgids"
 	((rc == 0)) || {
-		log "cold start $mode failed (exit $rc): $(coldstart_reason "$state/coldstart-$mode.json")"
+		log "$what failed (exit $rc): $(coldstart_reason "$state/coldstart-$mode.json")"
 		return 1
 	}
-	log "cold start $mode: ready in $(jq -r '.seconds_to_ready' "$state/coldstart-$mode.json") s"
+	log "$what: ready in $(jq -r '.seconds_to_ready' "$state/coldstart-$mode.json") s"
 }
 
 # coldstart_reason FILE prints the first line of a coldstart record's error
@@ -215,7 +219,7 @@ adapter_usage() {
 	cat >&2 <<-EOF
 		usage: $(basename "$0") install | version
 		       $(basename "$0") up|restart|setup|meta|sampleargs|health|down STATE_DIR
-		       $(basename "$0") endpoint|loadargs|metricsargs|ttl STATE_DIR SCENARIO
+		       $(basename "$0") endpoint|loadargs|metricsargs|ttl|fresh STATE_DIR SCENARIO
 		       $(basename "$0") pools STATE_DIR SCENARIO N OUT
 		Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario N/A (endpoint).
 	EOF
@@ -267,6 +271,17 @@ adapter_main() {
 		[[ -s "$1/state.env" ]] || die "no state in $1 (run up first)"
 		product_stop "$1"
 		product_start "$1" B
+		adapter_listeners "$1"
+		;;
+	fresh)
+		# Before a load step of SCENARIO: a product whose adapter defines
+		# product_fresh (one that keeps what it issues in memory) may start
+		# again empty; for every other product a no-op, so ladders call it for all.
+		adapter_need $# 2
+		adapter_scenario_ok "$2"
+		declare -F product_fresh >/dev/null || exit 0
+		[[ -s "$1/state.env" ]] || die "no state in $1 (run up first)"
+		product_fresh "$1" "$2"
 		adapter_listeners "$1"
 		;;
 	setup)
