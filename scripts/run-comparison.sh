@@ -134,50 +134,30 @@ cleanup() {
 
 adapter() { printf '%s/scripts/products/%s\n' "$IDPBENCH_ROOT" "$1"; }
 
-# write_json FILE: stdin -> FILE through a temp file (never a half-written file).
-write_json() {
-	if jq -e . >"$1.tmp" && [[ -s "$1.tmp" ]]; then
-		mv "$1.tmp" "$1"
-	else
-		rm -f "$1.tmp"
-		log "not writing $1: no valid JSON"
-		return 1
-	fi
-}
-
-# na_meta PRODUCT VERSION REASON prints a meta of a product that did not run.
+# na_meta PRODUCT VERSION REASON FILE writes the meta of a product that did
+# not run (provision meta writes it atomically).
 na_meta() {
-	jq -n --arg p "$1" --arg v "$2" --arg r "$3" \
-		'{schema: "idpbench.meta/v1", product: $p, product_version: $v, status: "na", na_reason: $r}'
-}
-
-# scenario_na_unrun prints a jq filter argument: scenarios no ladder ran
-# here and the adapter does not already call N/A.
-unrun_json() {
-	local s r run out='{}'
-	for s in "${IDPBENCH_SCENARIO_NAMES[@]}"; do
-		run=0
-		for r in "${SCENARIOS[@]}"; do [[ "$r" == "$s" ]] && run=1; done
-		((run)) || out="$(jq -c --arg s "$s" '. + {($s): "not in this run'"'"'s scenario list (IDPBENCH_SCENARIOS)"}' <<<"$out")"
-	done
-	echo "$out"
+	"$(tool provision)" meta --product "$1" --product-version "$2" --status na --na-reason "$3" -o "$4"
 }
 
 # product_meta PRODUCT STATE START STATUS REASON writes RUN_DIR/PRODUCT/meta.json
-# from the adapter's meta, the run's times and, for a failed product, the reason.
+# from the adapter's meta (or, when that fails, the bare record of a product
+# that did not run), completed by provision meta with the run's part: the
+# times, the status and, for a failed product, the reason, the scenarios
+# outside the run's list, the profile and the placement.
 product_meta() {
-	local p="$1" state="$2" start="$3" status="$4" reason="$5" meta out="$RUN_DIR/$1/meta.json"
-	if ! meta="$("$(adapter "$p")" meta "$state")"; then
-		meta="$(na_meta "$p" "$("$(adapter "$p")" version 2>/dev/null || true)" "$reason")"
+	local p="$1" state="$2" start="$3" status="$4" reason="$5" base=() args=() txt
+	if "$(adapter "$p")" meta "$state" >"$WORK/$p-meta.json"; then
+		base=(--base "$WORK/$p-meta.json")
+	else
+		base=(--product "$p" --product-version "$("$(adapter "$p")" version 2>/dev/null || true)")
 	fi
-	jq --arg start "$start" --arg finish "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --arg status "$status" \
-		--arg reason "$reason" --argjson unrun "$(unrun_json)" --arg profile "$PROFILE" '
-		. + {"end": $finish, status: $status}
-		+ (if $start == "" then {} else {start: $start} end)
-		+ (if $reason == "" then {} else {na_reason: $reason} end)
-		| .scenario_na = ($unrun + (.scenario_na // {}))
-		| .notes = ((.notes // []) + ["profile: " + $profile])
-		| .placement = $placement' --argjson placement "$(placement_json)" <<<"$meta" | write_json "$out"
+	[[ -z "$start" ]] || args+=(--start "$start")
+	[[ -z "$reason" ]] || args+=(--na-reason "$reason")
+	txt="$(placement_args)"
+	mapfile -t -O "${#args[@]}" args <<<"$txt"
+	"$(tool provision)" meta "${base[@]}" --status "$status" --profile "$PROFILE" \
+		--scenarios "${SCENARIOS[*]}" "${args[@]}" -o "$RUN_DIR/$p/meta.json"
 }
 
 # run_product PRODUCT: the whole life of one product. Returns non-zero when
@@ -189,7 +169,7 @@ run_product() {
 	start="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	if [[ ! -x "$a" ]]; then
 		log "$p: no adapter $a: N/A"
-		na_meta "$p" "" "no adapter scripts/products/$p in this tree yet" | write_json "$RUN_DIR/$p/meta.json"
+		na_meta "$p" "" "no adapter scripts/products/$p in this tree yet" "$RUN_DIR/$p/meta.json"
 		return 0
 	fi
 	version="$("$a" version)"
@@ -197,8 +177,7 @@ run_product() {
 	# The adapter's own last error line (die: "... error: WHY") is the N/A reason.
 	if ! "$a" install 2> >(tee "$WORK/$p-install.err" >&2); then
 		reason="$(sed -n 's/^.* error: //p' "$WORK/$p-install.err" | tail -n 1)"
-		na_meta "$p" "$version" "${reason:-install failed on this machine (see the log of the run)}" |
-			write_json "$RUN_DIR/$p/meta.json"
+		na_meta "$p" "$version" "${reason:-install failed on this machine (see the log of the run)}" "$RUN_DIR/$p/meta.json"
 		# Not a failure of the run: a product that cannot run here is an N/A row.
 		warn "$p cannot run on this machine: N/A in the report"
 		return 0
@@ -361,7 +340,7 @@ after_failure() {
 			product_meta "$p" "$state" "" na "the run of $p stopped unexpectedly (exit $rc)" || true
 		product_down "$p" "$state" || true
 	elif [[ ! -s "$RUN_DIR/$p/meta.json" ]]; then
-		na_meta "$p" "" "the run of $p stopped unexpectedly (exit $rc)" | write_json "$RUN_DIR/$p/meta.json"
+		na_meta "$p" "" "the run of $p stopped unexpectedly (exit $rc)" "$RUN_DIR/$p/meta.json"
 	fi
 }
 

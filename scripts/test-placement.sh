@@ -84,9 +84,9 @@ default 0-3 "3 0-2"
 default 0-2 ""
 # shellcheck disable=SC2016 # expanded by the inner bash
 here="$(env -u IDPBENCH_DRIVER_CPUS -u IDPBENCH_SERVER_CPUS -u IDPBENCH_PIN bash -c \
-	'source "$1/scripts/lib/common.sh"; placement_init 2>/dev/null; placement_json' _ "$IDPBENCH_ROOT")"
+	'source "$1/scripts/lib/common.sh"; placement_init 2>/dev/null; placement_args' _ "$IDPBENCH_ROOT" | paste -sd' ')"
 if (($(nproc) < 4)); then
-	jq -e --arg n "$(nproc)" '.mode == "shared" and (.reason | startswith("\($n) CPUs: fewer than 4"))' <<<"$here" >/dev/null ||
+	[[ "$here" == "--placement-mode shared "*" --placement-reason $(nproc) CPUs: fewer than 4"* ]] ||
 		die "default placement on this $(nproc)-CPU host: want shared, fewer than 4, got $here"
 	log "ok: default on this host: $here"
 fi

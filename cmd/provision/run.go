@@ -31,6 +31,8 @@ func subcommands() []subcommand {
 	return []subcommand{
 		{"zitadel", "provision Zitadel through its APIs: project, apps, machine users, login client, users", runZitadel},
 		{"keycloak", "provision Keycloak through its admin REST API: realm, client with audience mapper, users", runKeycloak},
+		{"meta", "write a product's idpbench.meta/v1 record from internal/products and the run's inputs", runMeta},
+		{"na", "print why a product cannot run a scenario (its static N/A reason), or nothing", runNA},
 	}
 }
 
@@ -86,6 +88,7 @@ func topUsage() string {
 	b.WriteString("      --version  print the build's version and exit\n")
 	b.WriteString("\nExit status: 0 ok, 1 runtime error, 2 usage error, 130 interrupted.\n\nExample:\n")
 	b.WriteString("  provision zitadel --issuer http://localhost:8080 --pat-file state/admin.pat --out-dir state/secrets\n")
+	b.WriteString("  provision meta --product refop --product-version v3.52.0 --state state -o state/meta.json\n")
 	return b.String()
 }
 
@@ -103,10 +106,13 @@ func newFlagSet(name string) *pflag.FlagSet {
 func parse(fs *pflag.FlagSet, args []string, head, tail string, e env) error {
 	help := fs.BoolP("help", "h", false, "print this help and exit")
 	version := fs.Bool("version", false, "print the build's version and exit")
+	_ = fs.MarkHidden("help") // listed below, without pflag's [=true|false]
+	_ = fs.MarkHidden("version")
 	err := fs.Parse(args)
 	switch {
 	case errors.Is(err, pflag.ErrHelp), err == nil && *help:
-		fmt.Fprint(e.stdout, head+fs.FlagUsages()+tail)
+		fmt.Fprint(e.stdout, head+fs.FlagUsages()+
+			"  -h, --help     print this help and exit\n      --version  print the build's version and exit\n"+tail)
 		return pflag.ErrHelp
 	case err != nil:
 		return cli.UsageError{Err: err}

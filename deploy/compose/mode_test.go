@@ -147,24 +147,25 @@ esac
 exit 0
 `
 
-// buildColdstart builds cmd/coldstart into dir/bin (adapter_coldstart needs it).
-func buildColdstart(t *testing.T, dir string) {
+// buildTools builds cmd/coldstart (adapter_coldstart needs it) and
+// cmd/provision (the meta and the N/A reasons) into dir/bin.
+func buildTools(t *testing.T, dir string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, "bin", "coldstart"), "../../cmd/coldstart")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, "bin")+"/", "../../cmd/coldstart", "../../cmd/provision")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building coldstart: %v: %s", err, out)
+		t.Fatalf("building coldstart and provision: %v: %s", err, out)
 	}
 }
 
 func TestComposeLifecycle(t *testing.T) {
 	needTools(t, "bash", "jq", "python3", "curl", "go")
 	if testing.Short() {
-		t.Skip("-short: builds coldstart and starts stand-in servers")
+		t.Skip("-short: builds coldstart and provision and starts stand-in servers")
 	}
 	dir := t.TempDir()
-	buildColdstart(t, dir)
+	buildTools(t, dir)
 	fake := filepath.Join(dir, "compose")
 	if err := os.WriteFile(fake, []byte(fakeCompose), 0o755); err != nil {
 		t.Fatal(err)

@@ -86,8 +86,8 @@ type Meta struct {
 	Pools      []PoolInfo        `json:"pools,omitempty"`      // pools minted for the run
 	Notes      []string          `json:"notes,omitempty"`
 	Database   map[string]string `json:"database,omitempty"` // PostgreSQL version and settings, identical for all products
-	Start      time.Time         `json:"start,omitempty"`    // when this product's run began
-	End        time.Time         `json:"end,omitempty"`      // when it finished
+	Start      time.Time         `json:"start,omitzero"`     // when this product's run began; zero: not recorded
+	End        time.Time         `json:"end,omitzero"`       // when it finished
 	// Placement is where the run put the load generator and the product;
 	// nil in a meta from before it was recorded.
 	Placement *Placement `json:"placement,omitempty"`

@@ -36,14 +36,16 @@
 #   product_start STATE MODE      start the product through adapter_coldstart (mode A or B)
 #   product_stop STATE            stop the product's processes (stop_group), keep its database
 #   product_setup STATE
-#   product_na_reason SCENARIO    print why SCENARIO cannot run here; print nothing when it can
 #   product_endpoint STATE SCENARIO
 #   product_loadargs STATE SCENARIO
 #   product_pools STATE SCENARIO N OUT
-#   product_meta STATE            print a JSON object with settings, deviations, config_sources,
-#                                 notes (merged into the meta)
 #   product_down STATE            product_stop, then drop databases
 # optional:
+#   product_meta STATE            print provision meta's arguments for the product's part, one a
+#                                 line: its --param KEY=VALUE inputs (internal/products), or
+#                                 --entry oidc and its configuration for the generic adapter
+#   product_na_reason SCENARIO    print why SCENARIO cannot run here; print nothing when it can
+#                                 (default: the product's static reasons, provision na)
 #   product_metricsargs STATE SCENARIO   loadstep's --server-metrics URL (and, where the
 #                                 product table of internal/servermetrics does not know the
 #                                 product, --server-metrics-select ...), one per line
@@ -367,43 +369,41 @@ adapter_readback() {
 	log "read back: $(jq -r '[.facts[] | select(.source == "read") | .name] | join(", ")' "$state/facts.json")"
 }
 
-# adapter_meta STATE prints the meta: the product's part merged with the
-# scenario N/A map, the endpoints, the pools minted and the database settings,
-# and the facts read back after setup (STATE/facts.json) and after the last
-# start (STATE/listeners.json).
+# adapter_meta STATE prints the meta (provision meta): the product's part
+# (internal/products, with product_meta's arguments) and the run's: the
+# scenario N/A reasons, the endpoints, the database settings, compose mode's
+# file and limits; provision reads the pools minted and the facts read back
+# after setup (STATE/facts.json) and after the last start
+# (STATE/listeners.json) from STATE.
 adapter_meta() {
-	local state="$1" s reason na='{}' eps='{}' url db='{}' pools='[]' facts='{}'
+	local state="$1" s reason url args=() more=() txt
 	for s in "${ADAPTER_SCENARIOS[@]}"; do
 		reason="$(product_na_reason "$s")"
 		if [[ -n "$reason" ]]; then
-			na="$(jq -c --arg s "$s" --arg r "$reason" '. + {($s): $r}' <<<"$na")"
+			args+=(--scenario-na "$s=$reason")
 		elif url="$(product_endpoint "$state" "$s" 2>/dev/null)" && [[ -n "$url" ]]; then
-			eps="$(jq -c --arg s "$s" --arg u "$url" '. + {($s): $u}' <<<"$eps")"
+			args+=(--endpoint "$s=$url")
 		fi
 	done
+	rm -f "$state/database.json"
 	if adapter_pg_use "$state" 2>/dev/null && [[ -s "$IDPBENCH_PG_DIR/pg.env" ]]; then
-		db="$(pg_meta_json)"
+		pg_meta_json >"$state/database.json"
+		args+=(--database "$state/database.json")
 	fi
-	[[ -s "$state/pools.jsonl" ]] && pools="$(jq -cs . "$state/pools.jsonl")"
-	[[ -s "$state/facts.json" ]] && facts="$(jq -c '{facts}' "$state/facts.json")"
-	[[ -s "$state/listeners.json" ]] && facts="$(jq -c --slurpfile l "$state/listeners.json" '.facts += $l[0].facts' <<<"$facts")"
-	product_meta "$state" | adapter_mode_meta "$state" | jq --arg p "$PRODUCT" --arg v "$PRODUCT_VERSION" \
-		--argjson na "$na" --argjson eps "$eps" --argjson db "$db" --argjson pools "$pools" --argjson f "$facts" '
-		{schema: "idpbench.meta/v1", product: $p, product_version: $v, status: "ok"}
-		+ . + {scenario_na: $na, endpoints: $eps, pools: $pools}
-		+ (if $db == {} then {} else {database: $db} end)
-		+ {facts: ((.facts // []) + ($f.facts // []))}'
+	if compose_mode "$state"; then
+		args+=(--mode compose --compose-file "deploy/compose/$(basename "$(state_get "$state" COMPOSE_FILE)")"
+			--memory-limit "$(compose_limits "$state")")
+	fi
+	if declare -F product_meta >/dev/null; then txt="$(product_meta "$state")"; fi
+	[[ -z "${txt:-}" ]] || mapfile -t more <<<"$txt"
+	"$(tool provision)" meta --product "$PRODUCT" --product-version "$PRODUCT_VERSION" --state "$state" \
+		"${args[@]}" "${more[@]}"
 }
 
-# adapter_mode_meta STATE passes the product's meta on; in compose mode it
-# adds compose_meta's settings (mode, memory limits) and notes.
-adapter_mode_meta() {
-	if compose_mode "$1"; then
-		jq --argjson c "$(compose_meta "$1")" \
-			'.settings = ((.settings // {}) + $c.settings) | .notes = ((.notes // []) + $c.notes)'
-	else
-		cat
-	fi
+# product_na_reason SCENARIO, where the adapter defines none of its own:
+# the product's static reason from internal/products (provision na).
+product_na_reason() {
+	"$(tool provision)" na "$PRODUCT" "$1"
 }
 
 # adapter_health STATE succeeds when the product still runs and answers:

@@ -469,13 +469,14 @@ placement_init() {
 	fi
 }
 
-# placement_json prints the meta's placement object (schema.Placement).
-placement_json() {
-	local all="${IDPBENCH_CPUS_ALLOWED:-$(cpus_allowed)}"
-	jq -cn --arg mode "${IDPBENCH_PLACEMENT:-shared}" --arg d "${IDPBENCH_DRIVER_CPUS:-$all}" \
-		--arg s "${IDPBENCH_SERVER_CPUS:-$all}" --argjson n "${IDPBENCH_HOST_CPUS:-$(cpu_list_expand "$all" | wc -l)}" \
-		--arg r "${IDPBENCH_PLACEMENT_REASON:-}" '{mode: $mode, driver_cpus: $d, server_cpus: $s, host_cpus: $n}
-		+ (if $r == "" then {} else {reason: $r} end)'
+# placement_args prints the meta's placement (schema.Placement) as
+# provision meta's flags, one a line.
+placement_args() {
+	local all="${IDPBENCH_CPUS_ALLOWED:-$(cpus_allowed)}" n="${IDPBENCH_HOST_CPUS:-}"
+	[[ -n "$n" ]] || n="$(cpu_list_expand "$all" | wc -l)"
+	printf '%s\n' --placement-mode "${IDPBENCH_PLACEMENT:-shared}" --driver-cpus "${IDPBENCH_DRIVER_CPUS:-$all}" \
+		--server-cpus "${IDPBENCH_SERVER_CPUS:-$all}" --host-cpus "$n"
+	[[ -z "${IDPBENCH_PLACEMENT_REASON:-}" ]] || printf '%s\n' --placement-reason "$IDPBENCH_PLACEMENT_REASON"
 }
 
 # pin_prefix driver|server prints the command prefix that pins to that
@@ -593,7 +594,7 @@ remove_recorded_dirs() {
 # its recorded processes, removes its directories and scratch files (all of
 # STATE but the owner and the lock) and, in RUN_DIR, the temp files of writes
 # it never finished: .NAME.tmp-* (internal/atomicfile, every Go tool's
-# output) and NAME.tmp (write_json, keep_coldstart), and the empty sample
+# output) and NAME.tmp (keep_coldstart), and the empty sample
 # files of a sampler killed before its first record. Logs each.
 clean_run_state() {
 	local state="$1" run_dir="$2" e f left=()

@@ -32,8 +32,8 @@
 #                               (and fail when `compose ps` itself fails)
 #   compose_sampleargs STATE    sampler arguments: --docker 'idpbench-*', --postgres DSN (the
 #                               password comes from secrets/pgpass)
-#   compose_meta STATE          a JSON object merged into the product's meta: settings
-#                               mode=compose, memory limits, compose file; notes
+#   compose_limits STATE        the services' memory limits, in words (the meta's memory_limit;
+#                               compose mode's settings and notes are internal/products' Compose)
 #
 # Containers are named idpbench-* by the compose files (container_name), so one
 # product runs at a time, as in native mode. Host ports are free loopback ports
@@ -223,13 +223,3 @@ compose_limits() {
 	printf 'every service %s (read from %s and compose.postgres.yml)\n' "${out:-unknown}" "$(basename "$file")"
 }
 
-compose_meta() {
-	local state="$1"
-	jq -n --arg file "deploy/compose/$(basename "$(state_get "$state" COMPOSE_FILE)")" \
-		--arg limits "$(compose_limits "$state")" '{
-		settings: {mode: "compose", memory_limit: $limits, compose_file: $file,
-			compose_validation: "static only: compose mode was written and checked on a machine without a Docker engine"},
-		notes: ["Compose mode (" + $file + "): the product and its own PostgreSQL 15 in containers with memory limits (" + $limits + "); sampled as containers (sampler --docker idpbench-*).",
-			"Compose mode was validated statically only (deploy/compose tests, mode_test.go): no container was started where it was written.",
-			"Compose cold start: coldstart times the attached `docker compose up` to the ready URL; mode A first drops the database volume; the peak RSS it records is the compose client'"'"'s, not the containers'"'"'."]}'
-}

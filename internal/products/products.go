@@ -1,0 +1,123 @@
+// Package products holds what each product is for the benchmark, as data:
+// the settings idpbench gives it, where that configuration comes from,
+// every deviation from the product's defaults with the reason, notes, the
+// product's own known limitations and the scenarios it cannot run, with
+// why. The adapters (scripts/products/<name>) start and stop the product;
+// what they applied or read (a heap, a pool size, a JDK, a base URL) comes
+// in as Inputs, so a fact read at run time never becomes a constant here.
+// BuildMeta assembles a product's idpbench.meta/v1 record from it.
+package products
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// Product is one product's entry.
+type Product struct {
+	Name string
+	// NA maps a scenario to why the product cannot run it anywhere: a
+	// reason that does not depend on the run.
+	NA map[string]string
+	// Params are the run's values the product's part is built from; every
+	// one is required.
+	Params []Param
+	// Part returns the product's part of the meta: Settings,
+	// ConfigSources, Deviations, Notes and Known.
+	Part func(in Inputs) schema.Meta
+	// TakesConfig: the part takes Inputs.Config (the generic adapter).
+	TakesConfig bool
+}
+
+// Param is one input of a product's part.
+type Param struct {
+	Name string
+	Doc  string // what it is and where the adapter takes it from
+}
+
+// Modes of a product's run (Inputs.Mode).
+const (
+	ModeNative  = "native"
+	ModeCompose = "compose"
+)
+
+// Inputs are the values of one run a product's part is built from.
+type Inputs struct {
+	Version string            // the product version the adapter runs
+	Params  map[string]string // Param name -> value
+	Mode    string            // ModeNative | ModeCompose
+	Config  Config            // a configuration file's own entries (TakesConfig only)
+}
+
+// Config is what a configuration file adds to the part, in its order.
+type Config struct {
+	Notes      []string
+	Deviations []schema.Note
+	Sources    []schema.Link
+	Settings   []string // key=value; a later key replaces an earlier one and the part's own
+}
+
+func (c Config) empty() bool {
+	return len(c.Notes)+len(c.Deviations)+len(c.Sources)+len(c.Settings) == 0
+}
+
+// P returns the parameter name; Check has made sure it is there.
+func (in Inputs) P(name string) string { return in.Params[name] }
+
+// Compose reports whether the product runs in compose mode.
+func (in Inputs) Compose() bool { return in.Mode == ModeCompose }
+
+// All returns every product with an entry, by name.
+func All() []Product {
+	return []Product{Hydra(), Keycloak(), OIDC(), Refop(), Zitadel()}
+}
+
+// Lookup returns the product called name.
+func Lookup(name string) (Product, bool) {
+	for _, p := range All() {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Product{}, false
+}
+
+// Names returns the names of All.
+func Names() []string {
+	var n []string
+	for _, p := range All() {
+		n = append(n, p.Name)
+	}
+	return n
+}
+
+// Check reports the first parameter p needs that in lacks, or one in
+// has that p does not take, and an unknown mode.
+func (p Product) Check(in Inputs) error {
+	want := map[string]bool{}
+	for _, prm := range p.Params {
+		want[prm.Name] = true
+		if _, ok := in.Params[prm.Name]; !ok {
+			return fmt.Errorf("%s needs --param %s=VALUE (%s)", p.Name, prm.Name, prm.Doc)
+		}
+	}
+	var extra []string
+	for k := range in.Params {
+		if !want[k] {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(extra)
+	if len(extra) > 0 {
+		return fmt.Errorf("%s takes no --param %s", p.Name, extra[0])
+	}
+	if !p.TakesConfig && !in.Config.empty() {
+		return fmt.Errorf("%s takes no --note, --deviation, --config-source or --setting (the generic adapter's)", p.Name)
+	}
+	if in.Mode != ModeNative && in.Mode != ModeCompose {
+		return fmt.Errorf("mode %q: want %s or %s", in.Mode, ModeNative, ModeCompose)
+	}
+	return nil
+}
