@@ -179,8 +179,9 @@ until the requests completed in each of the last --warmup-stable intervals
 rule holds the window starts 100 ms later (its intervals count from its
 start). With --jit-pidfile and --warmup-jit-max P the rule also waits for the
 product's JIT: in each of those intervals its compiler threads were busy at
-most P percent of one core (read from the JVM's hsperfdata counters, which
-costs the JVM nothing; a product without a JVM has no JIT to wait for). The step records warmup_s (the warmup actually
+most P percent of one core (the CPU time of HotSpot's C1/C2 CompilerThreads,
+read from /proc, which costs the JVM nothing; a product without a JVM has no
+JIT to wait for). The step records warmup_s (the warmup actually
 spent), warmup_rule, warmup_stable (true: the rule ended it; false: the cap
 did) and warmup_qps (the completed requests per second of each warmup
 interval). Rate mode keeps its fixed --warmup: there the rate, not the

@@ -54,7 +54,7 @@ func TestWarmupsStateTheJIT(t *testing.T) {
 	cc, _ := schema.LookupScenario(schema.ScenarioClientCredentials)
 	r := &Report{Cells: []Cell{
 		{Product: "keycloak", Scenario: disc, Ladder: []LadderStep{step(60, pct(35)), step(4, pct(2)), step(4, pct(6))}},
-		{Product: "keycloak", Scenario: cc, Ladder: []LadderStep{step(5, &schema.StepJIT{NA: "no hsperfdata file"})}},
+		{Product: "keycloak", Scenario: cc, Ladder: []LadderStep{step(5, &schema.StepJIT{NA: "no JIT compiler threads"})}},
 	}}
 	var b strings.Builder
 	m := &md{w: bufio.NewWriter(&b), r: r}

@@ -101,6 +101,29 @@ func (t *ProcTable) Read(pid int) (Proc, bool) {
 	return p, ok
 }
 
+// Threads reads the threads of process pid (/proc/PID/task/TID/stat), each
+// as a Proc whose PID is the thread id and whose Comm is the thread's name;
+// nil when the process is gone. Threads that exit while being read are
+// skipped.
+func (t *ProcTable) Threads(pid int) []Proc {
+	d, err := os.ReadDir(t.pidPath(pid, "task"))
+	if err != nil {
+		return nil
+	}
+	out := make([]Proc, 0, len(d))
+	for _, e := range d {
+		tid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		var p Proc
+		if parseStat(t.readFile(t.pidPath(pid, "task/"+e.Name()+"/stat")), tid, &p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // BootID is the kernel's id of this boot (/proc/sys/kernel/random/boot_id),
 // "" when it cannot be read. With a process's Start it tells that process
 // from any later one given the same pid, across reboots too.

@@ -267,10 +267,10 @@ type WarmupRule struct {
 	JITMaxPct float64 `json:"jit_max_pct,omitempty"`
 }
 
-// StepJIT is how busy a JVM's JIT compilers were during a step, from its
-// hsperfdata counters (java.ci.totalTime: compile time summed over the
-// compiler threads), in percent of one core: 100 is one core compiling
-// all the time, and with several compiler threads it can exceed 100.
+// StepJIT is how busy a JVM's JIT compiler threads were during a step:
+// the CPU time of HotSpot's C1 and C2 CompilerThreads (/proc/PID/task), in
+// percent of one core (100: one core compiling all the time; several
+// compiler threads can exceed it).
 type StepJIT struct {
 	PID       int       `json:"pid,omitempty"`        // the JVM whose counters were read
 	NA        string    `json:"na,omitempty"`         // why nothing (more) was read: no JVM (a product compiled ahead of time), or the reading failed
