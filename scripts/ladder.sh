@@ -18,7 +18,7 @@
 # up to 17 s on servers that were long warm, and 4 of 20 warm series never
 # settled in 10 s; at 10% it settled after a median 3 intervals). Where the
 # product has a JIT (a JVM: Keycloak), those 3 intervals must also have had
-# its compiler threads busy at most 10% of one core
+# its compiler threads busy at most 5% of one core
 # (IDPBENCH_WARMUP_JIT_MAX_PCT; loadstep --jit-pidfile reads the JVM's
 # compiler threads' CPU in /proc): a JVM's throughput climbs in steps with flat
 # plateaus between them while the JIT compiles for minutes
@@ -92,7 +92,7 @@
 # Environment: RUN_DIR, STATE_DIR (instead of the flags); IDPBENCH_LADDER,
 # IDPBENCH_WARMUP_S (the floor), IDPBENCH_WARMUP_MAX_S (the cap; 0: a fixed
 # warmup of IDPBENCH_WARMUP_S), IDPBENCH_WARMUP_TOLERANCE_PCT (10),
-# IDPBENCH_WARMUP_JIT_MAX_PCT (10; 0 records the JIT without waiting for it),
+# IDPBENCH_WARMUP_JIT_MAX_PCT (5; 0 records the JIT without waiting for it),
 # IDPBENCH_DURATION_S override the profile; IDPBENCH_BIN
 # holds the built tools (scripts/lib/common.sh build_tools). The number of
 # windows the ladder went through (measured or skipped as complete) is left
@@ -189,7 +189,7 @@ run_ladder() {
 	# compiler threads' CPU; loadstep --jit-pidfile), and the adaptive rule
 	# waits until it compiles at most IDPBENCH_WARMUP_JIT_MAX_PCT percent of
 	# a core; a product compiled ahead of time has no JIT to wait for.
-	local jit_max="${IDPBENCH_WARMUP_JIT_MAX_PCT:-10}"
+	local jit_max="${IDPBENCH_WARMUP_JIT_MAX_PCT:-5}"
 	[[ "$jit_max" =~ ^[0-9]+$ ]] || die "IDPBENCH_WARMUP_JIT_MAX_PCT $jit_max: want a whole percent (0: record the JIT, do not wait for it)"
 	local warmargs=(--warmup "${warmup}s" --jit-pidfile "$state/pids/$product.pid") warm_most="$warmup"
 	if ((warmup_max > warmup)); then
