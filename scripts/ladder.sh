@@ -22,7 +22,9 @@
 # (IDPBENCH_WARMUP_JIT_MAX_PCT; loadstep --jit-pidfile reads the JVM's
 # compiler threads' CPU in /proc): a JVM's throughput climbs in steps with flat
 # plateaus between them while the JIT compiles for minutes
-# (results/warmup-check), which no rule on throughput alone can tell from
+# (results/warmup-check; with the 60 s cap the first steps of a fresh JVM run
+# to the cap and are still not warm there: keycloak-client_credentials-jit5),
+# which no rule on throughput alone can tell from
 # steady state. A product compiled ahead of time has no JIT to wait for. A
 # product's process stays up through its ladders, so a JIT that is warm
 # from one step carries into the next, and later steps pay only what they
