@@ -266,7 +266,8 @@ phase "the reference OP's fresh start before a load step: an empty store after l
 # tokens go with the old process; after a step that only read it stays up.
 # A no-op for a product without product_fresh.
 refop_fresh() {
-	local a="$IDPBENCH_ROOT/scripts/products/refop" pidfile="$REFOP_STATE/pids/refop.pid" before after tok url code
+	local a="$IDPBENCH_ROOT/scripts/products/refop" pidfile="$REFOP_STATE/pids/refop.pid" before after tok url code stat
+	"$a" setup "$REFOP_STATE" # the login page's credentials (the integration tests needed only up)
 	url="$("$a" endpoint "$REFOP_STATE" userinfo)"
 	userinfo_code() { printf 'header = "Authorization: Bearer %s"\n' "$1" | curl -sS -o /dev/null -w '%{http_code}' --config - "$url"; }
 	mint_one() {
@@ -280,7 +281,10 @@ refop_fresh() {
 	"$a" fresh "$REFOP_STATE" userinfo
 	after="$(head -n1 "$pidfile")"
 	[[ "$after" != "$before" ]] || die "refop fresh (first step): still the process $before"
-	! kill -0 "$before" 2>/dev/null || die "refop fresh: the old process $before still runs"
+	# Gone, or a zombie its new parent has not reaped yet (coldstart, which
+	# started it, has exited).
+	stat="$(ps -o stat= -p "$before" 2>/dev/null || true)"
+	[[ -z "$stat" || "$stat" == Z* ]] || die "refop fresh: the old process $before still runs ($stat)"
 	[[ ! -e "$REFOP_STATE/pools/userinfo.pool" ]] || die "refop fresh: the pool of the old process's tokens is still there"
 	code="$(userinfo_code "$tok")"
 	[[ "$code" == 401 || "$code" == 403 ]] || die "refop userinfo with a token of the old process answered $code, want 401 or 403 (an empty store)"
