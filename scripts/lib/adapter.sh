@@ -281,8 +281,11 @@ adapter_main() {
 		adapter_scenario_ok "$2"
 		declare -F product_fresh >/dev/null || exit 0
 		[[ -s "$1/state.env" ]] || die "no state in $1 (run up first)"
+		local before
+		before="$(head -n1 "$(state_pidfile "$1" "$PRODUCT")" 2>/dev/null || true)"
 		product_fresh "$1" "$2"
-		adapter_listeners "$1"
+		# Only a new process has new sockets to check.
+		[[ "$(head -n1 "$(state_pidfile "$1" "$PRODUCT")" 2>/dev/null || true)" == "$before" ]] || adapter_listeners "$1"
 		;;
 	setup)
 		adapter_need $# 1
