@@ -84,8 +84,12 @@ func steadyJITText(c Cell) string {
 	if len(busy) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %d of the %d steady windows (c=%d) were measured while the JIT compiled more than %g%% of a core (%s)",
-		len(busy), len(lv.Steps), lv.Connections, limit, strings.Join(busy, ", "))
+	verb := "were"
+	if len(busy) == 1 {
+		verb = "was"
+	}
+	return fmt.Sprintf("; %d of the %d steady windows (c=%d) %s measured while the JIT compiled more than %g%% of a core (%s)",
+		len(busy), len(lv.Steps), lv.Connections, verb, limit, strings.Join(busy, ", "))
 }
 
 // jitText: "; the JIT compiled 2–35% of a core in the windows, median 6%",

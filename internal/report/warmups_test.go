@@ -73,12 +73,17 @@ func TestWarmupsStateTheJIT(t *testing.T) {
 	// The steady level's windows: one measured while the JIT compiled 35%.
 	c := Cell{Product: "keycloak", Scenario: disc, Ladder: r.Cells[0].Ladder, SteadyLevel: 0,
 		Levels: []Level{{Connections: 8, Steps: []int{0, 1, 2}}}}
-	if got, want := steadyJITText(c), "; 1 of the 3 steady windows (c=8) were measured while the JIT compiled more than 20% of a core (35%)"; got != want {
+	if got, want := steadyJITText(c), "; 1 of the 3 steady windows (c=8) was measured while the JIT compiled more than 20% of a core (35%)"; got != want {
 		t.Errorf("steadyJITText: %q, want %q", got, want)
 	}
 	c.Levels[0].Steps = []int{1, 2}
 	if got := steadyJITText(c); got != "" {
 		t.Errorf("steadyJITText with a quiet JIT: %q", got)
+	}
+	two := Cell{Product: "keycloak", Scenario: disc, Ladder: []LadderStep{step(60, pct(35)), step(60, pct(28))},
+		SteadyLevel: 0, Levels: []Level{{Connections: 8, Steps: []int{0, 1}}}}
+	if got, want := steadyJITText(two), "; 2 of the 2 steady windows (c=8) were measured while the JIT compiled more than 20% of a core (35%, 28%)"; got != want {
+		t.Errorf("steadyJITText of two busy windows: %q, want %q", got, want)
 	}
 	if got := warmupRange([]float64{4.04, 60, 3.1}); got != "3.1–60 s, median 4 s" {
 		t.Errorf("warmupRange: %q", got)
