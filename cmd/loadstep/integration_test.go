@@ -169,7 +169,7 @@ func TestRefop(t *testing.T) {
 
 // TestRefopIterations runs the iteration scenarios against the reference
 // OP: the web client's login through the example's login page (the
-// adapter's refop_login protocol) and client_credentials -> userinfo,
+// protocol of mintpool's refop-login) and client_credentials -> userinfo,
 // whose userinfo answers a client's token with 403 after validating it.
 func TestRefopIterations(t *testing.T) {
 	base := refopURL(t)
@@ -254,8 +254,8 @@ func checkIterations(t *testing.T, s *schema.Step, order ...string) {
 }
 
 // refopUserTokens logs the demo user in n times through the example's login
-// page as the web client (the calls of scripts/products/refop's
-// refop_login) and returns the access tokens: GET /auth -> 302
+// page as the web client (the calls of mintpool's refop-login,
+// internal/formlogin) and returns the access tokens: GET /auth -> 302
 // /login/username?authRequestID=ID; POST /login/username -> 302 callback;
 // GET callback -> 302 redirect_uri?code=; POST /oauth/token.
 func refopUserTokens(t *testing.T, base string, n int) []string {

@@ -39,6 +39,11 @@ Example (refresh-token pool from Keycloak, consumed by a refresh ladder step):
     --password-file pw.txt --emit refresh_token -n 500 -P 8 --product keycloak -o rt.pool &&
   loadstep --url http://127.0.0.1:8080/realms/bench/protocol/openid-connect/token \
     --scenario refresh --pool rt.pool --pool-mode consume -c 8 -o refresh-c8.json
+
+Example (access tokens through the reference OP's login page, as its adapter mints them):
+  mintpool --flow refop-login --issuer http://localhost:9998/ --client-id web \
+    --client-secret-file web.secret --redirect-uri http://localhost:9999/auth/callback \
+    --username test-user@localhost --password-file user.pw -n 256 -P 8 --product refop -o at.pool
 `
 
 // flags are the command line: the stage config plus what main resolves itself.
@@ -55,17 +60,17 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
 	c := &f.cfg
-	fs.StringVar(&c.Flow, "flow", "", "client_credentials|password|hydra-login|zitadel-login|jwt-bearer|client-assertion (required)")
+	fs.StringVar(&c.Flow, "flow", "", "client_credentials|password|hydra-login|zitadel-login|keycloak-login|refop-login|jwt-bearer|client-assertion (required)")
 	fs.StringVar(&c.TokenURL, "token-url", "", "token endpoint URL (default: discovered from --issuer)")
 	fs.StringVar(&c.Issuer, "issuer", "", "issuer URL; endpoints are discovered from URL/.well-known/openid-configuration")
-	fs.StringVar(&c.AuthURL, "auth-url", "", "authorization endpoint URL for hydra-login and zitadel-login (default: discovered, else <issuer>/oauth2/auth or <issuer>/oauth/v2/authorize)")
+	fs.StringVar(&c.AuthURL, "auth-url", "", "authorization endpoint URL for the login flows (default: discovered; hydra-login: else <issuer>/oauth2/auth, zitadel-login: else <issuer>/oauth/v2/authorize)")
 	fs.StringVar(&c.AdminURL, "admin-url", "", "Hydra admin base URL for hydra-login, e.g. http://127.0.0.1:4445")
-	fs.StringVar(&c.RedirectURI, "redirect-uri", "http://127.0.0.1/cb", "registered redirect URI for hydra-login and zitadel-login")
+	fs.StringVar(&c.RedirectURI, "redirect-uri", "http://127.0.0.1/cb", "registered redirect URI for the login flows (hydra-, zitadel-, keycloak-, refop-login)")
 	fs.StringVar(&c.ClientID, "client-id", "", "OAuth client id")
 	fs.StringVar(&f.clientSecretFile, "client-secret-file", "", "file holding the client secret (default: env IDPBENCH_CLIENT_SECRET)")
 	fs.StringVar(&c.ClientAuth, "client-auth", "basic", "client authentication at the token endpoint: basic|post")
-	fs.StringVar(&c.Scope, "scope", "", `space-separated scopes (default: "openid" for password, "openid offline_access" for hydra-login and zitadel-login, none for client_credentials)`)
-	fs.StringVar(&c.Username, "username", "", `password and zitadel-login flows: user (login name); "%d" is replaced by i mod --users`)
+	fs.StringVar(&c.Scope, "scope", "", `space-separated scopes (default: "openid" for password, "openid offline_access" for the login flows, none for client_credentials)`)
+	fs.StringVar(&c.Username, "username", "", `password, zitadel-login, keycloak-login and refop-login flows: user (login name); "%d" is replaced by i mod --users`)
 	fs.IntVar(&c.Users, "users", 1, `number of distinct users behind "%d" in --username/--subject`)
 	fs.StringVar(&f.passwordFile, "password-file", "", "file holding the user password (default: env IDPBENCH_PASSWORD)")
 	fs.StringVar(&c.LoginClient, "login-client", "", "zitadel-login: user id of the machine user with IAM_LOGIN_CLIENT (sent as x-zitadel-login-client)")

@@ -17,6 +17,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/idpbench/idpbench/internal/formlogin"
 	"github.com/idpbench/idpbench/internal/hydralogin"
 	"github.com/idpbench/idpbench/internal/schema"
 )
@@ -97,7 +98,9 @@ func newFlow(c *Config) flow {
 			ClientID: c.ClientID, RedirectURI: c.RedirectURI, Scope: ac.scope}) // URLs validated
 		return &hydraLogin{authCode: ac, login: login}
 	}
-	return &formLogin{authCode: ac, password: c.Password, pageHop: c.Login == LoginRefop}
+	login, _ := formlogin.New(formlogin.Client{AuthURL: c.URL.String(), ClientID: c.ClientID,
+		RedirectURI: c.RedirectURI, Scope: ac.scope, PageHop: c.Login == LoginRefop}) // URLs validated
+	return &formLogin{authCode: ac, login: login, password: c.Password}
 }
 
 // flowWorker is one worker's HTTP client and recorder.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/idpbench/idpbench/internal/formlogin"
 	"github.com/idpbench/idpbench/internal/hydralogin"
 	"github.com/idpbench/idpbench/internal/zitadel"
 )
@@ -92,12 +93,6 @@ func (a *authCode) callbackOK(state string) func(*url.URL) bool {
 	}
 }
 
-// exchange trades the code of a passed callback for tokens.
-func (a *authCode) exchange(it *flowIter, callback *reply) {
-	loc, _ := callback.location() // parsed by the callback check
-	a.exchangeCode(it, loc)
-}
-
 // exchangeCode trades the code of callback URL loc (checked) for tokens.
 func (a *authCode) exchangeCode(it *flowIter, loc *url.URL) {
 	form := url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")},
@@ -146,13 +141,7 @@ func (it *flowIter) hydraHop(hop hydralogin.Hop, req *http.Request, check hydral
 	_, ok := it.do(hydraNames[hop], req, func(r *reply) class {
 		err := check(&hydralogin.Response{Status: r.status, Header: r.header, Body: r.body})
 		var e *hydralogin.Error
-		switch {
-		case err == nil:
-			return classOK
-		case errors.As(err, &e) && e.WrongStatus && (e.Status < 200 || e.Status > 299):
-			return classNon2xx
-		}
-		return classCheck
+		return hopClass(err, errors.As(err, &e) && e.WrongStatus, r.status)
 	})
 	if !ok {
 		return errHopFailed
@@ -160,93 +149,66 @@ func (it *flowIter) hydraHop(hop hydralogin.Hop, req *http.Request, check hydral
 	return nil
 }
 
-// formLogin drives a login form the way a browser does: the page's first
-// POST form is filled with its hidden fields plus username and password
-// and submitted with the cookies of the iteration.
+// formLogin is a login through the product's HTML form
+// (internal/formlogin, which mintpool's keycloak-login and refop-login
+// share), each hop a named request, then the code exchange:
 //
-// Keycloak (pageHop false):
+//	Keycloak:  login_authorize (the form), login_submit (-> the code), oidc_token
+//	refop:     login_authorize (-> the page), login_form, login_submit,
+//	           login_callback (-> the code), oidc_token
 //
-//	login_authorize  GET  auth endpoint  -> 200 login form
-//	login_submit     POST form action    -> 302 redirect_uri?code=&state=
-//	oidc_token       POST token endpoint authorization_code
-//
-// The reference OP (pageHop true), as scripts/products/refop's refop_login:
-//
-//	login_authorize  GET  /auth                    -> 302 /login/username?authRequestID=
-//	login_form       GET  /login/username?...      -> 200 login form
-//	login_submit     POST /login/username          -> 302 /authorize/callback?id=
-//	login_callback   GET  /authorize/callback?id=  -> 302 redirect_uri?code=&state=
-//	oidc_token       POST /oauth/token             authorization_code
+// A wrong password answers 200 with the form again where the submit wants
+// a redirect: a failed check.
 type formLogin struct {
 	authCode
+	login    *formlogin.Flow
 	password string
-	pageHop  bool
 }
 
+// formNames are the request names of formlogin's hops.
+var formNames = map[formlogin.Hop]string{formlogin.Authorize: NameAuthorize, formlogin.Page: NameLoginForm,
+	formlogin.Submit: NameSubmit, formlogin.Callback: NameCallback}
+
 func (f *formLogin) order() []string {
-	if f.pageHop {
-		return []string{NameAuthorize, NameLoginForm, NameSubmit, NameCallback, NameToken}
+	var names []string
+	for _, h := range f.login.Hops() {
+		names = append(names, formNames[h])
 	}
-	return []string{NameAuthorize, NameSubmit, NameToken}
+	return append(names, NameToken)
 }
 
 func (f *formLogin) run(it *flowIter) {
-	state := newState()
-	var page *loginForm
-	pageCheck := func(r *reply) class {
-		if c := want2xx(nil)(r); c != classOK {
-			return c
-		}
-		if page = parseLoginForm(r.body, r.url); page == nil {
-			return classCheck
-		}
-		return classOK
+	if callback, err := f.login.Login(it.formHop, it.username(f.username), f.password); err == nil {
+		f.exchangeCode(it, callback)
 	}
-	auth := newRequest(http.MethodGet, f.authorizeURL(state), "", "")
-	if f.pageHop {
-		r, ok := it.do(NameAuthorize, auth, wantRedirect(nil))
-		if !ok {
-			return
-		}
-		loc, _ := r.location()
-		if _, ok := it.do(NameLoginForm, newRequest(http.MethodGet, loc, "", ""), pageCheck); !ok {
-			return
-		}
-	} else if _, ok := it.do(NameAuthorize, auth, pageCheck); !ok {
-		return
-	}
-	r, ok := it.do(NameSubmit, f.submit(it, page), f.submitCheck(state))
+}
+
+// formHop sends a hop of the form login as a named request, judged by the
+// hop's check as hydraHop judges Hydra's.
+func (it *flowIter) formHop(hop formlogin.Hop, req *http.Request, check formlogin.Check) error {
+	req.Header.Set("User-Agent", userAgent)
+	_, ok := it.do(formNames[hop], req, func(r *reply) class {
+		err := check(&formlogin.Response{Status: r.status, Header: r.header, Body: r.body})
+		var e *formlogin.Error
+		return hopClass(err, errors.As(err, &e) && e.WrongStatus, r.status)
+	})
 	if !ok {
-		return
+		return errHopFailed
 	}
-	if f.pageHop {
-		loc, _ := r.location()
-		if r, ok = it.do(NameCallback, newRequest(http.MethodGet, loc, "", ""), wantRedirect(f.callbackOK(state))); !ok {
-			return
-		}
-	}
-	f.exchange(it, r)
+	return nil
 }
 
-// submit is the POST of the login form with the user's credentials.
-func (f *formLogin) submit(it *flowIter, page *loginForm) *http.Request {
-	form := url.Values{}
-	for _, kv := range page.hidden {
-		form.Add(kv[0], kv[1])
+// hopClass is a login hop's class from its check's verdict err: ok when
+// nil; a wrong status outside 2xx is non2xx; anything else the check
+// refuses (a 2xx where a redirect was wanted too) a failed check.
+func hopClass(err error, wrongStatus bool, status int) class {
+	switch {
+	case err == nil:
+		return classOK
+	case wrongStatus && (status < 200 || status > 299):
+		return classNon2xx
 	}
-	form.Set("username", it.username(f.username))
-	form.Set("password", f.password)
-	return newRequest(http.MethodPost, page.action, form.Encode(), "application/x-www-form-urlencoded")
-}
-
-// submitCheck: with a callback hop the submit redirects anywhere but to the
-// client (the callback hop's check follows); without one it is the callback.
-// A wrong password answers 200 with the form again: a failed check.
-func (f *formLogin) submitCheck(state string) judge {
-	if f.pageHop {
-		return wantRedirect(func(loc *url.URL) bool { return !f.isCallback(loc) })
-	}
-	return wantRedirect(f.callbackOK(state))
+	return classCheck
 }
 
 // zitadelLogin is Zitadel's headless login through its Session API, the

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/idpbench/idpbench/internal/formlogin/formlogintest"
 )
 
 // Seeds of the fuzz targets: responses in the shapes the products send
@@ -38,39 +40,12 @@ const (
 	keycloakTokenBody = `{"access_token":"eyJhbGciOiJSUzI1NiIsInR5cCIgOiAiSldUIiwia2lkIiA6ICJrMSJ9.eyJleHAiOjE3OTk5OTk5OTl9.c2ln",` +
 		`"expires_in":300,"refresh_expires_in":1800,"refresh_token":"eyJhbGciOiJIUzUxMiJ9.eyJ0eXAiOiJSZWZyZXNoIn0.cmVm",` +
 		`"token_type":"Bearer","not-before-policy":0,"session_state":"3f1c","scope":"profile email"}`
-	refopTokenBody      = `{"access_token":"Zk9VT3N0Wk5sR2pn","token_type":"Bearer","expires_in":299}` + "\n"
-	introspectBody      = `{"active":true,"scope":"openid","client_id":"bench-svc","sub":"bench-svc","exp":1799999999,"iat":1799996399,"iss":"http://127.0.0.1:4444/","token_type":"Bearer","token_use":"access_token"}`
-	userinfoBody        = `{"sub":"6c1b7a9e-0c55-4f7e-a2b8-0f6a4e3d2c1b","email_verified":false,"preferred_username":"service-account-bench-svc"}`
-	oauthErrorBody      = `{"error":"invalid_client","error_description":"Invalid client or Invalid client credentials"}`
-	hydraLoginLocation  = "http://127.0.0.1:4444/oauth2/fallbacks/login?login_challenge=ZXlKaGJHY2lPaUpJVXpJMU5pSjku"
-	keycloakLoginAction = "http://127.0.0.1:8080/realms/bench/login-actions/authenticate?session_code=S1&amp;execution=e1&amp;client_id=bench-web&amp;tab_id=t1"
+	refopTokenBody     = `{"access_token":"Zk9VT3N0Wk5sR2pn","token_type":"Bearer","expires_in":299}` + "\n"
+	introspectBody     = `{"active":true,"scope":"openid","client_id":"bench-svc","sub":"bench-svc","exp":1799999999,"iat":1799996399,"iss":"http://127.0.0.1:4444/","token_type":"Bearer","token_use":"access_token"}`
+	userinfoBody       = `{"sub":"6c1b7a9e-0c55-4f7e-a2b8-0f6a4e3d2c1b","email_verified":false,"preferred_username":"service-account-bench-svc"}`
+	oauthErrorBody     = `{"error":"invalid_client","error_description":"Invalid client or Invalid client credentials"}`
+	hydraLoginLocation = "http://127.0.0.1:4444/oauth2/fallbacks/login?login_challenge=ZXlKaGJHY2lPaUpJVXpJMU5pSjku"
 )
-
-// keycloakLoginPage is the shape of Keycloak's login form (its theme's
-// form, hidden inputs and escaped action URL).
-const keycloakLoginPage = `<!DOCTYPE html><html class="login-pf"><head><meta charset="utf-8"><title>Sign in to bench</title></head>
-<body><div id="kc-form-wrapper">
-<form id="kc-form-login" onsubmit="login.disabled = true; return true;" action="` + keycloakLoginAction + `" method="post">
-<input tabindex="1" id="username" class="pf-c-form-control" name="username" value="" type="text" autofocus autocomplete="off"/>
-<input tabindex="2" id="password" class="pf-c-form-control" name="password" type="password" autocomplete="off"/>
-<input type="hidden" id="id-hidden-input" name="credentialId" value=""/>
-<input tabindex="4" class="pf-c-button" name="login" id="kc-login" type="submit" value="Sign In"/>
-</form></div></body></html>
-`
-
-// refopLoginPage is the shape of the reference OP's login template.
-const refopLoginPage = `<!DOCTYPE html>
-<html><head><meta charset="UTF-8"><title>Login</title></head>
-<body style="display: flex; align-items: center; justify-content: center; height: 100vh;">
-	<form method="POST" action="/login/username" style="height: 200px; width: 200px;">
-		<input type="hidden" name="id" value="V2_abc&#43;123">
-		<div><label for="username">Username:</label><input id="username" name="username" style="width: 100%"></div>
-		<div><label for="password">Password:</label><input type="password" id="password" name="password" style="width: 100%"></div>
-		<p style="color:red; min-height: 1rem;"></p>
-		<button type="submit">Login</button>
-	</form>
-</body></html>
-`
 
 // seedResponses are whole responses as the products send them.
 func seedResponses(tb testing.TB) []string {
@@ -101,7 +76,7 @@ func seedResponses(tb testing.TB) []string {
 			"Location: /login/username?authRequestID=V2_abc", "Date: Mon, 30 Nov 2026 10:00:00 GMT"},
 			"<a href=\"/login/username?authRequestID=V2_abc\">See Other</a>.\n\n"),
 		chunkedResp("HTTP/1.1 200 OK", []string{"Cache-Control: no-store, must-revalidate, max-age=0",
-			"content-type: text/html;charset=utf-8", "Content-Language: en"}, keycloakLoginPage, 512),
+			"content-type: text/html;charset=utf-8", "Content-Language: en"}, formlogintest.KeycloakPage, 512),
 		"HTTP/1.1 100 Continue\r\n\r\n" + httpResp("HTTP/1.1 200 OK", goHeaders, refopTokenBody),
 		"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n" + introspectBody,
 		httpResp("HTTP/1.1 503 Service Unavailable", []string{"Connection: close"}, "busy\n"),

@@ -16,6 +16,8 @@ const (
 	FlowJWTBearer         = "jwt-bearer"
 	FlowClientAssertion   = "client-assertion"
 	FlowZitadelLogin      = "zitadel-login"
+	FlowKeycloakLogin     = "keycloak-login" // Keycloak's login form (internal/formlogin)
+	FlowRefopLogin        = "refop-login"    // the reference OP's login page (internal/formlogin)
 )
 
 // Token kinds a network flow can emit; jwt flows emit assertions.
@@ -31,16 +33,16 @@ type Config struct {
 	Flow        string // one of the Flow* constants
 	TokenURL    string // token endpoint; empty = discover from Issuer
 	Issuer      string // OP issuer URL for discovery
-	AuthURL     string // authorization endpoint (hydra-login)
+	AuthURL     string // authorization endpoint (hydra-login, keycloak-login, refop-login)
 	AdminURL    string // Hydra admin base URL (hydra-login)
-	RedirectURI string // registered redirect URI (hydra-login)
+	RedirectURI string // registered redirect URI (hydra-login, keycloak-login, refop-login)
 
 	ClientID     string
 	ClientSecret string // secret: never logged
 	ClientAuth   string // "basic" or "post"
 	Scope        string // space-separated scopes sent with the grant
 
-	Username string // password flow; "%d" is replaced by i mod Users
+	Username string // password and form-login flows; "%d" is replaced by i mod Users
 	Users    int    // distinct users (>= 1)
 	Password string // secret: never logged
 	Subject  string // hydra-login subject; "%d" as in Username
@@ -70,7 +72,7 @@ func DefaultScope(flow string) string {
 	switch flow {
 	case FlowPassword:
 		return "openid"
-	case FlowHydraLogin, FlowZitadelLogin:
+	case FlowHydraLogin, FlowZitadelLogin, FlowKeycloakLogin, FlowRefopLogin:
 		return "openid offline_access"
 	}
 	return ""
@@ -92,9 +94,9 @@ func (c *Config) Validate() error {
 func (c *Config) validateCommon() error {
 	switch {
 	case c.Flow == "":
-		return cli.Usagef("--flow: required (client_credentials|password|hydra-login|zitadel-login|jwt-bearer|client-assertion)")
-	case !slices.Contains([]string{FlowClientCredentials, FlowPassword, FlowHydraLogin, FlowZitadelLogin, FlowJWTBearer, FlowClientAssertion}, c.Flow):
-		return cli.Usagef("--flow: unknown flow %q (want client_credentials|password|hydra-login|zitadel-login|jwt-bearer|client-assertion)", c.Flow)
+		return cli.Usagef("--flow: required (client_credentials|password|hydra-login|zitadel-login|keycloak-login|refop-login|jwt-bearer|client-assertion)")
+	case !slices.Contains([]string{FlowClientCredentials, FlowPassword, FlowHydraLogin, FlowZitadelLogin, FlowKeycloakLogin, FlowRefopLogin, FlowJWTBearer, FlowClientAssertion}, c.Flow):
+		return cli.Usagef("--flow: unknown flow %q (want client_credentials|password|hydra-login|zitadel-login|keycloak-login|refop-login|jwt-bearer|client-assertion)", c.Flow)
 	case c.N < 1:
 		return cli.Usagef("-n/--count: must be >= 1, got %d", c.N)
 	case c.Parallel < 1:
@@ -158,6 +160,17 @@ func (c *Config) validateFlow() error {
 		}
 	case FlowZitadelLogin:
 		return c.validateZitadelLogin()
+	case FlowKeycloakLogin, FlowRefopLogin:
+		switch {
+		case c.Username == "":
+			return cli.Usagef("--username: required for flow %s", c.Flow)
+		case c.Password == "":
+			return cli.Usagef("--password-file (or env IDPBENCH_PASSWORD): required for flow %s", c.Flow)
+		case c.RedirectURI == "":
+			return cli.Usagef("--redirect-uri: required for flow %s", c.Flow)
+		case c.AuthURL == "" && c.Issuer == "":
+			return cli.Usagef("--auth-url or --issuer: required for flow %s", c.Flow)
+		}
 	case FlowJWTBearer, FlowClientAssertion:
 		if c.KeyFile == "" {
 			return cli.Usagef("--key-file: required for flow %s", c.Flow)

@@ -18,7 +18,7 @@ type endpoints struct {
 // to <issuer>/oauth2/auth when the document has no authorization_endpoint.
 func resolveEndpoints(ctx context.Context, w *worker, cfg *Config) (endpoints, error) {
 	ep := endpoints{token: cfg.TokenURL, auth: cfg.AuthURL}
-	needAuth := cfg.Flow == FlowHydraLogin && ep.auth == ""
+	needAuth := (cfg.Flow == FlowHydraLogin || cfg.Flow == FlowKeycloakLogin || cfg.Flow == FlowRefopLogin) && ep.auth == ""
 	if ep.token != "" && !needAuth {
 		return ep, nil
 	}
@@ -34,8 +34,11 @@ func resolveEndpoints(ctx context.Context, w *worker, cfg *Config) (endpoints, e
 	}
 	if needAuth {
 		ep.auth = doc.Auth
-		if ep.auth == "" {
+		if ep.auth == "" && cfg.Flow == FlowHydraLogin {
 			ep.auth = strings.TrimRight(cfg.Issuer, "/") + "/oauth2/auth"
+		}
+		if ep.auth == "" {
+			return ep, fmt.Errorf("discovery at %s: no authorization_endpoint", cfg.Issuer)
 		}
 	}
 	return ep, nil

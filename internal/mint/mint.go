@@ -96,6 +96,12 @@ func buildFlow(ctx context.Context, cfg *Config) (mintFunc, error) {
 			return nil, err
 		}
 		return f.mint, nil
+	case FlowKeycloakLogin, FlowRefopLogin:
+		f, err := newFormLogin(cfg, ep.token, ep.auth)
+		if err != nil {
+			return nil, err
+		}
+		return f.mint, nil
 	}
 	f, err := newHydraLogin(cfg, ep.token, ep.auth)
 	if err != nil {

@@ -24,7 +24,7 @@ func refopPart(Inputs) schema.Meta {
 			{What: "clients, users and keys", URL: "https://github.com/zitadel/oidc/blob/v3.52.0/example/server/storage/storage.go"},
 		},
 		Deviations: []schema.Note{
-			{What: "S3/S5/S6 tokens come from the example login page driven by curl (web client, demo user)",
+			{What: "S3/S5/S6 tokens come from the example login page, driven by mintpool's refop-login (web client, demo user)",
 				Why: "the example only issues user tokens through its login page; introspection answers active only for tokens whose audience holds the calling client"},
 			{What: "the example's packages under idpbench's own main (deploy/refop), which binds 127.0.0.1:PORT",
 				Why: "the example's main binds :PORT (every interface) and has no listen address setting, so it would serve its public demo credentials beyond the machine; the main is the example's otherwise (issuer http://localhost:PORT/, storage, clients, routes, PORT variable)"},

@@ -1,10 +1,12 @@
-package load
+package formlogin
 
 import (
 	"html"
 	"net/url"
 	"reflect"
 	"testing"
+
+	"github.com/idpbench/idpbench/internal/formlogin/formlogintest"
 )
 
 // FuzzLoginForm: any login page a server sends parses or gives nil without
@@ -12,8 +14,8 @@ import (
 // inputs named; and a form written with any hidden name and value and any
 // action, HTML-escaped as the products' templates do, gives them back.
 func FuzzLoginForm(f *testing.F) {
-	f.Add([]byte(keycloakLoginPage), "session_code", "S1&x=\"y\"", "/login-actions/authenticate?a=1&b=2")
-	f.Add([]byte(refopLoginPage), "id", "V2_abc+123", "/login/username")
+	f.Add([]byte(formlogintest.KeycloakPage), "session_code", "S1&x=\"y\"", "/login-actions/authenticate?a=1&b=2")
+	f.Add([]byte(formlogintest.RefopPage), "id", "V2_abc+123", "/login/username")
 	f.Add([]byte(`<formula><form method=post action=/x><input type=hidden name=a value=b></form>`), "a", "", "")
 	f.Add([]byte(`<FORM METHOD='POST'><INPUT TYPE='HIDDEN' NAME='n' VALUE='v'`), "n", "<v>", "?q")
 	base, err := url.Parse("http://127.0.0.1:8080/realms/bench/protocol/openid-connect/auth?client_id=bench-web")
@@ -21,13 +23,13 @@ func FuzzLoginForm(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, page []byte, name, value, action string) {
-		if form := parseLoginForm(page, base); form != nil {
-			if !form.action.IsAbs() {
-				t.Fatalf("action %q is not absolute", form.action)
+		if form := ParseForm(page, base); form != nil {
+			if !form.Action.IsAbs() {
+				t.Fatalf("action %q is not absolute", form.Action)
 			}
-			for _, h := range form.hidden {
+			for _, h := range form.Hidden {
 				if h[0] == "" {
-					t.Fatalf("a hidden input without a name: %q", form.hidden)
+					t.Fatalf("a hidden input without a name: %q", form.Hidden)
 				}
 			}
 		}
@@ -38,15 +40,15 @@ func FuzzLoginForm(f *testing.F) {
 		written := `<!DOCTYPE html><formula></formula><form id="kc-form-login" action="` + html.EscapeString(action) +
 			`" method="post"><input type="text" name="username"/><input type="hidden" name="` + html.EscapeString(name) +
 			`" value="` + html.EscapeString(value) + `"/></form>`
-		form := parseLoginForm([]byte(written), base)
+		form := ParseForm([]byte(written), base)
 		if form == nil {
 			t.Fatalf("no form in %q", written)
 		}
-		if got := [][2]string{{name, value}}; !reflect.DeepEqual(form.hidden, got) {
-			t.Fatalf("hidden inputs %q, want %q (page %q)", form.hidden, got, written)
+		if got := [][2]string{{name, value}}; !reflect.DeepEqual(form.Hidden, got) {
+			t.Fatalf("hidden inputs %q, want %q (page %q)", form.Hidden, got, written)
 		}
-		if w := base.ResolveReference(want); form.action.String() != w.String() {
-			t.Fatalf("action %q, want %q", form.action, w)
+		if w := base.ResolveReference(want); form.Action.String() != w.String() {
+			t.Fatalf("action %q, want %q", form.Action, w)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package load
+package formlogin
 
 import (
 	"bytes"
@@ -7,18 +7,18 @@ import (
 	"strings"
 )
 
-// loginForm is the first POST form of a login page.
-type loginForm struct {
-	action *url.URL    // absolute: resolved against the page URL
-	hidden [][2]string // name, value of each hidden input, in page order
+// Form is the first POST form of a login page.
+type Form struct {
+	Action *url.URL    // absolute: resolved against the page URL
+	Hidden [][2]string // name, value of each hidden input, in page order
 }
 
-// parseLoginForm finds the first <form method="post"> of page (fetched from
+// ParseForm finds the first <form method="post"> of page (fetched from
 // base) and returns its action and hidden inputs; nil when there is none.
 // It reads tags, not a DOM: enough for the login pages of the products
 // (Keycloak's login theme, the reference OP's template), whose attribute
 // values are quoted and HTML-escaped (&amp; in Keycloak's action URL).
-func parseLoginForm(page []byte, base *url.URL) *loginForm {
+func ParseForm(page []byte, base *url.URL) *Form {
 	rest := page
 	for {
 		attrs, after, ok := nextTag(rest, "form")
@@ -37,7 +37,7 @@ func parseLoginForm(page []byte, base *url.URL) *loginForm {
 		if end < 0 {
 			end = len(rest)
 		}
-		return &loginForm{action: base.ResolveReference(action), hidden: hiddenInputs(rest[:end])}
+		return &Form{Action: base.ResolveReference(action), Hidden: hiddenInputs(rest[:end])}
 	}
 }
 

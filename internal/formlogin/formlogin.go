@@ -1,0 +1,287 @@
+// Package formlogin is a browser's login through a product's HTML login
+// form: the first POST form of the page, filled with its hidden fields
+// plus username and password. It is the one implementation behind
+// loadstep's timed auth_code iterations (internal/load, --login keycloak
+// and refop) and mintpool's keycloak-login and refop-login pools
+// (internal/mint).
+//
+// Keycloak (PageHop false: the authorization response is the form):
+//
+//	Authorize  GET  auth endpoint?...&state  -> 200 login form (login cookies)
+//	Submit     POST form action              -> 302 redirect_uri?code=&state=
+//
+// The reference OP (PageHop true):
+//
+//	Authorize  GET  /auth?...&state          -> 302 /login/username?authRequestID=
+//	Form       GET  /login/username?...      -> 200 login form
+//	Submit     POST /login/username          -> 302 /authorize/callback?id=
+//	Callback   GET  /authorize/callback?id=  -> 302 redirect_uri?code=&state=
+//
+// The code exchange that follows is the caller's. The caller sends the
+// requests (Do) with one cookie jar per login (Keycloak ties the form to
+// its cookies, and sets them Secure even over http: Go's jar sends them to
+// loopback hosts, as browsers do) and follows no redirect.
+package formlogin
+
+import (
+	"crypto/rand"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/idpbench/idpbench/internal/logsafe"
+)
+
+// Hop is one request of the login, in the order sent.
+type Hop int
+
+const (
+	Authorize Hop = iota // the authorization request
+	Page                 // GET the login page the authorization request redirected to (PageHop)
+	Submit               // POST the login form with the user's name and password
+	Callback             // GET the submit's redirect: redirects to the client with the code (PageHop)
+)
+
+// Response is what the login reads of a response: its status, headers
+// (Location) and whole body.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Check judges a response: nil when the login can go on, else an *Error.
+type Check func(*Response) error
+
+// Do sends req as hop, without following a redirect, reads the whole
+// response and returns check's verdict on it, or the transport error. req
+// has no context: Do gives it one. Any error ends the login and Login
+// returns it unchanged.
+type Do func(hop Hop, req *http.Request, check Check) error
+
+// Error is a response the login cannot go on from.
+type Error struct {
+	Hop Hop
+	// Op names the request, never its query (which carries session codes
+	// and authorization codes): "GET http://host/path".
+	Op     string
+	Status int
+	// WrongStatus: the status is not what the hop wants (a redirect, or a
+	// 2xx for a page). Otherwise the status was right and the rest of the
+	// response was not (Detail says what). A wrong password is a 200 with
+	// the form again where the submit wants a redirect: a wrong status.
+	WrongStatus bool
+	Redirect    bool // the hop wanted a redirect
+	Detail      string
+}
+
+func (e *Error) Error() string {
+	if e.WrongStatus {
+		return e.Request() + ": HTTP " + strconv.Itoa(e.Status)
+	}
+	return e.Op + e.Detail
+}
+
+// Request is the request as the error names it: Op, and after a wrong
+// status what the hop wanted: " (want a redirect)" or " (want a 2xx page)".
+func (e *Error) Request() string {
+	switch {
+	case !e.WrongStatus:
+		return e.Op
+	case e.Redirect:
+		return e.Op + " (want a redirect)"
+	}
+	return e.Op + " (want a 2xx page)"
+}
+
+// Client is what the login needs of the client and the server.
+type Client struct {
+	AuthURL     string // the authorization endpoint
+	ClientID    string
+	RedirectURI string
+	Scope       string
+	PageHop     bool // the authorization request redirects to the login page (the reference OP)
+}
+
+// Flow is a client's login, safe for concurrent use.
+type Flow struct {
+	authorize *url.URL // AuthURL with client_id, response_type, scope, redirect_uri
+	redirect  *url.URL
+	pageHop   bool
+}
+
+// New checks the client's URLs and returns its login.
+func New(c Client) (*Flow, error) {
+	u, err := url.Parse(c.AuthURL)
+	if err != nil {
+		return nil, fmt.Errorf("authorization endpoint %q: %w", c.AuthURL, err)
+	}
+	redirect, err := url.Parse(c.RedirectURI)
+	if err != nil {
+		return nil, fmt.Errorf("redirect URI %q: %w", c.RedirectURI, err)
+	}
+	q := u.Query()
+	q.Set("client_id", c.ClientID)
+	q.Set("response_type", "code")
+	q.Set("scope", c.Scope)
+	q.Set("redirect_uri", c.RedirectURI)
+	u.RawQuery = q.Encode()
+	return &Flow{authorize: u, redirect: redirect, pageHop: c.PageHop}, nil
+}
+
+// Hops are the login's requests in the order sent.
+func (f *Flow) Hops() []Hop {
+	if f.pageHop {
+		return []Hop{Authorize, Page, Submit, Callback}
+	}
+	return []Hop{Authorize, Submit}
+}
+
+// Login logs username in with password and returns the callback URL,
+// checked: the client's redirect URI with a code, the login's state and no
+// error.
+func (f *Flow) Login(do Do, username, password string) (*url.URL, error) {
+	state := rand.Text() // 26 characters
+	auth := *f.authorize
+	auth.RawQuery += "&state=" + state
+	pageURL := &auth
+	if f.pageHop {
+		loc, err := f.follow(do, Authorize, get(&auth), nil)
+		if err != nil {
+			return nil, err
+		}
+		pageURL = loc
+	}
+	hop := Authorize
+	if f.pageHop {
+		hop = Page
+	}
+	form, err := f.page(do, hop, pageURL)
+	if err != nil {
+		return nil, err
+	}
+	submit := f.submitRequest(form, username, password)
+	if !f.pageHop {
+		return f.follow(do, Submit, submit, f.checkCallback(state))
+	}
+	next, err := f.follow(do, Submit, submit, func(e *Error, loc *url.URL) error {
+		if f.isCallback(loc) {
+			return e.detail(": HTTP %d redirect to the client before the callback hop", e.Status)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return f.follow(do, Callback, get(next), f.checkCallback(state))
+}
+
+// page GETs the login page at target and returns its form.
+func (f *Flow) page(do Do, hop Hop, target *url.URL) (*Form, error) {
+	var form *Form
+	err := do(hop, get(target), func(r *Response) error {
+		e := &Error{Hop: hop, Op: "GET " + logsafe.URL(target), Status: r.Status}
+		if r.Status < 200 || r.Status > 299 {
+			e.WrongStatus = true
+			return e
+		}
+		if form = ParseForm(r.Body, target); form == nil {
+			return e.detail(": HTTP %d page has no login form (no <form method=\"post\">)", r.Status)
+		}
+		return nil
+	})
+	return form, err
+}
+
+// submitRequest is the POST of the form with the user's credentials.
+func (f *Flow) submitRequest(form *Form, username, password string) *http.Request {
+	v := url.Values{}
+	for _, kv := range form.Hidden {
+		v.Add(kv[0], kv[1])
+	}
+	v.Set("username", username)
+	v.Set("password", password)
+	req := newRequest(http.MethodPost, form.Action, v.Encode())
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return req
+}
+
+// follow sends req wanting a redirect whose Location parses; check (nil:
+// any) judges the Location, resolved against the request's URL, which
+// follow returns.
+func (f *Flow) follow(do Do, hop Hop, req *http.Request, check func(*Error, *url.URL) error) (*url.URL, error) {
+	var loc *url.URL
+	err := do(hop, req, func(r *Response) error {
+		e := &Error{Hop: hop, Op: req.Method + " " + logsafe.URL(req.URL), Status: r.Status, Redirect: true}
+		if r.Status < 300 || r.Status > 399 {
+			e.WrongStatus = true
+			return e
+		}
+		l := r.Header.Get("Location")
+		if l == "" {
+			return e.detail(": HTTP %d without Location", r.Status)
+		}
+		u, err := url.Parse(l)
+		if err != nil {
+			return e.detail(": HTTP %d: bad Location: %v", r.Status, err)
+		}
+		loc = req.URL.ResolveReference(u)
+		if check != nil {
+			return check(e, loc)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return loc, nil
+}
+
+// isCallback reports whether loc goes to the client's redirect URI.
+func (f *Flow) isCallback(loc *url.URL) bool {
+	return loc.Scheme == f.redirect.Scheme && loc.Host == f.redirect.Host && loc.Path == f.redirect.Path
+}
+
+// checkCallback: the callback goes to the client's redirect URI with a
+// code, the login's state and no error= (a product redirects its failures
+// to the client).
+func (f *Flow) checkCallback(state string) func(*Error, *url.URL) error {
+	return func(e *Error, loc *url.URL) error {
+		q := loc.Query()
+		switch {
+		case !f.isCallback(loc):
+			return e.detail(": callback went to %s, not --redirect-uri %s", logsafe.URL(loc), logsafe.URL(f.redirect))
+		case q.Get("error") != "":
+			return e.detail(": %s", logsafe.Text(q.Get("error")))
+		case q.Get("code") == "":
+			return e.detail(": HTTP %d redirect to %s has no code", e.Status, logsafe.URL(loc))
+		case q.Get("state") != state:
+			return e.detail(": callback %s: state does not match the request", logsafe.URL(loc))
+		}
+		return nil
+	}
+}
+
+func get(u *url.URL) *http.Request { return newRequest(http.MethodGet, u, "") }
+
+// newRequest is a request to a parsed URL, as http.NewRequest builds it
+// but without parsing the URL again (body "": none).
+func newRequest(method string, u *url.URL, body string) *http.Request {
+	req := &http.Request{Method: method, URL: u, Host: u.Host, Header: http.Header{},
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
+	if body != "" {
+		req.Body = io.NopCloser(strings.NewReader(body))
+		req.ContentLength = int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
+	}
+	return req
+}
+
+// detail sets e's Detail and returns e.
+func (e *Error) detail(format string, args ...any) *Error {
+	e.Detail = fmt.Sprintf(format, args...)
+	return e
+}

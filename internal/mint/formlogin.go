@@ -1,0 +1,96 @@
+package mint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/formlogin"
+)
+
+// formFlow is a login through the product's HTML login form
+// (internal/formlogin, which loadstep's --login keycloak and refop
+// share), then the code exchange with client auth: keycloak-login
+// (the authorization response is the form) and refop-login (the
+// reference OP's login page behind a redirect, then a callback hop). Each
+// login has its own cookie jar: Keycloak ties the form to its cookies.
+type formFlow struct {
+	name     string // the flow's name, in its errors
+	login    *formlogin.Flow
+	redirect string
+	tokenURL string
+	auth     clientAuth
+	username string
+	password string
+	users    int
+	emit     string
+}
+
+func newFormLogin(cfg *Config, tokenURL, authURL string) (*formFlow, error) {
+	login, err := formlogin.New(formlogin.Client{AuthURL: authURL, ClientID: cfg.ClientID,
+		RedirectURI: cfg.RedirectURI, Scope: cfg.Scope, PageHop: cfg.Flow == FlowRefopLogin})
+	if err != nil {
+		return nil, err
+	}
+	return &formFlow{
+		name:     cfg.Flow,
+		login:    login,
+		redirect: cfg.RedirectURI,
+		tokenURL: tokenURL,
+		auth:     newClientAuth(cfg.ClientID, cfg.ClientSecret, cfg.ClientAuth),
+		username: cfg.Username,
+		password: cfg.Password,
+		users:    cfg.Users,
+		emit:     cfg.Emit,
+	}, nil
+}
+
+func (f *formFlow) mint(ctx context.Context, w *worker, i int) (credential, error) {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		return credential{}, err
+	}
+	hc := *w.hc // shares the worker's transport (keep-alive), own cookie jar
+	hc.Jar = jar
+	callback, err := f.login.Login(f.do(ctx, w, &hc), perUser(f.username, i, f.users), f.password)
+	if err != nil {
+		return credential{}, err
+	}
+	form := url.Values{
+		"grant_type":   {"authorization_code"},
+		"code":         {callback.Query().Get("code")},
+		"redirect_uri": {f.redirect},
+	}
+	tr, err := w.postToken(ctx, w.hc, f.tokenURL, f.auth.encode(form), f.auth)
+	if err != nil {
+		return credential{}, fmt.Errorf("%s: code exchange: %w", f.name, err)
+	}
+	return tr.pick(f.emit, time.Now())
+}
+
+// do sends the login's requests with hc, and words a failure as
+// mintpool's errors do: a wrong status as an HTTPError with the server's
+// OAuth error, if any (a wrong password: the form again, HTTP 200 where a
+// redirect was wanted).
+func (f *formFlow) do(ctx context.Context, w *worker, hc *http.Client) formlogin.Do {
+	return func(_ formlogin.Hop, req *http.Request, check formlogin.Check) error {
+		req = req.WithContext(ctx)
+		resp, err := w.do(hc, req)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		err = check(&formlogin.Response{Status: resp.StatusCode, Header: resp.Header, Body: w.buf.Bytes()})
+		var e *formlogin.Error
+		switch {
+		case err == nil:
+			return nil
+		case errors.As(err, &e) && e.WrongStatus:
+			return withOp(newHTTPError(req, e.Status, w.buf.Bytes()), f.name+": "+e.Request())
+		}
+		return fmt.Errorf("%s: %w", f.name, err)
+	}
+}
