@@ -25,7 +25,8 @@ import (
 // (a reference client, a client-side log of every Send, the server's own
 // timestamps), and the engine's figures are judged against that; the
 // stall test, whose model needs a server that kept to its plan, is retried
-// (at most twice) when the server's timestamps show it did not.
+// (up to five attempts, then skipped with the reason) when the server's
+// timestamps show it did not.
 
 // fidelityServer is a raw TCP HTTP/1.1 server with a fixed service time: it
 // answers each request (GET, no body) service after it arrived. With a
@@ -217,19 +218,26 @@ func (s *fidelityServer) gapIn(log []served, maxGap time.Duration) string {
 	return ""
 }
 
-// unstarved runs measure up to three times until starved (evaluated on the
-// server it returns) reports nothing, and returns that step.
+// unstarved runs measure until starved (evaluated on the server it returns)
+// reports nothing, and returns that step. A starved attempt is discarded and
+// the next one waits a little longer, for the machine to quieten (2, 4, 6,
+// 8 s). When every attempt was starved the test is skipped with what the
+// server saw: the model needs a server that kept to its plan, and a machine
+// that could not keep a 1 ms schedule for 3 s says nothing about the engine.
+// The skip is decided by the server's own timestamps, never by a guess.
 func unstarved(t *testing.T, measure func() (*schema.Step, string)) *schema.Step {
 	t.Helper()
+	const attempts = 5
 	for attempt := 1; ; attempt++ {
 		s, why := measure()
 		if why == "" {
 			return s
 		}
-		if attempt == 3 {
-			t.Fatalf("the machine was starved in all 3 attempts (last: %s); the measurement cannot be judged", why)
+		if attempt == attempts {
+			t.Skipf("the machine was starved in all %d attempts (last: %s): the stall model cannot be judged on it now", attempts, why)
 		}
 		t.Logf("attempt %d discarded: the machine was starved: %s", attempt, why)
+		time.Sleep(time.Duration(2*attempt) * time.Second)
 	}
 }
 
