@@ -125,7 +125,7 @@ func (c *compareConfig) agreeBound() (float64, error) {
 
 func runCompare(ctx context.Context, args []string, e env) error {
 	c := compareConfig{}
-	fs := newFlagSet("compare")
+	fs := cli.NewFlagSet("compare")
 	fs.StringVarP(&c.format, "format", "f", compare.FormatMarkdown, "output `FORMAT`: md (a Markdown table for a pull request), json (one object per row), tsv")
 	fs.Float64Var(&c.alpha, "alpha", compare.DefaultAlpha, "significance level of the two-sided test")
 	fs.BoolVar(&c.allSteps, "all-steps", false, "compare every ladder level both sides have, not only the steady state")
@@ -158,7 +158,7 @@ func runCompare(ctx context.Context, args []string, e env) error {
 		v := gate.Check(res.Rows)
 		res.Verdict = &v
 	}
-	if err := compare.Write(e.stdout, res, c.format); err != nil {
+	if err := compare.Write(e.Stdout, res, c.format); err != nil {
 		return cli.Usagef("compare: %v", err) // exit 2: 1 is a regression
 	}
 	return verdictError(res, e)
@@ -167,7 +167,7 @@ func runCompare(ctx context.Context, args []string, e env) error {
 // loadSide reads one input; an error (unreadable, malformed, no steps) is
 // a usage error, so that exit 1 always means a regression.
 func loadSide(ctx context.Context, which, path string, e env) (compare.Side, error) {
-	in, err := report.Load(ctx, []string{path}, e.stdin, e.warn)
+	in, err := report.Load(ctx, []string{path}, e.Stdin, warner(e))
 	switch {
 	case errors.Is(err, context.Canceled):
 		return compare.Side{}, err
@@ -195,10 +195,10 @@ func verdictError(res compare.Result, e env) error {
 		return nil
 	}
 	for _, f := range v.Failed {
-		fmt.Fprintf(e.stderr, "%s: FAIL %s: %s\n", toolName, f.Row.Key(), f.Why)
+		fmt.Fprintf(e.Stderr, "%s: FAIL %s: %s\n", toolName, f.Row.Key(), f.Why)
 	}
 	for _, f := range v.Undecided {
-		fmt.Fprintf(e.stderr, "%s: UNDECIDED %s: %s\n", toolName, f.Row.Key(), f.Why)
+		fmt.Fprintf(e.Stderr, "%s: UNDECIDED %s: %s\n", toolName, f.Row.Key(), f.Why)
 	}
 	switch {
 	case len(v.Failed) > 0:

@@ -38,7 +38,7 @@ const efficiencyExample = `  aggregate efficiency --step results/latest/refop/di
 
 func runEfficiency(ctx context.Context, args []string, e env) error {
 	var c efficiencyConfig
-	fs := newFlagSet("efficiency")
+	fs := cli.NewFlagSet("efficiency")
 	fs.StringVar(&c.step, "step", "", "the step record `FILE` (JSON) whose measured window is taken")
 	fs.StringVar(&c.samples, "samples", "", "the sampler's records `FILE` (JSON lines) covering that window")
 	if err := parse(fs, args, efficiencyUsage, efficiencyExample, e); err != nil {
@@ -47,14 +47,14 @@ func runEfficiency(ctx context.Context, args []string, e env) error {
 	if err := c.validate(); err != nil {
 		return err
 	}
-	step, err := report.Load(ctx, []string{c.step}, e.stdin, e.warn)
+	step, err := report.Load(ctx, []string{c.step}, e.Stdin, warner(e))
 	if err != nil {
 		return err
 	}
 	if len(step.Steps) != 1 {
 		return fmt.Errorf("reading %s: want one step record, found %d", c.step, len(step.Steps))
 	}
-	samples, err := report.Load(ctx, []string{c.samples}, e.stdin, e.warn)
+	samples, err := report.Load(ctx, []string{c.samples}, e.Stdin, warner(e))
 	if err != nil {
 		return err
 	}
@@ -65,5 +65,5 @@ func runEfficiency(ctx context.Context, args []string, e env) error {
 	for _, sf := range samples.Samples {
 		all = append(all, sf.Samples...)
 	}
-	return json.NewEncoder(e.stdout).Encode(report.EfficiencyRowOf(step.Steps[0], all))
+	return json.NewEncoder(e.Stdout).Encode(report.EfficiencyRowOf(step.Steps[0], all))
 }

@@ -121,7 +121,7 @@ func runLadder(ctx context.Context, args []string, e env) error {
 		case "pool-size":
 			return runPoolSize(args[1:], e)
 		case "-h", "--help", "help":
-			fmt.Fprint(e.stdout, ladderUsage)
+			fmt.Fprint(e.Stdout, ladderUsage)
 			return nil
 		}
 		return cli.Usagef("ladder: unknown subcommand %q (want knee, candidates or pool-size)", args[0])
@@ -132,7 +132,7 @@ func runLadder(ctx context.Context, args []string, e env) error {
 func runPoolSize(args []string, e env) error {
 	p := ladder.PoolSizing{}
 	var prev string
-	fs := newFlagSet("ladder pool-size")
+	fs := cli.NewFlagSet("ladder pool-size")
 	fs.StringVar(&p.Mode, "mode", "", "the pool `MODE`: consume, chain or reuse")
 	fs.IntVarP(&p.Connections, "connections", "c", 0, "the step's `CONNECTIONS`")
 	fs.StringVar(&prev, "prev", "", "the step `FILE` a consumed pool is sized from (none: the ladder's first step)")
@@ -162,13 +162,13 @@ func runPoolSize(args []string, e env) error {
 	if err != nil {
 		return cli.UsageError{Err: err}
 	}
-	_, err = fmt.Fprintln(e.stdout, n)
+	_, err = fmt.Fprintln(e.Stdout, n)
 	return err
 }
 
 func runKnee(args []string, e env) error {
 	var c kneeConfig
-	fs := newFlagSet("ladder knee")
+	fs := cli.NewFlagSet("ladder knee")
 	fs.StringVar(&c.Dir, "dir", "", "the product's result `DIR` (RUN_DIR/PRODUCT) holding the step files")
 	fs.StringVar(&c.Scenario, "scenario", "", "the scenario `NAME`, as in the step file names")
 	fs.StringVar(&c.ladderText, "ladder", "", "the whole ladder: connection `COUNTS`, space-separated, in order")
@@ -197,13 +197,13 @@ func runKnee(args []string, e env) error {
 	if stop {
 		out = kneeStop
 	}
-	_, err = fmt.Fprintln(e.stdout, out)
+	_, err = fmt.Fprintln(e.Stdout, out)
 	return err
 }
 
 func runCandidates(args []string, e env) error {
 	var dir, scenario string
-	fs := newFlagSet("ladder candidates")
+	fs := cli.NewFlagSet("ladder candidates")
 	fs.StringVar(&dir, "dir", "", "the product's result `DIR` (RUN_DIR/PRODUCT) holding the step files")
 	fs.StringVar(&scenario, "scenario", "", "the scenario `NAME`, as in the step file names")
 	if err := parse(fs, args, candidatesUsage, candidatesExample, e); err != nil {
@@ -226,6 +226,6 @@ func runCandidates(args []string, e env) error {
 	for i, n := range rec.Candidates {
 		cs[i] = strconv.Itoa(n)
 	}
-	_, err = fmt.Fprintln(e.stdout, strings.Join(cs, " "))
+	_, err = fmt.Fprintln(e.Stdout, strings.Join(cs, " "))
 	return err
 }

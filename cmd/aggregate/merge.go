@@ -62,7 +62,7 @@ const mergeExample = `  aggregate merge agent-*.json | aggregate summary -
 
 func runMerge(ctx context.Context, args []string, e env) error {
 	var c mergeConfig
-	fs := newFlagSet("merge")
+	fs := cli.NewFlagSet("merge")
 	fs.StringVarP(&c.output, "output", "o", "-", "write the merged step JSON to `FILE`, atomically; - = stdout")
 	if err := parse(fs, args, mergeUsage, mergeExample, e); err != nil {
 		return err
@@ -71,18 +71,18 @@ func runMerge(ctx context.Context, args []string, e env) error {
 	if err := c.validate(); err != nil {
 		return err
 	}
-	in, err := report.Load(ctx, c.inputs, e.stdin, e.warn)
+	in, err := report.Load(ctx, c.inputs, e.Stdin, warner(e))
 	if err != nil {
 		return err
 	}
 	if n := len(in.Metas) + len(in.Coldstarts) + len(in.Samples); n > 0 {
-		e.warn(fmt.Sprintf("merge reads step records only; ignoring %d other records/files", n))
+		warner(e)(fmt.Sprintf("merge reads step records only; ignoring %d other records/files", n))
 	}
 	s, err := report.Merge(in.Steps)
 	if err != nil {
 		return err
 	}
-	out, err := atomicfile.Create(c.output, 0o644, e.stdout)
+	out, err := atomicfile.Create(c.output, 0o644, e.Stdout)
 	if err != nil {
 		return err
 	}

@@ -72,7 +72,7 @@ const phaseExample = `  aggregate phase --out results/quick/phases.jsonl --kind 
 
 func runPhase(_ context.Context, args []string, e env) error {
 	var c phaseConfig
-	fs := newFlagSet("phase")
+	fs := cli.NewFlagSet("phase")
 	fs.StringVar(&c.out, "out", "", "append the record to `FILE` (created 0644 when missing)")
 	fs.StringVar(&c.kind, "kind", "", "the phase's `KIND`: "+strings.Join(schema.PhaseKinds(), ", "))
 	fs.StringVar(&c.name, "name", "", "the phase's `NAME` as logged, e.g. \"hydra ladder discovery\"")

@@ -78,7 +78,7 @@ const reportExample = `  scripts/ladder.sh hydra discovery && aggregate report r
 
 func runReport(ctx context.Context, args []string, e env) error {
 	var c reportConfig
-	fs := newFlagSet("report")
+	fs := cli.NewFlagSet("report")
 	fs.StringVarP(&c.output, "output", "o", "-", "write the Markdown to `FILE`, atomically (links to step files are relative to its directory); - = stdout")
 	fs.StringVar(&c.title, "title", report.DefaultTitle, "the report's `TITLE` (first heading)")
 	fs.StringVar(&c.chartsDir, "charts-dir", "", "write the SVG charts into `DIR` (default: charts/ next to the -o file; none with -o -)")
@@ -89,18 +89,18 @@ func runReport(ctx context.Context, args []string, e env) error {
 	if err := c.validate(); err != nil {
 		return err
 	}
-	in, err := report.Load(ctx, c.inputs, e.stdin, e.warn)
+	in, err := report.Load(ctx, c.inputs, e.Stdin, warner(e))
 	if err != nil {
 		return err
 	}
 	r := report.Build(in, report.Options{Title: c.title, ToolVersion: cli.Version()})
 	charts := c.charts()
 	if charts == "" {
-		fmt.Fprintf(e.stderr, "%s: charts not written: the report goes to stdout (give --charts-dir DIR to write them)\n", toolName)
+		fmt.Fprintf(e.Stderr, "%s: charts not written: the report goes to stdout (give --charts-dir DIR to write them)\n", toolName)
 	} else if err := report.WriteCharts(charts, r); err != nil {
 		return err
 	}
-	out, err := atomicfile.Create(c.output, 0o644, e.stdout)
+	out, err := atomicfile.Create(c.output, 0o644, e.Stdout)
 	if err != nil {
 		return err
 	}

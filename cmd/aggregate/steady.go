@@ -26,7 +26,7 @@ const steadyExample = `  aggregate steady results/latest | jq -r 'select(.produc
 `
 
 func runSteady(ctx context.Context, args []string, e env) error {
-	fs := newFlagSet("steady")
+	fs := cli.NewFlagSet("steady")
 	if err := parse(fs, args, steadyUsage, steadyExample, e); err != nil {
 		return err
 	}
@@ -34,10 +34,10 @@ func runSteady(ctx context.Context, args []string, e env) error {
 	if err := validateInputs("steady", in); err != nil {
 		return err
 	}
-	loaded, err := report.Load(ctx, in, e.stdin, e.warn)
+	loaded, err := report.Load(ctx, in, e.Stdin, warner(e))
 	if err != nil {
 		return err
 	}
 	r := report.Build(loaded, report.Options{ToolVersion: cli.Version()})
-	return report.WriteCellRows(e.stdout, report.CellRows(r))
+	return report.WriteCellRows(e.Stdout, report.CellRows(r))
 }

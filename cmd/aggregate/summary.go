@@ -39,7 +39,7 @@ const summaryExample = `  aggregate merge agent-*.json | aggregate summary -
 
 func runSummary(ctx context.Context, args []string, e env) error {
 	var c summaryConfig
-	fs := newFlagSet("summary")
+	fs := cli.NewFlagSet("summary")
 	fs.StringVarP(&c.format, "format", "f", report.FormatText, "output `FORMAT`: text (aligned columns), csv, or json (JSON lines)")
 	if err := parse(fs, args, summaryUsage, summaryExample, e); err != nil {
 		return err
@@ -48,9 +48,9 @@ func runSummary(ctx context.Context, args []string, e env) error {
 	if err := c.validate(); err != nil {
 		return err
 	}
-	in, err := report.Load(ctx, c.inputs, e.stdin, e.warn)
+	in, err := report.Load(ctx, c.inputs, e.Stdin, warner(e))
 	if err != nil {
 		return err
 	}
-	return report.WriteSummary(e.stdout, report.SummaryRows(in.Steps), c.format)
+	return report.WriteSummary(e.Stdout, report.SummaryRows(in.Steps), c.format)
 }

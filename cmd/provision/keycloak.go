@@ -63,12 +63,12 @@ func runKeycloak(ctx context.Context, args []string, e env) error {
 	if cfg.AdminPassword, err = cli.ReadSecret("admin-password-file", passwordFile, "IDPBENCH_KEYCLOAK_ADMIN_PASSWORD"); err != nil {
 		return cli.UsageError{Err: err}
 	}
-	cfg.Progress = cli.IsTerminal(e.stderr)
-	return keycloak.Setup(ctx, cfg, e.stdout, e.stderr)
+	cfg.Progress = cli.IsTerminal(e.Stderr)
+	return keycloak.Setup(ctx, cfg, e.Stdout, e.Stderr)
 }
 
 func keycloakFlags(c *keycloak.SetupConfig, passwordFile *string) *pflag.FlagSet {
-	fs := newFlagSet("keycloak")
+	fs := cli.NewFlagSet("keycloak")
 	fs.StringVar(&c.BaseURL, "base-url", "", "Keycloak's root URL (admin API under /admin, realms under /realms), e.g. http://127.0.0.1:8080 (required)")
 	fs.StringVar(&c.AdminUser, "admin-user", "admin", "master-realm admin user (the bootstrap admin)")
 	fs.StringVar(passwordFile, "admin-password-file", "", "file holding the admin user's password (default: env IDPBENCH_KEYCLOAK_ADMIN_PASSWORD)")

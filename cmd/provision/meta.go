@@ -78,7 +78,7 @@ type metaFlags struct {
 }
 
 func metaFlagSet(f *metaFlags) *pflag.FlagSet {
-	fs := newFlagSet("meta")
+	fs := cli.NewFlagSet("meta")
 	fs.StringVar(&f.base, "base", "", "an adapter's meta to complete with the run flags")
 	fs.StringVar(&f.product, "product", "", "the product (adapter) name")
 	fs.StringVar(&f.version, "product-version", "", "the product version (may be empty for a product that did not run)")
@@ -142,7 +142,7 @@ func runMeta(_ context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	return writeMeta(m, f.out, e.stdout)
+	return writeMeta(m, f.out, e.Stdout)
 }
 
 // buildMeta builds the record the flags describe.

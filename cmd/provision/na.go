@@ -25,7 +25,7 @@ Example:
 
 // runNA is "provision na".
 func runNA(_ context.Context, args []string, e env) error {
-	fs := newFlagSet("na")
+	fs := cli.NewFlagSet("na")
 	if err := parse(fs, args, fmt.Sprintf(naHead, strings.Join(products.Names(), ", ")), naTail, e); err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func runNA(_ context.Context, args []string, e env) error {
 		return cli.Usagef("unknown scenario %q (want %s)", fs.Arg(1), strings.Join(scenarioNames(), ", "))
 	}
 	if why := p.NA[fs.Arg(1)]; why != "" {
-		fmt.Fprintln(e.stdout, why)
+		fmt.Fprintln(e.Stdout, why)
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ func TestTopLevel(t *testing.T) {
 		stdout     []string // each must appear in stdout
 		stderrWant string   // prefix of stderr
 	}{
-		{"help lists the subcommands", []string{"--help"}, 0, append(subNames(), "Usage: provision SUBCOMMAND", "Example:", "Exit status:"), ""},
+		{"help lists the subcommands", []string{"--help"}, 0, append(subNames(), "Usage: provision SUBCOMMAND", "Examples:", "Exit status:"), ""},
 		{"help word", []string{"help"}, 0, []string{"Subcommands:"}, ""},
 		{"version", []string{"--version"}, 0, []string{"provision "}, ""},
 		{"no subcommand", nil, 2, nil, "provision: a subcommand is required: " + strings.Join(subNames(), ", ")},
@@ -43,7 +43,7 @@ func TestTopLevel(t *testing.T) {
 func subNames() []string {
 	var n []string
 	for _, sc := range subcommands() {
-		n = append(n, sc.name)
+		n = append(n, sc.Name)
 	}
 	return n
 }

@@ -66,12 +66,12 @@ func runZitadel(ctx context.Context, args []string, e env) error {
 	if cfg.PAT, err = cli.ReadSecret("pat-file", patFile, "IDPBENCH_ZITADEL_PAT"); err != nil {
 		return cli.UsageError{Err: err}
 	}
-	cfg.Progress = cli.IsTerminal(e.stderr)
-	return zitadel.Setup(ctx, cfg, e.stdout, e.stderr)
+	cfg.Progress = cli.IsTerminal(e.Stderr)
+	return zitadel.Setup(ctx, cfg, e.Stdout, e.Stderr)
 }
 
 func zitadelFlags(c *zitadel.SetupConfig, patFile *string) *pflag.FlagSet {
-	fs := newFlagSet("zitadel")
+	fs := cli.NewFlagSet("zitadel")
 	fs.StringVar(&c.Issuer, "issuer", "", "Zitadel's external URL, exactly as configured (ExternalDomain:ExternalPort), e.g. http://localhost:8080 (required)")
 	fs.StringVar(patFile, "pat-file", "", "file holding an IAM_OWNER personal access token (default: env IDPBENCH_ZITADEL_PAT)")
 	fs.StringVar(&c.OutDir, "out-dir", "", "existing directory for the secret files (required)")
