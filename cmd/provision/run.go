@@ -18,6 +18,7 @@ func subcommands() []cli.Subcommand {
 	return []cli.Subcommand{
 		{Name: "zitadel", Summary: "provision Zitadel through its APIs: project, apps, machine users, login client, users", Run: runZitadel},
 		{Name: "keycloak", Summary: "provision Keycloak through its admin REST API: realm, client with audience mapper, users", Run: runKeycloak},
+		{Name: "hydra", Summary: "provision Ory Hydra through its admin API: the client every scenario uses", Run: runHydra},
 		{Name: "meta", Summary: "write a product's idpbench.meta/v1 record from internal/products and the run's inputs", Run: runMeta},
 		{Name: "na", Summary: "print why a product cannot run a scenario (its static N/A reason), or nothing", Run: runNA},
 	}
