@@ -457,7 +457,8 @@ efficiency_vs_proc() {
 		--slurpfile step "$dir/discovery.json" '($step[0].ok / (($after - $before) / $hz)) as $proc |
 		.req_per_cpu_s != null and $proc > 0 and (.req_per_cpu_s / $proc - 1 | fabs) <= 0.10' "$dir/efficiency.json" >/dev/null ||
 		die "refop discovery: req/CPU-s from the sampler $(jq -c '{req_per_cpu_s, idp_cpu_s, ok, na}' "$dir/efficiency.json"), from /proc $before -> $after ticks at $(getconf CLK_TCK)/s: want within 10%"
-	log "ok: refop discovery $(jq -r '"\(.req_per_cpu_s|floor) req/CPU-s from the sampler (\(.idp_cpu_s*100|round/100) CPU-s)"' "$dir/efficiency.json"), $(jq -n -r --argjson b "$before" --argjson a "$after" --argjson hz "$(getconf CLK_TCK)" --slurpfile s "$dir/discovery.json" '"\($s[0].ok / (($a - $b) / $hz) | floor) from /proc (\(($a - $b) / $hz) CPU-s)"')"
+	log "ok: refop discovery $(jq -r --argjson b "$before" --argjson a "$after" --argjson hz "$(getconf CLK_TCK)" --slurpfile s "$dir/discovery.json" \
+		'"\(.req_per_cpu_s|floor) req/CPU-s from the sampler (\(.idp_cpu_s*100|round/100) CPU-s), \($s[0].ok / (($a - $b) / $hz) | floor) from /proc (\(($a - $b) / $hz) CPU-s)"' "$dir/efficiency.json")"
 }
 efficiency_vs_proc
 # Facts are read from the running products, not recalled.
