@@ -40,6 +40,7 @@ Three uses, which combine:
   run:      [--base FILE] --profile P --status ok|na [--na-reason]
             [--start T] [--end T] [--scenarios LIST] --placement-mode M
             --driver-cpus L --server-cpus L --host-cpus N [--placement-reason]
+            [--rounds N [--round-order interleaved]]
             completes a record (the adapter's, read from --base, or a bare
             one) with how the product's run ended and where it ran
             (run-comparison.sh).
@@ -75,6 +76,7 @@ type metaFlags struct {
 	status, naReason, start, end, profile string
 	scenarios                             string
 	placement                             schema.Placement
+	rounds                                schema.Rounds
 }
 
 func metaFlagSet(f *metaFlags) *pflag.FlagSet {
@@ -106,6 +108,8 @@ func metaFlagSet(f *metaFlags) *pflag.FlagSet {
 	fs.StringVar(&f.placement.ServerCPUs, "server-cpus", "", "the product's and PostgreSQL's CPUs (taskset list)")
 	fs.IntVar(&f.placement.HostCPUs, "host-cpus", 0, "CPUs the run could use, count")
 	fs.StringVar(&f.placement.Reason, "placement-reason", "", "why a shared run is shared")
+	fs.IntVar(&f.rounds.Count, "rounds", 0, "how many rounds the run measured each ladder in (default: not recorded)")
+	fs.StringVar(&f.rounds.Order, "round-order", "", "with --rounds > 1: interleaved (round r of every product before round r+1)")
 	fs.StringVarP(&f.out, "output", "o", "-", "output file, written atomically; - is stdout")
 	return fs
 }
@@ -175,7 +179,7 @@ func buildMeta(f metaFlags, changed func(string) bool) (schema.Meta, error) {
 func checkCombination(f metaFlags, changed func(string) bool) error {
 	adapterOnly := []string{"state", "mode", "compose-file", "memory-limit", "param", "endpoint", "scenario-na", "database",
 		"entry", "note", "deviation", "config-source", "setting"}
-	runOnly := []string{"start", "end", "scenarios", "placement-mode", "driver-cpus", "server-cpus", "host-cpus", "placement-reason"}
+	runOnly := []string{"start", "end", "scenarios", "placement-mode", "driver-cpus", "server-cpus", "host-cpus", "placement-reason", "rounds", "round-order"}
 	switch {
 	case f.base != "" && (changed("product") || changed("product-version")):
 		return cli.Usagef("--base gives the product and version; not --product or --product-version")
@@ -427,6 +431,17 @@ func runPart(f metaFlags) (products.Run, error) {
 		return r, cli.Usagef("--placement-mode %q: want %s or %s", p.Mode, schema.PlacementPinned, schema.PlacementShared)
 	case p.DriverCPUs == "" || p.ServerCPUs == "" || p.HostCPUs < 1:
 		return r, cli.Usagef("the run's part needs --driver-cpus, --server-cpus and --host-cpus (>= 1)")
+	}
+	switch rd := f.rounds; {
+	case rd.Count == 0 && rd.Order == "":
+	case rd.Count == 1 && (rd.Order == "" || rd.Order == schema.RoundsSingle):
+		r.Rounds = &schema.Rounds{Count: 1, Order: schema.RoundsSingle}
+	case rd.Count > 1 && rd.Order == schema.RoundsInterleaved:
+		r.Rounds = &schema.Rounds{Count: rd.Count, Order: rd.Order}
+	case rd.Count > 1:
+		return r, cli.Usagef("--round-order %q: with --rounds %d want %s", rd.Order, rd.Count, schema.RoundsInterleaved)
+	default:
+		return r, cli.Usagef("--rounds %d --round-order %q: want --rounds >= 1 (and --round-order %s when > 1)", rd.Count, rd.Order, schema.RoundsInterleaved)
 	}
 	return r, nil
 }

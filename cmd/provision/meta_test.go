@@ -210,7 +210,7 @@ func TestRunPart(t *testing.T) {
 	out := filepath.Join(dir, "meta.json")
 	args := append([]string{"meta", "--base", base, "--status", "na", "--na-reason", "failed in the introspect ladder (exit 1)",
 		"--profile", "quick", "--start", "2026-12-02T13:02:10Z", "--end", "2026-12-02T13:06:24Z",
-		"--scenarios", "discovery client_credentials jwt_bearer introspect", "-o", out}, placementArgs...)
+		"--scenarios", "discovery client_credentials jwt_bearer introspect", "--rounds", "3", "--round-order", "interleaved", "-o", out}, placementArgs...)
 	if code, stdout, stderr := runArgs(t, context.Background(), args...); code != 0 || stdout != "" {
 		t.Fatalf("exit %d, stdout %q: %s", code, stdout, stderr)
 	}
@@ -237,6 +237,9 @@ func TestRunPart(t *testing.T) {
 	if m.Placement == nil || *m.Placement != wantPl || m.Notes[len(m.Notes)-1] != "profile: quick" || len(m.Notes) != 6 || len(m.Pools) != 2 {
 		t.Errorf("placement %+v, notes %q, pools %d", m.Placement, m.Notes, len(m.Pools))
 	}
+	if m.Rounds == nil || *m.Rounds != (schema.Rounds{Count: 3, Order: schema.RoundsInterleaved}) {
+		t.Errorf("rounds %+v, want 3 interleaved", m.Rounds)
+	}
 
 	// A bare record completed by the run's part, no start: not recorded.
 	args = append([]string{"meta", "--product", "hydra", "--product-version", "v2.3.0", "--status", "na", "--na-reason", "the run of hydra stopped unexpectedly (exit 1)",
@@ -246,7 +249,7 @@ func TestRunPart(t *testing.T) {
 		t.Fatalf("bare + run: exit %d: %s", code, stderr)
 	}
 	m = decode(t, stdout)
-	if !m.Start.IsZero() || m.End.IsZero() || strings.Contains(stdout, `"start"`) || m.ScenarioNA != nil ||
+	if !m.Start.IsZero() || m.End.IsZero() || strings.Contains(stdout, `"start"`) || m.ScenarioNA != nil || m.Rounds != nil ||
 		!reflect.DeepEqual(m.Notes, []string{"profile: full"}) || m.Settings != nil || m.Status != "na" {
 		t.Errorf("bare + run record:\n%s", stdout)
 	}
@@ -300,6 +303,11 @@ func TestMetaBadInput(t *testing.T) {
 		{"bad start", append(append(hydra, run...), "--start", "yesterday"), "--start"},
 		{"bad placement", append(hydra, "--status", "ok", "--profile", "quick", "--placement-mode", "split"), `--placement-mode "split"`},
 		{"no cpus", append(hydra, "--status", "ok", "--profile", "quick", "--placement-mode", "shared"), "--driver-cpus, --server-cpus and --host-cpus"},
+		{"rounds without their order", append(append(hydra, run...), "--rounds", "3"), `--round-order "": with --rounds 3 want interleaved`},
+		{"rounds of another order", append(append(hydra, run...), "--rounds", "2", "--round-order", "consecutive"), `--round-order "consecutive"`},
+		{"order without rounds", append(append(hydra, run...), "--round-order", "interleaved"), "want --rounds >= 1"},
+		{"negative rounds", append(append(hydra, run...), "--rounds", "-1"), "want --rounds >= 1"},
+		{"rounds without profile", append(hydra, "--rounds", "3"), "--rounds is of the run's part"},
 		{"unknown run scenario", append(append(hydra, run...), "--scenarios", "discovery,login"), `--scenarios: unknown scenario "login"`},
 		{"positional", append(hydra, "extra"), `unexpected argument "extra"`},
 	}

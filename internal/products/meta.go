@@ -70,6 +70,7 @@ type Run struct {
 	// reason for one wins.
 	Unrun     []string
 	Placement schema.Placement
+	Rounds    *schema.Rounds // nil: not recorded
 }
 
 // Apply completes m with the run's part.
@@ -89,6 +90,7 @@ func (r Run) Apply(m *schema.Meta) {
 	m.Notes = append(m.Notes, "profile: "+r.Profile)
 	p := r.Placement
 	m.Placement = &p
+	m.Rounds = r.Rounds
 }
 
 // merged returns base with over's entries added or replacing; nil when both

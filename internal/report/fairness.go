@@ -33,6 +33,7 @@ func (m *md) productFairness(p Product) {
 	m.quiet = p.NA // a product that did not run lists only what its meta has
 	defer func() { m.quiet = false }()
 	m.placement(mt.Placement)
+	m.rounds(mt.Rounds)
 	m.list("Configuration sources", len(mt.ConfigSources), func(i int) string {
 		return fmt.Sprintf("[%s](%s)", mt.ConfigSources[i].What, mt.ConfigSources[i].URL)
 	})
@@ -79,6 +80,26 @@ func (m *md) placement(pl *schema.Placement) {
 		return
 	}
 	m.printf("- Placement: %s\n", placementText(pl))
+}
+
+// rounds states how the run repeated the product's ladders, one line.
+func (m *md) rounds(r *schema.Rounds) {
+	if r == nil && m.quiet {
+		return
+	}
+	m.printf("- Rounds: %s\n", roundsText(r))
+}
+
+func roundsText(r *schema.Rounds) string {
+	switch {
+	case r == nil:
+		return "not recorded (a meta from before the rounds were recorded: each product's rounds ran back to back)"
+	case r.Order == schema.RoundsInterleaved:
+		return fmt.Sprintf("%d, interleaved with the other products' (round r of every product, then round r+1): "+
+			"a cell's windows come from stretches of the run minutes apart; between its rounds the product stayed up, idle", r.Count)
+	default:
+		return fmt.Sprintf("%d", r.Count)
+	}
 }
 
 func placementText(pl *schema.Placement) string {

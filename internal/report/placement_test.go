@@ -28,3 +28,20 @@ func TestPlacementText(t *testing.T) {
 		})
 	}
 }
+
+func TestRoundsText(t *testing.T) {
+	cases := []struct {
+		in   *schema.Rounds
+		want string
+	}{
+		{nil, "not recorded (a meta from before the rounds were recorded: each product's rounds ran back to back)"},
+		{&schema.Rounds{Count: 1, Order: schema.RoundsSingle}, "1"},
+		{&schema.Rounds{Count: 3, Order: schema.RoundsInterleaved}, "3, interleaved with the other products' (round r of every product, then round r+1): " +
+			"a cell's windows come from stretches of the run minutes apart; between its rounds the product stayed up, idle"},
+	}
+	for _, tc := range cases {
+		if got := roundsText(tc.in); got != tc.want {
+			t.Errorf("roundsText(%+v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

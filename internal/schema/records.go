@@ -91,6 +91,26 @@ type Meta struct {
 	// Placement is where the run put the load generator and the product;
 	// nil in a meta from before it was recorded.
 	Placement *Placement `json:"placement,omitempty"`
+	// Rounds is how the run repeated the product's ladders; nil in a meta
+	// from before it was recorded (each product's rounds back to back).
+	Rounds *Rounds `json:"rounds,omitempty"`
+}
+
+// Round orders (Rounds.Order).
+const (
+	// RoundsInterleaved: round r of every product before round r+1 of any;
+	// between its rounds a product stays up, idle, while the others run.
+	RoundsInterleaved = "interleaved"
+	// RoundsSingle: one round, nothing to order.
+	RoundsSingle = "single"
+)
+
+// Rounds records how a run repeated its ladders (run-comparison.sh
+// --repeats): Count rounds, in Order. Round 1 measures each ladder to its
+// knee, later rounds repeat its candidate steady levels.
+type Rounds struct {
+	Count int    `json:"count"`
+	Order string `json:"order"` // RoundsInterleaved | RoundsSingle
 }
 
 // Placement modes (Placement.Mode).
