@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run-comparison.sh: the whole comparison, one product after the other.
+# run-comparison.sh: the whole comparison, the products round by round.
 #
 #   scripts/run-comparison.sh [--quick] [--fresh] [--only P[,P]] [--run-id ID]
 #                             [--repeats N] [--full-ladder]
@@ -46,18 +46,26 @@
 # product) against an upper bound: how many a ladder measures is known only
 # when it reaches its knee ("step 12 (of at most 150)").
 #
-# For each product, in series: install (cached); up, the first start on a
-# fresh database (one shared throwaway PostgreSQL with identical settings for
-# every product), timed by coldstart as mode A; restart on the initialised
-# database, timed as mode B (RESULTS/PRODUCT/coldstart-A.json, -B.json; a
-# complete record from an earlier session is kept and the restart skipped);
-# setup (clients, users); the sampler (process tree "process:PRODUCT", its
-# database, the host; pg_stat_statements reset) into samples-<time>.jsonl;
-# every scenario's connection ladder (scripts/ladder.sh); the GC-jitter run
-# (scripts/gcjitter.sh); meta.json; down, and the check that nothing is left
-# (process, process group, port, data). A product that cannot be installed,
-# does not start (the reason comes from its coldstart record) or fails
-# mid-run gets a meta.json with status "na" and the reason, and the run goes
+# Round by round (--repeats N): round 1 of every product, then round 2 of
+# every product, and so on, so that the windows of one cell come from
+# stretches of the run minutes apart, not from one stretch that a noisy
+# neighbour may have slowed as a whole. A product's round 1 opens it:
+# install (cached); up, the first start on a fresh database (one shared
+# throwaway PostgreSQL with identical settings for every product), timed by
+# coldstart as mode A; restart on the initialised database, timed as mode B
+# (RESULTS/PRODUCT/coldstart-A.json, -B.json; a complete record from an
+# earlier session is kept and the restart skipped); setup (clients, users).
+# Every round: the sampler (process tree "process:PRODUCT", its database,
+# the host; pg_stat_statements reset) into samples-<time>.jsonl, and every
+# scenario's connection ladder (scripts/ladder.sh, IDPBENCH_ROUND). Between
+# its rounds the product stays up and idle (its JIT state and its database
+# with it) while the others run theirs; a product that stopped answering
+# meanwhile fails. Its last round closes it: the GC-jitter run
+# (scripts/gcjitter.sh); meta.json (with the rounds: how many, interleaved);
+# down, and the check that nothing is left (process, process group, port,
+# data). A product that cannot be installed, does not start (the reason
+# comes from its coldstart record) or fails mid-run gets a meta.json with
+# status "na" and the reason, is out of the later rounds, and the run goes
 # on. Then aggregate report writes results/ID/COMPARISON.md and
 # results/latest points at the run.
 #
@@ -111,16 +119,19 @@ usage() {
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
-	local p="" state
-	# $WORK/up names the product that is up (run_product runs in a subshell).
-	if [[ -n "$WORK" && -s "$WORK/up" ]]; then read -r p state <"$WORK/up"; fi
+	local p="" state ups=()
+	# $WORK/up names the products that are up, one "PRODUCT STATE" a line
+	# (run_product runs in a subshell; between its rounds a product stays up).
+	if [[ -n "$WORK" && -s "$WORK/up" ]]; then mapfile -t ups <"$WORK/up"; fi
+	((${#ups[@]} == 0)) || read -r p _ <<<"${ups[0]}"
 	# The phase that ran (an interrupted one too) ends here; cleanup is the last.
 	if [[ -n "$WORK" && -s "$WORK/phase" ]]; then phase_step teardown "$p" "cleanup (exit $rc)"; fi
 	if [[ -n "$WORK" ]]; then stop_sampler || true; fi
-	if [[ -n "$p" ]]; then
+	for p in "${ups[@]}"; do
+		read -r p state <<<"$p"
 		log "cleanup: stopping $p"
 		"$(adapter "$p")" down "$state" || warn "$p: down during cleanup failed"
-	fi
+	done
 	if [[ -n "${IDPBENCH_PG_DIR:-}" ]]; then pg_down || warn "PostgreSQL: down during cleanup failed"; fi
 	if [[ -n "$WORK" ]]; then
 		# What a failed down left is stopped here, by its recorded identity.
@@ -156,72 +167,53 @@ product_meta() {
 	[[ -z "$reason" ]] || args+=(--na-reason "$reason")
 	txt="$(placement_args)"
 	mapfile -t -O "${#args[@]}" args <<<"$txt"
+	args+=(--rounds "${IDPBENCH_REPEATS:-1}")
+	((${IDPBENCH_REPEATS:-1} == 1)) || args+=(--round-order interleaved)
 	"$(tool provision)" meta "${base[@]}" --status "$status" --profile "$PROFILE" \
 		--scenarios "${SCENARIOS[*]}" "${args[@]}" -o "$RUN_DIR/$p/meta.json"
 }
 
-# run_product PRODUCT: the whole life of one product. Returns non-zero when
-# it failed (the meta says why); exits 130 when interrupted.
+# run_product PRODUCT ROUND: round ROUND of one product. Round 1 opens it
+# (open_product: install, cold starts, setup); every round runs each
+# scenario's ladder once (scripts/ladder.sh, IDPBENCH_ROUND); the last round
+# closes it (GC jitter, meta, down). Between its rounds the product stays
+# up, idle, while the other products run theirs: the rounds are interleaved
+# across products, so the windows of one cell come from stretches of the run
+# minutes apart, not from one stretch. Returns non-zero when it failed (the
+# meta says why); exits 130 when interrupted.
 run_product() {
-	local p="$1" a state start version rc s reason
-	a="$(adapter "$p")"
-	mkdir -p "$RUN_DIR/$p"
-	start="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-	if [[ ! -x "$a" ]]; then
-		log "$p: no adapter $a: N/A"
-		na_meta "$p" "" "no adapter scripts/products/$p in this tree yet" "$RUN_DIR/$p/meta.json"
-		return 0
+	local p="$1" round="$2" state="$WORK/$1" start rc s what rounds="${IDPBENCH_REPEATS:-1}" why
+	if ((round == 1)); then
+		open_product "$p" || return $?
+		[[ ! -e "$WORK/out-$p" ]] || return 0 # N/A here: nothing more to run
+	elif ! why="$("$(adapter "$p")" health "$state")"; then
+		product_failed "$p" "$state" "$(<"$WORK/$p.start")" "stopped answering while idle before round $round: $why"
+		return 1
 	fi
-	version="$("$a" version)"
-	phase_step install "$p" "$p install"
-	# The adapter's own last error line (die: "... error: WHY") is the N/A reason.
-	if ! "$a" install 2> >(tee "$WORK/$p-install.err" >&2); then
-		reason="$(sed -n 's/^.* error: //p' "$WORK/$p-install.err" | tail -n 1)"
-		na_meta "$p" "$version" "${reason:-install failed on this machine (see the log of the run)}" "$RUN_DIR/$p/meta.json"
-		# Not a failure of the run: a product that cannot run here is an N/A row.
-		warn "$p cannot run on this machine: N/A in the report"
-		return 0
-	fi
-	state="$WORK/$p"
-	mkdir -p "$state"
-	echo "$p $state" >"$WORK/up"
-	phase_step coldstart "$p" "$p up (cold start A: fresh database)"
-	rc=0
-	"$a" up "$state" || rc=$?
-	keep_coldstart "$p" "$state" A
-	((rc == 0)) || { product_failed "$p" "$state" "$start" "$(start_failure "$state" A up)"; return 1; }
-	if coldstart_complete "$RUN_DIR/$p/coldstart-B.json"; then
-		log "$p: coldstart-B.json is complete: restart skipped"
-	else
-		phase_step coldstart "$p" "$p restart (cold start B: initialised database)"
-		"$a" restart "$state" || rc=$?
-		keep_coldstart "$p" "$state" B
-		((rc == 0)) || { product_failed "$p" "$state" "$start" "$(start_failure "$state" B restart)"; return 1; }
-	fi
-	phase_step setup "$p" "$p setup"
-	"$a" setup "$state" || { product_failed "$p" "$state" "$start" "setup failed (provisioning through the admin API)"; return 1; }
+	start="$(<"$WORK/$p.start")"
 	start_sampler "$p" "$state"
-	local round rounds="${IDPBENCH_REPEATS:-1}" what
-	for ((round = 1; round <= rounds; round++)); do
-		for s in "${SCENARIOS[@]}"; do
-			what="$s"
-			((rounds == 1)) || what="$s (round $round/$rounds)"
-			phase_step ladder "$p" "$p ladder $what"
-			rc=0
-			rm -f "$state/ladder.windows"
-			IDPBENCH_ROUND="$round" "$IDPBENCH_ROOT/scripts/ladder.sh" "$p" "$s" "${QUICK[@]}" --run-dir "$RUN_DIR" --state-dir "$state" \
-				--step-offset "$STEP" --step-total "$STEP_TOTAL" || rc=$?
-			# The windows the ladder went through (it may stop at its knee).
-			STEP=$((STEP + $(cat "$state/ladder.windows" 2>/dev/null || echo 0)))
-			echo "$STEP" >"$WORK/step"
-			case "$rc" in
-			0 | 3) ;;
-			4) product_failed "$p" "$state" "$start" "$(cat "$state/lost" 2>/dev/null || echo "stopped answering in the $what ladder")"; return 1 ;;
-			130) exit 130 ;;
-			*) product_failed "$p" "$state" "$start" "failed in the $what ladder (exit $rc)"; return 1 ;;
-			esac
-		done
+	for s in "${SCENARIOS[@]}"; do
+		what="$s"
+		((rounds == 1)) || what="$s (round $round/$rounds)"
+		phase_step ladder "$p" "$p ladder $what"
+		rc=0
+		rm -f "$state/ladder.windows"
+		IDPBENCH_ROUND="$round" "$IDPBENCH_ROOT/scripts/ladder.sh" "$p" "$s" "${QUICK[@]}" --run-dir "$RUN_DIR" --state-dir "$state" \
+			--step-offset "$STEP" --step-total "$STEP_TOTAL" || rc=$?
+		# The windows the ladder went through (it may stop at its knee).
+		STEP=$((STEP + $(cat "$state/ladder.windows" 2>/dev/null || echo 0)))
+		echo "$STEP" >"$WORK/step"
+		case "$rc" in
+		0 | 3) ;;
+		4) product_failed "$p" "$state" "$start" "$(cat "$state/lost" 2>/dev/null || echo "stopped answering in the $what ladder")"; return 1 ;;
+		130) exit 130 ;;
+		*) product_failed "$p" "$state" "$start" "failed in the $what ladder (exit $rc)"; return 1 ;;
+		esac
 	done
+	if ((round < rounds)); then
+		stop_sampler
+		return 0
+	fi
 	phase_step gcjitter "$p" "$p gcjitter"
 	rc=0
 	"$IDPBENCH_ROOT/scripts/gcjitter.sh" "$p" "${QUICK[@]}" --run-dir "$RUN_DIR" --state-dir "$state" \
@@ -237,6 +229,50 @@ run_product() {
 	phase_step teardown "$p" "$p meta + down"
 	product_meta "$p" "$state" "$start" ok ""
 	product_down "$p" "$state"
+}
+
+# open_product PRODUCT: install, up (cold start A), restart (cold start B),
+# setup. A product that cannot be installed here gets its N/A meta and is
+# marked out ($WORK/out-PRODUCT): not a failure of the run.
+open_product() {
+	local p="$1" a state="$WORK/$1" start version rc=0 reason
+	a="$(adapter "$p")"
+	mkdir -p "$RUN_DIR/$p"
+	start="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "$start" >"$WORK/$p.start"
+	if [[ ! -x "$a" ]]; then
+		log "$p: no adapter $a: N/A"
+		na_meta "$p" "" "no adapter scripts/products/$p in this tree yet" "$RUN_DIR/$p/meta.json"
+		touch "$WORK/out-$p"
+		return 0
+	fi
+	version="$("$a" version)"
+	phase_step install "$p" "$p install"
+	# The adapter's own last error line (die: "... error: WHY") is the N/A reason.
+	if ! "$a" install 2> >(tee "$WORK/$p-install.err" >&2); then
+		reason="$(sed -n 's/^.* error: //p' "$WORK/$p-install.err" | tail -n 1)"
+		na_meta "$p" "$version" "${reason:-install failed on this machine (see the log of the run)}" "$RUN_DIR/$p/meta.json"
+		# Not a failure of the run: a product that cannot run here is an N/A row.
+		warn "$p cannot run on this machine: N/A in the report"
+		touch "$WORK/out-$p"
+		return 0
+	fi
+	mkdir -p "$state"
+	echo "$p $state" >>"$WORK/up"
+	phase_step coldstart "$p" "$p up (cold start A: fresh database)"
+	"$a" up "$state" || rc=$?
+	keep_coldstart "$p" "$state" A
+	((rc == 0)) || { product_failed "$p" "$state" "$start" "$(start_failure "$state" A up)"; return 1; }
+	if coldstart_complete "$RUN_DIR/$p/coldstart-B.json"; then
+		log "$p: coldstart-B.json is complete: restart skipped"
+	else
+		phase_step coldstart "$p" "$p restart (cold start B: initialised database)"
+		"$a" restart "$state" || rc=$?
+		keep_coldstart "$p" "$state" B
+		((rc == 0)) || { product_failed "$p" "$state" "$start" "$(start_failure "$state" B restart)"; return 1; }
+	fi
+	phase_step setup "$p" "$p setup"
+	"$a" setup "$state" || { product_failed "$p" "$state" "$start" "setup failed (provisioning through the admin API)"; return 1; }
 }
 
 # coldstart_complete FILE succeeds when FILE is a complete coldstart record.
@@ -315,6 +351,7 @@ product_failed() {
 	log "$1: $4"
 	phase_step teardown "$1" "$1 meta + down after a failure"
 	product_meta "$1" "$2" "$3" na "$4"
+	touch "$WORK/out-$1"
 	product_down "$1" "$2" || true
 }
 
@@ -323,19 +360,33 @@ product_down() {
 	local rc=0
 	stop_sampler || true
 	"$(adapter "$1")" down "$2" || rc=$?
-	rm -f "$WORK/up"
+	up_forget "$1"
 	# What down could not stop stays recorded in its state, for a rerun to clean.
 	((rc == 0)) || { log "$1: down left something behind (kept in $2 for a rerun to clean)"; return 1; }
 	rm -rf "$2"
 }
 
+# up_forget PRODUCT drops PRODUCT's line from $WORK/up.
+up_forget() {
+	[[ -s "$WORK/up" ]] || return 0
+	awk -v p="$1" '$1 != p' "$WORK/up" >"$WORK/up.tmp"
+	mv "$WORK/up.tmp" "$WORK/up"
+}
+
+# up_state PRODUCT prints PRODUCT's state directory when it is up.
+up_state() {
+	[[ -s "$WORK/up" ]] || return 0
+	awk -v p="$1" '$1 == p { print $2 }' "$WORK/up"
+}
+
 # after_failure PRODUCT RC: when run_product died before writing its meta or
-# stopping the product, do both here.
+# stopping the product, do both here. The product is out of the later rounds.
 after_failure() {
 	local p="$1" rc="$2" state
-	if [[ -s "$WORK/up" ]]; then
+	touch "$WORK/out-$p"
+	state="$(up_state "$p")"
+	if [[ -n "$state" ]]; then
 		phase_step teardown "$p" "$p meta + down after it stopped unexpectedly"
-		read -r _ state <"$WORK/up"
 		jq -e '.status == "na"' "$RUN_DIR/$p/meta.json" >/dev/null 2>&1 ||
 			product_meta "$p" "$state" "" na "the run of $p stopped unexpectedly (exit $rc)" || true
 		product_down "$p" "$state" || true
@@ -487,27 +538,34 @@ main() {
 	pg_up "$pg_dir"
 	write_pidfile "$WORK/pids/postgres.pid" "$(head -n1 "$pg_dir/data/postmaster.pid")"
 
-	local t0 rc
+	local t0 rc round rounds="${IDPBENCH_REPEATS:-1}"
 	for p in "${products[@]}"; do
-		t0=$SECONDS
 		[[ "$p" =~ ^[a-z0-9_-]+$ ]] || die "bad product name: $p"
-		# A subshell with errexit on (a function called as a condition would
-		# run with errexit off): any unchecked failure ends this product only.
-		set +e
-		(
+	done
+	# Round by round: round 1 of every product, then round 2 of every product,
+	# and so on (run_product).
+	for ((round = 1; round <= rounds; round++)); do
+		for p in "${products[@]}"; do
+			[[ ! -e "$WORK/out-$p" ]] || continue
+			t0=$SECONDS
+			# A subshell with errexit on (a function called as a condition would
+			# run with errexit off): any unchecked failure ends this product only.
+			set +e
+			(
+				set -e
+				run_product "$p" "$round"
+			)
+			rc=$?
 			set -e
-			run_product "$p"
-		)
-		rc=$?
-		set -e
-		((rc == 130)) && exit 130
-		if ((rc != 0)); then
-			FAILED=1
-			after_failure "$p" "$rc"
-		fi
-		log "$p: done in $((SECONDS - t0)) s"
-		# run_product counted its steps in a subshell.
-		STEP="$(cat "$WORK/step" 2>/dev/null || echo "$STEP")"
+			((rc == 130)) && exit 130
+			if ((rc != 0)); then
+				FAILED=1
+				after_failure "$p" "$rc"
+			fi
+			log "$p: round $round/$rounds done in $((SECONDS - t0)) s"
+			# run_product counted its steps in a subshell.
+			STEP="$(cat "$WORK/step" 2>/dev/null || echo "$STEP")"
+		done
 	done
 
 	phase_step database "" "PostgreSQL down"

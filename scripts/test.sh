@@ -42,6 +42,9 @@
 #    the reference OP's process tree and PostgreSQL on one CPU, loadstep and the
 #    sampler on the other, read from /proc while it runs; the meta's placement;
 #    bad placements exit 2 naming the flag
+# 4h. scripts/test-rounds.sh: a run of refop and oidc in 2 rounds: the windows
+#    of round 1 of both before round 2 of either, each product up and idle
+#    between its rounds, the metas' rounds and the report's line
 # 4d. scripts/test-killrun.sh: kill -9 of a real run's process group mid-step,
 #    then the same command again: nothing of the first run is left (its
 #    processes, ports, temp directories, unfinished writes), a recorded pid
@@ -312,6 +315,8 @@ phase "agents: 3 loadstep agents with one --start-at and --segment I/3 merge to 
 IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/agents.sh"
 phase "placement: the load generator and the product (with its PostgreSQL) on disjoint CPU sets"
 IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-placement.sh"
+phase "rounds: round r of every product before round r+1 of any, each product up between its rounds"
+IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-rounds.sh"
 
 phase "the Zitadel adapter's native mode with a stand-in binary"
 # No Zitadel runs here (docs/products/zitadel.md); a stand-in
