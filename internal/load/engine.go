@@ -134,6 +134,14 @@ func Run(ctx context.Context, cfg *Config) (*schema.Step, error) {
 	return e.step(e.run(ctx, launch))
 }
 
+// preflightTimeout bounds the dial that checks the target before a step:
+// the request timeout, but at least 2 s (a loopback connect on a starved
+// machine can take longer than a short request timeout, and a target that
+// accepts is not unreachable) and at most 10 s.
+func preflightTimeout(timeout time.Duration) time.Duration {
+	return min(max(timeout, 2*time.Second), 10*time.Second)
+}
+
 // preflight dials the target once so that an unreachable target is an
 // error, not a step full of socket errors.
 func preflight(ctx context.Context, u *url.URL, timeout time.Duration) error {
@@ -145,7 +153,7 @@ func preflight(ctx context.Context, u *url.URL, timeout time.Duration) error {
 		}
 		host = net.JoinHostPort(u.Hostname(), port)
 	}
-	d := net.Dialer{Timeout: min(timeout, 10*time.Second)}
+	d := net.Dialer{Timeout: preflightTimeout(timeout)}
 	conn, err := d.DialContext(ctx, "tcp", host)
 	if err != nil {
 		return fmt.Errorf("connecting to %s: %w", host, err)

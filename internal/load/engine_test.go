@@ -449,3 +449,13 @@ func TestInterruptDrainsWithinTimeout(t *testing.T) {
 		}
 	})
 }
+
+// TestPreflightTimeout: the pre-flight dial waits the request timeout, at
+// least 2 s (a busy machine's loopback connect) and at most 10 s.
+func TestPreflightTimeout(t *testing.T) {
+	for in, want := range map[time.Duration]time.Duration{150 * time.Millisecond: 2 * time.Second, 5 * time.Second: 5 * time.Second, time.Minute: 10 * time.Second} {
+		if got := preflightTimeout(in); got != want {
+			t.Errorf("preflightTimeout(%v) = %v, want %v", in, got, want)
+		}
+	}
+}

@@ -159,7 +159,7 @@ func newEpollLoop(e *engine, addr syscall.Sockaddr, family int) (*epollLoop, err
 // resolve finds the address the loops connect to: the one Go's dialer
 // picks for the target (for a name with several, the first that answers).
 func resolve(cfg *Config) (syscall.Sockaddr, int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), min(cfg.Timeout, 10*time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), preflightTimeout(cfg.Timeout))
 	defer cancel()
 	host := hostPort(cfg.URL)
 	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", host)
