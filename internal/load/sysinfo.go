@@ -5,6 +5,8 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/idpbench/idpbench/internal/schema"
@@ -15,10 +17,46 @@ const selfTasks = "/proc/self/task"
 
 // cpuSample is the process's and the host's CPU counters at one instant.
 type cpuSample struct {
-	t                   time.Time
-	self                time.Duration      // user+system CPU of this process (getrusage self)
-	threads             map[int]schedTimes // by thread id (readThreads); nil where unavailable
-	hostBusy, hostTotal uint64             // /proc/stat jiffies; 0 where unavailable
+	t       time.Time
+	self    time.Duration      // user+system CPU of this process (getrusage self)
+	threads map[int]schedTimes // by thread id (readThreads); nil where unavailable
+	host    hostCPU            // /proc/stat jiffies; zero where unavailable
+}
+
+// hostCPU is the aggregate "cpu" line of /proc/stat, in jiffies: busy is
+// every field but idle and iowait, steal counting as busy (the CPU was not
+// ours to use); steal is the time the hypervisor ran other guests while
+// this one wanted to run (hasSteal: the kernel reports it, field 8).
+type hostCPU struct {
+	busy, total, steal uint64
+	hasSteal           bool
+}
+
+// hostCPULine parses /proc/stat's aggregate line ("cpu  user nice system
+// idle iowait irq softirq steal guest guest_nice"); zero when it is not one.
+func hostCPULine(line string) hostCPU {
+	fields := strings.Fields(line)
+	if len(fields) < 5 || fields[0] != "cpu" {
+		return hostCPU{}
+	}
+	var h hostCPU
+	// guest and guest_nice (fields 9, 10) are already included in user and nice.
+	for i, f := range fields[1:min(len(fields), 9)] {
+		v, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			return hostCPU{}
+		}
+		h.total += v
+		switch i {
+		case 3, 4: // idle, iowait
+		case 7:
+			h.steal, h.hasSteal = v, true
+			h.busy += v
+		default:
+			h.busy += v
+		}
+	}
+	return h
 }
 
 // schedTimes is one thread's time on a CPU and time runnable but queued.
@@ -26,22 +64,29 @@ type schedTimes struct{ run, wait time.Duration }
 
 // cpuUse is CPU spent between two samples.
 type cpuUse struct {
-	selfS   float64      // CPU seconds of this process
-	wallS   float64      // seconds between the samples
-	hostPct float64      // busy share of all host CPUs, percent
-	threads []schedTimes // each thread's share of the interval, busiest (run+wait) first; nil where unavailable
+	selfS   float64 // CPU seconds of this process
+	wallS   float64 // seconds between the samples
+	hostPct float64 // busy share of all host CPUs, percent
+	// stealPct is the share of all host CPUs the hypervisor gave other
+	// guests, percent; nil where the kernel does not report steal.
+	stealPct *float64
+	threads  []schedTimes // each thread's share of the interval, busiest (run+wait) first; nil where unavailable
 }
 
 func sampleCPU() cpuSample {
-	busy, total := hostJiffies()
+	host := hostJiffies()
 	threads, _ := readThreads(selfTasks)
-	return cpuSample{t: time.Now(), self: selfCPU(), threads: threads, hostBusy: busy, hostTotal: total}
+	return cpuSample{t: time.Now(), self: selfCPU(), threads: threads, host: host}
 }
 
 func (s cpuSample) since(before cpuSample) cpuUse {
 	u := cpuUse{selfS: (s.self - before.self).Seconds(), wallS: s.t.Sub(before.t).Seconds()}
-	if dt := s.hostTotal - before.hostTotal; s.hostTotal > before.hostTotal {
-		u.hostPct = 100 * float64(s.hostBusy-before.hostBusy) / float64(dt)
+	if a, b := s.host, before.host; a.total > b.total {
+		dt := float64(a.total - b.total)
+		u.hostPct = 100 * float64(a.busy-b.busy) / dt
+		if a.hasSteal && b.hasSteal && a.steal >= b.steal {
+			u.stealPct = new(100 * float64(a.steal-b.steal) / dt)
+		}
 	}
 	if s.threads != nil && before.threads != nil {
 		u.threads = threadDeltas(before.threads, s.threads)
@@ -70,7 +115,7 @@ func threadDeltas(before, after map[int]schedTimes) []schedTimes {
 // threads it can keep busy at once (schema.Driver.Loops), and decides
 // whether it was the bottleneck (schema.DriverLimit).
 func (u cpuUse) driver(loops int) schema.Driver {
-	d := schema.Driver{CPUS: u.selfS, GOMAXPROCS: runtime.GOMAXPROCS(0), HostCPUPct: u.hostPct, Loops: loops}
+	d := schema.Driver{CPUS: u.selfS, GOMAXPROCS: runtime.GOMAXPROCS(0), HostCPUPct: u.hostPct, HostStealPct: u.stealPct, Loops: loops}
 	if u.wallS <= 0 {
 		return d
 	}

@@ -3,8 +3,6 @@ package load
 import (
 	"bufio"
 	"os"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -18,34 +16,18 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// hostJiffies reads the aggregate "cpu" line of /proc/stat: busy is every
-// field but idle and iowait; steal counts as busy (the CPU was not ours to use).
-func hostJiffies() (busy, total uint64) {
+// hostJiffies reads the aggregate "cpu" line of /proc/stat (hostCPULine).
+func hostJiffies() hostCPU {
 	f, err := os.Open("/proc/stat")
 	if err != nil {
-		return 0, 0
+		return hostCPU{}
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	if !sc.Scan() {
-		return 0, 0
+		return hostCPU{}
 	}
-	fields := strings.Fields(sc.Text())
-	if len(fields) < 5 || fields[0] != "cpu" {
-		return 0, 0
-	}
-	// guest and guest_nice (fields 9, 10) are already included in user and nice.
-	for i, s := range fields[1:min(len(fields), 9)] {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return 0, 0
-		}
-		total += v
-		if i != 3 && i != 4 { // idle, iowait
-			busy += v
-		}
-	}
-	return busy, total
+	return hostCPULine(sc.Text())
 }
 
 // kernelRelease is uname -r.

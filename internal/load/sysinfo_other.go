@@ -5,9 +5,9 @@ package load
 import "time"
 
 // On other systems the driver's CPU figures are zero: loadstep is measured on Linux.
-func selfCPU() time.Duration        { return 0 }
-func hostJiffies() (uint64, uint64) { return 0, 0 }
-func kernelRelease() string         { return "" }
+func selfCPU() time.Duration { return 0 }
+func hostJiffies() hostCPU   { return hostCPU{} }
+func kernelRelease() string  { return "" }
 
 // readThreads: the per-thread run-queue wait is a Linux schedstat figure.
 func readThreads(string) (map[int]schedTimes, bool) { return nil, false }

@@ -79,3 +79,36 @@ func waitOr(p *float64) float64 {
 	}
 	return *p
 }
+
+// TestHostCPULine: /proc/stat's aggregate line, busy counting steal, and
+// the window's steal share from two readings.
+func TestHostCPULine(t *testing.T) {
+	for _, tt := range []struct {
+		line string
+		want hostCPU
+	}{
+		// user nice system idle iowait irq softirq steal guest guest_nice
+		{"cpu  100 5 50 800 10 3 2 30 7 0", hostCPU{busy: 190, total: 1000, steal: 30, hasSteal: true}},
+		{"cpu  100 5 50 800 10 3 2", hostCPU{busy: 160, total: 970}}, // a kernel without steal
+		{"cpu0 1 2 3 4 5 6 7 8", hostCPU{}},
+		{"cpu  1 2 x 4 5", hostCPU{}},
+		{"", hostCPU{}},
+	} {
+		if got := hostCPULine(tt.line); got != tt.want {
+			t.Errorf("hostCPULine(%q) = %+v, want %+v", tt.line, got, tt.want)
+		}
+	}
+	before := cpuSample{host: hostCPULine("cpu  100 0 100 800 0 0 0 0")}
+	after := cpuSample{host: hostCPULine("cpu  300 0 300 1200 0 0 0 200")} // 1000 jiffies later: 600 busy, 200 of them stolen
+	u := after.since(before)
+	if u.hostPct != 60 || u.stealPct == nil || *u.stealPct != 20 {
+		t.Errorf("host %v%%, steal %v; want 60%%, 20%%", u.hostPct, u.stealPct)
+	}
+	if d := u.driver(1); d.HostStealPct == nil || *d.HostStealPct != 20 {
+		t.Errorf("driver host_steal_pct %v, want 20", d.HostStealPct)
+	}
+	noSteal := cpuSample{host: hostCPULine("cpu  300 0 200 1300 0 0 0")}
+	if u := noSteal.since(before); u.stealPct != nil {
+		t.Errorf("steal %v from a reading without it, want none", *u.stealPct)
+	}
+}

@@ -198,6 +198,11 @@ func levelNote(l Level) string {
 	if l.Unstable() {
 		note += fmt.Sprintf(", **unstable** (qps spread %.1f%% > %g%%)", l.QPS.Pct(), UnstablePct)
 	}
+	for _, f := range l.Flags {
+		if strings.HasPrefix(f, stealFlag) {
+			note += ", " + f
+		}
+	}
 	return note
 }
 
@@ -384,6 +389,9 @@ func (m *md) howToRead() {
 	m.printf("  a user (S4: the headless login, then the code exchange). Their QPS is iterations/s, their\n")
 	m.printf("  latency runs from the first request's send to the last response, and an iteration fails\n")
 	m.printf("  when any of its requests fails; each request's own latency is listed per name.\n")
+	m.printf("- **Host steal over %g%%** flags a window during which the hypervisor gave more than that\n", StealFlagPct)
+	m.printf("  share of the cores to other guests while this machine wanted them (/proc/stat steal, read by\n")
+	m.printf("  loadstep at the window's edges): it ran on a slower machine than its neighbours.\n")
 	m.printf("- **Driver-limited**: %s, so the step measures the driver as much as the product;\n", driverLimitRule())
 	m.printf("  it is a lower bound, never steady state.\n")
 	m.howToReadEfficiency()

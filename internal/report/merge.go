@@ -34,7 +34,7 @@ import (
 //     did not count the same thing);
 //   - the merged window spans the earliest start to the latest end;
 //   - driver cpu_s, cpu_pct and gomaxprocs are summed, limited is true when
-//     any agent was limited, host_cpu_pct is the highest;
+//     any agent was limited, host_cpu_pct and host_steal_pct are the highest;
 //   - status is complete only when every agent completed (error wins over
 //     interrupted); labels keep the keys all agents agree on; agents is the
 //     sum of the agents' counts (0 counts as 1);
@@ -246,6 +246,9 @@ func mergeDriver(d *schema.Driver, s schema.Driver) {
 		d.LimitedReason = strings.TrimPrefix(d.LimitedReason+" | "+s.LimitedReason, " | ")
 	}
 	d.HostCPUPct = math.Max(d.HostCPUPct, s.HostCPUPct)
+	if s.HostStealPct != nil && (d.HostStealPct == nil || *s.HostStealPct > *d.HostStealPct) {
+		d.HostStealPct = new(*s.HostStealPct)
+	}
 }
 
 func mergePool(acc, p *schema.PoolUse) *schema.PoolUse {

@@ -127,6 +127,14 @@ func (c Cell) SteadyWindows() *Level {
 	return &c.Levels[c.SteadyLevel]
 }
 
+// StealFlagPct is the host steal (schema.Driver.HostStealPct) above which a
+// window is flagged: the hypervisor gave that share of the cores to other
+// guests during it, so it ran on a slower machine than its neighbours.
+const StealFlagPct = 5.0
+
+// stealFlag is the flag of such a window (one text, so a level counts them).
+var stealFlag = fmt.Sprintf("host steal over %g%%", StealFlagPct)
+
 // UnstablePct is the qps spread (Spread.Pct) above which a level of several
 // windows is flagged unstable: its windows disagree too much for one figure.
 const UnstablePct = 10.0
@@ -491,6 +499,9 @@ func stepFlags(s *schema.Step) []string {
 	}
 	if s.Driver.Limited {
 		f = append(f, "driver-limited")
+	}
+	if st := s.Driver.HostStealPct; st != nil && *st > StealFlagPct {
+		f = append(f, stealFlag)
 	}
 	switch s.Status {
 	case schema.StatusComplete:

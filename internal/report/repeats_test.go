@@ -21,21 +21,23 @@ type repeatLevel struct {
 	p50ms    float64
 	qps      []float64
 	limited  int // 1-based window that was driver-limited; 0 = none
+	steal    int // 1-based window with 12% host steal; 0 = none
 }
 
 // repeatLevels are hydra's ladders measured with --repeats 5:
 // discovery c=32 has a higher median than c=8, but within noise (steady:
 // c=8); client_credentials c=32 is significantly higher (steady: c=32);
-// userinfo's only level has windows 12% apart (unstable).
+// userinfo's only level has windows 12% apart (unstable), its slowest
+// window measured under 12% host steal.
 func repeatLevels() []repeatLevel {
 	return []repeatLevel{
-		{"discovery", 2, 0.45, []float64{2000, 2010, 1990, 2020, 1980}, 0},
-		{"discovery", 8, 0.6, []float64{4000, 4200, 3900, 4100, 4040}, 0},
-		{"discovery", 32, 1.9, []float64{4060, 3980, 4160, 4220, 4080}, 0},
-		{"discovery", 64, 3.8, []float64{4300, 4310, 4290, 4320, 4280}, 3}, // never steady: one window driver-limited
-		{"client_credentials", 8, 18, []float64{400, 402, 398, 401, 399}, 0},
-		{"client_credentials", 32, 70, []float64{440, 442, 438, 441, 439}, 0},
-		{"userinfo", 4, 1.2, []float64{3000, 3300, 3350, 3400, 3360}, 0},
+		{"discovery", 2, 0.45, []float64{2000, 2010, 1990, 2020, 1980}, 0, 0},
+		{"discovery", 8, 0.6, []float64{4000, 4200, 3900, 4100, 4040}, 0, 0},
+		{"discovery", 32, 1.9, []float64{4060, 3980, 4160, 4220, 4080}, 0, 0},
+		{"discovery", 64, 3.8, []float64{4300, 4310, 4290, 4320, 4280}, 3, 0}, // never steady: one window driver-limited
+		{"client_credentials", 8, 18, []float64{400, 402, 398, 401, 399}, 0, 0},
+		{"client_credentials", 32, 70, []float64{440, 442, 438, 441, 439}, 0, 0},
+		{"userinfo", 4, 1.2, []float64{3000, 3300, 3350, 3400, 3360}, 0, 1},
 	}
 }
 
@@ -57,6 +59,9 @@ func repeatInputs(t *testing.T) *Inputs {
 				c: l.c, qps: l.qps[k], p50ms: l.p50ms, sigma: 0.35, phase: PhaseLadder, start: at, limited: l.limited == k+1}
 			s := synthStep(t, sp, uint64(100*k+i))
 			s.Labels["repeat"] = fmt.Sprint(k + 1)
+			if l.steal == k+1 {
+				s.Driver.HostStealPct = new(12.0)
+			}
 			in.Steps = append(in.Steps, StepFile{Path: "testdata/" + name, Step: s})
 			samples = append(samples, schema.Sample{Schema: schema.SampleV1, T: at.Add(5 * time.Second), Source: "process:hydra",
 				RSSBytes: 80 << 20, CPUPct: 50, Threads: 14, Processes: 1})

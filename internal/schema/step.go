@@ -409,6 +409,12 @@ type Driver struct {
 	// figures; empty otherwise and in older records.
 	LimitedReason string  `json:"limited_reason,omitempty"`
 	HostCPUPct    float64 `json:"host_cpu_pct"` // whole-host busy CPU over the window, percent of all cores
+	// HostStealPct is the share of all cores the hypervisor gave to other
+	// guests during the window while this machine wanted them (steal in
+	// /proc/stat), percent; it is part of host_cpu_pct. A contended host:
+	// the window ran on a slower machine than its neighbours. Absent where
+	// the kernel does not report steal, and in older records.
+	HostStealPct *float64 `json:"host_steal_pct,omitempty"`
 	// Loops is how many threads the driver can keep busy at once: its
 	// event loops (engine epoll), else min(gomaxprocs, connections), a
 	// goroutine per connection and at most gomaxprocs of them running.
