@@ -2,7 +2,6 @@ package mint
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/cookiejar"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/formlogin"
+	"github.com/idpbench/idpbench/internal/loginhop"
 )
 
 // formFlow is a login through the product's HTML login form
@@ -76,19 +76,18 @@ func (f *formFlow) mint(ctx context.Context, w *worker, i int) (credential, erro
 // mintpool's errors do: a wrong status as an HTTPError with the server's
 // OAuth error, if any (a wrong password: the form again, HTTP 200 where a
 // redirect was wanted).
-func (f *formFlow) do(ctx context.Context, w *worker, hc *http.Client) formlogin.Do {
-	return func(_ formlogin.Hop, req *http.Request, check formlogin.Check) error {
+func (f *formFlow) do(ctx context.Context, w *worker, hc *http.Client) loginhop.Do[formlogin.Hop] {
+	return func(_ formlogin.Hop, req *http.Request, check loginhop.Check) error {
 		req = req.WithContext(ctx)
 		resp, err := w.do(hc, req)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
-		err = check(&formlogin.Response{Status: resp.StatusCode, Header: resp.Header, Body: w.buf.Bytes()})
-		var e *formlogin.Error
-		switch {
-		case err == nil:
+		err = check(&loginhop.Response{Status: resp.StatusCode, Header: resp.Header, Body: w.buf.Bytes()})
+		if err == nil {
 			return nil
-		case errors.As(err, &e) && e.WrongStatus:
+		}
+		if e := loginhop.WrongStatus(err); e != nil {
 			return withOp(newHTTPError(req, e.Status, w.buf.Bytes()), f.name+": "+e.Request())
 		}
 		return fmt.Errorf("%s: %w", f.name, err)

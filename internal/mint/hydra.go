@@ -2,7 +2,6 @@ package mint
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/cookiejar"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/hydralogin"
+	"github.com/idpbench/idpbench/internal/loginhop"
 )
 
 // hydraFlow is Ory Hydra's headless login/consent flow (products/hydra.md;
@@ -70,19 +70,18 @@ func (f *hydraFlow) mint(ctx context.Context, w *worker, i int) (credential, err
 // hydraDo sends the login's requests with hc, and words a failure as
 // mintpool's errors do: a wrong status as an HTTPError with the server's
 // OAuth error, if any.
-func hydraDo(ctx context.Context, w *worker, hc *http.Client) hydralogin.Do {
-	return func(_ hydralogin.Hop, req *http.Request, check hydralogin.Check) error {
+func hydraDo(ctx context.Context, w *worker, hc *http.Client) loginhop.Do[hydralogin.Hop] {
+	return func(_ hydralogin.Hop, req *http.Request, check loginhop.Check) error {
 		req = req.WithContext(ctx)
 		resp, err := w.do(hc, req)
 		if err != nil {
 			return fmt.Errorf("hydra-login: %w", err)
 		}
-		err = check(&hydralogin.Response{Status: resp.StatusCode, Header: resp.Header, Body: w.buf.Bytes()})
-		var e *hydralogin.Error
-		switch {
-		case err == nil:
+		err = check(&loginhop.Response{Status: resp.StatusCode, Header: resp.Header, Body: w.buf.Bytes()})
+		if err == nil {
 			return nil
-		case errors.As(err, &e) && e.WrongStatus:
+		}
+		if e := loginhop.WrongStatus(err); e != nil {
 			return withOp(newHTTPError(req, e.Status, w.buf.Bytes()), "hydra-login: "+e.Request())
 		}
 		return fmt.Errorf("hydra-login: %w", err)
