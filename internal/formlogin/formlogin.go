@@ -2,8 +2,7 @@
 // form: the first POST form of the page, filled with its hidden fields
 // plus username and password. It is the one implementation behind
 // loadstep's timed auth_code iterations (internal/load, --login keycloak
-// and refop) and mintpool's keycloak-login and refop-login pools
-// (internal/mint).
+// and refop) and mintpool's refop-login pools (internal/mint).
 //
 // Keycloak (PageHop false: the authorization response is the form):
 //

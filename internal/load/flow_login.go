@@ -132,8 +132,7 @@ func (f *hydraLogin) run(it *flowIter) {
 }
 
 // formLogin is a login through the product's HTML form
-// (internal/formlogin, which mintpool's keycloak-login and refop-login
-// share), each hop a named request, then the code exchange:
+// (internal/formlogin, which mintpool's refop-login shares), each hop a named request, then the code exchange:
 //
 //	Keycloak:  login_authorize (the form), login_submit (-> the code), oidc_token
 //	refop:     login_authorize (-> the page), login_form, login_submit,

@@ -18,7 +18,7 @@ type endpoints struct {
 // to <issuer>/oauth2/auth when the document has no authorization_endpoint.
 func resolveEndpoints(ctx context.Context, w *worker, cfg *Config) (endpoints, error) {
 	ep := endpoints{token: cfg.TokenURL, auth: cfg.AuthURL}
-	needAuth := (cfg.Flow == FlowHydraLogin || cfg.Flow == FlowKeycloakLogin || cfg.Flow == FlowRefopLogin) && ep.auth == ""
+	needAuth := (cfg.Flow == FlowHydraLogin || cfg.Flow == FlowRefopLogin) && ep.auth == ""
 	if ep.token != "" && !needAuth {
 		return ep, nil
 	}

@@ -12,12 +12,10 @@ import (
 	"github.com/idpbench/idpbench/internal/loginhop"
 )
 
-// formFlow is a login through the product's HTML login form
-// (internal/formlogin, which loadstep's --login keycloak and refop
-// share), then the code exchange with client auth: keycloak-login
-// (the authorization response is the form) and refop-login (the
-// reference OP's login page behind a redirect, then a callback hop). Each
-// login has its own cookie jar: Keycloak ties the form to its cookies.
+// formFlow is refop-login: a login through the reference OP's HTML login
+// page behind a redirect, then a callback hop (internal/formlogin, which
+// loadstep's --login refop shares), then the code exchange with client
+// auth. Each login has its own cookie jar.
 type formFlow struct {
 	name     string // the flow's name, in its errors
 	login    *formlogin.Flow
@@ -32,7 +30,7 @@ type formFlow struct {
 
 func newFormLogin(cfg *Config, tokenURL, authURL string) (*formFlow, error) {
 	login, err := formlogin.New(formlogin.Client{AuthURL: authURL, ClientID: cfg.ClientID,
-		RedirectURI: cfg.RedirectURI, Scope: cfg.Scope, PageHop: cfg.Flow == FlowRefopLogin})
+		RedirectURI: cfg.RedirectURI, Scope: cfg.Scope, PageHop: true})
 	if err != nil {
 		return nil, err
 	}

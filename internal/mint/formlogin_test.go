@@ -153,10 +153,7 @@ func (f *fakeFormOP) token(w http.ResponseWriter, r *http.Request) {
 
 func formConfig(f *fakeFormOP, out string) Config {
 	cfg := baseConfig(f.srv, out)
-	cfg.Flow, cfg.TokenURL, cfg.Issuer = FlowKeycloakLogin, "", f.srv.URL
-	if f.refop {
-		cfg.Flow = FlowRefopLogin
-	}
+	cfg.Flow, cfg.TokenURL, cfg.Issuer = FlowRefopLogin, "", f.srv.URL
 	cfg.ClientID, cfg.ClientSecret, cfg.ClientAuth = formClient, formSecret, "basic"
 	cfg.RedirectURI, cfg.Username, cfg.Password, cfg.Users = formRedirect, "user%d", formPassword, 3
 	cfg.Scope, cfg.N = "openid offline_access", 12
@@ -164,31 +161,29 @@ func formConfig(f *fakeFormOP, out string) Config {
 }
 
 func TestFormLogin(t *testing.T) {
-	for _, refop := range []bool{false, true} {
-		for _, emit := range []string{EmitAccessToken, EmitRefreshToken} {
-			t.Run(fmt.Sprintf("refop=%v/%s", refop, emit), func(t *testing.T) {
-				f := newFakeFormOP(t, refop)
-				out := filepath.Join(t.TempDir(), "p.pool")
-				cfg := formConfig(f, out)
-				cfg.Emit = emit
-				if err := Run(context.Background(), cfg, io.Discard, io.Discard); err != nil {
-					t.Fatalf("Run: %v", err)
+	for _, emit := range []string{EmitAccessToken, EmitRefreshToken} {
+		t.Run(emit, func(t *testing.T) {
+			f := newFakeFormOP(t, true)
+			out := filepath.Join(t.TempDir(), "p.pool")
+			cfg := formConfig(f, out)
+			cfg.Emit = emit
+			if err := Run(context.Background(), cfg, io.Discard, io.Discard); err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			p := readPool(t, out)
+			if len(p.Creds) != 12 || p.Header["kind"] != emit || p.Header["flow"] != cfg.Flow {
+				t.Fatalf("pool %v with %d credentials", p.Header, len(p.Creds))
+			}
+			if want := map[string]int{"user0": 4, "user1": 4, "user2": 4}; fmt.Sprint(f.users) != fmt.Sprint(want) {
+				t.Errorf("logins per user %v, want %v", f.users, want)
+			}
+			prefix := map[string]string{EmitAccessToken: "at-user", EmitRefreshToken: "rt-user"}[emit]
+			for _, c := range p.Creds {
+				if !strings.HasPrefix(c, prefix) {
+					t.Errorf("credential %q, want prefix %q", c, prefix)
 				}
-				p := readPool(t, out)
-				if len(p.Creds) != 12 || p.Header["kind"] != emit || p.Header["flow"] != cfg.Flow {
-					t.Fatalf("pool %v with %d credentials", p.Header, len(p.Creds))
-				}
-				if want := map[string]int{"user0": 4, "user1": 4, "user2": 4}; fmt.Sprint(f.users) != fmt.Sprint(want) {
-					t.Errorf("logins per user %v, want %v", f.users, want)
-				}
-				prefix := map[string]string{EmitAccessToken: "at-user", EmitRefreshToken: "rt-user"}[emit]
-				for _, c := range p.Creds {
-					if !strings.HasPrefix(c, prefix) {
-						t.Errorf("credential %q, want prefix %q", c, prefix)
-					}
-				}
-			})
-		}
+			}
+		})
 	}
 }
 
@@ -202,28 +197,26 @@ func TestFormLoginErrors(t *testing.T) {
 		{"wrong client secret", func(c *Config) { c.ClientSecret = "not-the-secret" }, []string{"code exchange", "HTTP 401", "invalid_client"}},
 		{"unregistered redirect", func(c *Config) { c.RedirectURI = "http://127.0.0.1/other" }, []string{"HTTP 400"}},
 	}
-	for _, refop := range []bool{false, true} {
-		for _, tt := range tests {
-			t.Run(fmt.Sprintf("refop=%v/%s", refop, tt.name), func(t *testing.T) {
-				f := newFakeFormOP(t, refop)
-				dir := t.TempDir()
-				cfg := formConfig(f, filepath.Join(dir, "p.pool"))
-				cfg.MaxFailures, cfg.N = 2, 4
-				tt.mod(&cfg)
-				err := Run(context.Background(), cfg, io.Discard, io.Discard)
-				if err == nil {
-					t.Fatal("Run succeeded")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeFormOP(t, true)
+			dir := t.TempDir()
+			cfg := formConfig(f, filepath.Join(dir, "p.pool"))
+			cfg.MaxFailures, cfg.N = 2, 4
+			tt.mod(&cfg)
+			err := Run(context.Background(), cfg, io.Discard, io.Discard)
+			if err == nil {
+				t.Fatal("Run succeeded")
+			}
+			for _, w := range append(tt.want, cfg.Flow) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
 				}
-				for _, w := range append(tt.want, cfg.Flow) {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q lacks %q", err, w)
-					}
-				}
-				if strings.Contains(err.Error(), "code=") || strings.Contains(err.Error(), "session_code=") || strings.Contains(err.Error(), cfg.Password) {
-					t.Errorf("error leaks a code or the password: %q", err)
-				}
-				assertEmptyDir(t, dir)
-			})
-		}
+			}
+			if strings.Contains(err.Error(), "code=") || strings.Contains(err.Error(), "session_code=") || strings.Contains(err.Error(), cfg.Password) {
+				t.Errorf("error leaks a code or the password: %q", err)
+			}
+			assertEmptyDir(t, dir)
+		})
 	}
 }

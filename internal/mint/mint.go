@@ -96,7 +96,7 @@ func buildFlow(ctx context.Context, cfg *Config) (mintFunc, error) {
 			return nil, err
 		}
 		return f.mint, nil
-	case FlowKeycloakLogin, FlowRefopLogin:
+	case FlowRefopLogin:
 		f, err := newFormLogin(cfg, ep.token, ep.auth)
 		if err != nil {
 			return nil, err
