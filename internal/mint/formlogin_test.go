@@ -1,16 +1,12 @@
 package mint
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"html"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 )
@@ -158,65 +154,4 @@ func formConfig(f *fakeFormOP, out string) Config {
 	cfg.RedirectURI, cfg.Username, cfg.Password, cfg.Users = formRedirect, "user%d", formPassword, 3
 	cfg.Scope, cfg.N = "openid offline_access", 12
 	return cfg
-}
-
-func TestFormLogin(t *testing.T) {
-	for _, emit := range []string{EmitAccessToken, EmitRefreshToken} {
-		t.Run(emit, func(t *testing.T) {
-			f := newFakeFormOP(t, true)
-			out := filepath.Join(t.TempDir(), "p.pool")
-			cfg := formConfig(f, out)
-			cfg.Emit = emit
-			if err := Run(context.Background(), cfg, io.Discard, io.Discard); err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			p := readPool(t, out)
-			if len(p.Creds) != 12 || p.Header["kind"] != emit || p.Header["flow"] != cfg.Flow {
-				t.Fatalf("pool %v with %d credentials", p.Header, len(p.Creds))
-			}
-			if want := map[string]int{"user0": 4, "user1": 4, "user2": 4}; fmt.Sprint(f.users) != fmt.Sprint(want) {
-				t.Errorf("logins per user %v, want %v", f.users, want)
-			}
-			prefix := map[string]string{EmitAccessToken: "at-user", EmitRefreshToken: "rt-user"}[emit]
-			for _, c := range p.Creds {
-				if !strings.HasPrefix(c, prefix) {
-					t.Errorf("credential %q, want prefix %q", c, prefix)
-				}
-			}
-		})
-	}
-}
-
-func TestFormLoginErrors(t *testing.T) {
-	tests := []struct {
-		name string
-		mod  func(*Config)
-		want []string
-	}{
-		{"wrong password", func(c *Config) { c.Password = "not-it" }, []string{"POST", "/login/username", "want a redirect", "HTTP 200"}},
-		{"wrong client secret", func(c *Config) { c.ClientSecret = "not-the-secret" }, []string{"code exchange", "HTTP 401", "invalid_client"}},
-		{"unregistered redirect", func(c *Config) { c.RedirectURI = "http://127.0.0.1/other" }, []string{"HTTP 400"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeFormOP(t, true)
-			dir := t.TempDir()
-			cfg := formConfig(f, filepath.Join(dir, "p.pool"))
-			cfg.MaxFailures, cfg.N = 2, 4
-			tt.mod(&cfg)
-			err := Run(context.Background(), cfg, io.Discard, io.Discard)
-			if err == nil {
-				t.Fatal("Run succeeded")
-			}
-			for _, w := range append(tt.want, cfg.Flow) {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q lacks %q", err, w)
-				}
-			}
-			if strings.Contains(err.Error(), "code=") || strings.Contains(err.Error(), "session_code=") || strings.Contains(err.Error(), cfg.Password) {
-				t.Errorf("error leaks a code or the password: %q", err)
-			}
-			assertEmptyDir(t, dir)
-		})
-	}
 }

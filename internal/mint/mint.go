@@ -97,7 +97,7 @@ func buildFlow(ctx context.Context, cfg *Config) (mintFunc, error) {
 		}
 		return f.mint, nil
 	case FlowRefopLogin:
-		f, err := newFormLogin(cfg, ep.token, ep.auth)
+		f, err := newRefopLogin(cfg, ep.token, ep.auth)
 		if err != nil {
 			return nil, err
 		}
