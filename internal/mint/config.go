@@ -3,6 +3,7 @@ package mint
 import (
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/idpbench/idpbench/internal/cli"
@@ -18,6 +19,26 @@ const (
 	FlowZitadelLogin      = "zitadel-login"
 	FlowRefopLogin        = "refop-login" // the reference OP's login page (internal/formlogin)
 )
+
+// needsAuthEndpoint reports whether flow logs users in through the
+// authorization endpoint: resolveEndpoints discovers it unless --auth-url
+// names it.
+func needsAuthEndpoint(flow string) bool {
+	return flow == FlowHydraLogin || flow == FlowZitadelLogin || flow == FlowRefopLogin
+}
+
+// authFallback is flow's authorization endpoint below issuer when the
+// discovery document names none: Hydra's and Zitadel's fixed paths, else
+// "" (none: an error).
+func authFallback(flow, issuer string) string {
+	switch flow {
+	case FlowHydraLogin:
+		return strings.TrimRight(issuer, "/") + "/oauth2/auth"
+	case FlowZitadelLogin:
+		return strings.TrimRight(issuer, "/") + "/oauth/v2/authorize"
+	}
+	return ""
+}
 
 // Token kinds a network flow can emit; jwt flows emit assertions.
 const (
