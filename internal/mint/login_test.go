@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/idpbench/idpbench/internal/formlogin/formlogintest"
 )
 
 // loginFake starts a login flow's fake and returns the run's config
@@ -21,9 +23,18 @@ var loginFakes = map[string]loginFake{
 		return hydraConfig(h, out), func() map[string]int { return h.subjects }
 	},
 	FlowRefopLogin: func(t *testing.T, out string, _ bool) (Config, func() map[string]int) {
-		f := newFakeFormOP(t, true)
-		return formConfig(f, out), func() map[string]int { return f.users }
+		f := formlogintest.NewOP(t, true)
+		return refopConfig(f, out), f.Logins
 	},
+}
+
+func refopConfig(f *formlogintest.OP, out string) Config {
+	cfg := baseConfig(f.Server, out)
+	cfg.Flow, cfg.TokenURL, cfg.Issuer = FlowRefopLogin, "", f.Server.URL
+	cfg.ClientID, cfg.ClientSecret, cfg.ClientAuth = formlogintest.ClientID, formlogintest.ClientSecret, "basic"
+	cfg.RedirectURI, cfg.Username, cfg.Password, cfg.Users = formlogintest.RedirectURI, "user%d", formlogintest.Password, 3
+	cfg.Scope, cfg.N = "openid offline_access", 12
+	return cfg
 }
 
 func TestLoginFlows(t *testing.T) {
