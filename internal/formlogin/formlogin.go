@@ -25,8 +25,6 @@
 package formlogin
 
 import (
-	"crypto/rand"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -62,28 +60,17 @@ type Client struct {
 
 // Flow is a client's login, safe for concurrent use.
 type Flow struct {
-	authorize *url.URL // AuthURL with client_id, response_type, scope, redirect_uri
-	redirect  *url.URL
-	pageHop   bool
+	auth    *loginhop.Authorization
+	pageHop bool
 }
 
 // New checks the client's URLs and returns its login.
 func New(c Client) (*Flow, error) {
-	u, err := url.Parse(c.AuthURL)
+	auth, err := loginhop.NewAuthorization(c.AuthURL, c.ClientID, c.RedirectURI, c.Scope)
 	if err != nil {
-		return nil, fmt.Errorf("authorization endpoint %q: %w", c.AuthURL, err)
+		return nil, err
 	}
-	redirect, err := url.Parse(c.RedirectURI)
-	if err != nil {
-		return nil, fmt.Errorf("redirect URI %q: %w", c.RedirectURI, err)
-	}
-	q := u.Query()
-	q.Set("client_id", c.ClientID)
-	q.Set("response_type", "code")
-	q.Set("scope", c.Scope)
-	q.Set("redirect_uri", c.RedirectURI)
-	u.RawQuery = q.Encode()
-	return &Flow{authorize: u, redirect: redirect, pageHop: c.PageHop}, nil
+	return &Flow{auth: auth, pageHop: c.PageHop}, nil
 }
 
 // Hops are the login's requests in the order sent.
@@ -98,12 +85,10 @@ func (f *Flow) Hops() []Hop {
 // checked: the client's redirect URI with a code, the login's state and no
 // error.
 func (f *Flow) Login(do loginhop.Do[Hop], username, password string) (*url.URL, error) {
-	state := rand.Text() // 26 characters
-	auth := *f.authorize
-	auth.RawQuery += "&state=" + state
-	pageURL := &auth
+	auth, state := f.auth.Start()
+	pageURL := auth
 	if f.pageHop {
-		loc, err := f.follow(do, Authorize, get(&auth), nil)
+		loc, err := f.follow(do, Authorize, get(auth), nil)
 		if err != nil {
 			return nil, err
 		}
@@ -122,7 +107,7 @@ func (f *Flow) Login(do loginhop.Do[Hop], username, password string) (*url.URL, 
 		return f.follow(do, Submit, submit, f.checkCallback(state))
 	}
 	next, err := f.follow(do, Submit, submit, func(e *loginhop.Error, loc *url.URL) error {
-		if f.isCallback(loc) {
+		if f.auth.IsCallback(loc) {
 			return e.Detailf(": HTTP %d redirect to the client before the callback hop", e.Status)
 		}
 		return nil
@@ -194,11 +179,6 @@ func (f *Flow) follow(do loginhop.Do[Hop], hop Hop, req *http.Request, check fun
 	return loc, nil
 }
 
-// isCallback reports whether loc goes to the client's redirect URI.
-func (f *Flow) isCallback(loc *url.URL) bool {
-	return loc.Scheme == f.redirect.Scheme && loc.Host == f.redirect.Host && loc.Path == f.redirect.Path
-}
-
 // checkCallback: the callback goes to the client's redirect URI with a
 // code, the login's state and no error= (a product redirects its failures
 // to the client).
@@ -206,8 +186,8 @@ func (f *Flow) checkCallback(state string) func(*loginhop.Error, *url.URL) error
 	return func(e *loginhop.Error, loc *url.URL) error {
 		q := loc.Query()
 		switch {
-		case !f.isCallback(loc):
-			return e.Detailf(": callback went to %s, not --redirect-uri %s", logsafe.URL(loc), logsafe.URL(f.redirect))
+		case !f.auth.IsCallback(loc):
+			return e.Detailf(": callback went to %s, not --redirect-uri %s", logsafe.URL(loc), logsafe.URL(f.auth.Redirect()))
 		case q.Get("error") != "":
 			return e.Detailf(": %s", logsafe.Text(q.Get("error")))
 		case q.Get("code") == "":

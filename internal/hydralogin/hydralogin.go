@@ -21,7 +21,6 @@ package hydralogin
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -64,33 +63,22 @@ type Client struct {
 
 // Flow is a client's login, safe for concurrent use.
 type Flow struct {
-	authorize *url.URL // AuthURL with client_id, response_type, scope, redirect_uri
-	admin     *url.URL
-	redirect  *url.URL
-	scopes    []string
+	auth   *loginhop.Authorization
+	admin  *url.URL
+	scopes []string
 }
 
 // New checks the client's URLs and returns its login.
 func New(c Client) (*Flow, error) {
-	u, err := url.Parse(c.AuthURL)
+	auth, err := loginhop.NewAuthorization(c.AuthURL, c.ClientID, c.RedirectURI, c.Scope)
 	if err != nil {
-		return nil, fmt.Errorf("authorization endpoint %q: %w", c.AuthURL, err)
+		return nil, err
 	}
 	admin, err := url.Parse(c.AdminURL)
 	if err != nil {
 		return nil, fmt.Errorf("admin URL %q: %w", c.AdminURL, err)
 	}
-	redirect, err := url.Parse(c.RedirectURI)
-	if err != nil {
-		return nil, fmt.Errorf("redirect URI %q: %w", c.RedirectURI, err)
-	}
-	q := u.Query()
-	q.Set("client_id", c.ClientID)
-	q.Set("response_type", "code")
-	q.Set("scope", c.Scope)
-	q.Set("redirect_uri", c.RedirectURI)
-	u.RawQuery = q.Encode()
-	return &Flow{authorize: u, admin: admin, redirect: redirect, scopes: strings.Fields(c.Scope)}, nil
+	return &Flow{auth: auth, admin: admin, scopes: strings.Fields(c.Scope)}, nil
 }
 
 // The accept bodies use documented fields only: Hydra rejects unknown ones.
@@ -112,10 +100,8 @@ type consentSession struct {
 // Login logs subject in and returns the callback URL, checked: the
 // client's redirect URI with a code and the login's state.
 func (f *Flow) Login(do loginhop.Do[Hop], subject string) (*url.URL, error) {
-	state := rand.Text() // 26 characters; Hydra wants at least 8
-	auth := *f.authorize
-	auth.RawQuery += "&state=" + state
-	challenge, err := f.redirect1(do, Authorize, &auth, "login_challenge")
+	auth, state := f.auth.Start()
+	challenge, err := f.redirect1(do, Authorize, auth, "login_challenge")
 	if err != nil {
 		return nil, err
 	}
@@ -205,8 +191,8 @@ func (f *Flow) checkCallback(e *loginhop.Error, loc *url.URL, state string) erro
 		return e.Detailf(": HTTP %d redirect to %s has no code", e.Status, logsafe.URL(loc))
 	case q.Get("state") != state:
 		return e.Detailf(": callback %s: state does not match the request", logsafe.URL(loc))
-	case loc.Scheme != f.redirect.Scheme || loc.Host != f.redirect.Host || loc.Path != f.redirect.Path:
-		return e.Detailf(": callback went to %s, not --redirect-uri %s", logsafe.URL(loc), logsafe.URL(f.redirect))
+	case !f.auth.IsCallback(loc):
+		return e.Detailf(": callback went to %s, not --redirect-uri %s", logsafe.URL(loc), logsafe.URL(f.auth.Redirect()))
 	}
 	return nil
 }

@@ -3,7 +3,8 @@
 // (loadstep's iterations, mintpool's pools): a login builds each request
 // (a hop) and judges its response; the caller sends it (Do) and turns a
 // refusal (*Error) into its own terms: loadstep a request's error class,
-// mintpool its error text.
+// mintpool its error text. Authorization is the request both logins start
+// with and where both end.
 package loginhop
 
 import (
