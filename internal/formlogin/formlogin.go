@@ -17,11 +17,11 @@
 //	Callback   GET  /authorize/callback?id=  -> 302 redirect_uri?code=&state=
 //
 // The code exchange that follows is the caller's. The caller sends the
-// requests (loginhop.Do; a refusal is a *loginhop.Error, and a wrong
-// password is a wrong status: a 200 with the form again where the submit
-// wants a redirect) with one cookie jar per login (Keycloak ties the form to
-// its cookies, and sets them Secure even over http: Go's jar sends them to
-// loopback hosts, as browsers do) and follows no redirect.
+// requests (loginhop.Do) with one cookie jar per login (Keycloak ties the
+// form to its cookies, and sets them Secure even over http: Go's jar sends
+// them to loopback hosts, as browsers do) and follows no redirect. A
+// refusal is a *loginhop.Error; a wrong password is a wrong status, a 200
+// with the form again where the submit wants a redirect.
 package formlogin
 
 import (
@@ -122,7 +122,7 @@ func (f *Flow) Login(do loginhop.Do[Hop], username, password string) (*url.URL, 
 func (f *Flow) page(do loginhop.Do[Hop], hop Hop, target *url.URL) (*Form, error) {
 	var form *Form
 	err := do(hop, get(target), func(r *loginhop.Response) error {
-		e := &loginhop.Error{Hop: hop.String(), Op: "GET " + logsafe.URL(target), Status: r.Status, Want: "a 2xx page"}
+		e := &loginhop.Error{Hop: hop.String(), Op: "GET " + logsafe.URL(target), Status: r.Status, Want: loginhop.WantPage}
 		if r.Status < 200 || r.Status > 299 {
 			e.WrongStatus = true
 			return e
@@ -154,7 +154,7 @@ func (f *Flow) submitRequest(form *Form, username, password string) *http.Reques
 func (f *Flow) follow(do loginhop.Do[Hop], hop Hop, req *http.Request, check func(*loginhop.Error, *url.URL) error) (*url.URL, error) {
 	var loc *url.URL
 	err := do(hop, req, func(r *loginhop.Response) error {
-		e := &loginhop.Error{Hop: hop.String(), Op: req.Method + " " + logsafe.URL(req.URL), Status: r.Status, Want: "a redirect"}
+		e := &loginhop.Error{Hop: hop.String(), Op: req.Method + " " + logsafe.URL(req.URL), Status: r.Status, Want: loginhop.WantRedirect}
 		if r.Status < 300 || r.Status > 399 {
 			e.WrongStatus = true
 			return e

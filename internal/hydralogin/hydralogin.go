@@ -148,7 +148,7 @@ func (f *Flow) get(do loginhop.Do[Hop], hop Hop, target *url.URL, check func(*lo
 		return err
 	}
 	return do(hop, req, func(r *loginhop.Response) error {
-		e := &loginhop.Error{Hop: hop.String(), Op: "GET " + logsafe.URL(target), Status: r.Status, Want: "a redirect"}
+		e := &loginhop.Error{Hop: hop.String(), Op: "GET " + logsafe.URL(target), Status: r.Status, Want: loginhop.WantRedirect}
 		if r.Status < 300 || r.Status > 399 {
 			e.WrongStatus = true
 			return e

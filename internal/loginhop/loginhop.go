@@ -42,11 +42,17 @@ type Error struct {
 	// status was right and the rest of the response was not (Detail says
 	// what).
 	WrongStatus bool
-	// Want is what the hop wanted, named after a wrong status: "a
-	// redirect", "a 2xx page"; "" names nothing (an API call wanting a 2xx).
+	// Want is what the hop wanted, named after a wrong status (WantRedirect,
+	// WantPage); "" names nothing (an API call wanting a 2xx).
 	Want   string
 	Detail string
 }
+
+// What a hop wants, as an Error names it after a wrong status.
+const (
+	WantRedirect = "a redirect"
+	WantPage     = "a 2xx page"
+)
 
 func (e *Error) Error() string {
 	if e.WrongStatus {

@@ -16,13 +16,13 @@ func TestError(t *testing.T) {
 		msg, req    string
 		wrongStatus bool
 	}{
-		{"wrong status on a redirect hop", &Error{Op: op, Status: 200, WrongStatus: true, Want: "a redirect"},
+		{"wrong status on a redirect hop", &Error{Op: op, Status: 200, WrongStatus: true, Want: WantRedirect},
 			op + " (want a redirect): HTTP 200", op + " (want a redirect)", true},
-		{"wrong status on a page hop", &Error{Op: op, Status: 302, WrongStatus: true, Want: "a 2xx page"},
+		{"wrong status on a page hop", &Error{Op: op, Status: 302, WrongStatus: true, Want: WantPage},
 			op + " (want a 2xx page): HTTP 302", op + " (want a 2xx page)", true},
 		{"wrong status, nothing named", &Error{Op: "PUT http://admin/accept", Status: 404, WrongStatus: true},
 			"PUT http://admin/accept: HTTP 404", "PUT http://admin/accept", true},
-		{"right status, wrong rest", (&Error{Op: op, Status: 302, Want: "a redirect"}).Detailf(": HTTP %d redirect has no %s", 302, "code"),
+		{"right status, wrong rest", (&Error{Op: op, Status: 302, Want: WantRedirect}).Detailf(": HTTP %d redirect has no %s", 302, "code"),
 			op + ": HTTP 302 redirect has no code", op, false},
 	}
 	for _, tt := range tests {
