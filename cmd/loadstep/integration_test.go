@@ -15,6 +15,8 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/idpbench/idpbench/internal/formlogin"
+	"github.com/idpbench/idpbench/internal/formlogin/formlogintest"
 	"github.com/idpbench/idpbench/internal/load"
 	"github.com/idpbench/idpbench/internal/schema"
 )
@@ -254,31 +256,23 @@ func checkIterations(t *testing.T, s *schema.Step, order ...string) {
 }
 
 // refopUserTokens logs the demo user in n times through the example's login
-// page as the web client (the calls of mintpool's refop-login,
-// internal/formlogin) and returns the access tokens: GET /auth -> 302
-// /login/username?authRequestID=ID; POST /login/username -> 302 callback;
-// GET callback -> 302 redirect_uri?code=; POST /oauth/token.
+// page as the web client (internal/formlogin, as mintpool's refop-login
+// and loadstep's --login refop do) and returns the access tokens of the
+// code exchanges (POST /oauth/token).
 func refopUserTokens(t *testing.T, base string, n int) []string {
 	t.Helper()
-	client := &http.Client{Timeout: 5 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	login, err := formlogin.New(formlogin.Client{AuthURL: base + "/auth", ClientID: refopWebClient,
+		RedirectURI: refopRedirectURI, Scope: "openid", PageHop: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var tokens []string
 	for i := range n {
-		q := url.Values{"client_id": {refopWebClient}, "response_type": {"code"}, "scope": {"openid"},
-			"redirect_uri": {refopRedirectURI}, "state": {fmt.Sprint("it", i)}}
-		loc := redirect(t, client, http.MethodGet, base+"/auth?"+q.Encode(), "")
-		id := loc.Query().Get("authRequestID")
-		if id == "" {
-			t.Fatalf("login %d: no authRequestID in the redirect to %s", i, loc)
+		callback, err := login.Login(formlogintest.Do[formlogin.Hop](t.Context()), refopUser, refopPassword)
+		if err != nil {
+			t.Fatalf("login %d: %v", i, err)
 		}
-		form := url.Values{"id": {id}, "username": {refopUser}, "password": {refopPassword}}
-		loc = redirect(t, client, http.MethodPost, base+"/login/username", form.Encode())
-		loc = redirect(t, client, http.MethodGet, loc.String(), "")
-		code := loc.Query().Get("code")
-		if code == "" {
-			t.Fatalf("login %d: no code in the redirect to %s", i, loc)
-		}
-		form = url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {refopRedirectURI}}
+		form := url.Values{"grant_type": {"authorization_code"}, "code": {callback.Query().Get("code")}, "redirect_uri": {refopRedirectURI}}
 		body := doRequest(t, http.MethodPost, base+"/oauth/token", form.Encode(),
 			map[string]string{"Authorization": basicAuth(refopWebClient, refopWebSecret)}, 200)
 		var tok struct {
@@ -290,30 +284,6 @@ func refopUserTokens(t *testing.T, base string, n int) []string {
 		tokens = append(tokens, tok.AccessToken)
 	}
 	return tokens
-}
-
-// redirect sends one request of a login and returns where its 302 points,
-// resolved against the request URL.
-func redirect(t *testing.T, client *http.Client, method, target, form string) *url.URL {
-	t.Helper()
-	req, err := http.NewRequest(method, target, strings.NewReader(form))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if form != "" {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	loc, err := resp.Location()
-	if resp.StatusCode != http.StatusFound || err != nil {
-		t.Fatalf("%s %s: status %d, location %v, want a 302: %.200s", method, target, resp.StatusCode, err, body)
-	}
-	return loc
 }
 
 // wantField fails the test unless the JSON body's field passes ok.

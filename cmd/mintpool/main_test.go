@@ -31,6 +31,7 @@ func TestBadFlags(t *testing.T) {
 	}{
 		{"no flow", nil, "--flow"},
 		{"unknown flow", []string{"--flow", "implicit"}, "--flow"},
+		{"keycloak-login, removed", append([]string{"--flow", "keycloak-login", "--issuer", "http://h", "--username", "u"}, cc[2:]...), "--flow"},
 		{"zitadel without login client", append([]string{"--flow", "zitadel-login", "--issuer", "http://h", "--username", "u"}, cc[2:]...), "--login-client"},
 		{"unknown flag", []string{"--flow", "client_credentials", "--bogus"}, "--bogus"},
 		{"bad count", append([]string{"-n", "x"}, cc...), "count"},

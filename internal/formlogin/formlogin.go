@@ -2,8 +2,7 @@
 // form: the first POST form of the page, filled with its hidden fields
 // plus username and password. It is the one implementation behind
 // loadstep's timed auth_code iterations (internal/load, --login keycloak
-// and refop) and mintpool's keycloak-login and refop-login pools
-// (internal/mint).
+// and refop) and mintpool's refop-login pools (internal/mint).
 //
 // Keycloak (PageHop false: the authorization response is the form):
 //
@@ -18,20 +17,20 @@
 //	Callback   GET  /authorize/callback?id=  -> 302 redirect_uri?code=&state=
 //
 // The code exchange that follows is the caller's. The caller sends the
-// requests (Do) with one cookie jar per login (Keycloak ties the form to
-// its cookies, and sets them Secure even over http: Go's jar sends them to
-// loopback hosts, as browsers do) and follows no redirect.
+// requests (loginhop.Do) with one cookie jar per login (Keycloak ties the
+// form to its cookies, and sets them Secure even over http: Go's jar sends
+// them to loopback hosts, as browsers do) and follows no redirect. A
+// refusal is a *loginhop.Error; a wrong password is a wrong status, a 200
+// with the form again where the submit wants a redirect.
 package formlogin
 
 import (
-	"crypto/rand"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
+	"github.com/idpbench/idpbench/internal/loginhop"
 	"github.com/idpbench/idpbench/internal/logsafe"
 )
 
@@ -45,57 +44,10 @@ const (
 	Callback             // GET the submit's redirect: redirects to the client with the code (PageHop)
 )
 
-// Response is what the login reads of a response: its status, headers
-// (Location) and whole body.
-type Response struct {
-	Status int
-	Header http.Header
-	Body   []byte
-}
+var hopNames = [...]string{Authorize: "authorize", Page: "page", Submit: "submit", Callback: "callback"}
 
-// Check judges a response: nil when the login can go on, else an *Error.
-type Check func(*Response) error
-
-// Do sends req as hop, without following a redirect, reads the whole
-// response and returns check's verdict on it, or the transport error. req
-// has no context: Do gives it one. Any error ends the login and Login
-// returns it unchanged.
-type Do func(hop Hop, req *http.Request, check Check) error
-
-// Error is a response the login cannot go on from.
-type Error struct {
-	Hop Hop
-	// Op names the request, never its query (which carries session codes
-	// and authorization codes): "GET http://host/path".
-	Op     string
-	Status int
-	// WrongStatus: the status is not what the hop wants (a redirect, or a
-	// 2xx for a page). Otherwise the status was right and the rest of the
-	// response was not (Detail says what). A wrong password is a 200 with
-	// the form again where the submit wants a redirect: a wrong status.
-	WrongStatus bool
-	Redirect    bool // the hop wanted a redirect
-	Detail      string
-}
-
-func (e *Error) Error() string {
-	if e.WrongStatus {
-		return e.Request() + ": HTTP " + strconv.Itoa(e.Status)
-	}
-	return e.Op + e.Detail
-}
-
-// Request is the request as the error names it: Op, and after a wrong
-// status what the hop wanted: " (want a redirect)" or " (want a 2xx page)".
-func (e *Error) Request() string {
-	switch {
-	case !e.WrongStatus:
-		return e.Op
-	case e.Redirect:
-		return e.Op + " (want a redirect)"
-	}
-	return e.Op + " (want a 2xx page)"
-}
+// String is the hop's name, as its errors give it.
+func (h Hop) String() string { return hopNames[h] }
 
 // Client is what the login needs of the client and the server.
 type Client struct {
@@ -108,28 +60,17 @@ type Client struct {
 
 // Flow is a client's login, safe for concurrent use.
 type Flow struct {
-	authorize *url.URL // AuthURL with client_id, response_type, scope, redirect_uri
-	redirect  *url.URL
-	pageHop   bool
+	auth    *loginhop.Authorization
+	pageHop bool
 }
 
 // New checks the client's URLs and returns its login.
 func New(c Client) (*Flow, error) {
-	u, err := url.Parse(c.AuthURL)
+	auth, err := loginhop.NewAuthorization(c.AuthURL, c.ClientID, c.RedirectURI, c.Scope)
 	if err != nil {
-		return nil, fmt.Errorf("authorization endpoint %q: %w", c.AuthURL, err)
+		return nil, err
 	}
-	redirect, err := url.Parse(c.RedirectURI)
-	if err != nil {
-		return nil, fmt.Errorf("redirect URI %q: %w", c.RedirectURI, err)
-	}
-	q := u.Query()
-	q.Set("client_id", c.ClientID)
-	q.Set("response_type", "code")
-	q.Set("scope", c.Scope)
-	q.Set("redirect_uri", c.RedirectURI)
-	u.RawQuery = q.Encode()
-	return &Flow{authorize: u, redirect: redirect, pageHop: c.PageHop}, nil
+	return &Flow{auth: auth, pageHop: c.PageHop}, nil
 }
 
 // Hops are the login's requests in the order sent.
@@ -143,13 +84,11 @@ func (f *Flow) Hops() []Hop {
 // Login logs username in with password and returns the callback URL,
 // checked: the client's redirect URI with a code, the login's state and no
 // error.
-func (f *Flow) Login(do Do, username, password string) (*url.URL, error) {
-	state := rand.Text() // 26 characters
-	auth := *f.authorize
-	auth.RawQuery += "&state=" + state
-	pageURL := &auth
+func (f *Flow) Login(do loginhop.Do[Hop], username, password string) (*url.URL, error) {
+	auth, state := f.auth.Start()
+	pageURL := auth
 	if f.pageHop {
-		loc, err := f.follow(do, Authorize, get(&auth), nil)
+		loc, err := f.follow(do, Authorize, get(auth), nil)
 		if err != nil {
 			return nil, err
 		}
@@ -167,9 +106,9 @@ func (f *Flow) Login(do Do, username, password string) (*url.URL, error) {
 	if !f.pageHop {
 		return f.follow(do, Submit, submit, f.checkCallback(state))
 	}
-	next, err := f.follow(do, Submit, submit, func(e *Error, loc *url.URL) error {
-		if f.isCallback(loc) {
-			return e.detail(": HTTP %d redirect to the client before the callback hop", e.Status)
+	next, err := f.follow(do, Submit, submit, func(e *loginhop.Error, loc *url.URL) error {
+		if f.auth.IsCallback(loc) {
+			return e.Detailf(": HTTP %d redirect to the client before the callback hop", e.Status)
 		}
 		return nil
 	})
@@ -180,16 +119,16 @@ func (f *Flow) Login(do Do, username, password string) (*url.URL, error) {
 }
 
 // page GETs the login page at target and returns its form.
-func (f *Flow) page(do Do, hop Hop, target *url.URL) (*Form, error) {
+func (f *Flow) page(do loginhop.Do[Hop], hop Hop, target *url.URL) (*Form, error) {
 	var form *Form
-	err := do(hop, get(target), func(r *Response) error {
-		e := &Error{Hop: hop, Op: "GET " + logsafe.URL(target), Status: r.Status}
+	err := do(hop, get(target), func(r *loginhop.Response) error {
+		e := &loginhop.Error{Hop: hop.String(), Op: "GET " + logsafe.URL(target), Status: r.Status, Want: loginhop.WantPage}
 		if r.Status < 200 || r.Status > 299 {
 			e.WrongStatus = true
 			return e
 		}
 		if form = ParseForm(r.Body, target); form == nil {
-			return e.detail(": HTTP %d page has no login form (no <form method=\"post\">)", r.Status)
+			return e.Detailf(": HTTP %d page has no login form (no <form method=\"post\">)", r.Status)
 		}
 		return nil
 	})
@@ -212,21 +151,21 @@ func (f *Flow) submitRequest(form *Form, username, password string) *http.Reques
 // follow sends req wanting a redirect whose Location parses; check (nil:
 // any) judges the Location, resolved against the request's URL, which
 // follow returns.
-func (f *Flow) follow(do Do, hop Hop, req *http.Request, check func(*Error, *url.URL) error) (*url.URL, error) {
+func (f *Flow) follow(do loginhop.Do[Hop], hop Hop, req *http.Request, check func(*loginhop.Error, *url.URL) error) (*url.URL, error) {
 	var loc *url.URL
-	err := do(hop, req, func(r *Response) error {
-		e := &Error{Hop: hop, Op: req.Method + " " + logsafe.URL(req.URL), Status: r.Status, Redirect: true}
+	err := do(hop, req, func(r *loginhop.Response) error {
+		e := &loginhop.Error{Hop: hop.String(), Op: req.Method + " " + logsafe.URL(req.URL), Status: r.Status, Want: loginhop.WantRedirect}
 		if r.Status < 300 || r.Status > 399 {
 			e.WrongStatus = true
 			return e
 		}
 		l := r.Header.Get("Location")
 		if l == "" {
-			return e.detail(": HTTP %d without Location", r.Status)
+			return e.Detailf(": HTTP %d without Location", r.Status)
 		}
 		u, err := url.Parse(l)
 		if err != nil {
-			return e.detail(": HTTP %d: bad Location: %v", r.Status, err)
+			return e.Detailf(": HTTP %d: bad Location: %v", r.Status, err)
 		}
 		loc = req.URL.ResolveReference(u)
 		if check != nil {
@@ -240,26 +179,21 @@ func (f *Flow) follow(do Do, hop Hop, req *http.Request, check func(*Error, *url
 	return loc, nil
 }
 
-// isCallback reports whether loc goes to the client's redirect URI.
-func (f *Flow) isCallback(loc *url.URL) bool {
-	return loc.Scheme == f.redirect.Scheme && loc.Host == f.redirect.Host && loc.Path == f.redirect.Path
-}
-
 // checkCallback: the callback goes to the client's redirect URI with a
 // code, the login's state and no error= (a product redirects its failures
 // to the client).
-func (f *Flow) checkCallback(state string) func(*Error, *url.URL) error {
-	return func(e *Error, loc *url.URL) error {
+func (f *Flow) checkCallback(state string) func(*loginhop.Error, *url.URL) error {
+	return func(e *loginhop.Error, loc *url.URL) error {
 		q := loc.Query()
 		switch {
-		case !f.isCallback(loc):
-			return e.detail(": callback went to %s, not --redirect-uri %s", logsafe.URL(loc), logsafe.URL(f.redirect))
+		case !f.auth.IsCallback(loc):
+			return e.Detailf(": callback went to %s, not --redirect-uri %s", logsafe.URL(loc), logsafe.URL(f.auth.Redirect()))
 		case q.Get("error") != "":
-			return e.detail(": %s", logsafe.Text(q.Get("error")))
+			return e.Detailf(": %s", logsafe.Text(q.Get("error")))
 		case q.Get("code") == "":
-			return e.detail(": HTTP %d redirect to %s has no code", e.Status, logsafe.URL(loc))
+			return e.Detailf(": HTTP %d redirect to %s has no code", e.Status, logsafe.URL(loc))
 		case q.Get("state") != state:
-			return e.detail(": callback %s: state does not match the request", logsafe.URL(loc))
+			return e.Detailf(": callback %s: state does not match the request", logsafe.URL(loc))
 		}
 		return nil
 	}
@@ -278,10 +212,4 @@ func newRequest(method string, u *url.URL, body string) *http.Request {
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
 	}
 	return req
-}
-
-// detail sets e's Detail and returns e.
-func (e *Error) detail(format string, args ...any) *Error {
-	e.Detail = fmt.Sprintf(format, args...)
-	return e
 }

@@ -11,8 +11,9 @@
 //	Callback       GET  redirect_to             -> 303 redirect_uri?code=&state=
 //
 // The code exchange that follows is the caller's: each tool has one for
-// all its flows. The caller sends the requests (Do): loadstep times and
-// counts each, mintpool turns a failure into its error text. Either sends
+// all its flows. The caller sends the requests (loginhop.Do): loadstep
+// times and counts each, mintpool turns a failure (a *loginhop.Error)
+// into its error text. Either sends
 // them with one cookie jar per login (Hydra ties the challenges to CSRF
 // cookies; a lost cookie shows as error=request_forbidden in a redirect)
 // and follows no redirect.
@@ -20,15 +21,14 @@ package hydralogin
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
+	"github.com/idpbench/idpbench/internal/loginhop"
 	"github.com/idpbench/idpbench/internal/logsafe"
 )
 
@@ -46,55 +46,11 @@ const (
 // Hops is the number of hops.
 const Hops = int(Callback) + 1
 
-// Redirect reports whether the hop wants a redirect (else a 2xx).
-func (h Hop) Redirect() bool { return h != AcceptLogin && h != AcceptConsent }
+var hopNames = [Hops]string{Authorize: "authorize", AcceptLogin: "accept_login", Verifier: "verifier",
+	AcceptConsent: "accept_consent", Callback: "callback"}
 
-// Response is what the login reads of a response: its status, headers
-// (Location) and whole body.
-type Response struct {
-	Status int
-	Header http.Header
-	Body   []byte
-}
-
-// Check judges a response: nil when the login can go on, else an *Error.
-type Check func(*Response) error
-
-// Do sends req as hop, without following a redirect, reads the whole
-// response and returns check's verdict on it, or the transport error. req
-// has no context: Do gives it one. Any error ends the login and Login
-// returns it unchanged.
-type Do func(hop Hop, req *http.Request, check Check) error
-
-// Error is a response the login cannot go on from.
-type Error struct {
-	Hop Hop
-	// Op names the request, never its query (which carries challenges,
-	// verifiers and codes): "GET http://host/path".
-	Op     string
-	Status int
-	// WrongStatus: the status is not what the hop wants (a redirect, or a
-	// 2xx for an accept). Otherwise the status was right and the rest of
-	// the response was not (Detail says what).
-	WrongStatus bool
-	Detail      string
-}
-
-func (e *Error) Error() string {
-	if e.WrongStatus {
-		return e.Request() + ": HTTP " + strconv.Itoa(e.Status)
-	}
-	return e.Op + e.Detail
-}
-
-// Request is the request as the error names it: Op, and after a wrong
-// status on a redirect hop, " (want a redirect)".
-func (e *Error) Request() string {
-	if e.WrongStatus && e.Hop.Redirect() {
-		return e.Op + " (want a redirect)"
-	}
-	return e.Op
-}
+// String is the hop's name, as its errors give it.
+func (h Hop) String() string { return hopNames[h] }
 
 // Client is what the login needs of the client and the server.
 type Client struct {
@@ -107,33 +63,22 @@ type Client struct {
 
 // Flow is a client's login, safe for concurrent use.
 type Flow struct {
-	authorize *url.URL // AuthURL with client_id, response_type, scope, redirect_uri
-	admin     *url.URL
-	redirect  *url.URL
-	scopes    []string
+	auth   *loginhop.Authorization
+	admin  *url.URL
+	scopes []string
 }
 
 // New checks the client's URLs and returns its login.
 func New(c Client) (*Flow, error) {
-	u, err := url.Parse(c.AuthURL)
+	auth, err := loginhop.NewAuthorization(c.AuthURL, c.ClientID, c.RedirectURI, c.Scope)
 	if err != nil {
-		return nil, fmt.Errorf("authorization endpoint %q: %w", c.AuthURL, err)
+		return nil, err
 	}
 	admin, err := url.Parse(c.AdminURL)
 	if err != nil {
 		return nil, fmt.Errorf("admin URL %q: %w", c.AdminURL, err)
 	}
-	redirect, err := url.Parse(c.RedirectURI)
-	if err != nil {
-		return nil, fmt.Errorf("redirect URI %q: %w", c.RedirectURI, err)
-	}
-	q := u.Query()
-	q.Set("client_id", c.ClientID)
-	q.Set("response_type", "code")
-	q.Set("scope", c.Scope)
-	q.Set("redirect_uri", c.RedirectURI)
-	u.RawQuery = q.Encode()
-	return &Flow{authorize: u, admin: admin, redirect: redirect, scopes: strings.Fields(c.Scope)}, nil
+	return &Flow{auth: auth, admin: admin, scopes: strings.Fields(c.Scope)}, nil
 }
 
 // The accept bodies use documented fields only: Hydra rejects unknown ones.
@@ -154,11 +99,9 @@ type consentSession struct {
 
 // Login logs subject in and returns the callback URL, checked: the
 // client's redirect URI with a code and the login's state.
-func (f *Flow) Login(do Do, subject string) (*url.URL, error) {
-	state := rand.Text() // 26 characters; Hydra wants at least 8
-	auth := *f.authorize
-	auth.RawQuery += "&state=" + state
-	challenge, err := f.redirect1(do, Authorize, &auth, "login_challenge")
+func (f *Flow) Login(do loginhop.Do[Hop], subject string) (*url.URL, error) {
+	auth, state := f.auth.Start()
+	challenge, err := f.redirect1(do, Authorize, auth, "login_challenge")
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +117,7 @@ func (f *Flow) Login(do Do, subject string) (*url.URL, error) {
 		return nil, err
 	}
 	var callback *url.URL
-	err = f.get(do, Callback, next, func(e *Error, loc *url.URL) error {
+	err = f.get(do, Callback, next, func(e *loginhop.Error, loc *url.URL) error {
 		callback = loc
 		return f.checkCallback(e, loc, state)
 	})
@@ -186,11 +129,11 @@ func (f *Flow) Login(do Do, subject string) (*url.URL, error) {
 
 // redirect1 GETs target and returns the query parameter param of the
 // redirect's Location.
-func (f *Flow) redirect1(do Do, hop Hop, target *url.URL, param string) (string, error) {
+func (f *Flow) redirect1(do loginhop.Do[Hop], hop Hop, target *url.URL, param string) (string, error) {
 	var v string
-	err := f.get(do, hop, target, func(e *Error, loc *url.URL) error {
+	err := f.get(do, hop, target, func(e *loginhop.Error, loc *url.URL) error {
 		if v = loc.Query().Get(param); v == "" {
-			return e.detail(": HTTP %d redirect to %s has no %s", e.Status, logsafe.URL(loc), param)
+			return e.Detailf(": HTTP %d redirect to %s has no %s", e.Status, logsafe.URL(loc), param)
 		}
 		return nil
 	})
@@ -199,20 +142,20 @@ func (f *Flow) redirect1(do Do, hop Hop, target *url.URL, param string) (string,
 
 // get GETs target, wanting a redirect whose Location parses and has no
 // error=; then check judges the Location, resolved against target.
-func (f *Flow) get(do Do, hop Hop, target *url.URL, check func(*Error, *url.URL) error) error {
+func (f *Flow) get(do loginhop.Do[Hop], hop Hop, target *url.URL, check func(*loginhop.Error, *url.URL) error) error {
 	req, err := newRequest(hop, http.MethodGet, target, nil)
 	if err != nil {
 		return err
 	}
-	return do(hop, req, func(r *Response) error {
-		e := &Error{Hop: hop, Op: "GET " + logsafe.URL(target), Status: r.Status}
+	return do(hop, req, func(r *loginhop.Response) error {
+		e := &loginhop.Error{Hop: hop.String(), Op: "GET " + logsafe.URL(target), Status: r.Status, Want: loginhop.WantRedirect}
 		if r.Status < 300 || r.Status > 399 {
 			e.WrongStatus = true
 			return e
 		}
 		loc, err := location(target, r.Header.Get("Location"))
 		if err != nil {
-			return e.detail(": HTTP %d: bad Location: %v", r.Status, err)
+			return e.Detailf(": HTTP %d: bad Location: %v", r.Status, err)
 		}
 		// Hydra redirects its errors to the client or its fallback page.
 		if q := loc.Query(); q.Get("error") != "" {
@@ -241,15 +184,15 @@ func location(base *url.URL, l string) (*url.URL, error) {
 
 // checkCallback: the callback has a code and the login's state and goes to
 // the client's redirect URI (scheme, host and path).
-func (f *Flow) checkCallback(e *Error, loc *url.URL, state string) error {
+func (f *Flow) checkCallback(e *loginhop.Error, loc *url.URL, state string) error {
 	q := loc.Query()
 	switch {
 	case q.Get("code") == "":
-		return e.detail(": HTTP %d redirect to %s has no code", e.Status, logsafe.URL(loc))
+		return e.Detailf(": HTTP %d redirect to %s has no code", e.Status, logsafe.URL(loc))
 	case q.Get("state") != state:
-		return e.detail(": callback %s: state does not match the request", logsafe.URL(loc))
-	case loc.Scheme != f.redirect.Scheme || loc.Host != f.redirect.Host || loc.Path != f.redirect.Path:
-		return e.detail(": callback went to %s, not --redirect-uri %s", logsafe.URL(loc), logsafe.URL(f.redirect))
+		return e.Detailf(": callback %s: state does not match the request", logsafe.URL(loc))
+	case !f.auth.IsCallback(loc):
+		return e.Detailf(": callback went to %s, not --redirect-uri %s", logsafe.URL(loc), logsafe.URL(f.auth.Redirect()))
 	}
 	return nil
 }
@@ -257,7 +200,7 @@ func (f *Flow) checkCallback(e *Error, loc *url.URL, state string) error {
 // accept PUTs the accept body of a login or consent challenge (kind) to
 // the admin API and returns the redirect_to the browser would follow: an
 // absolute URL.
-func (f *Flow) accept(do Do, hop Hop, kind, challenge string, body any) (*url.URL, error) {
+func (f *Flow) accept(do loginhop.Do[Hop], hop Hop, kind, challenge string, body any) (*url.URL, error) {
 	target := f.admin.JoinPath("admin/oauth2/auth/requests", kind, "accept")
 	target.RawQuery = kind + "_challenge=" + url.QueryEscape(challenge)
 	b, err := json.Marshal(body)
@@ -271,8 +214,8 @@ func (f *Flow) accept(do Do, hop Hop, kind, challenge string, body any) (*url.UR
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	var next *url.URL
-	err = do(hop, req, func(r *Response) error {
-		e := &Error{Hop: hop, Op: "PUT " + logsafe.URL(target), Status: r.Status}
+	err = do(hop, req, func(r *loginhop.Response) error {
+		e := &loginhop.Error{Hop: hop.String(), Op: "PUT " + logsafe.URL(target), Status: r.Status}
 		if r.Status < 200 || r.Status > 299 {
 			e.WrongStatus = true
 			return e
@@ -284,7 +227,7 @@ func (f *Flow) accept(do Do, hop Hop, kind, challenge string, body any) (*url.UR
 			next, _ = url.Parse(out.RedirectTo)
 		}
 		if next == nil || !next.IsAbs() {
-			return e.detail(": HTTP %d without redirect_to", r.Status)
+			return e.Detailf(": HTTP %d without redirect_to", r.Status)
 		}
 		return nil
 	})
@@ -299,13 +242,7 @@ func newRequest(hop Hop, method string, u *url.URL, body []byte) (*http.Request,
 	}
 	req, err := http.NewRequest(method, u.String(), rd)
 	if err != nil { // cannot happen: u was parsed; the error would name the query
-		return nil, &Error{Hop: hop, Op: method + " " + logsafe.URL(u), Detail: ": not a request URL"}
+		return nil, &loginhop.Error{Hop: hop.String(), Op: method + " " + logsafe.URL(u), Detail: ": not a request URL"}
 	}
 	return req, nil
-}
-
-// detail sets e's Detail and returns e.
-func (e *Error) detail(format string, args ...any) *Error {
-	e.Detail = fmt.Sprintf(format, args...)
-	return e
 }

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/idpbench/idpbench/internal/loginhop"
 )
 
 const (
@@ -33,21 +35,21 @@ func testFlowAdmin(t *testing.T, admin string) *Flow {
 // login sends.
 type script struct {
 	t      *testing.T
-	answer map[Hop]*Response
+	answer map[Hop]*loginhop.Response
 	sent   []Hop
 	state  string
 }
 
-func redirectTo(status int, loc string) *Response {
-	return &Response{Status: status, Header: http.Header{"Location": {loc}}}
+func redirectTo(status int, loc string) *loginhop.Response {
+	return &loginhop.Response{Status: status, Header: http.Header{"Location": {loc}}}
 }
 
-func redirectJSON(status int, to string) *Response {
+func redirectJSON(status int, to string) *loginhop.Response {
 	b, _ := json.Marshal(map[string]string{"redirect_to": to})
-	return &Response{Status: status, Header: http.Header{}, Body: b}
+	return &loginhop.Response{Status: status, Header: http.Header{}, Body: b}
 }
 
-func (s *script) do(hop Hop, req *http.Request, check Check) error {
+func (s *script) do(hop Hop, req *http.Request, check loginhop.Check) error {
 	s.sent = append(s.sent, hop)
 	s.checkRequest(hop, req)
 	r := s.answer[hop]
@@ -61,7 +63,7 @@ func (s *script) do(hop Hop, req *http.Request, check Check) error {
 	return check(r)
 }
 
-func (s *script) hydra(hop Hop) *Response {
+func (s *script) hydra(hop Hop) *loginhop.Response {
 	switch hop {
 	case Authorize:
 		return redirectTo(302, "http://login.invalid/login?login_challenge=LC")
@@ -144,14 +146,14 @@ func TestLoginFailures(t *testing.T) {
 	tests := []struct {
 		name        string
 		hop         Hop
-		answer      *Response
+		answer      *loginhop.Response
 		wrongStatus bool
 		want        string // in Error()
 	}{
-		{"authorize answers 200", Authorize, &Response{Status: 200, Header: http.Header{}}, true,
+		{"authorize answers 200", Authorize, &loginhop.Response{Status: 200, Header: http.Header{}}, true,
 			"GET http://hydra:4444/oauth2/auth (want a redirect): HTTP 200"},
-		{"authorize answers 400", Authorize, &Response{Status: 400, Header: http.Header{}}, true, "(want a redirect): HTTP 400"},
-		{"redirect without Location", Authorize, &Response{Status: 302, Header: http.Header{}}, false,
+		{"authorize answers 400", Authorize, &loginhop.Response{Status: 400, Header: http.Header{}}, true, "(want a redirect): HTTP 400"},
+		{"redirect without Location", Authorize, &loginhop.Response{Status: 302, Header: http.Header{}}, false,
 			"HTTP 302: bad Location: http: no Location header in response"},
 		{"Location that does not parse", Verifier, redirectTo(302, "http://[::1"), false, "bad Location"},
 		{"error redirect", Authorize, redirectTo(303, redirect+"?error=invalid_scope&error_description=no+such+scope&state=S"), false,
@@ -159,14 +161,14 @@ func TestLoginFailures(t *testing.T) {
 		{"no login_challenge", Authorize, redirectTo(302, "http://login.invalid/login?x=1"), false,
 			"HTTP 302 redirect to http://login.invalid/login has no login_challenge"},
 		{"no consent_challenge", Verifier, redirectTo(302, "http://login.invalid/consent"), false, "has no consent_challenge"},
-		{"accept answers 404", AcceptLogin, &Response{Status: 404, Header: http.Header{}, Body: []byte(`{"error":"not_found"}`)}, true,
+		{"accept answers 404", AcceptLogin, &loginhop.Response{Status: 404, Header: http.Header{}, Body: []byte(`{"error":"not_found"}`)}, true,
 			"PUT http://hydra:4445/admin/oauth2/auth/requests/login/accept: HTTP 404"},
 		{"accept answers a redirect", AcceptConsent, redirectTo(302, "http://elsewhere/"), true, "consent/accept: HTTP 302"},
-		{"accept without redirect_to", AcceptLogin, &Response{Status: 200, Header: http.Header{}, Body: []byte(`{}`)}, false,
+		{"accept without redirect_to", AcceptLogin, &loginhop.Response{Status: 200, Header: http.Header{}, Body: []byte(`{}`)}, false,
 			"HTTP 200 without redirect_to"},
 		{"accept with a relative redirect_to", AcceptConsent, redirectJSON(200, "/oauth2/auth?consent_verifier=CV"), false,
 			"without redirect_to"},
-		{"accept not JSON", AcceptLogin, &Response{Status: 200, Header: http.Header{}, Body: []byte(`redirect_to`)}, false,
+		{"accept not JSON", AcceptLogin, &loginhop.Response{Status: 200, Header: http.Header{}, Body: []byte(`redirect_to`)}, false,
 			"without redirect_to"},
 		{"lost CSRF cookie", Callback, redirectTo(303, redirect+"?error=request_forbidden&error_description=No+CSRF+value&state=S"), false,
 			"-> http://127.0.0.1/cb: request_forbidden: No CSRF value"},
@@ -175,18 +177,18 @@ func TestLoginFailures(t *testing.T) {
 			"callback http://127.0.0.1/cb: state does not match the request"},
 		{"callback elsewhere", Callback, redirectTo(303, "http://127.0.0.1/cbx?code=C&state=STATE"), false,
 			"callback went to http://127.0.0.1/cbx, not --redirect-uri http://127.0.0.1/cb"},
-		{"callback answers 200", Callback, &Response{Status: 200, Header: http.Header{}}, true, "(want a redirect): HTTP 200"},
+		{"callback answers 200", Callback, &loginhop.Response{Status: 200, Header: http.Header{}}, true, "(want a redirect): HTTP 200"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &script{t: t, answer: map[Hop]*Response{tt.hop: tt.answer}}
+			s := &script{t: t, answer: map[Hop]*loginhop.Response{tt.hop: tt.answer}}
 			_, err := testFlow(t).Login(s.do, "user7")
-			var e *Error
+			var e *loginhop.Error
 			if !errors.As(err, &e) {
 				t.Fatalf("error %v (%T), want an *Error", err, err)
 			}
-			if e.Hop != tt.hop || e.WrongStatus != tt.wrongStatus || e.Status != tt.answer.Status {
-				t.Errorf("hop %d wrong status %v status %d; want %d %v %d", e.Hop, e.WrongStatus, e.Status,
+			if e.Hop != tt.hop.String() || e.WrongStatus != tt.wrongStatus || e.Status != tt.answer.Status {
+				t.Errorf("hop %s wrong status %v status %d; want %s %v %d", e.Hop, e.WrongStatus, e.Status,
 					tt.hop, tt.wrongStatus, tt.answer.Status)
 			}
 			if msg := err.Error(); !strings.Contains(msg, tt.want) {
@@ -207,7 +209,7 @@ func TestLoginFailures(t *testing.T) {
 // TestLoginRelativeLocation: a Location resolves against the request's
 // URL, as a browser resolves it.
 func TestLoginRelativeLocation(t *testing.T) {
-	s := &script{t: t, answer: map[Hop]*Response{Verifier: redirectTo(302, "/consent?consent_challenge=CC")}}
+	s := &script{t: t, answer: map[Hop]*loginhop.Response{Verifier: redirectTo(302, "/consent?consent_challenge=CC")}}
 	if _, err := testFlow(t).Login(s.do, "user7"); err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +218,7 @@ func TestLoginRelativeLocation(t *testing.T) {
 // TestLoginAccept2xx: an accept answered with any 2xx and a redirect_to
 // goes on.
 func TestLoginAccept2xx(t *testing.T) {
-	s := &script{t: t, answer: map[Hop]*Response{
+	s := &script{t: t, answer: map[Hop]*loginhop.Response{
 		AcceptLogin: redirectJSON(201, "http://hydra:4444/oauth2/auth?client_id=bench-web&login_verifier=LV")}}
 	if _, err := testFlow(t).Login(s.do, "user7"); err != nil {
 		t.Fatal(err)
@@ -227,7 +229,7 @@ func TestLoginAccept2xx(t *testing.T) {
 func TestLoginTransportError(t *testing.T) {
 	boom := errors.New("connection refused")
 	var sent int
-	_, err := testFlow(t).Login(func(Hop, *http.Request, Check) error { sent++; return boom }, "u")
+	_, err := testFlow(t).Login(func(Hop, *http.Request, loginhop.Check) error { sent++; return boom }, "u")
 	if err != boom || sent != 1 {
 		t.Errorf("error %v after %d requests, want %v after 1", err, sent, boom)
 	}

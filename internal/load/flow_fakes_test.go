@@ -27,14 +27,12 @@ const (
 
 // fakeOP holds what all fakes share: issued codes and counters.
 type fakeOP struct {
-	mu       sync.Mutex
-	codes    map[string]bool   // issued, not yet exchanged
-	pending  map[string]string // challenge or request id -> state
-	seq      atomic.Int64
-	tokens   atomic.Int64 // successful code exchanges
-	failNth  int64        // token endpoint: every failNth request answers 500 (0 = never)
-	tokenReq atomic.Int64
-	users    sync.Map // user names seen at login
+	mu      sync.Mutex
+	codes   map[string]bool   // issued, not yet exchanged
+	pending map[string]string // challenge or request id -> state
+	seq     atomic.Int64
+	tokens  atomic.Int64 // successful code exchanges
+	users   sync.Map     // user names seen at login
 }
 
 func newFakeOP() *fakeOP {
@@ -83,10 +81,6 @@ func checkAuthorize(q url.Values) string {
 // token is the token endpoint: Basic client auth, a single-use code, the
 // redirect URI again.
 func (f *fakeOP) token(w http.ResponseWriter, r *http.Request) {
-	if n := f.tokenReq.Add(1); f.failNth > 0 && n%f.failNth == 0 {
-		http.Error(w, `{"error":"server_error"}`, http.StatusInternalServerError)
-		return
-	}
 	id, secret, ok := r.BasicAuth()
 	code := r.PostFormValue("code")
 	f.mu.Lock()
@@ -191,99 +185,6 @@ func (h *fakeHydra) acceptLogin(w http.ResponseWriter, r *http.Request) {
 func (h *fakeHydra) acceptConsent(w http.ResponseWriter, r *http.Request) {
 	var b hydratest.ConsentAccept
 	h.accept(w, r, "consent", &b)
-}
-
-// fakeForm serves a login form: Keycloak's shape (the authorize response
-// is the form; an absolute action with &amp;) or the reference OP's
-// (authorize redirects to the page; relative action; callback hop).
-type fakeForm struct {
-	*fakeOP
-	srv     *httptest.Server
-	refop   bool
-	badPage bool // the login page has no POST form
-}
-
-func newFakeForm(t *testing.T, refop bool) *fakeForm {
-	f := &fakeForm{fakeOP: newFakeOP(), refop: refop}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /auth", f.auth)
-	mux.HandleFunc("GET /login/username", f.page)
-	mux.HandleFunc("POST /login-actions/authenticate", f.submit)
-	mux.HandleFunc("GET /authorize/callback", f.cb)
-	mux.HandleFunc("POST /token", f.token)
-	f.srv = httptest.NewServer(mux)
-	t.Cleanup(f.srv.Close)
-	return f
-}
-
-func (f *fakeForm) auth(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	if why := checkAuthorize(q); why != "" {
-		http.Error(w, why, http.StatusBadRequest)
-		return
-	}
-	id := f.id("req")
-	f.remember(id, q.Get("state"))
-	if f.refop {
-		http.Redirect(w, r, "/login/username?authRequestID="+id, http.StatusFound)
-		return
-	}
-	// Secure even over http, as Keycloak does.
-	http.SetCookie(w, &http.Cookie{Name: "AUTH_SESSION_ID", Value: id, Path: "/", Secure: true, HttpOnly: true,
-		SameSite: http.SameSiteNoneMode})
-	f.render(w, f.srv.URL+"/login-actions/authenticate?session_code="+id+"&amp;execution=e1&amp;client_id="+fakeClient, "credentialId", "")
-}
-
-func (f *fakeForm) page(w http.ResponseWriter, r *http.Request) {
-	f.render(w, "/login-actions/authenticate", "id", r.URL.Query().Get("authRequestID"))
-}
-
-func (f *fakeForm) render(w http.ResponseWriter, action, hidden, value string) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	method := "post"
-	if f.badPage {
-		method = "get"
-	}
-	fmt.Fprintf(w, `<!DOCTYPE html><html><body><form id="search" action="/search"><input name=q></form>
-<form id="kc-form-login" onsubmit="login.disabled = true; return true;" action="%s" method="%s">
-<input tabindex="1" id="username" name="username" value="" type="text" autofocus>
-<input tabindex="2" id="password" name="password" type="password">
-<input type="hidden" id="id-hidden-input" name="%s" value="%s"/>
-<input type=submit value="Sign In"></form></body></html>`, action, method, hidden, value)
-}
-
-func (f *fakeForm) submit(w http.ResponseWriter, r *http.Request) {
-	id := r.PostFormValue("id")
-	if !f.refop {
-		ck, err := r.Cookie("AUTH_SESSION_ID")
-		q := r.URL.Query()
-		if err != nil || ck.Value != q.Get("session_code") || q.Get("execution") != "e1" || !r.PostForm.Has("credentialId") {
-			http.Error(w, "session expired", http.StatusBadRequest)
-			return
-		}
-		id = ck.Value
-	}
-	user := r.PostFormValue("username")
-	if r.PostFormValue("password") != fakePassword || !strings.HasPrefix(user, "user") {
-		f.render(w, "/login-actions/authenticate", "id", id) // 200: the form again
-		return
-	}
-	f.users.Store(user, true)
-	if f.refop {
-		http.Redirect(w, r, "/authorize/callback?id="+id, http.StatusFound)
-		return
-	}
-	state, _ := f.take(id)
-	f.callback(w, r, state, http.StatusFound)
-}
-
-func (f *fakeForm) cb(w http.ResponseWriter, r *http.Request) {
-	state, ok := f.take(r.URL.Query().Get("id"))
-	if !ok {
-		http.Error(w, "unknown request", http.StatusBadRequest)
-		return
-	}
-	f.callback(w, r, state, http.StatusFound)
 }
 
 // fakeCC is a token endpoint for client_credentials and a userinfo

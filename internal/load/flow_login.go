@@ -9,6 +9,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/formlogin"
 	"github.com/idpbench/idpbench/internal/hydralogin"
+	"github.com/idpbench/idpbench/internal/loginhop"
 	"github.com/idpbench/idpbench/internal/zitadel"
 )
 
@@ -125,33 +126,13 @@ var hydraNames = [hydralogin.Hops]string{hydralogin.Authorize: NameAuthorize, hy
 func (f *hydraLogin) order() []string { return append(hydraNames[:], NameToken) }
 
 func (f *hydraLogin) run(it *flowIter) {
-	if callback, err := f.login.Login(it.hydraHop, it.username(f.username)); err == nil {
+	if callback, err := f.login.Login(loginHop[hydralogin.Hop](it, hydraNames[:]), it.username(f.username)); err == nil {
 		f.exchangeCode(it, callback)
 	}
 }
 
-// errHopFailed ends a Hydra login at a failed hop, recorded as such.
-var errHopFailed = errors.New("hop failed")
-
-// hydraHop sends a hop of Hydra's login as a named request, judged by the
-// hop's check: a wrong status outside 2xx is non2xx, anything else the
-// check refuses (a 2xx where a redirect was wanted too) a failed check.
-func (it *flowIter) hydraHop(hop hydralogin.Hop, req *http.Request, check hydralogin.Check) error {
-	req.Header.Set("User-Agent", userAgent)
-	_, ok := it.do(hydraNames[hop], req, func(r *reply) class {
-		err := check(&hydralogin.Response{Status: r.status, Header: r.header, Body: r.body})
-		var e *hydralogin.Error
-		return hopClass(err, errors.As(err, &e) && e.WrongStatus, r.status)
-	})
-	if !ok {
-		return errHopFailed
-	}
-	return nil
-}
-
 // formLogin is a login through the product's HTML form
-// (internal/formlogin, which mintpool's keycloak-login and refop-login
-// share), each hop a named request, then the code exchange:
+// (internal/formlogin, which mintpool's refop-login shares), each hop a named request, then the code exchange:
 //
 //	Keycloak:  login_authorize (the form), login_submit (-> the code), oidc_token
 //	refop:     login_authorize (-> the page), login_form, login_submit,
@@ -166,7 +147,7 @@ type formLogin struct {
 }
 
 // formNames are the request names of formlogin's hops.
-var formNames = map[formlogin.Hop]string{formlogin.Authorize: NameAuthorize, formlogin.Page: NameLoginForm,
+var formNames = [...]string{formlogin.Authorize: NameAuthorize, formlogin.Page: NameLoginForm,
 	formlogin.Submit: NameSubmit, formlogin.Callback: NameCallback}
 
 func (f *formLogin) order() []string {
@@ -178,34 +159,39 @@ func (f *formLogin) order() []string {
 }
 
 func (f *formLogin) run(it *flowIter) {
-	if callback, err := f.login.Login(it.formHop, it.username(f.username), f.password); err == nil {
+	if callback, err := f.login.Login(loginHop[formlogin.Hop](it, formNames[:]), it.username(f.username), f.password); err == nil {
 		f.exchangeCode(it, callback)
 	}
 }
 
-// formHop sends a hop of the form login as a named request, judged by the
-// hop's check as hydraHop judges Hydra's.
-func (it *flowIter) formHop(hop formlogin.Hop, req *http.Request, check formlogin.Check) error {
-	req.Header.Set("User-Agent", userAgent)
-	_, ok := it.do(formNames[hop], req, func(r *reply) class {
-		err := check(&formlogin.Response{Status: r.status, Header: r.header, Body: r.body})
-		var e *formlogin.Error
-		return hopClass(err, errors.As(err, &e) && e.WrongStatus, r.status)
-	})
-	if !ok {
-		return errHopFailed
+// errHopFailed ends a login at a failed hop, recorded as such.
+var errHopFailed = errors.New("hop failed")
+
+// loginHop sends the hops of a login (internal/hydralogin,
+// internal/formlogin) as the requests names[hop], each judged by the
+// hop's check (hopClass).
+func loginHop[H ~int](it *flowIter, names []string) loginhop.Do[H] {
+	return func(hop H, req *http.Request, check loginhop.Check) error {
+		req.Header.Set("User-Agent", userAgent)
+		_, ok := it.do(names[hop], req, func(r *reply) class {
+			err := check(&loginhop.Response{Status: r.status, Header: r.header, Body: r.body})
+			return hopClass(err, r.status)
+		})
+		if !ok {
+			return errHopFailed
+		}
+		return nil
 	}
-	return nil
 }
 
 // hopClass is a login hop's class from its check's verdict err: ok when
 // nil; a wrong status outside 2xx is non2xx; anything else the check
 // refuses (a 2xx where a redirect was wanted too) a failed check.
-func hopClass(err error, wrongStatus bool, status int) class {
+func hopClass(err error, status int) class {
 	switch {
 	case err == nil:
 		return classOK
-	case wrongStatus && (status < 200 || status > 299):
+	case loginhop.WrongStatus(err) != nil && (status < 200 || status > 299):
 		return classNon2xx
 	}
 	return classCheck

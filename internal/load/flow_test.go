@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idpbench/idpbench/internal/formlogin/formlogintest"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -44,14 +45,15 @@ func hydraConfig(t *testing.T, h *fakeHydra) *Config {
 	return cfg
 }
 
-func formConfig(t *testing.T, f *fakeForm) *Config {
-	cfg := flowConfig(t, f.srv.URL+"/auth", schema.ScenarioAuthCode)
+func formConfig(t *testing.T, f *formlogintest.OP) *Config {
+	cfg := flowConfig(t, f.Server.URL+"/auth", schema.ScenarioAuthCode)
 	cfg.Login = LoginKeycloak
-	if f.refop {
+	if f.Refop {
 		cfg.Login = LoginRefop
 	}
-	cfg.TokenURL, cfg.RedirectURI = mustURL(t, f.srv.URL+"/token"), fakeRedirect
-	cfg.Username, cfg.Users, cfg.Password = "user%d", 3, fakePassword
+	cfg.ClientID, cfg.ClientSecret = formlogintest.ClientID, formlogintest.ClientSecret
+	cfg.TokenURL, cfg.RedirectURI = mustURL(t, f.Server.URL+"/token"), formlogintest.RedirectURI
+	cfg.Username, cfg.Users, cfg.Password = "user%d", 3, formlogintest.Password
 	return cfg
 }
 
@@ -77,6 +79,12 @@ func (f *fakeOP) userCount() int {
 	return n
 }
 
+// formCounts are the form OP's fakeCounts.
+type formCounts struct{ *formlogintest.OP }
+
+func (f formCounts) exchanged() int64 { return f.Exchanged() }
+func (f formCounts) userCount() int   { return len(f.Logins()) }
+
 func TestAuthCodeLogins(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -89,12 +97,12 @@ func TestAuthCodeLogins(t *testing.T) {
 			return hydraConfig(t, h), h
 		}, []string{NameAuthorize, NameAccept, NameVerifier, NameConsent, NameCallback, NameToken}, 5},
 		{"keycloak", func(t *testing.T) (*Config, fakeCounts) {
-			f := newFakeForm(t, false)
-			return formConfig(t, f), f
+			f := formlogintest.NewOP(t, false)
+			return formConfig(t, f), formCounts{f}
 		}, []string{NameAuthorize, NameSubmit, NameToken}, 3},
 		{"refop", func(t *testing.T) (*Config, fakeCounts) {
-			f := newFakeForm(t, true)
-			return formConfig(t, f), f
+			f := formlogintest.NewOP(t, true)
+			return formConfig(t, f), formCounts{f}
 		}, []string{NameAuthorize, NameLoginForm, NameSubmit, NameCallback, NameToken}, 3},
 		{"zitadel", func(t *testing.T) (*Config, fakeCounts) {
 			z := newFakeZitadel(t)
@@ -163,23 +171,23 @@ func TestAuthCodeFailures(t *testing.T) {
 			return cfg
 		}, NameAuthorize, func(e schema.Errors) int64 { return e.Check }, true},
 		{"keycloak wrong password -> the form again", func(t *testing.T) *Config {
-			cfg := formConfig(t, newFakeForm(t, false))
+			cfg := formConfig(t, formlogintest.NewOP(t, false))
 			cfg.Password = "wrong"
 			return cfg
 		}, NameSubmit, func(e schema.Errors) int64 { return e.Check }, true},
 		{"refop page without a POST form", func(t *testing.T) *Config {
-			f := newFakeForm(t, true)
-			f.badPage = true
+			f := formlogintest.NewOP(t, true)
+			f.BadPage = true
 			return formConfig(t, f)
 		}, NameLoginForm, func(e schema.Errors) int64 { return e.Check }, true},
 		{"refop wrong redirect uri", func(t *testing.T) *Config {
-			cfg := formConfig(t, newFakeForm(t, true))
+			cfg := formConfig(t, formlogintest.NewOP(t, true))
 			cfg.RedirectURI = "http://127.0.0.1/other"
 			return cfg
 		}, NameAuthorize, func(e schema.Errors) int64 { return e.Non2xx }, true},
 		{"keycloak token endpoint fails every 3rd", func(t *testing.T) *Config {
-			f := newFakeForm(t, false)
-			f.failNth = 3
+			f := formlogintest.NewOP(t, false)
+			f.FailNth = 3
 			return formConfig(t, f)
 		}, NameToken, func(e schema.Errors) int64 { return e.Non2xx }, false},
 		{"zitadel without the login client header -> login v1", func(t *testing.T) *Config {

@@ -3,6 +3,7 @@ package mint
 import (
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/idpbench/idpbench/internal/cli"
@@ -16,9 +17,28 @@ const (
 	FlowJWTBearer         = "jwt-bearer"
 	FlowClientAssertion   = "client-assertion"
 	FlowZitadelLogin      = "zitadel-login"
-	FlowKeycloakLogin     = "keycloak-login" // Keycloak's login form (internal/formlogin)
-	FlowRefopLogin        = "refop-login"    // the reference OP's login page (internal/formlogin)
+	FlowRefopLogin        = "refop-login" // the reference OP's login page (internal/formlogin)
 )
+
+// needsAuthEndpoint reports whether flow logs users in through the
+// authorization endpoint: resolveEndpoints discovers it unless --auth-url
+// names it.
+func needsAuthEndpoint(flow string) bool {
+	return flow == FlowHydraLogin || flow == FlowZitadelLogin || flow == FlowRefopLogin
+}
+
+// authFallback is flow's authorization endpoint below issuer when the
+// discovery document names none: Hydra's and Zitadel's fixed paths, else
+// "" (none: an error).
+func authFallback(flow, issuer string) string {
+	switch flow {
+	case FlowHydraLogin:
+		return strings.TrimRight(issuer, "/") + "/oauth2/auth"
+	case FlowZitadelLogin:
+		return strings.TrimRight(issuer, "/") + "/oauth/v2/authorize"
+	}
+	return ""
+}
 
 // Token kinds a network flow can emit; jwt flows emit assertions.
 const (
@@ -33,9 +53,9 @@ type Config struct {
 	Flow        string // one of the Flow* constants
 	TokenURL    string // token endpoint; empty = discover from Issuer
 	Issuer      string // OP issuer URL for discovery
-	AuthURL     string // authorization endpoint (hydra-login, keycloak-login, refop-login)
+	AuthURL     string // authorization endpoint (hydra-login, refop-login)
 	AdminURL    string // Hydra admin base URL (hydra-login)
-	RedirectURI string // registered redirect URI (hydra-login, keycloak-login, refop-login)
+	RedirectURI string // registered redirect URI (hydra-login, refop-login)
 
 	ClientID     string
 	ClientSecret string // secret: never logged
@@ -72,7 +92,7 @@ func DefaultScope(flow string) string {
 	switch flow {
 	case FlowPassword:
 		return "openid"
-	case FlowHydraLogin, FlowZitadelLogin, FlowKeycloakLogin, FlowRefopLogin:
+	case FlowHydraLogin, FlowZitadelLogin, FlowRefopLogin:
 		return "openid offline_access"
 	}
 	return ""
@@ -94,9 +114,9 @@ func (c *Config) Validate() error {
 func (c *Config) validateCommon() error {
 	switch {
 	case c.Flow == "":
-		return cli.Usagef("--flow: required (client_credentials|password|hydra-login|zitadel-login|keycloak-login|refop-login|jwt-bearer|client-assertion)")
-	case !slices.Contains([]string{FlowClientCredentials, FlowPassword, FlowHydraLogin, FlowZitadelLogin, FlowKeycloakLogin, FlowRefopLogin, FlowJWTBearer, FlowClientAssertion}, c.Flow):
-		return cli.Usagef("--flow: unknown flow %q (want client_credentials|password|hydra-login|zitadel-login|keycloak-login|refop-login|jwt-bearer|client-assertion)", c.Flow)
+		return cli.Usagef("--flow: required (client_credentials|password|hydra-login|zitadel-login|refop-login|jwt-bearer|client-assertion)")
+	case !slices.Contains([]string{FlowClientCredentials, FlowPassword, FlowHydraLogin, FlowZitadelLogin, FlowRefopLogin, FlowJWTBearer, FlowClientAssertion}, c.Flow):
+		return cli.Usagef("--flow: unknown flow %q (want client_credentials|password|hydra-login|zitadel-login|refop-login|jwt-bearer|client-assertion)", c.Flow)
 	case c.N < 1:
 		return cli.Usagef("-n/--count: must be >= 1, got %d", c.N)
 	case c.Parallel < 1:
@@ -160,7 +180,7 @@ func (c *Config) validateFlow() error {
 		}
 	case FlowZitadelLogin:
 		return c.validateZitadelLogin()
-	case FlowKeycloakLogin, FlowRefopLogin:
+	case FlowRefopLogin:
 		switch {
 		case c.Username == "":
 			return cli.Usagef("--username: required for flow %s", c.Flow)

@@ -14,11 +14,12 @@ type endpoints struct {
 }
 
 // resolveEndpoints takes --token-url/--auth-url as given and discovers the
-// missing ones from the issuer's openid-configuration. hydra-login falls back
-// to <issuer>/oauth2/auth when the document has no authorization_endpoint.
+// missing ones from the issuer's openid-configuration; a login flow whose
+// document has no authorization_endpoint takes its fallback, if any
+// (authFallback).
 func resolveEndpoints(ctx context.Context, w *worker, cfg *Config) (endpoints, error) {
 	ep := endpoints{token: cfg.TokenURL, auth: cfg.AuthURL}
-	needAuth := (cfg.Flow == FlowHydraLogin || cfg.Flow == FlowKeycloakLogin || cfg.Flow == FlowRefopLogin) && ep.auth == ""
+	needAuth := needsAuthEndpoint(cfg.Flow) && ep.auth == ""
 	if ep.token != "" && !needAuth {
 		return ep, nil
 	}
@@ -33,9 +34,8 @@ func resolveEndpoints(ctx context.Context, w *worker, cfg *Config) (endpoints, e
 		ep.token = doc.Token
 	}
 	if needAuth {
-		ep.auth = doc.Auth
-		if ep.auth == "" && cfg.Flow == FlowHydraLogin {
-			ep.auth = strings.TrimRight(cfg.Issuer, "/") + "/oauth2/auth"
+		if ep.auth = doc.Auth; ep.auth == "" {
+			ep.auth = authFallback(cfg.Flow, cfg.Issuer)
 		}
 		if ep.auth == "" {
 			return ep, fmt.Errorf("discovery at %s: no authorization_endpoint", cfg.Issuer)

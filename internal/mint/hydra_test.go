@@ -1,15 +1,11 @@
 package mint
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -219,70 +215,4 @@ func hydraConfig(h *fakeHydra, out string) Config {
 	cfg.AdminURL, cfg.ClientID, cfg.ClientSecret = h.admin.URL, "hc", "hydra-secret"
 	cfg.Scope, cfg.Users, cfg.N = "openid offline_access", 3, 12
 	return cfg
-}
-
-func TestHydraLogin(t *testing.T) {
-	for _, emit := range []string{EmitAccessToken, EmitRefreshToken} {
-		t.Run(emit, func(t *testing.T) {
-			h := newFakeHydra(t, false)
-			out := filepath.Join(t.TempDir(), "p.pool")
-			cfg := hydraConfig(h, out)
-			cfg.Emit = emit
-			if err := Run(context.Background(), cfg, io.Discard, io.Discard); err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			p := readPool(t, out)
-			if len(p.Creds) != 12 || p.Header["kind"] != emit || p.Header["flow"] != FlowHydraLogin {
-				t.Fatalf("pool %v with %d credentials", p.Header, len(p.Creds))
-			}
-			want := map[string]int{"user0": 4, "user1": 4, "user2": 4}
-			if fmt.Sprint(h.subjects) != fmt.Sprint(want) {
-				t.Errorf("subjects %v, want %v", h.subjects, want)
-			}
-			prefix := map[string]string{EmitAccessToken: "hat-user", EmitRefreshToken: "hrt-"}[emit]
-			for _, c := range p.Creds {
-				if !strings.HasPrefix(c, prefix) {
-					t.Errorf("credential %q, want prefix %q", c, prefix)
-				}
-			}
-		})
-	}
-}
-
-func TestHydraLoginErrors(t *testing.T) {
-	tests := []struct {
-		name      string
-		badCookie bool
-		mod       func(*Config)
-		want      []string
-	}{
-		{"cookie missing", true, nil, []string{"request_forbidden", "No CSRF value available"}},
-		{"no refresh token without offline_access", false, func(c *Config) { c.Scope, c.Emit = "openid", EmitRefreshToken }, []string{"no refresh_token", "offline_access"}},
-		{"wrong client secret", false, func(c *Config) { c.ClientSecret = "not-the-secret" }, []string{"code exchange", "HTTP 401", "invalid_client"}},
-		{"unregistered redirect", false, func(c *Config) { c.RedirectURI = "http://127.0.0.1/other" }, []string{"HTTP 400", "want a redirect"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := newFakeHydra(t, tt.badCookie)
-			dir := t.TempDir()
-			cfg := hydraConfig(h, filepath.Join(dir, "p.pool"))
-			cfg.MaxFailures, cfg.N = 2, 4
-			if tt.mod != nil {
-				tt.mod(&cfg)
-			}
-			err := Run(context.Background(), cfg, io.Discard, io.Discard)
-			if err == nil {
-				t.Fatal("Run succeeded")
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q lacks %q", err, w)
-				}
-			}
-			if strings.Contains(err.Error(), "challenge=") || strings.Contains(err.Error(), "code=") {
-				t.Errorf("error leaks a challenge or code: %q", err)
-			}
-			assertEmptyDir(t, dir)
-		})
-	}
 }

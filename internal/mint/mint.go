@@ -91,13 +91,9 @@ func buildFlow(ctx context.Context, cfg *Config) (mintFunc, error) {
 	case FlowPassword:
 		return newPasswordGrant(cfg, ep.token).mint, nil
 	case FlowZitadelLogin:
-		f, err := newZitadelLogin(ctx, w, cfg, ep.token)
-		if err != nil {
-			return nil, err
-		}
-		return f.mint, nil
-	case FlowKeycloakLogin, FlowRefopLogin:
-		f, err := newFormLogin(cfg, ep.token, ep.auth)
+		return newZitadelLogin(cfg, ep.token, ep.auth).mint, nil
+	case FlowRefopLogin:
+		f, err := newRefopLogin(cfg, ep.token, ep.auth)
 		if err != nil {
 			return nil, err
 		}

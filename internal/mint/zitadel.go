@@ -37,21 +37,13 @@ type zitadelFlow struct {
 	emit        string
 }
 
-func newZitadelLogin(ctx context.Context, w *worker, cfg *Config, tokenURL string) (*zitadelFlow, error) {
-	authURL := cfg.AuthURL
-	if authURL == "" {
-		doc, err := discover(ctx, w, cfg.Issuer)
-		if err != nil {
-			return nil, err
-		}
-		authURL = doc.Auth
-	}
+func newZitadelLogin(cfg *Config, tokenURL, authURL string) *zitadelFlow {
 	return &zitadelFlow{
 		base: strings.TrimRight(cfg.Issuer, "/"), authURL: authURL, tokenURL: tokenURL,
 		pat: cfg.LoginClientPAT, loginClient: cfg.LoginClient,
 		clientID: cfg.ClientID, secret: cfg.ClientSecret, redirect: cfg.RedirectURI, scope: cfg.Scope,
 		username: cfg.Username, users: cfg.Users, password: cfg.Password, emit: cfg.Emit,
-	}, nil
+	}
 }
 
 func (f *zitadelFlow) mint(ctx context.Context, w *worker, i int) (credential, error) {

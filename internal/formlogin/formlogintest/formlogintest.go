@@ -1,6 +1,7 @@
-// Package formlogintest holds the login pages of the products' shapes
-// that the tests of formlogin, loadstep and mintpool share: Keycloak's
-// login theme and the reference OP's template. Tests only.
+// Package formlogintest holds what the tests of formlogin, loadstep and
+// mintpool share: the login pages of the products' shapes (Keycloak's
+// login theme, the reference OP's template) and OP, a fake of both
+// products' logins. Tests only.
 package formlogintest
 
 // KeycloakAction is the action of KeycloakPage's form, HTML-escaped as
