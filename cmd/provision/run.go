@@ -20,6 +20,7 @@ func subcommands() []cli.Subcommand {
 		{Name: "keycloak", Summary: "provision Keycloak through its admin REST API: realm, client with audience mapper, users", Run: runKeycloak},
 		{Name: "hydra", Summary: "provision Ory Hydra through its admin API: the client every scenario uses", Run: runHydra},
 		{Name: "meta", Summary: "write a product's idpbench.meta/v1 record from internal/products and the run's inputs", Run: runMeta},
+		{Name: "pool", Summary: "record a minted pool (scenario, kind, mode, size, flow) in STATE/pools.jsonl for the meta", Run: runPool},
 		{Name: "na", Summary: "print why a product cannot run a scenario (its static N/A reason), or nothing", Run: runNA},
 	}
 }

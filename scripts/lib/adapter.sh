@@ -129,10 +129,10 @@ state_add_db() {
 	printf '%s\n' "$2" >>"$1/dbs"
 }
 
-# record_pool STATE SCENARIO KIND MODE SIZE FLOW appends to the pool record.
+# record_pool STATE SCENARIO KIND MODE SIZE FLOW appends to the pool record
+# (STATE/pools.jsonl, through provision pool).
 record_pool() {
-	jq -cn --arg s "$2" --arg k "$3" --arg m "$4" --argjson n "$5" --arg f "$6" \
-		'{scenario:$s, kind:$k, mode:$m, size:$n, flow:$f}' >>"$1/pools.jsonl"
+	"$(tool provision)" pool --state "$1" --scenario "$2" --kind "$3" --mode "$4" --size "$5" --flow "$6"
 }
 
 # --- starting through coldstart ---------------------------------------------
