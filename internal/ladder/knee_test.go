@@ -18,7 +18,7 @@ func mk(ls ...lvl) []*schema.Step {
 	var out []*schema.Step
 	for _, l := range ls {
 		out = append(out, &schema.Step{Scenario: schema.ScenarioUserinfo, Check: schema.CheckSub,
-			Status: schema.StatusComplete, Connections: l.c, QPS: l.qps, LatencyMS: schema.Latency{P99: l.p99}})
+			Status: schema.StatusComplete, Connections: l.c, QPS: l.qps, Requests: int64(10 * l.qps), LatencyMS: schema.Latency{P99: l.p99}})
 	}
 	return out
 }

@@ -500,6 +500,9 @@ func stepFlags(s *schema.Step) []string {
 	if s.Driver.Limited {
 		f = append(f, "driver-limited")
 	}
+	if s.Requests == 0 && s.Status == schema.StatusComplete {
+		f = append(f, "no request completed in the window")
+	}
 	if st := s.Driver.HostStealPct; st != nil && *st > StealFlagPct {
 		f = append(f, stealFlag)
 	}

@@ -168,7 +168,7 @@ func TestLoadWarnsOncePerFile(t *testing.T) {
 }
 
 func step(c int, qps, errRate float64, limited bool, status string) *schema.Step {
-	return &schema.Step{Connections: c, QPS: qps, ErrorRate: errRate, Status: status,
+	return &schema.Step{Connections: c, QPS: qps, Requests: int64(10 * qps), ErrorRate: errRate, Status: status,
 		Driver: schema.Driver{Limited: limited}, Check: schema.CheckSub}
 }
 
@@ -214,6 +214,9 @@ func TestSelectSteady(t *testing.T) {
 		{"every clean step had failed connects", []*schema.Step{unreached(step(2, 100, 0, false, ok)), step(4, 200, 0.5, false, ok)}, -1,
 			"every step below 0.01% errors had failed connection attempts (the target was unreachable for part of the window)", ""},
 		{"target lost excluded", []*schema.Step{step(2, 100, 0, false, ok), step(4, 900, 0, false, schema.StatusTargetLost)}, 0, "", ""},
+		{"a window without requests never chosen", []*schema.Step{step(2, 40, 0, false, ok), step(32, 0, 0, false, ok)}, 0, "", ""},
+		{"no window had requests", []*schema.Step{step(2, 0, 0, false, ok), step(4, 0, 0, false, schema.StatusError)}, -1,
+			"no request completed in any window (every request outlived its window)", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -451,6 +454,31 @@ func TestCellRowsIterations(t *testing.T) {
 			if nr.Requests != row.Requests || nr.P50MS <= 0 || nr.P99MS < nr.P50MS || nr.P50MS >= row.P50MS {
 				t.Errorf("%s/%s %s: %+v for %d iterations, iteration p50 %v", row.Product, row.Scenario, name, nr, row.Requests, row.P50MS)
 			}
+		}
+	}
+}
+
+// TestStepFlagsWindow: a window in which nothing completed, and one under
+// host steal, say so; a clean one has no flag.
+func TestStepFlagsWindow(t *testing.T) {
+	clean := step(4, 100, 0, false, schema.StatusComplete)
+	clean.Scenario = schema.ScenarioUserinfo
+	empty := step(32, 0, 0, false, schema.StatusComplete)
+	empty.Scenario = schema.ScenarioUserinfo
+	stolen := step(8, 90, 0, false, schema.StatusComplete)
+	stolen.Scenario, stolen.Driver.HostStealPct = schema.ScenarioUserinfo, new(StealFlagPct+0.1)
+	calm := step(8, 90, 0, false, schema.StatusComplete)
+	calm.Scenario, calm.Driver.HostStealPct = schema.ScenarioUserinfo, new(StealFlagPct)
+	for _, tt := range []struct {
+		s    *schema.Step
+		want []string
+	}{
+		{clean, nil}, {calm, nil},
+		{empty, []string{"no request completed in the window"}},
+		{stolen, []string{"host steal over 5%"}},
+	} {
+		if got := stepFlags(tt.s); !slices.Equal(got, tt.want) {
+			t.Errorf("c=%d: flags %q, want %q", tt.s.Connections, got, tt.want)
 		}
 	}
 }

@@ -144,9 +144,9 @@ func TestBuildResourcesWindows(t *testing.T) {
 		samples = append(samples, smp(s, "process:p", rss, 50), smp(s, "postgres", 2*rss, 10), smp(s, "host", 0, 40))
 	}
 	samples = append(samples, smp(15, "postgres", 0, 0)) // server processes not visible: ignored for RSS
-	steady := &schema.Step{Product: "p", Scenario: "discovery", Check: schema.CheckIssuer, Connections: 4, QPS: 10, Status: schema.StatusComplete,
+	steady := &schema.Step{Product: "p", Scenario: "discovery", Check: schema.CheckIssuer, Connections: 4, QPS: 10, Requests: 100, Status: schema.StatusComplete,
 		Start: at(10), End: at(20), Host: schema.Host{CPUs: 2}}
-	other := &schema.Step{Product: "p", Scenario: "discovery", Check: schema.CheckIssuer, Connections: 2, QPS: 5, Status: schema.StatusComplete,
+	other := &schema.Step{Product: "p", Scenario: "discovery", Check: schema.CheckIssuer, Connections: 2, QPS: 5, Requests: 50, Status: schema.StatusComplete,
 		Start: at(40), End: at(50), Host: schema.Host{CPUs: 2}}
 	in := &Inputs{Steps: []StepFile{{"r/p/discovery-c2.json", other}, {"r/p/discovery-c4.json", steady}},
 		Samples: []SampleFile{{Path: "r/p/samples.jsonl", Samples: samples}}}
@@ -164,7 +164,7 @@ func TestBuildResourcesWindows(t *testing.T) {
 }
 
 func TestResourcesNA(t *testing.T) {
-	st := &schema.Step{Product: "p", Scenario: "discovery", Check: schema.CheckIssuer, Connections: 2, Status: schema.StatusComplete,
+	st := &schema.Step{Product: "p", Scenario: "discovery", Check: schema.CheckIssuer, Connections: 2, Requests: 100, Status: schema.StatusComplete,
 		Start: at(0), End: at(10), Driver: schema.Driver{HostCPUPct: 95}}
 	tests := []struct {
 		name      string

@@ -51,11 +51,12 @@ func otherRuleReason(s *schema.Step, rule string) string {
 	return fmt.Sprintf("judged by %q, not the scenario's rule %q: not comparable", s.Check, rule)
 }
 
-// Qualifies reports whether a step may be a steady state: complete, below
+// Qualifies reports whether a step may be a steady state: complete, with
+// requests (a window in which none completed measured nothing), below
 // schema.SteadyMaxErrorRate errors, every connection attempt answered, and
 // not driver-limited (SelectSteady's rule, without the success rule).
 func Qualifies(s *schema.Step) bool {
-	return s.Status == schema.StatusComplete && belowErrors(s) && reachable(s) && !s.Driver.Limited
+	return s.Status == schema.StatusComplete && s.Requests > 0 && belowErrors(s) && reachable(s) && !s.Driver.Limited
 }
 
 // reachable: no connection attempt of the window failed. A step whose
@@ -71,9 +72,13 @@ func belowErrors(s *schema.Step) bool {
 // noSteadyReason explains why no step of a ladder qualifies.
 func noSteadyReason(steps []*schema.Step) string {
 	var complete, below, reached []*schema.Step
+	ended := 0 // complete windows, with or without requests
 	for _, s := range steps {
 		if s.Status != schema.StatusComplete {
 			continue
+		}
+		if ended++; s.Requests == 0 {
+			continue // measured nothing: flagged "no request completed"
 		}
 		complete = append(complete, s)
 		if belowErrors(s) {
@@ -86,8 +91,10 @@ func noSteadyReason(steps []*schema.Step) string {
 	switch {
 	case len(steps) == 0:
 		return "no results"
-	case len(complete) == 0:
+	case ended == 0:
 		return "no complete step (" + statusCounts(steps) + ")"
+	case len(complete) == 0:
+		return "no request completed in any window (every request outlived its window)"
 	case len(below) == 0:
 		b := leastErrors(complete)
 		return fmt.Sprintf("no step below %s errors (best: c=%d, %s errors)",
