@@ -33,6 +33,7 @@ func subcommands() []subcommand {
 		{"keycloak", "provision Keycloak through its admin REST API: realm, client with audience mapper, users", runKeycloak},
 		{"meta", "write a product's idpbench.meta/v1 record from internal/products and the run's inputs", runMeta},
 		{"na", "print why a product cannot run a scenario (its static N/A reason), or nothing", runNA},
+		{"oidc", "answer the generic oidc adapter from its configuration file: values, N/A reasons, arguments", runOIDC},
 	}
 }
 
