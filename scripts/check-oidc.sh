@@ -151,6 +151,11 @@ config_refop_start() {
 	EOF
 }
 
+# config_name FILE prints the NAME a configuration gives the product.
+config_name() {
+	"$(tool provision)" oidc env --config "$1" | sed -n 's/^NAME=//p'
+}
+
 # own_up PRODUCT STATE: install, up and setup through the product's adapter.
 own_up() {
 	local a="$IDPBENCH_ROOT/scripts/products/$1"
@@ -210,7 +215,7 @@ check_case() {
 		;;
 	*) die "unknown case $c (want one of ${CASES[*]})" ;;
 	esac
-	name="$(sed -n 's/^NAME=//p' "$cfg" | tail -n1)"
+	name="$(config_name "$cfg")"
 	log "== $c: run-comparison.sh --quick --only oidc as $name (IDPBENCH_OIDC_CONFIG=$cfg)"
 	IDPBENCH_OIDC_CONFIG="$cfg" IDPBENCH_NO_BUILD=1 IDPBENCH_RESULTS="$WORK/results" \
 		IDPBENCH_GCJITTER_S="${IDPBENCH_GCJITTER_S:-15}" \
@@ -256,7 +261,7 @@ main() {
 	log "== one report over every case"
 	"$(tool aggregate)" report "$WORK"/results/oidc-* -o "$WORK/results/COMPARISON.md"
 	for c in "${CASES[@]}"; do
-		name="$(sed -n 's/^NAME=//p' "$WORK/$c.env" | tail -n1)"
+		name="$(config_name "$WORK/$c.env")"
 		grep -qF "| S1 discovery | $name |" "$WORK/results/COMPARISON.md" ||
 			die "COMPARISON.md has no S1 row for $name"
 	done

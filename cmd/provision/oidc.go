@@ -1,0 +1,288 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/atomicfile"
+	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/pool"
+	"github.com/idpbench/idpbench/internal/products"
+)
+
+// "provision oidc" answers the generic adapter (scripts/products/oidc) from
+// its configuration file (products.OIDCConfig) and the discovery document
+// its state holds, so the adapter only starts, orders and stops things.
+
+const oidcHead = `Usage: provision oidc VERB --config FILE [--state DIR] [flags] [SCENARIO]
+
+Reads and checks the generic adapter's configuration file (a bad line names
+FILE:LINE and the key; exit 1) and answers the adapter, one value a line:
+
+  env                  KEY=value of every key in force: defaults applied, files
+                       absolute; then CONFIG, CONFIG_DIR, IDP_PORT (a loopback
+                       ISSUER's port). No value is a secret: the file names files
+  discover             fetches the discovery document into STATE/discovery.json
+                       (a JSON object; a different issuer is a warning)
+  na SCENARIO          why SCENARIO is N/A, or nothing
+  endpoint SCENARIO    the URL measured
+  loadargs SCENARIO    loadstep's arguments
+  pool SCENARIO        the pool's kind, mode and flow (client_credentials,
+                       password: mintpool; command: TOKEN_COMMAND), then mintpool's
+                       arguments but -n and -o (client_credentials: setup's check)
+  tokens               a pool of TOKEN_COMMAND's output (stdin; '#' and blank lines
+                       dropped) into --output (0600): --kind, --count
+  metricsargs SCENARIO loadstep's --server-metrics arguments, or nothing
+  ttl SCENARIO         the pool's lifetime, s, or nothing
+  sampleargs           the sampler's arguments (--pidfile: the adapter's process group)
+  meta                 provision meta's arguments (--entry oidc, its params and lines)
+
+na, endpoint and pool read the discovery document from --state, when it is
+there. The file: KEY=value lines, read and never evaluated: one optional pair
+of surrounding quotes, no expansion, no inline comments, # comment lines, a
+later line wins, an empty value is unset; a file may start with ~/ or be
+relative to the file's directory. Repeatable: NOTE=text, DEVIATION=what | why,
+CONFIG_SOURCE=what | url, SETTING=key=value. The other keys:
+%s
+Flags:
+`
+
+const oidcTail = `
+Exit status: 0 ok, 1 a bad configuration or a failure, 2 usage error.
+
+Example:
+  provision oidc endpoint --config examples/oidc/refop.env --state "$state" userinfo
+`
+
+// oidcFlags are provision oidc's flags (each verb uses some).
+type oidcFlags struct {
+	config, state, pidfile, kind, out string
+	count                             int
+}
+
+// oidcVerbs maps a verb to whether it takes a SCENARIO and what it does.
+var oidcVerbs = map[string]struct {
+	scenario bool
+	run      func(ctx context.Context, c *products.OIDCConfig, f oidcFlags, scenario string, e env) error
+}{
+	"env": {false, func(_ context.Context, c *products.OIDCConfig, _ oidcFlags, _ string, e env) error {
+		return say(e, c.Env())
+	}},
+	"discover":    {false, oidcDiscover},
+	"na":          {true, oidcNA},
+	"endpoint":    {true, oidcEndpoint},
+	"loadargs":    {true, lines((*products.OIDCConfig).LoadArgs)},
+	"pool":        {true, oidcPool},
+	"tokens":      {false, oidcTokens},
+	"metricsargs": {true, lines((*products.OIDCConfig).MetricsArgs)},
+	"ttl":         {true, oidcTTL},
+	"sampleargs":  {false, oidcSampleArgs},
+	"meta": {false, func(_ context.Context, c *products.OIDCConfig, _ oidcFlags, _ string, e env) error {
+		return printLines(e, c.MetaArgs())
+	}},
+}
+
+func oidcKeyHelp() string {
+	var b strings.Builder
+	for _, k := range products.OIDCKeys {
+		b.WriteString("  " + k.Name)
+		if k.OneOf != nil {
+			b.WriteString("=" + strings.Join(k.OneOf, "|"))
+		}
+		if k.Default != "" {
+			b.WriteString(" (default " + k.Default + ")")
+		}
+		b.WriteString("\n      " + k.Doc + "\n")
+	}
+	return b.String()
+}
+
+// runOIDC is "provision oidc".
+func runOIDC(ctx context.Context, args []string, e env) error {
+	var f oidcFlags
+	fs := cli.NewFlagSet("oidc")
+	fs.StringVar(&f.config, "config", "", "the configuration file (the adapter's IDPBENCH_OIDC_CONFIG); required")
+	fs.StringVar(&f.state, "state", "", "the adapter's state directory: its discovery.json")
+	fs.StringVar(&f.pidfile, "pidfile", "", "sampleargs: the pidfile of the process group the adapter started")
+	fs.StringVar(&f.kind, "kind", "", "tokens: access_token or refresh_token")
+	fs.IntVar(&f.count, "count", 0, "tokens: how many were asked for (fewer is a warning), count")
+	fs.StringVarP(&f.out, "output", "o", "", "tokens: the pool file, written atomically (0600)")
+	if err := parse(fs, args, fmt.Sprintf(oidcHead, oidcKeyHelp()), oidcTail, e); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return cli.Usagef("a verb is required: env, discover, na, endpoint, loadargs, pool, tokens, metricsargs, ttl, sampleargs, meta")
+	}
+	verb, ok := oidcVerbs[fs.Arg(0)]
+	if !ok {
+		return cli.Usagef("unknown verb %q (provision oidc --help lists them)", fs.Arg(0))
+	}
+	if want := map[bool]int{false: 1, true: 2}[verb.scenario]; fs.NArg() != want {
+		return cli.Usagef("%s wants %d argument(s) after the verb, got %d", fs.Arg(0), want-1, fs.NArg()-1)
+	}
+	if f.config == "" {
+		return cli.Usagef("--config FILE is required")
+	}
+	home, _ := os.UserHomeDir()
+	c, err := products.ReadOIDCConfig(f.config, home)
+	if err != nil {
+		return err
+	}
+	return verb.run(ctx, c, f, fs.Arg(1), e)
+}
+
+func say(e env, s string) error {
+	_, err := io.WriteString(e.Stdout, s)
+	return err
+}
+
+func printLines(e env, l []string) error {
+	if len(l) == 0 {
+		return nil
+	}
+	return say(e, strings.Join(l, "\n")+"\n")
+}
+
+// lines adapts a method that returns arguments for a scenario.
+func lines(m func(*products.OIDCConfig, string) []string) func(context.Context, *products.OIDCConfig, oidcFlags, string, env) error {
+	return func(_ context.Context, c *products.OIDCConfig, _ oidcFlags, s string, e env) error {
+		return printLines(e, m(c, s))
+	}
+}
+
+// discovery reads STATE/discovery.json; nil when there is none.
+func discovery(f oidcFlags) (products.OIDCDiscovery, error) {
+	if f.state == "" {
+		return nil, nil
+	}
+	name := filepath.Join(f.state, "discovery.json")
+	b, err := os.ReadFile(name)
+	if errors.Is(err, os.ErrNotExist) || (err == nil && len(b) == 0) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	d, err := products.ParseOIDCDiscovery(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return d, nil
+}
+
+func oidcNA(_ context.Context, c *products.OIDCConfig, f oidcFlags, s string, e env) error {
+	d, err := discovery(f)
+	if err != nil {
+		return err
+	}
+	if why := c.NA(s, d); why != "" {
+		return say(e, why+"\n")
+	}
+	return nil
+}
+
+func oidcEndpoint(_ context.Context, c *products.OIDCConfig, f oidcFlags, s string, e env) error {
+	d, err := discovery(f)
+	if err != nil {
+		return err
+	}
+	url, err := c.Endpoint(s, d)
+	if err != nil {
+		return err
+	}
+	return say(e, url+"\n")
+}
+
+func oidcPool(_ context.Context, c *products.OIDCConfig, f oidcFlags, s string, e env) error {
+	d, err := discovery(f)
+	if err != nil {
+		return err
+	}
+	p, err := c.Pool(s, d)
+	if err != nil {
+		return err
+	}
+	return printLines(e, append([]string{p.Kind, p.Mode, p.Flow}, p.Args...))
+}
+
+func oidcTTL(_ context.Context, c *products.OIDCConfig, _ oidcFlags, s string, e env) error {
+	if ttl := c.TTL(s); ttl != "" {
+		return say(e, ttl+"\n")
+	}
+	return nil
+}
+
+func oidcSampleArgs(_ context.Context, c *products.OIDCConfig, f oidcFlags, _ string, e env) error {
+	args, warning := c.SampleArgs(f.pidfile)
+	if args[0] == "--pidfile" && args[1] == "" {
+		return cli.Usagef("sampleargs needs --pidfile (the adapter started the IdP: START_COMMAND)")
+	}
+	if warning != "" {
+		fmt.Fprintf(e.Stderr, "provision oidc: warning: %s\n", warning)
+	}
+	return printLines(e, args)
+}
+
+// oidcTokens writes TOKEN_COMMAND's tokens (stdin) into a pool file.
+func oidcTokens(_ context.Context, c *products.OIDCConfig, f oidcFlags, _ string, e env) error {
+	if f.kind != "access_token" && f.kind != "refresh_token" || f.count < 1 || f.out == "" {
+		return cli.Usagef("tokens needs --kind access_token|refresh_token, --count N (>= 1) and --output FILE")
+	}
+	toks, err := products.ParseOIDCTokens(e.Stdin)
+	if err != nil {
+		return err
+	}
+	if len(toks) < f.count {
+		fmt.Fprintf(e.Stderr, "provision oidc: warning: TOKEN_COMMAND printed %d tokens, %d were asked for\n", len(toks), f.count)
+	}
+	h := map[string]string{"kind": f.kind, "product": c.Get("NAME"), "flow": "command",
+		"minted": time.Now().UTC().Format(time.RFC3339)}
+	return pool.WriteFile(f.out, h, toks, e.Stdout)
+}
+
+// oidcDiscover fetches the discovery document into STATE/discovery.json.
+func oidcDiscover(ctx context.Context, c *products.OIDCConfig, f oidcFlags, _ string, e env) error {
+	if f.state == "" {
+		return cli.Usagef("discover needs --state DIR")
+	}
+	url := c.Get("DISCOVERY_URL")
+	b, err := fetch(ctx, url)
+	if err != nil {
+		return fmt.Errorf("discovery document %s: request failed: %w", url, err)
+	}
+	d, err := products.ParseOIDCDiscovery(b)
+	if err != nil {
+		return fmt.Errorf("discovery document %s: %w", url, err)
+	}
+	if got := d.String("issuer"); got != c.Get("ISSUER") {
+		fmt.Fprintf(e.Stderr, "provision oidc: warning: discovery says issuer %q, the configuration %q\n", got, c.Get("ISSUER"))
+	}
+	return atomicfile.Write(filepath.Join(f.state, "discovery.json"), 0o644, b, e.Stdout)
+}
+
+// fetch GETs url within 10 s; anything but a 2xx is an error, and so is a
+// redirect (not followed, as curl does not).
+func fetch(ctx context.Context, url string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, fmt.Errorf("HTTP status %d", resp.StatusCode)
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+}

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/idpbench/idpbench/internal/pool"
+)
+
+// oidcRun runs "provision oidc ARGS..." with stdin.
+func oidcRun(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb strings.Builder
+	code = run(context.Background(), append([]string{"oidc"}, args...), strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func writeOIDC(t *testing.T, dir, text string) string {
+	t.Helper()
+	name := filepath.Join(dir, "idp.env")
+	if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// TestOIDCUsageAndConfigErrors: flag misuse is exit 2; a bad file exit 1
+// with one line naming FILE:LINE and the key.
+func TestOIDCUsageAndConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	good := writeOIDC(t, dir, "NAME=oidc:x\nISSUER=http://127.0.0.1:9/\n")
+	bad := filepath.Join(dir, "bad.env")
+	if err := os.WriteFile(bad, []byte("NAME=oidc:x\nISSUER=http://127.0.0.1:9/\nSECRET=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"no verb", nil, 2, "provision oidc: a verb is required"},
+		{"unknown verb", []string{"nosuch", "--config", good}, 2, `provision oidc: unknown verb "nosuch"`},
+		{"no config", []string{"env"}, 2, "provision oidc: --config FILE is required"},
+		{"scenario missing", []string{"na", "--config", good}, 2, "provision oidc: na wants 1 argument(s)"},
+		{"extra argument", []string{"env", "--config", good, "x"}, 2, "provision oidc: env wants 0 argument(s)"},
+		{"tokens without flags", []string{"tokens", "--config", good}, 2, "provision oidc: tokens needs --kind"},
+		{"discover without state", []string{"discover", "--config", good}, 2, "provision oidc: discover needs --state DIR"},
+		{"missing file", []string{"env", "--config", filepath.Join(dir, "no.env")}, 1,
+			"provision oidc: no readable configuration file " + filepath.Join(dir, "no.env") + " (IDPBENCH_OIDC_CONFIG)\n"},
+		{"unknown key", []string{"env", "--config", bad}, 1, "provision oidc: " + bad + ":3: unknown key SECRET"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := oidcRun(t, "", tt.args...)
+			if code != tt.code || !strings.HasPrefix(stderr, tt.stderr) || stdout != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d, stderr %q", code, stdout, stderr, tt.code, tt.stderr)
+			}
+			if tt.code == 1 && strings.Count(stderr, "\n") != 1 {
+				t.Errorf("a bad file: want one line, got %q", stderr)
+			}
+		})
+	}
+}
+
+// TestOIDCVerbs: the adapter's questions, against a state directory's
+// discovery document fetched by discover from a stand-in IdP.
+func TestOIDCVerbs(t *testing.T) {
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/.well-known/openid-configuration" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(`{"issuer":"` + srv.URL + `/other","token_endpoint":"` + srv.URL + `/token","grant_types_supported":["client_credentials"]}`))
+	}))
+	defer srv.Close()
+	dir, state := t.TempDir(), t.TempDir()
+	cfg := writeOIDC(t, dir, "NAME=oidc:x\nISSUER="+srv.URL+"/\nCLIENT_ID=c\nCLIENT_SECRET_FILE=c.secret\n"+
+		"USER_TOKENS=command\nTOKEN_COMMAND=./tokens.sh\nMATCH=idp serve\nNOTE=n\n")
+	if err := os.WriteFile(filepath.Join(dir, "c.secret"), []byte("s3cr3t\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cf := []string{"--config", cfg, "--state", state}
+
+	if code, stdout, _ := oidcRun(t, "", append([]string{"na"}, append(cf, "client_credentials")...)...); code != 0 ||
+		!strings.HasPrefix(stdout, "no discovery document read (is the IdP up? "+srv.URL+"/.well-known/openid-configuration)") {
+		t.Errorf("na before discover: %d %q", code, stdout)
+	}
+	code, stdout, stderr := oidcRun(t, "", append([]string{"discover"}, cf...)...)
+	if code != 0 || stdout != "" || !strings.Contains(stderr, `warning: discovery says issuer "`+srv.URL+`/other"`) {
+		t.Fatalf("discover: %d %q %q", code, stdout, stderr)
+	}
+	for _, tt := range []struct {
+		verb, scenario, want string
+	}{
+		{"na", "client_credentials", ""},
+		{"na", "refresh", `discovery grant_types_supported is ["client_credentials"]: no "refresh_token"` + "\n"},
+		{"endpoint", "client_credentials", srv.URL + "/token\n"},
+		{"loadargs", "userinfo", "--product\noidc:x\n--pool-mode\nreuse\n"},
+		{"pool", "refresh", "refresh_token\nchain\ncommand\n"},
+		{"pool", "client_credentials", "access_token\nreuse\nclient_credentials\n--flow\nclient_credentials\n--token-url\n" + srv.URL + "/token\n" +
+			"--client-id\nc\n--client-secret-file\n" + filepath.Join(dir, "c.secret") + "\n--client-auth\nbasic\n-P\n8\n--emit\naccess_token\n--product\noidc:x\n"},
+		{"ttl", "refresh", ""},
+		{"metricsargs", "refresh", ""},
+	} {
+		code, stdout, stderr := oidcRun(t, "", append([]string{tt.verb}, append(cf, tt.scenario)...)...)
+		if code != 0 || stdout != tt.want || strings.Contains(stdout, "s3cr3t") {
+			t.Errorf("%s %s: %d %q (%s); want %q", tt.verb, tt.scenario, code, stdout, stderr, tt.want)
+		}
+	}
+	if code, stdout, stderr := oidcRun(t, "", "sampleargs", "--config", cfg, "--pidfile", "/s/p.pid"); code != 0 ||
+		stdout != "--match\nidp serve\n--name\noidc:x\n" || stderr != "" {
+		t.Errorf("sampleargs: %d %q %q", code, stdout, stderr)
+	}
+	if code, stdout, _ := oidcRun(t, "", "meta", "--config", cfg); code != 0 || !strings.HasPrefix(stdout, "--entry\noidc\n--param\nconfig_file="+cfg+"\n") ||
+		!strings.HasSuffix(stdout, "--note\nn\n") {
+		t.Errorf("meta: %d %q", code, stdout)
+	}
+	if code, stdout, _ := oidcRun(t, "", "env", "--config", cfg); code != 0 || !strings.Contains(stdout, "\nCLIENT_SECRET_FILE="+filepath.Join(dir, "c.secret")+"\n") ||
+		strings.Contains(stdout, "s3cr3t") {
+		t.Errorf("env: %d %q", code, stdout)
+	}
+}
+
+func TestOIDCDiscoverFailures(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/array/.well-known/openid-configuration":
+			w.Write([]byte(`["not", "an", "object"]`))
+		case "/moved/.well-known/openid-configuration":
+			http.Redirect(w, r, "/array/.well-known/openid-configuration", http.StatusFound)
+		default:
+			http.Error(w, "no", http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	for path, want := range map[string]string{
+		"/array/": "not a JSON object",
+		"/moved/": "request failed: HTTP status 302",
+		"/down/":  "request failed: HTTP status 503",
+	} {
+		dir, state := t.TempDir(), t.TempDir()
+		cfg := writeOIDC(t, dir, "NAME=oidc:x\nISSUER="+srv.URL+path+"\n")
+		code, _, stderr := oidcRun(t, "", "discover", "--config", cfg, "--state", state)
+		if code != 1 || !strings.HasPrefix(stderr, "provision oidc: discovery document "+srv.URL+path+".well-known/openid-configuration: "+want) {
+			t.Errorf("%s: exit %d, %q", path, code, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(state, "discovery.json")); !os.IsNotExist(err) {
+			t.Errorf("%s: a discovery.json was left: %v", path, err)
+		}
+	}
+}
+
+// TestOIDCTokens: TOKEN_COMMAND's output becomes a pool (0600, header,
+// tokens only); fewer than asked is a warning, a bad line an error that
+// leaves no file.
+func TestOIDCTokens(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeOIDC(t, dir, "NAME=oidc:x\nISSUER=http://127.0.0.1:9/\n")
+	out := filepath.Join(dir, "rt.pool")
+	code, stdout, stderr := oidcRun(t, "# from the command\nt1\n\nt2\n", "tokens", "--config", cfg, "--kind", "refresh_token", "--count", "3", "-o", out)
+	if code != 0 || stdout != "" || !strings.Contains(stderr, "warning: TOKEN_COMMAND printed 2 tokens, 3 were asked for") {
+		t.Fatalf("tokens: %d %q %q", code, stdout, stderr)
+	}
+	p, err := pool.ReadFile(out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(out)
+	if strings.Join(p.Creds, ",") != "t1,t2" || p.Header["kind"] != "refresh_token" || p.Header["product"] != "oidc:x" ||
+		p.Header["flow"] != "command" || p.Header["minted"] == "" || st.Mode().Perm() != pool.Mode {
+		t.Errorf("pool %+v, mode %v", p, st.Mode())
+	}
+	bad := filepath.Join(dir, "bad.pool")
+	code, _, stderr = oidcRun(t, "t1\nnot one\n", "tokens", "--config", cfg, "--kind", "access_token", "--count", "1", "-o", bad)
+	if code != 1 || !strings.Contains(stderr, "whitespace inside") {
+		t.Errorf("bad tokens: %d %q", code, stderr)
+	}
+	if _, err := os.Stat(bad); !os.IsNotExist(err) {
+		t.Errorf("a pool was written from bad output: %v", err)
+	}
+}
