@@ -42,6 +42,7 @@ type SideInfo struct {
 	Name       string
 	Start, End time.Time // measured windows, earliest start to latest end
 	Tools      []string  // loadstep versions
+	CPUs       []string  // the processors the steps ran on (schema.Host.CPU); none in older records
 }
 
 // Describe returns the header facts of a side.
@@ -57,6 +58,9 @@ func Describe(s Side) SideInfo {
 		}
 		if st.ToolVersion != "" && !slices.Contains(info.Tools, st.ToolVersion) {
 			info.Tools = append(info.Tools, st.ToolVersion)
+		}
+		if cpu := st.Host.CPU; cpu != "" && !slices.Contains(info.CPUs, cpu) {
+			info.CPUs = append(info.CPUs, cpu)
 		}
 	}
 	return info
@@ -87,13 +91,27 @@ func (s SideInfo) String() string {
 	if len(s.Tools) > 0 {
 		out += ", loadstep " + strings.Join(s.Tools, ", ")
 	}
+	if len(s.CPUs) > 0 {
+		out += ", on " + strings.Join(s.CPUs, "; ")
+	}
 	return out
+}
+
+// otherCPUs says when the two sides ran on processors that differ: a
+// difference between them is the machine's as much as the product's.
+func otherCPUs(o, n SideInfo) string {
+	if len(o.CPUs) == 0 || len(n.CPUs) == 0 || slices.Equal(o.CPUs, n.CPUs) {
+		return ""
+	}
+	return fmt.Sprintf("- **The sides ran on different processors** (OLD %s; NEW %s): a difference is the machine's as much as the product's.\n",
+		strings.Join(o.CPUs, ", "), strings.Join(n.CPUs, ", "))
 }
 
 func writeMarkdown(w io.Writer, r Result) error {
 	var b strings.Builder
 	b.WriteString("## idpbench compare\n\n")
 	fmt.Fprintf(&b, "- OLD: %s\n- NEW: %s\n", r.Old, r.New)
+	b.WriteString(otherCPUs(r.Old, r.New))
 	if r.Unit == UnitInterval {
 		b.WriteString("- **Samples are one-second intervals (`--unit interval`): they are not independent, and this test calls most differences between two windows of one unchanged target significant. For studying noise, not for verdicts.**\n")
 	}

@@ -147,8 +147,46 @@ func (e *engine) driverLoops() int {
 // hostInfo describes this machine.
 func hostInfo() schema.Host {
 	name, _ := os.Hostname()
+	cpuinfo, _ := os.ReadFile("/proc/cpuinfo")
 	return schema.Host{
-		CPUs: runtime.NumCPU(), Kernel: kernelRelease(), Go: runtime.Version(),
+		CPUs: runtime.NumCPU(), CPU: cpuModel(string(cpuinfo)), Kernel: kernelRelease(), Go: runtime.Version(),
 		OS: runtime.GOOS + "/" + runtime.GOARCH, Hostname: name,
 	}
+}
+
+// cpuModel describes the first processor of /proc/cpuinfo: its model name,
+// then vendor, family, model and stepping (a virtual machine's model name
+// may be as vague as "AMD EPYC"; the family tells the generation apart),
+// e.g. "AMD EPYC (AuthenticAMD family 26 model 2 stepping 1)"; "" when
+// there is nothing to read. Not the clock: where it scales, every read
+// differs, and the report would see a new host in every step.
+func cpuModel(cpuinfo string) string {
+	f := map[string]string{}
+	for line := range strings.Lines(cpuinfo) {
+		k, v, ok := strings.Cut(line, ":")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok && k == "" && len(f) > 0 {
+			break // the end of the first processor's block
+		}
+		if _, seen := f[k]; ok && !seen {
+			f[k] = v
+		}
+	}
+	var id []string // vendor, family, model, stepping: one phrase
+	if f["vendor_id"] != "" {
+		id = append(id, f["vendor_id"])
+	}
+	for _, k := range []string{"cpu family", "model", "stepping"} {
+		if f[k] != "" {
+			id = append(id, strings.TrimPrefix(k, "cpu ")+" "+f[k])
+		}
+	}
+	name, ident := f["model name"], strings.Join(id, " ")
+	switch {
+	case ident == "":
+		return name
+	case name == "":
+		return ident
+	}
+	return name + " (" + ident + ")"
 }

@@ -112,3 +112,21 @@ func TestHostCPULine(t *testing.T) {
 		t.Errorf("steal %v from a reading without it, want none", *u.stealPct)
 	}
 }
+
+// TestCPUModel: the first processor's identity from /proc/cpuinfo.
+func TestCPUModel(t *testing.T) {
+	amd := "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\nmodel name\t: AMD EPYC\nstepping\t: 1\ncpu MHz\t\t: 2596.100\n\n" +
+		"processor\t: 1\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel name\t: other\n"
+	arm := "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\n\n"
+	for _, tt := range []struct{ in, want string }{
+		{amd, "AMD EPYC (AuthenticAMD family 26 model 2 stepping 1)"},
+		{"model name\t: Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz\n", "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz"},
+		{"vendor_id : GenuineIntel\ncpu family : 6\nmodel : 106\n", "GenuineIntel family 6 model 106"},
+		{arm, ""},
+		{"", ""},
+	} {
+		if got := cpuModel(tt.in); got != tt.want {
+			t.Errorf("cpuModel(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -98,8 +98,12 @@ func hostsText(hosts []schema.Host) string {
 	}
 	var parts []string
 	for _, h := range hosts {
-		parts = append(parts, fmt.Sprintf("%d CPUs, kernel %s, %s %s",
-			h.CPUs, orUnknown(h.Kernel), orUnknown(h.Go), h.OS))
+		cpu := ""
+		if h.CPU != "" {
+			cpu = " " + h.CPU
+		}
+		parts = append(parts, fmt.Sprintf("%d CPUs%s, kernel %s, %s %s",
+			h.CPUs, cpu, orUnknown(h.Kernel), orUnknown(h.Go), h.OS))
 	}
 	s := strings.Join(parts, "; ")
 	if len(hosts) > 1 {

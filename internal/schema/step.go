@@ -445,7 +445,10 @@ type Driver struct {
 
 // Host describes the machine loadstep ran on.
 type Host struct {
-	CPUs     int    `json:"cpus"`     // logical CPUs
+	CPUs int `json:"cpus"` // logical CPUs
+	// CPU is the processor, from /proc/cpuinfo: model name, vendor,
+	// family, model, stepping and clock; absent in older records.
+	CPU      string `json:"cpu,omitempty"`
 	Kernel   string `json:"kernel"`   // kernel release
 	Go       string `json:"go"`       // Go version loadstep was built with
 	OS       string `json:"os"`       // GOOS/GOARCH
