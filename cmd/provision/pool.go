@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/load"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -47,7 +46,6 @@ func runPool(_ context.Context, args []string, e env) error {
 	if err := parse(fs, args, poolHead, poolTail, e); err != nil {
 		return err
 	}
-	modes := []string{load.PoolReuse, load.PoolConsume, load.PoolChain}
 	switch {
 	case fs.NArg() > 0:
 		return cli.Usagef("unexpected argument %q (provision pool takes flags only)", fs.Arg(0))
@@ -57,8 +55,8 @@ func runPool(_ context.Context, args []string, e env) error {
 		return cli.Usagef("--scenario %q: want one of %s", p.Scenario, strings.Join(scenarioNames(), ", "))
 	case strings.TrimSpace(p.Kind) == "" || strings.TrimSpace(p.Flow) == "":
 		return cli.Usagef("--kind and --flow are required")
-	case !slices.Contains(modes, p.Mode):
-		return cli.Usagef("--mode %q: want one of %s", p.Mode, strings.Join(modes, ", "))
+	case !slices.Contains(schema.PoolModes, p.Mode):
+		return cli.Usagef("--mode %q: want one of %s", p.Mode, strings.Join(schema.PoolModes, ", "))
 	case p.Size < 1:
 		return cli.Usagef("--size %d: want >= 1", p.Size)
 	}

@@ -9,9 +9,9 @@ import (
 
 // Pool modes (the adapter's loadargs say --pool-mode; scripts/ladder.sh).
 const (
-	PoolReuse   = "reuse"   // minted once and kept while its tokens outlive the next step
-	PoolConsume = "consume" // reissued before every step, each credential used once
-	PoolChain   = "chain"   // reissued before every step: seeds for each connection's chain
+	PoolReuse   = schema.PoolReuse   // minted once and kept while its tokens outlive the next step
+	PoolConsume = schema.PoolConsume // reissued before every step, each credential used once
+	PoolChain   = schema.PoolChain   // reissued before every step: seeds for each connection's chain
 )
 
 // PoolSizing is what sizes one step's pool.

@@ -14,11 +14,11 @@ import (
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
-// Pool modes.
+// Pool modes (schema.PoolModes).
 const (
-	PoolReuse   = "reuse"   // round-robin, each connection its own slice
-	PoolConsume = "consume" // each credential used once across all connections
-	PoolChain   = "chain"   // each connection refreshes with the token its last response returned
+	PoolReuse   = schema.PoolReuse
+	PoolConsume = schema.PoolConsume
+	PoolChain   = schema.PoolChain
 )
 
 // Client authentication methods.

@@ -161,10 +161,20 @@ type Warmup struct {
 type PoolInfo struct {
 	Scenario string `json:"scenario"` // scenario that uses it
 	Kind     string `json:"kind"`     // access_token | refresh_token | assertion ...
-	Mode     string `json:"mode"`     // reuse | consume | chain
+	Mode     string `json:"mode"`     // PoolModes
 	Size     int    `json:"size"`     // credentials
 	Flow     string `json:"flow"`     // mintpool flow
 }
+
+// Pool modes (PoolInfo.Mode, loadstep --pool-mode): how a step uses its pool.
+const (
+	PoolReuse   = "reuse"   // round-robin, each connection its own slice
+	PoolConsume = "consume" // each credential used once across all connections
+	PoolChain   = "chain"   // each connection refreshes with the token its last response returned
+)
+
+// PoolModes are the pool modes, in the order help texts list them.
+var PoolModes = []string{PoolReuse, PoolConsume, PoolChain}
 
 // Fact sources (Fact.Source).
 const (
