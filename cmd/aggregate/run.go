@@ -52,11 +52,17 @@ func tool() cli.Tool {
 	}
 }
 
-// run runs aggregate; errors carry the tool's name only (a subcommand's
-// own errors name it: "aggregate: compare: ...").
+// run runs aggregate; errors carry the tool's name only. A subcommand's
+// own errors name it and its --help ("aggregate: compare: ... (see
+// 'aggregate compare --help')"), so only the dispatcher's get cli.Done's
+// "Try 'aggregate --help'" line.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	_, err := tool().Dispatch(ctx, args, env{Stdin: stdin, Stdout: stdout, Stderr: stderr})
-	return cli.Done(stderr, toolName, err)
+	sub, err := tool().Dispatch(ctx, args, env{Stdin: stdin, Stdout: stdout, Stderr: stderr})
+	if sub == "" || err == nil || errors.Is(err, pflag.ErrHelp) {
+		return cli.Done(stderr, toolName, err)
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", toolName, err)
+	return cli.ExitCode(err)
 }
 
 // parse parses a subcommand's args; --help prints usage, the flags, the
