@@ -119,7 +119,7 @@ usage() {
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
-	local p="" state ups=()
+	local p="" state line ups=()
 	# $WORK/up names the products that are up, one "PRODUCT STATE" a line
 	# (run_product runs in a subshell; between its rounds a product stays up).
 	if [[ -n "$WORK" && -s "$WORK/up" ]]; then mapfile -t ups <"$WORK/up"; fi
@@ -127,8 +127,8 @@ cleanup() {
 	# The phase that ran (an interrupted one too) ends here; cleanup is the last.
 	if [[ -n "$WORK" && -s "$WORK/phase" ]]; then phase_step teardown "$p" "cleanup (exit $rc)"; fi
 	if [[ -n "$WORK" ]]; then stop_sampler || true; fi
-	for p in "${ups[@]}"; do
-		read -r p state <<<"$p"
+	for line in "${ups[@]}"; do
+		read -r p state <<<"$line"
 		log "cleanup: stopping $p"
 		"$(adapter "$p")" down "$state" || warn "$p: down during cleanup failed"
 	done

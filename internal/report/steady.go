@@ -77,7 +77,8 @@ func noSteadyReason(steps []*schema.Step) string {
 		if s.Status != schema.StatusComplete {
 			continue
 		}
-		if ended++; s.Requests == 0 {
+		ended++
+		if s.Requests == 0 {
 			continue // measured nothing: flagged "no request completed"
 		}
 		complete = append(complete, s)
