@@ -157,5 +157,5 @@ func call(hc *http.Client, what string, req *http.Request, want int, secret stri
 	if json.Unmarshal(data, &e) == nil && e.Error != "" {
 		msg = strings.TrimSpace(e.Error + " " + e.Desc)
 	}
-	return fmt.Errorf("%s: HTTP %d: %s", what, resp.StatusCode, strings.ReplaceAll(logsafe.Text(msg), secret, "[redacted]"))
+	return fmt.Errorf("%s: HTTP %d: %s", what, resp.StatusCode, logsafe.Redact(logsafe.Text(msg), secret))
 }

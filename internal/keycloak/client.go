@@ -163,7 +163,7 @@ func (c *Client) do(op string, req *http.Request, want int, out any, secrets ...
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	if status != want {
-		return &APIError{Call: op, Status: status, Message: redact(message(data), append(secrets, c.password)...)}
+		return &APIError{Call: op, Status: status, Message: logsafe.Redact(message(data), append(secrets, c.password)...)}
 	}
 	if out == nil {
 		return nil
@@ -207,14 +207,4 @@ func message(data []byte) string {
 		msg = strings.TrimSpace(strings.Join([]string{body.ErrorMessage, body.Error, body.Desc}, " "))
 	}
 	return logsafe.Text(msg)
-}
-
-// redact removes each secret from s.
-func redact(s string, secrets ...string) string {
-	for _, v := range secrets {
-		if len(v) >= 4 {
-			s = strings.ReplaceAll(s, v, "[redacted]")
-		}
-	}
-	return s
 }

@@ -24,6 +24,18 @@ func Text(s string) string {
 	return s
 }
 
+// Redact replaces each secret in s by "[redacted]", should a server echo
+// what it was sent; a secret shorter than 4 characters is left alone (it
+// would match everywhere).
+func Redact(s string, secrets ...string) string {
+	for _, v := range secrets {
+		if len(v) >= 4 {
+			s = strings.ReplaceAll(s, v, "[redacted]")
+		}
+	}
+	return s
+}
+
 // URL drops the query, the fragment and the user info.
 func URL(u *url.URL) string {
 	c := *u

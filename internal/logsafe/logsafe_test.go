@@ -24,3 +24,9 @@ func TestURL(t *testing.T) {
 		t.Error("URL changed its argument")
 	}
 }
+
+func TestRedact(t *testing.T) {
+	if got := Redact("bad secret s3cr3t and pw, s3cr3t again", "s3cr3t", "pw"); got != "bad secret [redacted] and pw, [redacted] again" {
+		t.Errorf("Redact = %q", got)
+	}
+}
