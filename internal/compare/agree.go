@@ -36,7 +36,13 @@ type AgreeCell struct {
 	// percent; NaN where either report has no figure.
 	EffDeltaPct float64
 	EffWithin   bool
-	Why         string // why the cell has no figure ("no steady state in NEW")
+	// HostDeltaPct is how much faster NEW's host ran than OLD's in the
+	// cell's windows, percent: OLD's host probe median over NEW's, minus 1
+	// (the probe is CPU time for fixed work: less is faster). A Δ qps that
+	// follows it is the machine's, not the product's. NaN where either side
+	// recorded no probe.
+	HostDeltaPct float64
+	Why          string // why the cell has no figure ("no steady state in NEW")
 }
 
 // Agree checks every steady-mode row of rows against a bound of within
@@ -48,7 +54,7 @@ func Agree(rows []Row, within float64) Agreement {
 		if rep == nil || row.Status == StatusNA {
 			continue
 		}
-		c := AgreeCell{Row: row, DeltaPct: math.NaN(), EffDeltaPct: math.NaN()}
+		c := AgreeCell{Row: row, DeltaPct: math.NaN(), EffDeltaPct: math.NaN(), HostDeltaPct: math.NaN()}
 		switch {
 		case rep.Old == nil && rep.New == nil:
 			c.Why = "no steady state in either run"
@@ -65,6 +71,9 @@ func Agree(rows []Row, within float64) Agreement {
 			}
 			if rep.OldLevel == rep.NewLevel {
 				a.SameLvl++
+			}
+			if rep.Old.HostProbeN > 0 && rep.New.HostProbeN > 0 {
+				c.HostDeltaPct = 100 * (rep.Old.HostProbeUS/rep.New.HostProbeUS - 1)
 			}
 			if rep.OldEff.OK && rep.NewEff.OK && rep.OldEff.Value > 0 {
 				c.EffDeltaPct = 100 * (rep.NewEff.Value/rep.OldEff.Value - 1)
@@ -103,15 +112,17 @@ func writeAgreement(b *strings.Builder, a Agreement) {
 	fmt.Fprintf(b, "\n### Agreement of the reported numbers\n\n"+
 		"Each run at its own steady level (what its COMPARISON.md reports), steady throughput (median over the level's windows):\n"+
 		"**%d of %d cells agree within ±%g%%** (%s), median |Δ| %s; the steady level is the same in %d of %d.\n"+
-		"Requests per CPU-second of the IdP (each report's req/CPU-s column): %d of %d cells within ±%g%% (%s), median |Δ| %s.\n\n",
+		"Requests per CPU-second of the IdP (each report's req/CPU-s column): %d of %d cells within ±%g%% (%s), median |Δ| %s.\n"+
+		"Δ host speed: how much faster NEW's cores ran than OLD's in the cell's windows, by the host probe each window records "+
+		"(fixed work's CPU time; – where a side has none): a Δ qps that follows it is the machine's, not the product's.\n\n",
 		a.Agree, a.Total, a.Within, pctOf(a.Agree, a.Total), medianPct(a.MedianPct), a.SameLvl, a.Total,
 		a.EffAgree, a.EffTotal, a.Within, pctOf(a.EffAgree, a.EffTotal), medianPct(a.EffMedianPct))
-	b.WriteString("| product | scenario | steady level OLD → NEW | qps OLD → NEW | spread OLD / NEW | Δ qps | within | req/CPU-s OLD → NEW | Δ req/CPU-s |\n")
-	b.WriteString("|---|---|---|--:|--:|--:|---|--:|--:|\n")
+	b.WriteString("| product | scenario | steady level OLD → NEW | qps OLD → NEW | spread OLD / NEW | Δ qps | within | req/CPU-s OLD → NEW | Δ req/CPU-s | Δ host speed |\n")
+	b.WriteString("|---|---|---|--:|--:|--:|---|--:|--:|--:|\n")
 	for _, c := range a.Cells {
 		rep := c.Row.Reported
 		if c.Why != "" {
-			fmt.Fprintf(b, "| %s | %s | %s → %s | – | – | – | %s | – | – |\n", mdCell(c.Row.Product), c.Row.Scenario,
+			fmt.Fprintf(b, "| %s | %s | %s → %s | – | – | – | %s | – | – | – |\n", mdCell(c.Row.Product), c.Row.Scenario,
 				orDash(rep.OldLevel), orDash(rep.NewLevel), c.Why)
 			continue
 		}
@@ -119,11 +130,19 @@ func writeAgreement(b *strings.Builder, a Agreement) {
 		if !c.Within {
 			mark = "**no**"
 		}
-		fmt.Fprintf(b, "| %s | %s | %s → %s | %s → %s | %s / %s | %s | %s | %s → %s | %s |\n", mdCell(c.Row.Product), c.Row.Scenario,
+		fmt.Fprintf(b, "| %s | %s | %s → %s | %s → %s | %s / %s | %s | %s | %s → %s | %s | %s |\n", mdCell(c.Row.Product), c.Row.Scenario,
 			rep.OldLevel, rep.NewLevel, report.FormatQPS(rep.Old.QPS.Median), report.FormatQPS(rep.New.QPS.Median),
 			spreadOf(rep.Old.QPS), spreadOf(rep.New.QPS), formatPct(c.DeltaPct), mark,
-			effOf(rep.OldEff), effOf(rep.NewEff), effDelta(c))
+			effOf(rep.OldEff), effOf(rep.NewEff), effDelta(c), pctOrDash(c.HostDeltaPct))
 	}
+}
+
+// pctOrDash is formatPct, "–" for NaN.
+func pctOrDash(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	return formatPct(v)
 }
 
 // spreadOf: "±3% (3)", the report's spread (report.Spread.Pct) of the
@@ -145,12 +164,7 @@ func effOf(f report.Figure) string {
 	return report.FormatQPS(f.Value)
 }
 
-func effDelta(c AgreeCell) string {
-	if math.IsNaN(c.EffDeltaPct) {
-		return "–"
-	}
-	return formatPct(c.EffDeltaPct)
-}
+func effDelta(c AgreeCell) string { return pctOrDash(c.EffDeltaPct) }
 
 func medianPct(v float64) string {
 	if math.IsNaN(v) {

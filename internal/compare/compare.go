@@ -103,6 +103,11 @@ type Figures struct {
 	QPS     Stat     // requests (iterations) per second, per window
 	P50MS   Stat     // per window, milliseconds
 	P99MS   Stat
+	// HostProbeUS is the median of the windows' host probe
+	// (schema.Driver.HostProbeUS, µs; lower = faster cores), over the
+	// HostProbeN windows that recorded one; 0 and 0 where none did.
+	HostProbeUS float64
+	HostProbeN  int
 }
 
 // Windows is the number of measured windows (samples) of the side.
@@ -497,11 +502,14 @@ func durations(l *level) string {
 // figures summarises a level's windows.
 func figures(l *level) *Figures {
 	f := &Figures{}
-	var qps, p50, p99 []float64
+	var qps, p50, p99, probe []float64
 	var versions []string
 	for i, w := range l.windows {
 		s := w.Step
 		f.Files = append(f.Files, w.Path)
+		if s.Driver.HostProbeUS != nil {
+			probe = append(probe, *s.Driver.HostProbeUS)
+		}
 		switch {
 		case i == 0:
 			f.Check = s.Check
@@ -520,6 +528,8 @@ func figures(l *level) *Figures {
 	}
 	f.Version = strings.Join(versions, ", ")
 	f.QPS, f.P50MS, f.P99MS = summarise(qps), summarise(p50), summarise(p99)
+	f.HostProbeUS, _ = report.Median(probe)
+	f.HostProbeN = len(probe)
 	return f
 }
 

@@ -452,3 +452,32 @@ func TestAgreeCountsEfficiency(t *testing.T) {
 		t.Errorf("without samples: %+v, want no efficiency counted", a)
 	}
 }
+
+// withProbe sets every window's host probe to us (µs), in place.
+func withProbe(ws []report.StepFile, us float64) []report.StepFile {
+	for _, w := range ws {
+		w.Step.Driver.HostProbeUS, w.Step.Driver.HostProbeRuns = new(us), 20
+	}
+	return ws
+}
+
+func TestAgreeHostSpeed(t *testing.T) {
+	// NEW is 10% slower and its host probe took 10% longer: the
+	// agreement table says the host ran 9% slower (1000/1100 - 1).
+	old := side("a", withProbe(windows("kc", "discovery", 8, 1000, 1, 4, 0), 1000))
+	new := side("b", withProbe(windows("kc", "discovery", 8, 900, 1, 4, 0), 1100))
+	a := Agree(Compare(old, new, Options{}), 5)
+	if len(a.Cells) != 1 || math.Abs(a.Cells[0].HostDeltaPct+9.09) > 0.01 {
+		t.Fatalf("cells %+v: want the host 9.1%% slower in NEW", a.Cells)
+	}
+	var b strings.Builder
+	writeAgreement(&b, a)
+	if !strings.Contains(b.String(), "| -9.1% |") {
+		t.Errorf("agreement section lacks the host speed -9.1%%:\n%s", b.String())
+	}
+	// One side without a probe (an older loadstep): no figure, "–".
+	a = Agree(Compare(old, side("b", windows("kc", "discovery", 8, 900, 1, 4, 0)), Options{}), 5)
+	if !math.IsNaN(a.Cells[0].HostDeltaPct) {
+		t.Errorf("NEW without a probe: host speed %v, want none", a.Cells[0].HostDeltaPct)
+	}
+}

@@ -148,7 +148,11 @@ type Level struct {
 	Steps       []int   // indexes into Cell.Ladder, in time order
 	// Per window: qps, the latency percentiles (ms) and the error rate (a fraction).
 	QPS, P50MS, P95MS, P99MS, ErrorRate Spread
-	Flags                               []string // "steady state", "unstable ...", the windows' flags
+	// HostProbe is the windows' host probe (schema.Driver.HostProbeUS, µs),
+	// over the windows that recorded one: how much the host's own speed
+	// moved between them. N is 0 where none did.
+	HostProbe Spread
+	Flags     []string // "steady state", "unstable ...", the windows' flags
 }
 
 // Windows is the number of measured windows of the level.
@@ -413,13 +417,17 @@ func levels(steps []*schema.Step) []Level {
 
 // spreads summarises every metric over the level's windows.
 func (l *Level) spreads(steps []*schema.Step) {
-	var qps, p50, p95, p99, errs []float64
+	var qps, p50, p95, p99, errs, probe []float64
 	for _, i := range l.Steps {
 		s := steps[i]
 		qps, errs = append(qps, s.QPS), append(errs, s.ErrorRate)
 		p50, p95, p99 = append(p50, s.LatencyMS.P50), append(p95, s.LatencyMS.P95), append(p99, s.LatencyMS.P99)
+		if s.Driver.HostProbeUS != nil {
+			probe = append(probe, *s.Driver.HostProbeUS)
+		}
 	}
 	l.QPS, l.P50MS, l.P95MS, l.P99MS, l.ErrorRate = SpreadOf(qps), SpreadOf(p50), SpreadOf(p95), SpreadOf(p99), SpreadOf(errs)
+	l.HostProbe = SpreadOf(probe)
 }
 
 // levelSteps returns each level's windows.
@@ -451,7 +459,7 @@ func levelFlags(l Level, ladder []LadderStep, steady bool) []string {
 		f = append(f, "steady state")
 	}
 	if l.Unstable() {
-		f = append(f, fmt.Sprintf("unstable: qps spread %.1f%% > %g%%", l.QPS.Pct(), UnstablePct))
+		f = append(f, fmt.Sprintf("unstable: qps spread %.1f%% > %g%%", l.QPS.Pct(), UnstablePct)+l.hostProbeNote())
 	}
 	count := map[string]int{}
 	var order []string
@@ -470,6 +478,21 @@ func levelFlags(l Level, ladder []LadderStep, steady bool) []string {
 		f = append(f, flag)
 	}
 	return f
+}
+
+// hostProbeNote says, for an unstable level, how much the host's own speed
+// moved between its windows (the host probe's spread), so a reader can
+// tell a slower machine from a product that varied: " (host probe spread
+// 8.3%)", " (host probe spread 8.3% over 2 of 3 windows)" when not every
+// window recorded it. Empty when fewer than 2 windows recorded the probe.
+func (l Level) hostProbeNote() string {
+	switch {
+	case l.HostProbe.N < 2:
+		return ""
+	case l.HostProbe.N < l.Windows():
+		return fmt.Sprintf(" (host probe spread %.1f%% over %d of %d windows)", l.HostProbe.Pct(), l.HostProbe.N, l.Windows())
+	}
+	return fmt.Sprintf(" (host probe spread %.1f%%)", l.HostProbe.Pct())
 }
 
 // naReason explains a cell without results: the meta's reason for the

@@ -62,6 +62,12 @@ func repeatInputs(t *testing.T) *Inputs {
 			if l.steal == k+1 {
 				s.Driver.HostStealPct = new(12.0)
 			}
+			if l.scenario == "userinfo" { // the host probe: the window under steal ran 15% slower
+				s.Driver.HostProbeUS, s.Driver.HostProbeRuns = new(2000.0), 20
+				if l.steal == k+1 {
+					s.Driver.HostProbeUS = new(2300.0)
+				}
+			}
 			in.Steps = append(in.Steps, StepFile{Path: "testdata/" + name, Step: s})
 			samples = append(samples, schema.Sample{Schema: schema.SampleV1, T: at.Add(5 * time.Second), Source: "process:hydra",
 				RSSBytes: 80 << 20, CPUPct: 50, Threads: 14, Processes: 1})
@@ -140,6 +146,23 @@ func TestRepeatsCellRows(t *testing.T) {
 		return
 	}
 	t.Error("no userinfo row")
+}
+
+// An unstable level says how far the host's own speed moved between its
+// windows (the host probe); a level whose windows recorded no probe says
+// nothing of it.
+func TestRepeatsUnstableHostProbe(t *testing.T) {
+	r := Build(repeatInputs(t), Options{})
+	l := cellOf(t, r, "hydra", "userinfo").SteadyWindows()
+	want := "unstable: qps spread 10.4% > 10% (host probe spread 15.0%)"
+	if l == nil || !slices.Contains(l.Flags, want) {
+		t.Fatalf("userinfo's steady level: flags %v, want %q", l.Flags, want)
+	}
+	for _, f := range cellOf(t, r, "hydra", "discovery").SteadyWindows().Flags {
+		if strings.Contains(f, "host probe") {
+			t.Errorf("discovery recorded no probe, but its flag says %q", f)
+		}
+	}
 }
 
 func cellOf(t *testing.T, r *Report, product, scenario string) Cell {
