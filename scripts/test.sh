@@ -9,7 +9,7 @@
 #
 # 1. static: gofmt, go vet, bash -n and shellcheck (default severity) on every script
 # 1b. deploy/kubernetes (its own module): the agents' Indexed Job and the
-#    overlays scripts/k8s-step.sh writes, rendered in process by kustomize's
+#    overlays k8sstep (cmd/k8sstep) writes, rendered in process by kustomize's
 #    library and decoded strictly into the Kubernetes types; no cluster
 # 2. servers: the reference OP, and Ory Hydra on a throwaway PostgreSQL, started
 #    by the product adapters (installed or built on first use, then cached in

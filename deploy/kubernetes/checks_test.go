@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// The base's contract with podstep, loadstep and scripts/k8s-step.sh.
+// The base's contract with podstep, loadstep and k8sstep.
 const (
 	podstepPath    = "/usr/local/bin/podstep"
 	loadstepPath   = "/usr/local/bin/loadstep"

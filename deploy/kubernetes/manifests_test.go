@@ -3,7 +3,6 @@ package kubernetes_test
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -37,9 +36,9 @@ func TestBase(t *testing.T) {
 	}
 }
 
-// The overlays scripts/k8s-step.sh writes, rendered as `kubectl kustomize`
-// renders them.
-func TestScriptOverlays(t *testing.T) {
+// The overlays k8sstep writes, rendered as `kubectl kustomize` renders
+// them. (Its argument checks and its run path are internal/k8sstep's tests.)
+func TestOverlays(t *testing.T) {
 	tests := []struct {
 		name        string
 		args        []string
@@ -94,7 +93,7 @@ func TestScriptOverlays(t *testing.T) {
 }
 
 // Without --start-at the start is --start-in (default 60 s) after now.
-func TestScriptDefaultStart(t *testing.T) {
+func TestDefaultStart(t *testing.T) {
 	before := time.Now()
 	j := renderOne(t, overlay(t, "--agents", "2", "--url", "http://idp/", "--scenario", "discovery", "-c", "2",
 		"--image", "r/t:1", "--start-in", "90s"))
@@ -108,50 +107,6 @@ func TestScriptDefaultStart(t *testing.T) {
 	}
 	if d := *j.Spec.ActiveDeadlineSeconds; d < 90+10+60 {
 		t.Errorf("activeDeadlineSeconds %d does not cover the lead, the warmup and the window", d)
-	}
-}
-
-func TestScriptUsage(t *testing.T) {
-	ok := []string{"--agents", "2", "--url", "http://idp/", "--scenario", "discovery", "-c", "4", "--image", "r/t:1"}
-	with := func(extra ...string) []string { return append(append([]string{}, ok...), extra...) }
-	tests := []struct {
-		name string
-		args []string
-		say  string
-	}{
-		{"no agents", []string{"--url", "http://idp/", "--scenario", "discovery", "-c", "4"}, "--agents N is required"},
-		{"fewer connections than agents", []string{"--agents", "5", "--url", "http://idp/", "--scenario", "discovery", "-c", "4"}, "fewer connections than --agents"},
-		{"unknown scenario", []string{"--agents", "2", "--url", "http://idp/", "--scenario", "login", "-c", "4"}, "--scenario login"},
-		{"not a URL", []string{"--agents", "2", "--url", "idp:8080", "--scenario", "discovery", "-c", "4"}, "--url idp:8080"},
-		{"unpinned image", with("--image", "r/t:latest"), ":latest is no pin"},
-		{"half a CPU", with("--cpus", "0.5"), "--cpus 0.5"},
-		{"bad start", with("--start-at", "tomorrow"), "--start-at tomorrow"},
-		{"two starts", with("--start-at", "1950000000", "--start-in", "30"), "--start-in and --start-at: give one"},
-		{"control character", []string{"--agents", "2", "--url", "http://idp/\x01", "--scenario", "discovery", "-c", "4"}, "--url"},
-		{"pool outside the Secret", with("--", "--pool", "/tmp/pool"), "only from the Secret"},
-		{"escape from the Secret", with("--", "--client-secret-file=/secrets/../etc/shadow"), "only from the Secret"},
-		{"output set", with("--", "-o", "x.json"), "is set by deploy/kubernetes"},
-		{"segment set", with("--", "--segment=0/1"), "is set by deploy/kubernetes"},
-		{"connections after --", with("--", "--connections=8"), "give --connections to k8s-step.sh itself"},
-		{"an adaptive warmup", with("--warmup-max", "60"), "one common window"},
-		{"bad IdP label", with("--idp-label", "no label"), "--idp-label"},
-		{"unknown flag", with("--bogus"), "unknown argument: --bogus"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "overlay")
-			code, stderr := script(t, append([]string{"--write-overlay", dir}, tt.args...)...)
-			if code != 2 || !strings.Contains(stderr, tt.say) {
-				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, tt.say)
-			}
-			if _, err := os.Stat(dir); err == nil {
-				t.Error("a usage error wrote the overlay")
-			}
-		})
-	}
-	code, stderr := script(t, "--help")
-	if code != 0 || !strings.Contains(stderr, "--write-overlay DIR") {
-		t.Errorf("--help: exit %d, %q", code, stderr)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,36 +76,58 @@ func renderOne(t *testing.T, dir string) *batchv1.Job {
 	return jobs[0]
 }
 
-// script runs scripts/k8s-step.sh with args and returns its exit code and
-// its stderr. It needs bash only: the tests give it --write-overlay,
-// which stops before kubectl.
-func script(t *testing.T, args ...string) (int, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+// k8sstep is the k8sstep command (cmd/k8sstep), built once from the
+// repository's main module for every test that writes an overlay.
+var k8sstep = sync.OnceValues(func() (string, error) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "k8sstep-test.")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "k8sstep")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/k8sstep")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/k8sstep: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// TestMain removes the built command after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bin, err := k8sstep(); err == nil {
+		os.RemoveAll(filepath.Dir(bin))
+	}
+	os.Exit(code)
+}
+
+// overlay writes k8sstep's overlay for args into a temp dir (--write-overlay,
+// which stops before kubectl) and returns the dir.
+func overlay(t *testing.T, args ...string) string {
+	t.Helper()
+	bin, err := k8sstep()
+	if err != nil {
+		t.Fatal(err)
+	}
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(root, "scripts", "k8s-step.sh")}, args...)...)
-	cmd.Env = append(os.Environ(), "IDPBENCH_TMP="+t.TempDir())
+	dir := filepath.Join(t.TempDir(), "overlay")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--write-overlay", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "IDPBENCH_ROOT="+root)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	err = cmd.Run()
-	if cmd.ProcessState == nil {
-		t.Fatalf("running scripts/k8s-step.sh: %v", err)
-	}
-	return cmd.ProcessState.ExitCode(), stderr.String()
-}
-
-// overlay writes the script's overlay for args into a temp dir and
-// returns the dir.
-func overlay(t *testing.T, args ...string) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "overlay")
-	code, stderr := script(t, append([]string{"--write-overlay", dir}, args...)...)
-	if code != 0 {
-		t.Fatalf("k8s-step.sh --write-overlay: exit %d: %s", code, stderr)
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("k8sstep --write-overlay: %v: %s", err, stderr.String())
 	}
 	return dir
 }
