@@ -2,9 +2,9 @@
 // record the last line of the container's log: it starts loadstep with
 // --output=FILE, passes loadstep's stdout and stderr on to its own stdout,
 // waits for it to end, and then prints FILE's record as one line of compact
-// JSON. A Kubernetes agent pod (deploy/kubernetes) runs it, and
-// scripts/k8s-step.sh takes the last line of `kubectl logs` as the agent's
-// step.
+// JSON. A Kubernetes agent pod (deploy/kubernetes) runs it, and k8sstep
+// (cmd/k8sstep, behind scripts/k8s-step.sh) takes the last line of
+// `kubectl logs` as the agent's step.
 //
 // Why one stream: a container's stdout and stderr are two pipes that the
 // runtime copies into one log file, each by its own reader, and it splits

@@ -37,7 +37,7 @@ a FILE that already exists (it would report a stale record).
 
 It is the entry point of the agent pods in deploy/kubernetes: Kubernetes
 merges a container's stdout and stderr into one log, so the record must be
-the log's last line, whole (see scripts/k8s-step.sh).
+the log's last line, whole (see cmd/k8sstep).
 
 Flags:
 `
