@@ -29,6 +29,10 @@ type Product struct {
 	Part func(in Inputs) schema.Meta
 	// TakesConfig: the part takes Inputs.Config (the generic adapter).
 	TakesConfig bool
+	// Answers answer the adapter about a run from its state: the scenario
+	// table, readback's, setup's and the start's arguments, the
+	// configuration file. nil: the adapter answers itself (the generic one).
+	Answers *Answers
 }
 
 // Param is one input of a product's part.
