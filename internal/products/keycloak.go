@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/idpbench/idpbench/internal/jdk"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -25,6 +26,7 @@ func Keycloak() Product {
 		Part: keycloakPart,
 		Answers: &Answers{Table: keycloakTable, Readback: keycloakReadback, Setup: keycloakSetup,
 			Start: keycloakStart},
+		JDK: &jdk.Need{Min: 21, Prefer: 25, WarnCPUs: 2, Why: "JDK 21 has virtual-thread deadlocks on hosts with <= 2 cores"},
 	}
 }
 

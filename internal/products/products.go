@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/idpbench/idpbench/internal/jdk"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -33,6 +34,8 @@ type Product struct {
 	// table, readback's, setup's and the start's arguments, the
 	// configuration file. nil: the adapter answers itself (the generic one).
 	Answers *Answers
+	// JDK is the JDK the product runs on (provision jdk); nil: none.
+	JDK *jdk.Need
 }
 
 // Param is one input of a product's part.
