@@ -108,9 +108,14 @@ func runProductArgs(_ context.Context, args []string, e env) error {
 
 // answering lists the products with answers.
 func answering() []string {
+	return productsWith(func(p products.Product) bool { return p.Answers != nil })
+}
+
+// productsWith lists the products for which has is true.
+func productsWith(has func(products.Product) bool) []string {
 	var n []string
 	for _, p := range products.All() {
-		if p.Answers != nil {
+		if has(p) {
 			n = append(n, p.Name)
 		}
 	}

@@ -61,11 +61,5 @@ func runJDK(_ context.Context, args []string, e env) error {
 
 // needingJDK lists the products that run on a JDK.
 func needingJDK() []string {
-	var n []string
-	for _, p := range products.All() {
-		if p.JDK != nil {
-			n = append(n, p.Name)
-		}
-	}
-	return n
+	return productsWith(func(p products.Product) bool { return p.JDK != nil })
 }

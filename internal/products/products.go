@@ -2,10 +2,14 @@
 // the settings idpbench gives it, where that configuration comes from,
 // every deviation from the product's defaults with the reason, notes, the
 // product's own known limitations and the scenarios it cannot run, with
-// why. The adapters (scripts/products/<name>) start and stop the product;
-// what they applied or read (a heap, a pool size, a JDK, a base URL) comes
-// in as Inputs, so a fact read at run time never becomes a constant here.
-// BuildMeta assembles a product's idpbench.meta/v1 record from it.
+// why; and what the adapter asks about a run (Answers: each scenario's URL,
+// loadstep arguments, pool and lifetime; setup's, readback's and the start's
+// arguments; the configuration file), from the values the adapter recorded
+// in its state directory (State). The adapters (scripts/products/<name>)
+// install, start and stop the product; what they applied or read for the
+// meta (a heap, a JDK, a base URL) comes in as Inputs, so a fact read at run
+// time never becomes a constant here. AdapterMeta assembles a product's
+// idpbench.meta/v1 record from it.
 package products
 
 import (

@@ -25,46 +25,45 @@
 #   <adapter> sampleargs STATE_DIR             print the sampler's arguments for this product, one per
 #                                              line, or nothing: the caller's default (the process group
 #                                              pids/$PRODUCT.pid, its PostgreSQL database)
+#   <adapter> fresh STATE_DIR SCENARIO         before a load step: start again empty (product_fresh), or nothing
+#   <adapter> health STATE_DIR                 ok when it runs and its discovery endpoint answers; else why
 #   <adapter> down STATE_DIR                   stop it, drop its database, exit non-zero naming anything left
 #
 # Exit codes: 0 ok, 1 failure, 2 usage, 3 N/A (endpoint only).
 #
-# An adapter sets PRODUCT and PRODUCT_VERSION, defines the product_* functions
-# below and ends with `adapter_main "$@"`:
+# An adapter sets PRODUCT and PRODUCT_VERSION, defines what shell does and
+# ends with `adapter_main "$@"`:
 #   product_install
-#   product_up STATE              prepare database, ports and config, then product_start STATE A
+#   product_up STATE              record ports and URLs (state_set), prepare database and
+#                                 config, then product_start STATE A
 #   product_start STATE MODE      start the product through adapter_coldstart (mode A or B)
 #   product_stop STATE            stop the product's processes (stop_group), keep its database
-# and may define its own of these defaults:
-#   product_down STATE            compose mode: compose_down; else product_stop, then drop the
-#                                 databases up recorded (state_add_db) and stop a private cluster
-#   product_sampleargs STATE      sampler arguments (--match, --docker ...), one per line;
-#                                 default: compose mode's containers, else nothing (the caller's
-#                                 default); a password the sampler needs goes in
-#                                 STATE/secrets/pgpass, never in them
 # What the product is for a run -- each scenario's URL, loadstep arguments,
 # pool and its lifetime, the metrics URL, setup's and readback's arguments --
-# is Go data in internal/products, over the values up recorded in STATE
-# (provision args; adapter_args asks it). These defaults answer from it; an
-# adapter may define its own (the generic oidc adapter answers every one from
-# its configuration file):
-#   product_endpoint STATE SCENARIO, product_loadargs STATE SCENARIO,
-#   product_metricsargs STATE SCENARIO (loadstep's --server-metrics ...),
-#   product_ttl STATE SCENARIO
+# is Go data in internal/products over the values recorded in STATE
+# (provision args, asked by adapter_args / adapter_argv). These defaults
+# answer from it; an adapter may define its own of any (the generic oidc
+# adapter answers them all from its configuration file):
+#   product_endpoint, product_loadargs, product_metricsargs, product_ttl  STATE SCENARIO
 #   product_pools STATE SCENARIO N OUT   mintpool with the pool's arguments, then record_pool
 #   product_setup STATE           adapter_setup: provision PRODUCT through its API
-#   product_na_reason SCENARIO    print why SCENARIO cannot run here; nothing when it can
-#                                 (the product's static reasons, provision na)
-# optional:
+#   product_na_reason SCENARIO    why SCENARIO cannot run here, or nothing (provision na)
+#   product_down STATE            compose mode: compose_down; else product_stop, then drop the
+#                                 databases up recorded (state_add_db), stop a private cluster
+#   product_sampleargs STATE      sampler arguments (--match, --docker ...), one per line:
+#                                 compose mode's containers, else nothing (the caller's
+#                                 default); a password the sampler needs goes in
+#                                 STATE/secrets/pgpass, never in them
+# and these only when it has them:
 #   product_readback STATE        readback's arguments (one per line; its --product and
 #                                 --want-version are added) to read the configuration in
 #                                 force after setup into STATE/facts.json, merged into the
-#                                 meta; nothing printed: no facts are read. A product that
-#                                 reads back defines it as `adapter_args "$1" readback`.
+#                                 meta; nothing printed: no facts are read. From the
+#                                 product's entry: `adapter_args "$1" readback`
 #   product_meta STATE            print provision meta's arguments for the product's part, one a
 #                                 line: its --param KEY=VALUE inputs (internal/products), or
 #                                 --entry oidc and its configuration for the generic adapter
-#   product_fresh STATE SCENARIO  before a load step (see fresh)
+#   product_fresh STATE SCENARIO  start the product again, empty, before a load step (fresh)
 #
 # State of a running product lives in STATE_DIR: state.env (KEY=value lines
 # written by state_set), pids/*.pid, logs/*.log, secrets/* (0600), pools/*,
