@@ -37,9 +37,10 @@ setup summary (DIR/NAME-setup.json). One value a line:
   start                 the start command's arguments after the program
 
 endpoint, ttl and metricsargs need what up recorded; loadargs, pool and
-readback also what setup wrote. A scenario NAME cannot run has no endpoint and
-no pool (an error), and no arguments or lifetime (nothing); the adapter asks
-provision na first. Secrets are named by their files, never printed.
+readback also what setup wrote. A scenario the product cannot run (provision
+na, which the adapter asks first) has no endpoint and no pool (an error), and
+no arguments or lifetime (nothing). Secrets are named by their files, never
+printed.
 Products with answers: %s (the generic adapter's: provision oidc).
 
 Flags:

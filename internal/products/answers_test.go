@@ -24,9 +24,9 @@ type golden struct {
 
 var goldenHead = regexp.MustCompile(`^=== (\S+) ?(\S*)(?: \(exit (\d+)\))?$`)
 
-func readGolden(t *testing.T, product string) map[string]*golden {
+func readGolden(t *testing.T, name string) map[string]*golden {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "args", product+".golden"))
+	f, err := os.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func readGolden(t *testing.T, product string) map[string]*golden {
 		}
 		switch {
 		case g == nil:
-			t.Fatalf("%s.golden: %q before a section", product, line)
+			t.Fatalf("%s: %q before a section", name, line)
 		case line == "--- recorded":
 			inRec = true
 			g.recorded = append(g.recorded, nil)
@@ -115,7 +115,7 @@ func TestAnswersMatchTheAdapters(t *testing.T) {
 	for _, name := range []string{"refop", "hydra", "keycloak", "zitadel"} {
 		t.Run(name, func(t *testing.T) {
 			p, _ := Lookup(name)
-			gold := readGolden(t, name)
+			gold := readGolden(t, filepath.Join("testdata", "args", name+".golden"))
 			st, err := ReadState(filepath.Join("testdata", "args", name+" state"), name)
 			if err != nil {
 				t.Fatal(err)

@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
-# old-adapters.sh: how the golden answers in this directory were made, by
-# running the adapters as they were before `provision args` took their
-# scenario answers into Go (scripts/products/{refop,hydra,keycloak,zitadel}
-# at commit 14c8a5c). It needs those adapters (git show 14c8a5c:PATH), so it
-# does not run against today's tree; it is kept to say what the goldens are:
-# each entry point's stdout and exit status on the fabricated state under
-# testdata/args/PRODUCT state/, with the tools the adapters call replaced by
-# recorders (mintpool, provision pool/hydra/keycloak/zitadel, readback,
-# coldstart, loadstep) and every other provision subcommand real.
+# adapters.sh: runs the adapters of the tree ROOT (scripts/products/{refop,
+# hydra,keycloak,zitadel}) on the fabricated states under testdata/args
+# ("PRODUCT state/", "pg shared/") and writes, per product, OUT/PRODUCT.golden:
+# each entry point's stdout and exit status (endpoint, loadargs, ttl,
+# metricsargs for every scenario; pools; setup) and what it called, with the
+# tools it calls replaced by recorders (mintpool, provision
+# pool/hydra/keycloak/zitadel, readback, coldstart, loadstep; every other
+# provision subcommand is BIN's); then what three of the adapters' own
+# functions printed or called (hydra_config, zitadel_config, keycloak's
+# product_start), nothing where a function is gone.
 #
-#   OLD=/path/to/checkout-of-14c8a5c BIN=/path/to/its/provision \
-#     internal/products/testdata/args/old-adapters.sh   (from internal/products)
+# The goldens here were made by the adapters as they were before `provision
+# args` took their answers into Go (commit 14c8a5c, with its provision); the
+# tests hold internal/products' answers to them (TestAnswersMatchTheAdapters)
+# and run this again on today's adapters (TestAdaptersPrintTheGoldens).
+#
+#   ROOT=/path/to/checkout BIN=/path/to/its/provision [OUT=DIR] \
+#     testdata/args/adapters.sh            (from internal/products; writes into the states)
 set -o errexit -o nounset -o pipefail
 
-OLD="${OLD:?the old checkout}"
+ROOT="${ROOT:?the checkout whose adapters run}"
 BIN="${BIN:?its provision binary}"
+OUT="${OUT:-testdata/args}"
 here=testdata/args
 fakes="$(mktemp -d)"
 trap 'rm -rf "$fakes"' EXIT
@@ -51,7 +58,7 @@ answer() {
 	local p="$1" rc=0 out
 	shift
 	: >"$REC"
-	out="$(IDPBENCH_BIN="$fakes" "$OLD/scripts/products/$p" "$@" 2>/dev/null)" || rc=$?
+	out="$(IDPBENCH_BIN="$fakes" "$ROOT/scripts/products/$p" "$@" 2>/dev/null)" || rc=$?
 	echo "=== ${*:1:1} ${*:3:1} (exit $rc)"
 	[[ -z "$out" ]] || printf '%s\n' "$out"
 	[[ ! -s "$REC" ]] || { echo "--- recorded"; cat "$REC"; }
@@ -61,12 +68,14 @@ answer() {
 # the adapter's functions, not entry points; ARGS are its $1...) printed and
 # the recorders saw.
 inside() {
-	local p="$1" name="$2" copy="$OLD/scripts/products/.old-$1" out
+	local p="$1" name="$2" copy="$fakes/root/scripts/products/$1" out
 	shift 2
-	sed '$d' "$OLD/scripts/products/$p" >"$copy" # all but adapter_main "$@"
+	mkdir -p "$fakes/root/scripts/products"
+	ln -sfn "$ROOT/scripts/lib" "$fakes/root/scripts/lib"
+	sed '$d' "$ROOT/scripts/products/$p" >"$copy" # all but adapter_main "$@", beside ROOT's lib
 	: >"$REC"
 	# shellcheck disable=SC1090
-	out="$(IDPBENCH_BIN="$fakes" bash -c "source \"\$0\" && $1" "$copy" "${@:2}" 2>/dev/null)"
+	out="$(IDPBENCH_BIN="$fakes" bash -c "source \"\$0\" && $1" "$copy" "${@:2}" 2>/dev/null)" || true
 	rm -f "$copy"
 	echo "=== $name"
 	[[ -z "$out" ]] || printf '%s\n' "$out"
@@ -90,12 +99,13 @@ for p in refop hydra keycloak zitadel; do
 			rm -f "$st/$p-setup.json.tmp" "$st/facts.json" "$st/settle.json"
 			[[ "$p" == zitadel ]] || rm -f "$st/$p-setup.json"
 		fi
+		# shellcheck disable=SC2016 # the code is bash -c's, its $1 the state
 		case "$p" in
 		hydra) inside hydra config 'hydra_config 44444 44445' ;;
 		keycloak) inside keycloak start 'product_start "$1" A' "$st" ;;
 		zitadel) inside zitadel config 'adapter_pg_use "$1" && zitadel_config "$1"' "$st" ;;
 		esac
-	} >"$here/$p.golden"
+	} >"$OUT/$p.golden"
 	rm -f "$st/coldstart-A.json" "$st/pgids"
 	rm -rf "$st/logs"
 done
