@@ -16,8 +16,9 @@ const jdkHead = `Usage: provision jdk --product NAME [--java-home DIR] [--jvm-di
 Finds the JDK NAME runs on (its need in internal/products): --java-home when
 it qualifies, else under --jvm-dir a JDK of the recommended major (Temurin's
 first), then of the oldest it runs on, each read from its release file.
-Prints its home, then "vendor version (home)". A JDK below the recommended
-one on a host with few CPUs is a warning on stderr; none found, an error.
+Prints its home, then "vendor version (home)", then, when it is below the
+recommended one on a host with few CPUs, why that is a risk (for the caller
+to warn with). None found is an error naming what is needed.
 Products with a need: %s.
 
 Flags:
@@ -53,10 +54,7 @@ func runJDK(_ context.Context, args []string, e env) error {
 		return fmt.Errorf("%s needs a JDK %d or newer (%d recommended: %s): none found in $JAVA_HOME or %s (install e.g. temurin-%d-jdk)",
 			product, n.Min, n.Prefer, n.Why, jvmDir, n.Prefer)
 	}
-	if w := n.Warning(j, runtime.NumCPU()); w != "" {
-		fmt.Fprintf(e.Stderr, "provision jdk: warning: %s\n", w)
-	}
-	return say(e, j.Home+"\n"+j.String()+"\n")
+	return printLines(e, append([]string{j.Home, j.String()}, nonEmpty(n.Warning(j, runtime.NumCPU()))...))
 }
 
 // needingJDK lists the products that run on a JDK.

@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// TestJDK: the home and description of the JDK found, one a line; none
-// is an error naming the need; a product without one a usage error.
+// TestJDK: the home and description of the JDK found, one a line (a
+// JDK 25 is no risk: no third line); none is an error naming the need; a
+// product without one a usage error.
 func TestJDK(t *testing.T) {
 	jvm := t.TempDir()
 	home := filepath.Join(jvm, "temurin-25-jdk-amd64")
