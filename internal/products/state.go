@@ -56,9 +56,6 @@ func (s *State) Get(key string) string {
 	return v
 }
 
-// Opt returns the value recorded as key, or "".
-func (s *State) Opt(key string) string { return s.env[key] }
-
 // Path returns a path under the state directory.
 func (s *State) Path(elem ...string) string {
 	return filepath.Join(append([]string{s.Dir}, elem...)...)

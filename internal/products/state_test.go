@@ -148,3 +148,14 @@ func TestStateMissing(t *testing.T) {
 		t.Errorf("PGPort of a missing cluster: %v", st.Err())
 	}
 }
+
+// TestPGUser: the user every product connects as is postgres.sh's.
+func TestPGUser(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "scripts", "lib", "postgres.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "\nPG_DB_USER="+PGUser+"\n") {
+		t.Errorf("scripts/lib/postgres.sh sets no PG_DB_USER=%s", PGUser)
+	}
+}
