@@ -45,6 +45,9 @@
 # answer from it; an adapter may define its own of any (the generic oidc
 # adapter answers them all from its configuration file):
 #   product_endpoint, product_loadargs, product_metricsargs, product_ttl  STATE SCENARIO
+#                                 (metricsargs: loadstep's --server-metrics URL, and
+#                                 --server-metrics-select ... where internal/servermetrics
+#                                 does not know the product)
 #   product_pools STATE SCENARIO N OUT   mintpool with the pool's arguments, then record_pool
 #   product_setup STATE           adapter_setup: provision PRODUCT through its API
 #   product_na_reason SCENARIO    why SCENARIO cannot run here, or nothing (provision na)
@@ -432,6 +435,7 @@ product_ttl() { adapter_args "$1" ttl "$2"; }
 product_setup() { adapter_setup "$1"; }
 product_sampleargs() { if compose_mode "$1"; then compose_sampleargs "$1"; fi; }
 
+# product_down STATE: compose_down, or product_stop and drop what up created.
 product_down() {
 	local d
 	if compose_mode "$1"; then
