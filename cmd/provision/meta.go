@@ -338,15 +338,7 @@ func config(f metaFlags) (products.Config, error) {
 
 // scenarioNames are the benchmark's scenarios (schema.Scenarios but the
 // custom request).
-func scenarioNames() []string {
-	var n []string
-	for _, s := range schema.Scenarios {
-		if s.Name != schema.ScenarioRequest {
-			n = append(n, s.Name)
-		}
-	}
-	return n
-}
+func scenarioNames() []string { return products.Scenarios() }
 
 // readJSON decodes the one JSON value of file into v; an error names the
 // flag and file (usage error: bad input).

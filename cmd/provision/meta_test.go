@@ -38,9 +38,9 @@ func write(t *testing.T, name, s string) {
 	}
 }
 
-var keycloakParams = []string{"--param", "jdk=OpenJDK 21.0.9", "--param", "heap=-Xms1g -Xmx1400m", "--param", "db_pool=25",
+var keycloakParams = []string{"--param", "jdk=OpenJDK 21.0.9", "--param", "heap=-Xms1g -Xmx1400m",
 	"--param", "build=--db=postgres --health-enabled=true --metrics-enabled=true", "--param", "base_url=http://127.0.0.1:8080",
-	"--param", "users=20", "--param", "client=bench-svc", "--param", "access_token_lifespan_s=3600"}
+	"--param", "users=20"}
 
 // TestAdapterMetaGolden: the adapter's record for each product and mode is
 // testdata/meta/PRODUCT-MODE.json, which the jq of the shell adapters

@@ -22,6 +22,8 @@ func subcommands() []cli.Subcommand {
 		{Name: "meta", Summary: "write a product's idpbench.meta/v1 record from internal/products and the run's inputs", Run: runMeta},
 		{Name: "pool", Summary: "record a minted pool (scenario, kind, mode, size, flow) in STATE/pools.jsonl for the meta", Run: runPool},
 		{Name: "na", Summary: "print why a product cannot run a scenario (its static N/A reason), or nothing", Run: runNA},
+		{Name: "args", Summary: "answer a product's adapter from internal/products and the run's state: endpoints, loadstep, pool, setup and start arguments", Run: runProductArgs},
+		{Name: "jdk", Summary: "find the JDK a product runs on: its home and \"vendor version (home)\"", Run: runJDK},
 		{Name: "oidc", Summary: "answer the generic oidc adapter from its configuration file: values, N/A reasons, arguments", Run: runOIDC},
 	}
 }

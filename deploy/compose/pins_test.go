@@ -5,12 +5,16 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/idpbench/idpbench/internal/products"
 )
 
-// The native adapters are the source of truth for versions and settings:
-// these tests read them, so a bump in one place without the other fails.
+// The native adapters and internal/products are the source of truth for
+// versions and settings: these tests read them, so a bump in one place
+// without the other fails.
 const (
 	repoRoot = "../.."
 	// postgresMajor is the PostgreSQL major of native mode (the OS package
@@ -242,7 +246,7 @@ func TestPostgresMatchesNative(t *testing.T) {
 // adapters' values, each row one file, service and key.
 func TestProductSettingsMatchNative(t *testing.T) {
 	dsnOpts := adapterValue(t, "products/hydra", "HYDRA_DSN_OPTS")
-	pool := adapterValue(t, "products/keycloak", "KC_DB_POOL")
+	pool := strconv.Itoa(products.KeycloakDBPool) // kc.sh start's pool in native mode
 	hydra := mustLoad(t, "compose.hydra.yml")
 	keycloak := mustLoad(t, "compose.keycloak.yml")
 	type check func(s service) (got string, ok bool)

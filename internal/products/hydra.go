@@ -1,6 +1,11 @@
 package products
 
-import "github.com/idpbench/idpbench/internal/schema"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
 
 // Hydra is Ory Hydra (scripts/products/hydra).
 func Hydra() Product {
@@ -10,8 +15,100 @@ func Hydra() Product {
 			"jwt_bearer":               "Hydra's jwt-bearer grant needs a trust relationship per issuer; not provisioned (S2j is Zitadel's M2M path)",
 			"client_credentials_login": "Hydra answers userinfo for a client_credentials token with 200 and no sub (no user behind it): S2l's rule wants a sub",
 		},
-		Part: hydraPart,
+		Part:    hydraPart,
+		Answers: &Answers{Table: hydraTable, Readback: hydraReadback, Setup: hydraSetup, Config: hydraConfig},
 	}
+}
+
+// Hydra's one client, created by "provision hydra" with a secret generated
+// per run (client_secret_basic; client_credentials, authorization_code,
+// refresh_token; scope "openid offline_access"), and the redirect URI of
+// its headless logins (nothing listens there).
+const (
+	hydraClient   = "bench-svc"
+	hydraRedirect = "http://127.0.0.1/cb"
+	hydraScope    = "openid offline_access"
+	hydraUsers    = "100" // the subjects user0..user99 of the headless logins
+)
+
+// hydraTable: S3 calls the admin port without client authentication, as
+// Ory documents. User tokens (S5, S6) come from the headless login and
+// consent accept flow through the admin API (mintpool's hydra-login;
+// loadstep's --login hydra times the same flow for S4): S6 measures
+// userinfo for a user (Hydra also answers a client_credentials token, with
+// no subject). Refresh tokens are single-use and rotated: each S5
+// connection follows its own chain from one seed, as a real client does.
+// Lifetimes are Hydra's defaults: access tokens 1 h, refresh tokens 720 h.
+func hydraTable(st *State) Table {
+	issuer, admin := st.Get("ISSUER"), st.Get("ADMIN_URL")
+	token := issuer + "oauth2/token"
+	client := basicAuth(hydraClient, st.Secret(hydraClient))
+	login := func(emit, mode string) *Pool {
+		return &Pool{Kind: emit, Mode: mode, Flow: "hydra-login", Args: slices.Concat(
+			[]string{"--flow", "hydra-login", "--issuer", issuer, "--auth-url", issuer + "oauth2/auth", "--token-url", token,
+				"--admin-url", admin, "--redirect-uri", hydraRedirect}, client,
+			[]string{"--scope", hydraScope, "--subject", "user%d", "--users", hydraUsers, "-P", "8", "--emit", emit, "--product", "hydra"})}
+	}
+	return Table{
+		Scenarios: map[string]Scenario{
+			"discovery":          {Endpoint: issuer + ".well-known/openid-configuration"},
+			"client_credentials": {Endpoint: token, Load: client},
+			"introspect": {Endpoint: admin + "/admin/oauth2/introspect", Load: slices.Concat([]string{"--client-auth", "none"}, reuse), TTL: 3600,
+				Pool: &Pool{Kind: "access_token", Mode: "reuse", Flow: "client_credentials", Args: slices.Concat(
+					[]string{"--flow", "client_credentials", "--token-url", token}, client,
+					[]string{"-P", "8", "--emit", "access_token", "--product", "hydra"})}},
+			"auth_code": {Endpoint: issuer + "oauth2/auth", Load: slices.Concat([]string{"--login", "hydra", "--token-url", token,
+				"--admin-url", admin, "--redirect-uri", hydraRedirect}, client,
+				[]string{"--scope", hydraScope, "--username", "user%d", "--users", hydraUsers})},
+			"refresh":  {Endpoint: token, Load: slices.Concat(client, chain), TTL: 2592000, Pool: login("refresh_token", "chain")},
+			"userinfo": {Endpoint: issuer + "userinfo", Load: reuse, TTL: 3600, Pool: login("access_token", "reuse")},
+		},
+		Metrics: []string{"--server-metrics", admin + "/admin/metrics/prometheus"},
+	}
+}
+
+// hydraReadback: the version (admin /version), the client secret's hashing
+// and the access tokens' lifespan (its database), the token format and the
+// connections it holds. Compose mode reads nothing: its database is inside
+// the compose network.
+func hydraReadback(st *State) []string {
+	if st.Compose() {
+		return nil
+	}
+	return []string{"--admin-url", st.Get("ADMIN_URL"), "--postgres", st.PGDSN("hydra"), "--client-id", hydraClient,
+		"--client-secret-file", st.Secret(hydraClient), "--token-url", st.Get("ISSUER") + "oauth2/token"}
+}
+
+// hydraSetup: "provision hydra" creates the client through the admin API,
+// checks it with a client_credentials grant and writes its secret.
+func hydraSetup(st *State) []string {
+	return []string{"--admin-url", st.Get("ADMIN_URL"), "--issuer", st.Get("ISSUER"), "--out-dir", st.Path("secrets"),
+		"--client-id", hydraClient, "--redirect-uri", hydraRedirect}
+}
+
+// hydraConfig is hydra.yml of native mode: public and admin on loopback,
+// the login and consent URLs of no app (the headless flow accepts through
+// the admin API), warn logs, no telemetry. No secrets: the system secret
+// and the DSN come from the environment.
+func hydraConfig(st *State) string {
+	public, admin := st.Get("PUBLIC_PORT"), st.Get("ADMIN_PORT")
+	return fmt.Sprintf(`serve:
+  public:
+    host: 127.0.0.1
+    port: %[1]s
+  admin:
+    host: 127.0.0.1
+    port: %[2]s
+urls:
+  self:
+    issuer: http://127.0.0.1:%[1]s/
+  login: http://127.0.0.1:9/login
+  consent: http://127.0.0.1:9/consent
+log:
+  level: warn
+sqa:
+  opt_out: true
+`, public, admin)
 }
 
 func hydraPart(in Inputs) schema.Meta {

@@ -2,8 +2,10 @@ package products
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/idpbench/idpbench/internal/jdk"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -17,19 +19,119 @@ func Keycloak() Product {
 		Params: []Param{
 			{"jdk", "the JDK the adapter found and ran (state.env JDK; empty in compose mode)"},
 			{"heap", "JAVA_OPTS_KC_HEAP as the adapter set it"},
-			{"db_pool", "the database pool size (initial = min = max)"},
 			{"build", "the options of kc.sh build"},
 			{"base_url", "the hostname Keycloak was started with (state.env BASE_URL)"},
-			{"users", "the number of users provisioned"},
-			{"client", "the confidential client the audience mapper adds"},
-			{"access_token_lifespan_s", "the realm's accessTokenLifespan, seconds"},
+			{"users", "the number of users provisioned (state.env USERS)"},
 		},
 		Part: keycloakPart,
+		Answers: &Answers{Table: keycloakTable, Readback: keycloakReadback, Setup: keycloakSetup,
+			Start: keycloakStart},
+		JDK: &jdk.Need{Min: 21, Prefer: 25, WarnCPUs: 2, Why: "JDK 21 has virtual-thread deadlocks on hosts with <= 2 cores"},
 	}
 }
 
+// Keycloak's realm and client as "provision keycloak" creates them: realm
+// bench, with an access token lifespan long enough for a pool minted
+// before a ladder or the GC-jitter run; one confidential client
+// (client_secret_basic; client_credentials, password and
+// authorization_code; an audience mapper so it can introspect its own
+// tokens); the users user0..user(USERS-1) sharing one generated password.
+// The database pool is the other products' size, initial = min = max.
+const (
+	keycloakRealm     = "bench"
+	keycloakClient    = "bench-svc"
+	keycloakRedirect  = "http://127.0.0.1/cb"
+	keycloakAdmin     = "admin" // the bootstrap admin
+	keycloakLifespanS = 3600
+	KeycloakDBPool    = 25
+	keycloakDB        = "keycloak"
+)
+
+// keycloakTable: user tokens (S5, S6) come from the password grant, the
+// only headless way Keycloak issues them; each login hashes the password
+// (Argon2id by default since Keycloak 25; the facts read which), so the
+// logins spread over the users. S4 drives the login form: GET the
+// authorize URL, POST the form's action with a user's password, follow to
+// the code. With scope openid Keycloak answers userinfo for the service
+// account with its subject (S2l). Refresh tokens are reusable by default
+// (revokeRefreshToken=false): S5 reuses its pool. Lifetimes: the realm's
+// access token lifespan; refresh tokens live as long as the SSO session
+// (idle timeout 30 min by default). Metrics: the management interface's
+// /metrics (metrics-enabled at build, the request histograms at start).
+func keycloakTable(st *State) Table {
+	issuer := st.Get("ISSUER")
+	token := issuer + "/protocol/openid-connect/token"
+	client := basicAuth(keycloakClient, st.Secret(keycloakClient))
+	users := []string{"--username", "user%d", "--users", st.Get("USERS"), "--password-file", st.Secret("users-password")}
+	password := func(emit string) *Pool {
+		return &Pool{Kind: emit, Mode: "reuse", Flow: "password", Args: slices.Concat(
+			[]string{"--flow", "password", "--token-url", token}, client, users,
+			[]string{"--scope", "openid", "-P", "8", "--emit", emit, "--product", "keycloak"})}
+	}
+	lifespan := keycloakLifespanS
+	return Table{
+		Scenarios: map[string]Scenario{
+			"discovery":          {Endpoint: issuer + "/.well-known/openid-configuration"},
+			"client_credentials": {Endpoint: token, Load: client},
+			"client_credentials_login": {Endpoint: token, Load: slices.Concat(client,
+				[]string{"--userinfo-url", issuer + "/protocol/openid-connect/userinfo", "--scope", "openid"})},
+			"introspect": {Endpoint: token + "/introspect", Load: slices.Concat(client, reuse), TTL: lifespan,
+				Pool: &Pool{Kind: "access_token", Mode: "reuse", Flow: "client_credentials", Args: slices.Concat(
+					[]string{"--flow", "client_credentials", "--token-url", token}, client,
+					[]string{"-P", "8", "--emit", "access_token", "--product", "keycloak"})}},
+			"auth_code": {Endpoint: issuer + "/protocol/openid-connect/auth", Load: slices.Concat(client,
+				[]string{"--login", "keycloak", "--token-url", token, "--redirect-uri", keycloakRedirect, "--scope", "openid"}, users)},
+			"refresh":  {Endpoint: token, Load: slices.Concat(client, reuse), TTL: 1800, Pool: password("refresh_token")},
+			"userinfo": {Endpoint: issuer + "/protocol/openid-connect/userinfo", Load: reuse, TTL: lifespan, Pool: password("access_token")},
+		},
+		Metrics: []string{"--server-metrics", "http://127.0.0.1:" + st.Get("MGMT_PORT") + "/metrics"},
+	}
+}
+
+// keycloakReadback: Keycloak's version, its users' password hashing and the
+// realm's token and session settings from its database; the JVM, its heap
+// and the Agroal pool from the management /metrics; the token lifespan and
+// format from a client_credentials grant. Compose mode reads nothing: the
+// database is inside the compose network.
+func keycloakReadback(st *State) []string {
+	if st.Compose() {
+		return nil
+	}
+	return []string{"--postgres", st.PGDSN(keycloakDB), "--realm", keycloakRealm,
+		"--metrics", "http://127.0.0.1:" + st.Get("MGMT_PORT") + "/metrics",
+		"--token-url", st.Get("ISSUER") + "/protocol/openid-connect/token", "--client-id", keycloakClient,
+		"--client-secret-file", st.Secret(keycloakClient)}
+}
+
+// keycloakSetup: "provision keycloak" creates, through the admin REST API,
+// the realm, the client with its audience mapper and the users, checks one
+// request of each measured kind and writes the client secret and the
+// users' password.
+func keycloakSetup(st *State) []string {
+	return []string{"--base-url", st.Get("BASE_URL"), "--admin-user", keycloakAdmin,
+		"--admin-password-file", st.Secret("admin"), "--out-dir", st.Path("secrets"), "--realm", keycloakRealm,
+		"--access-token-lifespan", strconv.Itoa(keycloakLifespanS) + "s", "--client-id", keycloakClient,
+		"--redirect-uri", keycloakRedirect, "--users", st.Get("USERS"), "--username", "user%d"}
+}
+
+// keycloakStart is kc.sh's arguments in native mode, the same for both cold
+// starts: production mode on the optimized build, the database pool, http
+// and the management interface on loopback, the clustered cache bound to
+// loopback, the request histograms the server-side percentiles come from.
+// The passwords travel in the environment.
+func keycloakStart(st *State) []string {
+	http, pool := st.Get("HTTP_PORT"), strconv.Itoa(KeycloakDBPool)
+	return []string{"start", "--optimized",
+		"--db-url=jdbc:postgresql://127.0.0.1:" + st.PGPort() + "/" + keycloakDB, "--db-username=" + PGUser,
+		"--db-pool-initial-size=" + pool, "--db-pool-min-size=" + pool, "--db-pool-max-size=" + pool,
+		"--http-enabled=true", "--http-host=127.0.0.1", "--http-port=" + http,
+		"--http-management-host=127.0.0.1", "--http-management-port=" + st.Get("MGMT_PORT"),
+		"--hostname=http://127.0.0.1:" + http,
+		"--cache-embedded-network-bind-address=127.0.0.1", "--http-metrics-histograms-enabled=true"}
+}
+
 func keycloakPart(in Inputs) schema.Meta {
-	heap, pool, at := in.P("heap"), in.P("db_pool"), in.P("access_token_lifespan_s")
+	heap, pool, at := in.P("heap"), strconv.Itoa(KeycloakDBPool), strconv.Itoa(keycloakLifespanS)
 	m := schema.Meta{
 		Settings: map[string]string{
 			"version":                       in.Version,
@@ -41,7 +143,7 @@ func keycloakPart(in Inputs) schema.Meta {
 			"cache":                         "ispn (production default): a one-node embedded Infinispan cluster, jdbc-ping discovery, JGroups on 127.0.0.1:7800 (failure detection :57800)",
 			"hostname":                      in.P("base_url"),
 			"http":                          "http and the management interface on 127.0.0.1 (--http-host, --http-management-host), no TLS",
-			"audience_mapper":               "oidc-audience-mapper adds " + in.P("client") + " to access tokens and introspection",
+			"audience_mapper":               "oidc-audience-mapper adds " + keycloakClient + " to access tokens and introspection",
 			"realm_access_token_lifespan_s": at,
 			"users":                         in.P("users") + " (user0..; one shared password)",
 		},

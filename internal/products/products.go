@@ -2,16 +2,21 @@
 // the settings idpbench gives it, where that configuration comes from,
 // every deviation from the product's defaults with the reason, notes, the
 // product's own known limitations and the scenarios it cannot run, with
-// why. The adapters (scripts/products/<name>) start and stop the product;
-// what they applied or read (a heap, a pool size, a JDK, a base URL) comes
-// in as Inputs, so a fact read at run time never becomes a constant here.
-// BuildMeta assembles a product's idpbench.meta/v1 record from it.
+// why; and what the adapter asks about a run (Answers: each scenario's URL,
+// loadstep arguments, pool and lifetime; setup's, readback's and the start's
+// arguments; the configuration file), from the values the adapter recorded
+// in its state directory (State). The adapters (scripts/products/<name>)
+// install, start and stop the product; what they applied or read for the
+// meta (a heap, a JDK, a base URL) comes in as Inputs, so a fact read at run
+// time never becomes a constant here. AdapterMeta assembles a product's
+// idpbench.meta/v1 record from it.
 package products
 
 import (
 	"fmt"
 	"sort"
 
+	"github.com/idpbench/idpbench/internal/jdk"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -29,6 +34,12 @@ type Product struct {
 	Part func(in Inputs) schema.Meta
 	// TakesConfig: the part takes Inputs.Config (the generic adapter).
 	TakesConfig bool
+	// Answers answer the adapter about a run from its state: the scenario
+	// table, readback's, setup's and the start's arguments, the
+	// configuration file. nil: the adapter answers itself (the generic one).
+	Answers *Answers
+	// JDK is the JDK the product runs on (provision jdk); nil: none.
+	JDK *jdk.Need
 }
 
 // Param is one input of a product's part.

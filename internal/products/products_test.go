@@ -57,8 +57,8 @@ func TestEntries(t *testing.T) {
 // and deviations; compose mode drops the two deviations only native mode
 // makes and replaces the JDK and heap.
 func TestKeycloakInputs(t *testing.T) {
-	in := Inputs{Version: "26.7.3", Mode: ModeNative, Params: map[string]string{"jdk": "OpenJDK 21", "heap": "-Xmx1400m", "db_pool": "25",
-		"build": "--db=postgres", "base_url": "http://127.0.0.1:8080", "users": "20", "client": "bench-svc", "access_token_lifespan_s": "3600"}}
+	in := Inputs{Version: "26.7.3", Mode: ModeNative, Params: map[string]string{"jdk": "OpenJDK 21", "heap": "-Xmx1400m",
+		"build": "--db=postgres", "base_url": "http://127.0.0.1:8080", "users": "20"}}
 	kc := Keycloak()
 	native := kc.Part(in)
 	if native.Settings["heap"] != "JAVA_OPTS_KC_HEAP=-Xmx1400m" || native.Settings["jdk"] != "OpenJDK 21" || native.Settings["version"] != "26.7.3" ||

@@ -1,6 +1,10 @@
 package products
 
-import "github.com/idpbench/idpbench/internal/schema"
+import (
+	"slices"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
 
 // Refop is the reference OP: zitadel/oidc's example server under
 // deploy/refop's main (scripts/products/refop). Not a product of the
@@ -11,8 +15,64 @@ func Refop() Product {
 		NA: map[string]string{
 			"client_credentials_login": "the reference OP answers userinfo with 403 to a client's (service user's) access token: S2l's rule wants a 2xx with a sub",
 		},
-		Part: refopPart,
+		Part:    refopPart,
+		Answers: &Answers{Table: refopTable, Readback: refopReadback},
 	}
+}
+
+// The example's built-in demo values (storage/storage.go, storage/user.go,
+// main.go of the module), not secrets of this machine: the service user
+// sid1 (client_credentials), the web client (auth code, refresh,
+// introspection by Basic; its default redirect URI), the user, and the
+// jwt-bearer service user "service" with its key key1 (up records the key
+// file of the module cache as REFOP_KEY).
+const (
+	refopRedirect = "http://localhost:9999/auth/callback"
+	refopUser     = "test-user@localhost"
+	refopScope    = "openid offline_access"
+)
+
+// refopTable: user tokens (S3, S5, S6) come from the example's login page,
+// driven headlessly by mintpool's refop-login (LOGIN_PARALLEL logins at a
+// time); introspection answers active only for tokens whose audience holds
+// the calling client, so S3 introspects the web client's own user tokens
+// with its Basic credentials. The example rotates refresh tokens (the old
+// one is deleted on use): each S5 connection follows its own chain.
+// Lifetimes: access tokens 5 minutes, refresh tokens 5 hours
+// (storage.go); assertions are minted with --ttl 1h.
+func refopTable(st *State) Table {
+	issuer := st.Get("ISSUER")
+	token := issuer + "oauth/token"
+	web := basicAuth("web", st.Secret("web"))
+	user := []string{"--scope", refopScope, "--username", refopUser, "--password-file", st.Secret("user-password")}
+	login := func(emit, mode string) *Pool {
+		return &Pool{Kind: emit, Mode: mode, Flow: "refop-login", Args: slices.Concat(
+			[]string{"--flow", "refop-login", "--token-url", token, "--auth-url", issuer + "auth"}, web,
+			[]string{"--redirect-uri", refopRedirect}, user,
+			[]string{"--emit", emit, "-P", st.Get("LOGIN_PARALLEL"), "--product", "refop"})}
+	}
+	return Table{Scenarios: map[string]Scenario{
+		"discovery": {Endpoint: issuer + ".well-known/openid-configuration"},
+		"client_credentials": {Endpoint: token,
+			Load: append(basicAuth("sid1", st.Secret("sid1")), "--scope", "openid")},
+		"jwt_bearer": {Endpoint: token, Load: slices.Concat(reuse, []string{"--scope", "openid"}), TTL: 3600,
+			Pool: &Pool{Kind: "assertion", Mode: "reuse", Flow: "jwt-bearer", Args: []string{"--flow", "jwt-bearer",
+				"--token-url", token, "--key-file", st.Get("REFOP_KEY"), "--kid", "key1", "--iss", "service", "--sub", "service",
+				"--aud", issuer, "--ttl", "1h", "-P", "8", "--product", "refop"}}},
+		"introspect": {Endpoint: issuer + "oauth/introspect", Load: slices.Concat(web, reuse), TTL: 300,
+			Pool: login("access_token", "reuse")},
+		"auth_code": {Endpoint: issuer + "auth", Load: slices.Concat([]string{"--login", "refop", "--token-url", token,
+			"--redirect-uri", refopRedirect}, web, user)},
+		"refresh":  {Endpoint: token, Load: slices.Concat(web, chain), TTL: 18000, Pool: login("refresh_token", "chain")},
+		"userinfo": {Endpoint: issuer + "userinfo", Load: reuse, TTL: 300, Pool: login("access_token", "reuse")},
+	}}
+}
+
+// refopReadback: the version from the binary's build info, the access
+// tokens' lifespan and format from a client_credentials grant.
+func refopReadback(st *State) []string {
+	return slices.Concat([]string{"--binary", st.Get("REFOP_BIN"), "--token-url", st.Get("ISSUER") + "oauth/token"},
+		[]string{"--client-id", "sid1", "--client-secret-file", st.Secret("sid1"), "--scope", "openid"})
 }
 
 func refopPart(Inputs) schema.Meta {

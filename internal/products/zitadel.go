@@ -1,11 +1,139 @@
 package products
 
-import "github.com/idpbench/idpbench/internal/schema"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/zitadel"
+)
 
 // Zitadel is Zitadel (scripts/products/zitadel): provisioned by
 // "provision zitadel", logins through the Session API.
 func Zitadel() Product {
-	return Product{Name: "zitadel", Part: zitadelPart}
+	return Product{Name: "zitadel", Part: zitadelPart,
+		Answers: &Answers{Table: zitadelTable, Setup: zitadelSetup, Config: zitadelConfig}}
+}
+
+// What "provision zitadel" is asked to create (the ids and files it
+// created are in its summary, STATE/zitadel-setup.json): the human users
+// and the OIDC web app's redirect URI. Zitadel's own benchmark asks for the
+// zitadel project audience with openid.
+const (
+	zitadelRedirect = "http://localhost:9999/auth/callback"
+	zitadelUsers    = "100"
+	zitadelScope    = "openid urn:zitadel:iam:org:project:id:zitadel:aud"
+	zitadelDB       = "zitadel"
+)
+
+// zitadelTable: S2 and S2l authenticate the machine user with its secret;
+// S2j signs its key's assertions into a pool before the step (Zitadel's own
+// benchmark signs one per iteration: the same grant). S3 is the API app
+// with private_key_jwt: its client assertions are an own pool
+// (client-assertions, 1000 valid for 1 h), which the adapter mints before
+// it answers S3's arguments. User tokens (S3, S5, S6) and S4 go through the
+// Session API, authorised by the login client's PAT. Lifetimes are
+// Zitadel's default OIDC settings: access tokens 12 h, refresh tokens idle
+// 30 d; assertions are minted with --ttl 1h.
+func zitadelTable(st *State) Table {
+	issuer := st.Get("ISSUER")
+	token := issuer + "/oauth/v2/token"
+	var sum zitadel.Summary
+	st.Summary(&sum)
+	cc := slices.Concat(basicAuth(sum.CC.ClientID, sum.CC.SecretFile), []string{"--scope", zitadelScope})
+	web := basicAuth(sum.Web.ClientID, sum.Web.SecretFile)
+	loginClient := []string{"--login-client", sum.LoginClient.UserID, "--login-client-pat-file", sum.LoginClient.PATFile}
+	users := []string{"--username", sum.Users.LoginNamePattern, "--users", zitadelUsers, "--password-file", sum.Users.PasswordFile}
+	login := func(emit, mode string) *Pool {
+		return &Pool{Kind: emit, Mode: mode, Flow: "zitadel-login", Args: slices.Concat(
+			[]string{"--flow", "zitadel-login", "--issuer", issuer, "--auth-url", issuer + "/oauth/v2/authorize",
+				"--token-url", token, "--redirect-uri", zitadelRedirect}, web, loginClient, users,
+			[]string{"--scope", "openid offline_access", "-P", "8", "--emit", emit, "--product", "zitadel"})}
+	}
+	return Table{
+		Scenarios: map[string]Scenario{
+			"discovery":                {Endpoint: issuer + "/.well-known/openid-configuration"},
+			"client_credentials":       {Endpoint: token, Load: cc},
+			"client_credentials_login": {Endpoint: token, Load: slices.Concat([]string{"--userinfo-url", issuer + "/oidc/v1/userinfo"}, cc)},
+			"jwt_bearer": {Endpoint: token, Load: slices.Concat(reuse, []string{"--scope", zitadelScope}), TTL: 3600,
+				Pool: &Pool{Kind: "assertion", Mode: "reuse", Flow: "jwt-bearer", Args: []string{"--flow", "jwt-bearer",
+					"--key-file", sum.M2M.KeyFile, "--aud", issuer, "--ttl", "1h", "-P", "8", "--product", "zitadel"}}},
+			"introspect": {Endpoint: issuer + "/oauth/v2/introspect", TTL: 43200, Pool: login("access_token", "reuse"),
+				Load: slices.Concat([]string{"--client-auth", "assertion", "--client-assertion-pool", st.Path("pools", "client-assertions.pool")}, reuse)},
+			"auth_code": {Endpoint: issuer + "/oauth/v2/authorize", Load: slices.Concat([]string{"--login", "zitadel",
+				"--token-url", token, "--admin-url", issuer, "--redirect-uri", zitadelRedirect}, web,
+				[]string{"--scope", "openid offline_access"}, users, loginClient)},
+			"refresh":  {Endpoint: token, Load: slices.Concat(web, chain), TTL: 2592000, Pool: login("refresh_token", "chain")},
+			"userinfo": {Endpoint: issuer + "/oidc/v1/userinfo", Load: reuse, TTL: 43200, Pool: login("access_token", "reuse")},
+		},
+		Pools: map[string]Pool{"client-assertions": {Kind: "assertion", Mode: "reuse", Flow: "client-assertion",
+			Args: []string{"--flow", "client-assertion", "--key-file", sum.APIApp.KeyFile, "--aud", issuer, "--ttl", "1h",
+				"-n", "1000", "-P", "4", "--product", "zitadel"}}},
+	}
+}
+
+// zitadelSetup: "provision zitadel" provisions through Zitadel's APIs, with
+// the first instance's admin PAT (written by Zitadel at init into KEY_DIR),
+// and waits until what it created is readable.
+func zitadelSetup(st *State) []string {
+	return []string{"--issuer", st.Get("ISSUER"), "--pat-file", st.Get("KEY_DIR") + "/zitadel-admin-sa.pat",
+		"--out-dir", st.Path("secrets"), "--users", zitadelUsers, "--username", "bench-user%d",
+		"--redirect-uri", zitadelRedirect, "--timeout", "300s"}
+}
+
+// zitadelConfig is zitadel.yaml of native mode, settings from
+// docs/products/zitadel.md and Zitadel's defaults.yaml / steps.yaml
+// (https://zitadel.com/docs/self-hosting/manage/configure). No secrets:
+// the masterkey, the admin's password and the database password come from
+// the environment.
+func zitadelConfig(st *State) string {
+	port := st.Get("PORT")
+	return fmt.Sprintf(`# Generated by scripts/products/zitadel for one benchmark run.
+Log:
+  Level: warn
+Port: %[1]s
+ExternalDomain: localhost
+ExternalPort: %[1]s
+ExternalSecure: false
+TLS:
+  Enabled: false
+ServicePing:
+  Enabled: false
+Database:
+  postgres:
+    Host: 127.0.0.1
+    Port: %[2]s
+    Database: %[3]s
+    # Zitadel's default is 10 open / 5 idle; 25/25 like Hydra and Keycloak.
+    MaxOpenConns: 25
+    MaxIdleConns: 25
+    # The shared cluster admits only its superuser on loopback (trust):
+    # init finds that user and the database present and creates neither.
+    User:
+      Username: %[4]s
+      SSL:
+        Mode: disable
+    Admin:
+      Username: %[4]s
+      SSL:
+        Mode: disable
+DefaultInstance:
+  Features:
+    LoginV2:
+      Required: false
+FirstInstance:
+  MachineKeyPath: %[5]s/zitadel-admin-sa.json
+  PatPath: %[5]s/zitadel-admin-sa.pat
+  Org:
+    Machine:
+      Machine:
+        Username: idpbench-admin-sa
+        Name: idpbench admin
+      MachineKey:
+        Type: 1
+      Pat:
+        ExpirationDate: "2030-01-01T00:00:00Z"
+`, port, st.PGPort(), zitadelDB, PGUser, st.Path("secrets"))
 }
 
 func zitadelPart(in Inputs) schema.Meta {

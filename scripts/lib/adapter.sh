@@ -25,37 +25,48 @@
 #   <adapter> sampleargs STATE_DIR             print the sampler's arguments for this product, one per
 #                                              line, or nothing: the caller's default (the process group
 #                                              pids/$PRODUCT.pid, its PostgreSQL database)
+#   <adapter> fresh STATE_DIR SCENARIO         before a load step: start again empty (product_fresh), or nothing
+#   <adapter> health STATE_DIR                 ok when it runs and its discovery endpoint answers; else why
 #   <adapter> down STATE_DIR                   stop it, drop its database, exit non-zero naming anything left
 #
 # Exit codes: 0 ok, 1 failure, 2 usage, 3 N/A (endpoint only).
 #
-# An adapter sets PRODUCT and PRODUCT_VERSION, defines the product_* functions
-# below and ends with `adapter_main "$@"`:
+# An adapter sets PRODUCT and PRODUCT_VERSION, defines what shell does and
+# ends with `adapter_main "$@"`:
 #   product_install
-#   product_up STATE              prepare database, ports and config, then product_start STATE A
+#   product_up STATE              record ports and URLs (state_set), prepare database and
+#                                 config, then product_start STATE A
 #   product_start STATE MODE      start the product through adapter_coldstart (mode A or B)
 #   product_stop STATE            stop the product's processes (stop_group), keep its database
-#   product_setup STATE
-#   product_endpoint STATE SCENARIO
-#   product_loadargs STATE SCENARIO
-#   product_pools STATE SCENARIO N OUT
-#   product_down STATE            product_stop, then drop databases
-# optional:
+# What the product is for a run -- each scenario's URL, loadstep arguments,
+# pool and its lifetime, the metrics URL, setup's and readback's arguments --
+# is Go data in internal/products over the values recorded in STATE
+# (provision args, asked by adapter_args / adapter_argv). These defaults
+# answer from it; an adapter may define its own of any (the generic oidc
+# adapter answers them all from its configuration file):
+#   product_endpoint, product_loadargs, product_metricsargs, product_ttl  STATE SCENARIO
+#                                 (metricsargs: loadstep's --server-metrics URL, and
+#                                 --server-metrics-select ... where internal/servermetrics
+#                                 does not know the product)
+#   product_pools STATE SCENARIO N OUT   mintpool with the pool's arguments, then record_pool
+#   product_setup STATE           adapter_setup: provision PRODUCT through its API
+#   product_na_reason SCENARIO    why SCENARIO cannot run here, or nothing (provision na)
+#   product_down STATE            compose mode: compose_down; else product_stop, then drop the
+#                                 databases up recorded (state_add_db), stop a private cluster
+#   product_sampleargs STATE      sampler arguments (--match, --docker ...), one per line:
+#                                 compose mode's containers, else nothing (the caller's
+#                                 default); a password the sampler needs goes in
+#                                 STATE/secrets/pgpass, never in them
+# and these only when it has them:
+#   product_readback STATE        readback's arguments (one per line; its --product and
+#                                 --want-version are added) to read the configuration in
+#                                 force after setup into STATE/facts.json, merged into the
+#                                 meta; nothing printed: no facts are read. From the
+#                                 product's entry: `adapter_args "$1" readback`
 #   product_meta STATE            print provision meta's arguments for the product's part, one a
 #                                 line: its --param KEY=VALUE inputs (internal/products), or
 #                                 --entry oidc and its configuration for the generic adapter
-#   product_na_reason SCENARIO    print why SCENARIO cannot run here; print nothing when it can
-#                                 (default: the product's static reasons, provision na)
-#   product_metricsargs STATE SCENARIO   loadstep's --server-metrics URL (and, where the
-#                                 product table of internal/servermetrics does not know the
-#                                 product, --server-metrics-select ...), one per line
-#   product_ttl STATE SCENARIO
-#   product_readback STATE        readback's arguments (one per line; its --product and
-#                                 --want-version are added) to read the configuration in
-#                                 force after setup into STATE/facts.json, merged into the meta;
-#                                 nothing printed: no facts are read
-#   product_sampleargs STATE      sampler arguments (--match, --docker ...); a password the
-#                                 sampler needs goes in STATE/secrets/pgpass, never in them
+#   product_fresh STATE SCENARIO  start the product again, empty, before a load step (fresh)
 #
 # State of a running product lives in STATE_DIR: state.env (KEY=value lines
 # written by state_set), pids/*.pid, logs/*.log, secrets/* (0600), pools/*,
@@ -305,15 +316,10 @@ adapter_main() {
 		[[ "$3" =~ ^[1-9][0-9]*$ ]] || adapter_usage
 		product_pools "$1" "$2" "$3" "$4"
 		;;
-	metricsargs)
+	metricsargs | ttl)
 		adapter_need $# 2
 		adapter_scenario_ok "$2"
-		if declare -F product_metricsargs >/dev/null; then product_metricsargs "$1" "$2"; fi
-		;;
-	ttl)
-		adapter_need $# 2
-		adapter_scenario_ok "$2"
-		if declare -F product_ttl >/dev/null; then product_ttl "$1" "$2"; fi
+		"product_$cmd" "$1" "$2"
 		;;
 	meta)
 		adapter_need $# 1
@@ -321,7 +327,7 @@ adapter_main() {
 		;;
 	sampleargs)
 		adapter_need $# 1
-		if declare -F product_sampleargs >/dev/null; then product_sampleargs "$1"; fi
+		product_sampleargs "$1"
 		;;
 	health)
 		adapter_need $# 1
@@ -403,10 +409,65 @@ adapter_meta() {
 		"${args[@]}" "${more[@]}"
 }
 
-# product_na_reason SCENARIO, where the adapter defines none of its own:
-# the product's static reason from internal/products (provision na).
-product_na_reason() {
-	"$(tool provision)" na "$PRODUCT" "$1"
+# --- answers from internal/products -------------------------------------------
+
+# adapter_args STATE VERB [NAME] prints the product's answer from its entry in
+# internal/products and STATE (provision args), one value a line.
+adapter_args() {
+	"$(tool provision)" args --product "$PRODUCT" --state "$@"
+}
+
+# adapter_argv ARRAY STATE VERB [NAME] reads that answer into ARRAY; fails
+# when provision args does.
+adapter_argv() {
+	local -n _argv="$1"
+	local txt
+	txt="$(adapter_args "${@:2}")" || return 1
+	_argv=()
+	[[ -z "$txt" ]] || mapfile -t _argv <<<"$txt"
+}
+
+product_na_reason() { "$(tool provision)" na "$PRODUCT" "$1"; }
+product_endpoint() { adapter_args "$1" endpoint "$2"; }
+product_loadargs() { adapter_args "$1" loadargs "$2"; }
+product_metricsargs() { adapter_args "$1" metricsargs "$2"; }
+product_ttl() { adapter_args "$1" ttl "$2"; }
+product_setup() { adapter_setup "$1"; }
+product_sampleargs() { if compose_mode "$1"; then compose_sampleargs "$1"; fi; }
+
+# product_down STATE: compose_down, or product_stop and drop what up created.
+product_down() {
+	local d
+	if compose_mode "$1"; then
+		compose_down "$1"
+		return 0
+	fi
+	product_stop "$1"
+	if [[ -s "$1/dbs" ]] && adapter_pg_use "$1" 2>/dev/null && [[ -s "$IDPBENCH_PG_DIR/pg.env" ]]; then
+		while IFS= read -r d; do pg_dropdb "$d"; done <"$1/dbs"
+	fi
+	adapter_pg_down "$1"
+}
+
+# product_pools STATE SCENARIO N OUT mints N credentials by the pool's plan
+# (kind, mode, flow, then mintpool's arguments) into OUT and records it.
+product_pools() {
+	local plan=()
+	adapter_argv plan "$1" pool "$2" || return 1
+	"$(tool mintpool)" "${plan[@]:3}" -n "$3" -o "$4"
+	record_pool "$1" "$2" "${plan[0]}" "${plan[1]}" "$3" "${plan[2]}"
+}
+
+# adapter_setup STATE provisions the product through its API: provision
+# PRODUCT with its entry's arguments; its summary (ids and secret files, no
+# secret) -> STATE/PRODUCT-setup.json.
+adapter_setup() {
+	local out="$1/$PRODUCT-setup.json" args=()
+	adapter_argv args "$1" setup || return 1
+	log "provisioning through $PRODUCT's API (provision $PRODUCT)"
+	"$(tool provision)" "$PRODUCT" "${args[@]}" >"$out.tmp" ||
+		{ rm -f "$out.tmp"; die "provisioning $PRODUCT failed (see the provision $PRODUCT error above)"; }
+	mv "$out.tmp" "$out"
 }
 
 # adapter_health STATE succeeds when the product still runs and answers:

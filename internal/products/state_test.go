@@ -1,0 +1,161 @@
+package products
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// trickyValues are values state_set must carry: what printf %q escapes
+// with backslashes, what it writes as $'...', and what it leaves alone.
+var trickyValues = map[string]string{
+	"EMPTY": "", "PLAIN": "plain", "SPACE": "a b", "QUOTE": "it's", "DQUOTE": `say "hi"`, "DOLLAR": "$HOME",
+	"BACKTICK": "`x`", "BACKSLASH": `back\slash`, "NEWLINE": "new\nline", "TILDE": "~tilde", "HASH": "#hash",
+	"UNICODE": "ü-unicode", "MIDTILDE": "a~b:~c", "GLOB": "*?[x] {a,b}", "EQUALS": "a=b", "LATER": "second", "TAB": "tab\there",
+	"CONTROL": "\x01ctl\x1b[0m",
+}
+
+// TestReadEnvFilePrintfQ: testdata/state/printf-q.env was written by
+// bash 5.2's printf '%s=%q\n' (state_set's) from trickyValues (LATER twice:
+// the later line wins).
+func TestReadEnvFilePrintfQ(t *testing.T) {
+	env, err := readEnvFile(filepath.Join("testdata", "state", "printf-q.env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEnv(t, env, trickyValues)
+}
+
+// TestReadEnvFileBash: what this machine's bash writes with state_set's
+// printf reads back as the value, and the fabricated states' files read.
+func TestReadEnvFileBash(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	script := `for k in "${!V[@]}"; do printf '%s=%q\n' "$k" "${V[$k]}"; done`
+	var decl strings.Builder
+	decl.WriteString("declare -A V=(")
+	for k := range trickyValues {
+		decl.WriteString("[" + k + "]=\"$" + k + "\" ")
+	}
+	decl.WriteString(")\n")
+	cmd := exec.Command(bash, "-c", decl.String()+script)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	for k, v := range trickyValues {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(t.TempDir(), "state.env")
+	if err := os.WriteFile(name, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env, err := readEnvFile(name)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	checkEnv(t, env, trickyValues)
+}
+
+func checkEnv(t *testing.T, got, want map[string]string) {
+	t.Helper()
+	for k, v := range want {
+		if g, ok := got[k]; !ok || g != v {
+			t.Errorf("%s = %q (recorded %v), want %q", k, g, ok, v)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d values, want %d: %q", len(got), len(want), got)
+	}
+}
+
+// TestShellWord: the quoting forms a hand-written state or pg.env uses
+// read as bash assigns them; expansions and second words are errors.
+func TestShellWord(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`'a b'`, "a b"}, {`"a \"b\" \$c \\ \x"`, `a "b" $c \ \x`}, {`pre'mid'"post"`, "premidpost"},
+		{`$'\x41\101\u00fc\q'`, `AAü\q`}, {`a~b`, "a~b"}, {`a:~b`, ""}, {`http://127.0.0.1:8080/`, "http://127.0.0.1:8080/"},
+	} {
+		got, err := shellWord(tc.in)
+		if tc.want == "" {
+			if err == nil {
+				t.Errorf("shellWord(%q) = %q, want an error", tc.in, got)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("shellWord(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"$HOME", "a b", "`x`", `"$x"`, `'open`, `"open`, `$'open`, `a\`, "~/x", "a;b", "$(x)"} {
+		if got, err := shellWord(bad); err == nil {
+			t.Errorf("shellWord(%q) = %q, want an error", bad, got)
+		}
+	}
+}
+
+func TestReadEnvFileBadLine(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "state.env")
+	if err := os.WriteFile(name, []byte("A=1\n\n# a comment\nB=$(id)\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readEnvFile(name); err == nil || !strings.Contains(err.Error(), "state.env:4: B:") {
+		t.Errorf("err = %v, want one naming state.env:4 and B", err)
+	}
+	if err := os.WriteFile(name, []byte("not an assignment\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readEnvFile(name); err == nil || !strings.Contains(err.Error(), ":1: not a KEY=value line") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// TestStateMissing: what an answer needs and the state lacks is the
+// state's error, naming it; a missing setup summary is SetupErr only, so
+// the endpoints of a product that is up but not set up are still known.
+func TestStateMissing(t *testing.T) {
+	if _, err := ReadState(t.TempDir(), "hydra"); err == nil || !strings.Contains(err.Error(), "run up first") {
+		t.Errorf("ReadState of an empty directory: %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "state.env"), []byte("ISSUER=http://localhost:8080\nPG_SHARED_DIR=/nonexistent\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ReadState(dir, "zitadel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, _ := Lookup("zitadel")
+	tab := z.Answers.Table(st)
+	if st.Err() != nil || tab.Scenarios["userinfo"].Endpoint != "http://localhost:8080/oidc/v1/userinfo" {
+		t.Errorf("endpoints before setup: %v, %q", st.Err(), tab.Scenarios["userinfo"].Endpoint)
+	}
+	if err := st.SetupErr(); err == nil || !strings.Contains(err.Error(), "zitadel-setup.json (run setup first)") {
+		t.Errorf("SetupErr before setup: %v", err)
+	}
+	_ = z.Answers.Config(st)
+	if err := st.Err(); err == nil || !strings.Contains(err.Error(), "PORT is not recorded") {
+		t.Errorf("Config without PORT: %v", err)
+	}
+	st, _ = ReadState(dir, "zitadel")
+	if st.PGPort(); st.Err() == nil || !errors.Is(st.Err(), os.ErrNotExist) || !strings.Contains(st.Err().Error(), "/nonexistent") {
+		t.Errorf("PGPort of a missing cluster: %v", st.Err())
+	}
+}
+
+// TestPGUser: the user every product connects as is postgres.sh's.
+func TestPGUser(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "scripts", "lib", "postgres.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "\nPG_DB_USER="+PGUser+"\n") {
+		t.Errorf("scripts/lib/postgres.sh sets no PG_DB_USER=%s", PGUser)
+	}
+}
