@@ -90,7 +90,9 @@ func TestAgents(t *testing.T) {
 		t.Errorf("want a histogram count (%d) equal to the agents' sum %+v and to the requests: got %s", rate.hist, rate.sum, agentsFigures(m))
 	}
 	checkRateAgents(t, rate.agents, n)
-	t.Logf("ok: rate mode merged exactly: %d requests = nginx's %d less the warmup's %d", m.Requests, rate.served, warmupSlots)
+	if !t.Failed() {
+		t.Logf("ok: rate mode merged exactly: %d requests = nginx's %d less the warmup's %d", m.Requests, rate.served, warmupSlots)
+	}
 
 	closed := runAgents(t, ng, loadstep, n, "closed", 3*time.Second, "-c", fmt.Sprint(8*n),
 		"--warmup", "1s", "--duration", "5s", "--interval", "1s", "--timeout", "5s")
@@ -100,8 +102,9 @@ func TestAgents(t *testing.T) {
 		m.Status != schema.StatusComplete || m.Requests > closed.served {
 		t.Errorf("want one step of %d agents, c=%d, the agents' summed requests and histogram counts (%+v, %d), no failure, no more than nginx's %d: got %s",
 			n, 8*n, closed.sum, closed.hist, closed.served, agentsFigures(m))
+	} else {
+		t.Logf("ok: closed loop merged to c=%d of %d agents", 8*n, n)
 	}
-	t.Logf("ok: closed loop merged to c=%d of %d agents", 8*n, n)
 
 	gap := append([]string{"merge", rate.agents[0]}, rate.agents[2:]...)
 	r := runAgg(context.Background(), "", gap...)
