@@ -51,6 +51,7 @@ func Missing(t testing.TB, format string, args ...any) {
 	what := fmt.Sprintf(format, args...)
 	if Integration() {
 		t.Fatalf("IDPBENCH_INTEGRATION=1 but %s", what)
+		return
 	}
 	t.Skip(what)
 }
@@ -62,7 +63,7 @@ func Missing(t testing.TB, format string, args ...any) {
 // by the directory's base name.
 func Build(t testing.TB, dirs ...string) map[string]string {
 	t.Helper()
-	gobin := Need(t, "go", "golang")
+	gobin := Need(t, "go", "golang-go")
 	out := t.TempDir()
 	args := []string{"build", "-buildvcs=false", "-o", out + "/"}
 	bins := map[string]string{}

@@ -1,6 +1,7 @@
 package nginxtest
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"testing"
@@ -52,5 +53,38 @@ func TestNginx(t *testing.T) {
 	n.Start(t)
 	if err := get(); err != nil {
 		t.Errorf("nginx started again: %v", err)
+	}
+}
+
+// recorder is a testing.TB that records Skip and Fatalf instead of
+// ending the test.
+type recorder struct {
+	testing.TB
+	skipped, fatal string
+}
+
+func (r *recorder) Skip(args ...any)                  { r.skipped = fmt.Sprint(args...) }
+func (r *recorder) Fatalf(format string, args ...any) { r.fatal = fmt.Sprintf(format, args...) }
+
+// TestNeedMissing: a missing command skips the test naming it and its
+// package, and fails it under IDPBENCH_INTEGRATION=1.
+func TestNeedMissing(t *testing.T) {
+	for _, integration := range []string{"", "1"} {
+		t.Setenv("IDPBENCH_INTEGRATION", integration)
+		r := &recorder{TB: t}
+		if p := Need(r, "idpbench-no-such-command", "idpbench-pkg"); p != "" {
+			t.Fatalf("Need found %s", p)
+		}
+		want := "idpbench-no-such-command is not installed (Debian package idpbench-pkg)"
+		got := r.skipped
+		if integration == "1" {
+			want, got = "IDPBENCH_INTEGRATION=1 but "+want, r.fatal
+		}
+		if got != want || r.skipped != "" && r.fatal != "" {
+			t.Errorf("IDPBENCH_INTEGRATION=%q: skipped %q, failed %q; want %q", integration, r.skipped, r.fatal, want)
+		}
+	}
+	if p := Need(t, "sh", "dash"); p == "" {
+		t.Error("Need(sh): not found")
 	}
 }
