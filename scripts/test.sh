@@ -4,7 +4,8 @@
 #   scripts/test.sh [--unit] [--keep]
 #
 #   --unit   static checks and Go tests only (the integration pass is skipped,
-#            and Go tests that need a real server skip themselves)
+#            and Go tests that need a real server skip themselves; those that
+#            start nginx run when it is installed)
 #   --keep   keep the integration run's results directory (printed at the end)
 #
 # 1. static: gofmt, go vet, bash -n and shellcheck (default severity) on every script

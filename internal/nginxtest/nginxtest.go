@@ -104,7 +104,7 @@ func SlowServer(t testing.TB, bin string, delay time.Duration) string {
 // early, with p's log, when p exits first.
 func WaitHTTP(t testing.TB, url string, p *Proc) {
 	t.Helper()
-	hc := &http.Client{Timeout: 2 * time.Second}
+	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	deadline := time.Now().Add(20 * time.Second)
 	var last string
 	for time.Now().Before(deadline) {
