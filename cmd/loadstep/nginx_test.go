@@ -18,7 +18,7 @@ import (
 // The tests here run the built loadstep as a separate process, as a user
 // runs it, against nginx or the 5 ms server on loopback
 // (internal/nginxtest): what they assert is the process's own view of its
-// CPU, its exit status and its record. Without nginx or taskset they skip,
+// CPU, its exit status and its record. Without nginx (taskset, chrt) they skip,
 // unless IDPBENCH_INTEGRATION=1; -short skips them (they take seconds of
 // real load each).
 
