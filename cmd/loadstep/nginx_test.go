@@ -29,10 +29,14 @@ import (
 //     occupies, at the lowest priority (nice 19 and SCHED_IDLE, chrt
 //     --idle: the busy loop wins whatever else runs there, also when the
 //     test itself runs under nice 19 and the busy loop with it), against
-//     nginx pinned to another CPU, c=64: driver.limited must be true (the
-//     driver is queued for its CPU with requests to send, while nginx has
-//     time to spare: on a host saturated by other work nginx may have
-//     none, and the check fails saying so);
+//     nginx, c=64: driver.limited must be true (the driver is queued for
+//     its CPU with requests to send, while nginx has time to spare).
+//     nginx is not pinned: pinned to the other CPU of a host busy with
+//     other work, it waited there behind that work (which the scheduler
+//     moves there, the driver's CPU being full), and the driver waited
+//     for nginx (loop_busy_pct 38-82, mostly below 80, at load 13-20 on 2
+//     CPUs, the test under nice 19); unpinned it runs where there is time
+//     (91-96 at that load);
 //  2. a 5 ms server (scripts/testdata/slowserver), c=8, nothing pinned:
 //     driver.limited must be false (the driver sleeps, waiting for responses).
 //
@@ -48,10 +52,10 @@ func TestDriverLimited(t *testing.T) {
 	nice := nginxtest.Need(t, "nice", "coreutils")
 	cpus := nginxtest.CPUs(t)
 	if len(cpus) < 2 {
-		nginxtest.Missing(t, "2 CPUs to pin the driver and the server apart: this process may use %d", len(cpus))
+		nginxtest.Missing(t, "2 CPUs, one for the driver and its busy loop and one where nginx has time to spare: this process may use %d", len(cpus))
 	}
-	driverCPU, serverCPU := strconv.Itoa(cpus[0]), strconv.Itoa(cpus[1])
-	ng := nginxtest.StartNginx(t, nginxtest.Options{CPUs: serverCPU})
+	driverCPU := strconv.Itoa(cpus[0])
+	ng := nginxtest.StartNginx(t, nginxtest.Options{})
 	bin := nginxtest.Build(t, "cmd/loadstep", "scripts/testdata/slowserver")
 	slow := nginxtest.SlowServer(t, bin["slowserver"], 5*time.Millisecond)
 	dir := t.TempDir()
@@ -59,7 +63,7 @@ func TestDriverLimited(t *testing.T) {
 	hog := nginxtest.Start(t, dir, "busy-loop", taskset, "-c", driverCPU, "sh", "-c", "while :; do :; done")
 	starved := driverStep(t, dir, "starved", nice, "-n", "19", chrt, "--idle", "0", taskset, "-c", driverCPU, bin["loadstep"], "--url", ng.URL, "-c", "64")
 	hog.Stop(t)
-	checkDriverLimited(t, fmt.Sprintf("starved driver (CPU %s with a busy loop, nginx on CPU %s, c=64)", driverCPU, serverCPU), starved, true)
+	checkDriverLimited(t, fmt.Sprintf("starved driver (CPU %s with a busy loop, c=64)", driverCPU), starved, true)
 
 	s := driverStep(t, dir, "slow", bin["loadstep"], "--url", slow, "-c", "8")
 	checkDriverLimited(t, "5 ms server (c=8, nothing pinned)", s, false)

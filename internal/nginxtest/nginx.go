@@ -14,9 +14,6 @@ import (
 type Options struct {
 	// AccessLog: log every request answered, a line each, in Nginx.AccessLog.
 	AccessLog bool
-	// CPUs pins nginx, master and worker, to these CPUs (a list as taskset
-	// -c takes it: "1", "0-2"); "" leaves it unpinned.
-	CPUs string
 }
 
 // Nginx is nginx serving a static discovery document on 127.0.0.1 with
@@ -32,8 +29,7 @@ type Nginx struct {
 
 // StartNginx writes nginx's config into a temp directory, starts nginx on
 // a free loopback port and waits until it answers. It skips the test when
-// nginx (or, with Options.CPUs, taskset) is missing, unless
-// IDPBENCH_INTEGRATION=1.
+// nginx is missing, unless IDPBENCH_INTEGRATION=1.
 func StartNginx(t testing.TB, o Options) *Nginx {
 	t.Helper()
 	bin := Need(t, "nginx", "nginx-light")
@@ -48,9 +44,6 @@ func StartNginx(t testing.TB, o Options) *Nginx {
 	}
 	writeConfig(t, dir, port, access)
 	n.argv = []string{bin, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"), "-e", "stderr"}
-	if o.CPUs != "" {
-		n.argv = append([]string{Need(t, "taskset", "util-linux"), "-c", o.CPUs}, n.argv...)
-	}
 	n.Start(t)
 	return n
 }
