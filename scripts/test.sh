@@ -4,7 +4,8 @@
 #   scripts/test.sh [--unit] [--keep]
 #
 #   --unit   static checks and Go tests only (the integration pass is skipped,
-#            and Go tests that need a real server skip themselves)
+#            and Go tests that need a real server skip themselves; those that
+#            start nginx run when it is installed)
 #   --keep   keep the integration run's results directory (printed at the end)
 #
 # 1. static: gofmt, go vet, bash -n and shellcheck (default severity) on every script
@@ -16,10 +17,12 @@
 #    ~/.cache/idpbench); PostgreSQL and both products listen on loopback only,
 #    and the adapters refuse a server that listens beyond it
 # 3. go test -race ./... with IDPBENCH_INTEGRATION=1, so tests that need those
-#    servers fail instead of skipping when they are missing; one package at a
-#    time (-p 1), because the load generator's fidelity tests time a 5 ms
-#    server to a tenth of a millisecond and 2 cores shared with other test
-#    binaries starve them
+#    servers (or nginx) fail instead of skipping when they are missing; one
+#    package at a time (-p 1), because the load generator's fidelity tests time
+#    a 5 ms server to a tenth of a millisecond and 2 cores shared with other
+#    test binaries starve them. Among them the tools against nginx and fixed
+#    service-time servers on loopback (internal/nginxtest): the driver-limited
+#    flag, a target killed mid-step, compare on real measurements, 3 agents
 # 3b. scripts/fuzz.sh --time 3s: every Go fuzz target for 3 s (the --unit
 #    pass runs it after its go test too); the longer run is
 #    scripts/fuzz.sh --time 5m
@@ -27,17 +30,6 @@
 #    Zitadel's S2 and S3) against the reference OP, through mintpool and
 #    loadstep, with zero errors; tampered client assertions must all get 401
 #    and the Zitadel adapter's native mode started on a stand-in binary
-# 4b. scripts/test-driver-limited.sh: a starved driver is flagged, a 5 ms server is not
-# 4c. scripts/test-target-lost.sh: nginx killed mid-step gives a target_lost step,
-#    refused connects counted apart from requests, an idle driver, a rerun
-# 4e. scripts/test-compare.sh: aggregate compare on real measurements -- a
-#    5 ms server measured twice passes the gate, 5 ms -> 10 ms fails it on qps
-#    (lower) and p50 (higher); results/reference against itself is ~
-# 4g. scripts/agents.sh: 3 local loadstep agents run one step as a Kubernetes
-#    Job's pods would (one --start-at, --segment I/3), merged: rate mode
-#    3 x 1,000 requests/s for 10 s is 30,000 +-1% requests, exactly nginx's
-#    count of the window, the histogram count the agents' sum; closed loop
-#    3 x c=8 is one c=24 step; a gap is refused
 # 4f. scripts/test-placement.sh: a run pinned apart (--driver-cpus, --server-cpus):
 #    the reference OP's process tree and PostgreSQL on one CPU, loadstep and the
 #    sampler on the other, read from /proc while it runs; the meta's placement;
@@ -67,7 +59,7 @@
 # 6. scripts/check-oidc.sh: the generic oidc adapter, configured by a file
 #    only, measures Hydra, Keycloak and the reference OP
 # Installs what it needs from the OS packages when run as root (PostgreSQL,
-# jq, gcc) and fails naming what is missing otherwise. Exit 0 only when all
+# jq, gcc, nginx) and fails naming what is missing otherwise. Exit 0 only when all
 # of it passes.
 set -o errexit -o nounset -o pipefail
 
@@ -159,6 +151,7 @@ fi
 
 phase "servers for the integration tests"
 ensure_pkg gcc gcc
+ensure_pkg nginx nginx-light # the Go tests start their own (internal/nginxtest)
 WORK="$(make_tmpdir idpbench-test)"
 build_tools
 for p in refop hydra; do "$IDPBENCH_ROOT/scripts/products/$p" install; done
@@ -305,14 +298,6 @@ refop_fresh() {
 	log "ok: refop fresh: a new process, its old token refused ($code), after a first step and after client_credentials; the same after userinfo; hydra fresh: a no-op"
 }
 refop_fresh
-phase "driver-limited flag: a starved driver is flagged, a 5 ms server is not"
-IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-driver-limited.sh"
-phase "a target killed mid-step: target_lost, refused connects no requests, no spinning, measured again on resume"
-IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-target-lost.sh"
-phase "aggregate compare: the same target twice passes, 5 ms -> 10 ms is flagged with the right sign"
-IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-compare.sh"
-phase "agents: 3 loadstep agents with one --start-at and --segment I/3 merge to one whole step, as nginx counted it"
-IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/agents.sh"
 phase "placement: the load generator and the product (with its PostgreSQL) on disjoint CPU sets"
 IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-placement.sh"
 phase "rounds: round r of every product before round r+1 of any, each product up between its rounds"

@@ -17,7 +17,7 @@ func TestDriverLimit(t *testing.T) {
 		limited    bool
 		wantReason string
 	}{
-		// The figures of scripts/test-driver-limited.sh's two directions.
+		// The figures of the two directions of cmd/loadstep's TestDriverLimited.
 		{"starved: pinned with a busy loop, queued most of the window",
 			Driver{CPUS: 0.03, Loops: 1, LoopWaitS: f(2.97), HostCPUPct: 52}, 3, 100, true,
 			"1 loop(s) running or queued 100% of the window (>= 80%): cpu 1%, queued 99%, host 52% busy"},

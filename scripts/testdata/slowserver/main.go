@@ -1,8 +1,10 @@
 // Command slowserver is a test target with a fixed service time: every
 // request is answered, after sleeping --delay, with a small discovery
 // document (loadstep's discovery check passes on it). It listens on a
-// loopback address only. scripts/test-driver-limited.sh runs it to show
-// that a driver waiting on a slow server is not flagged driver-limited.
+// loopback address only. The loopback tests run it (internal/nginxtest):
+// cmd/loadstep's TestDriverLimited to show that a driver waiting on a slow
+// server is not flagged driver-limited, cmd/aggregate's
+// TestCompareRealServers as targets of 5 and 10 ms.
 //
 //	go run ./scripts/testdata/slowserver --addr 127.0.0.1:8089 --delay 5ms
 package main

@@ -1,0 +1,127 @@
+package nginxtest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Options shape the nginx of StartNginx.
+type Options struct {
+	// AccessLog: log every request answered, a line each, in Nginx.AccessLog.
+	AccessLog bool
+}
+
+// Nginx is nginx serving a static discovery document on 127.0.0.1 with
+// one worker, everything (config, document, access log) in a temp
+// directory; its error log is its Proc's log.
+type Nginx struct {
+	URL       string // the discovery document's URL
+	AccessLog string // every request answered, a line each; "" without Options.AccessLog
+	argv      []string
+	dir       string
+	proc      *Proc
+}
+
+// StartNginx writes nginx's config into a temp directory, starts nginx on
+// a free loopback port and waits until it answers. It skips the test when
+// nginx is missing, unless IDPBENCH_INTEGRATION=1.
+func StartNginx(t testing.TB, o Options) *Nginx {
+	t.Helper()
+	bin := Need(t, "nginx", "nginx-light")
+	dir := t.TempDir()
+	n := &Nginx{dir: dir}
+	port := FreePort(t)
+	n.URL = fmt.Sprintf("http://127.0.0.1:%d/.well-known/openid-configuration", port)
+	access := "off"
+	if o.AccessLog {
+		n.AccessLog = filepath.Join(dir, "access.log")
+		access = n.AccessLog
+	}
+	writeConfig(t, dir, port, access)
+	n.argv = []string{bin, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"), "-e", "stderr"}
+	n.Start(t)
+	return n
+}
+
+// writeConfig writes DIR/nginx.conf and the discovery document it serves
+// on 127.0.0.1:port. "user root" lets a worker started by root read the
+// test's private temp directory (nginx ignores it when not run as root).
+func writeConfig(t testing.TB, dir string, port int, access string) {
+	t.Helper()
+	doc := filepath.Join(dir, "html", ".well-known", "openid-configuration")
+	for _, d := range []string{filepath.Dir(doc), filepath.Join(dir, "tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conf := fmt.Sprintf(`daemon off;
+user root;
+worker_processes 1;
+pid %[1]s/nginx.pid;
+events { worker_connections 1024; }
+http {
+  access_log %[3]s;
+  client_body_temp_path %[1]s/tmp;
+  proxy_temp_path %[1]s/tmp;
+  fastcgi_temp_path %[1]s/tmp;
+  uwsgi_temp_path %[1]s/tmp;
+  scgi_temp_path %[1]s/tmp;
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:%[2]d;
+    root %[1]s/html;
+    default_type application/json;
+  }
+}
+`, dir, port, access)
+	for path, content := range map[string]string{
+		doc:                              `{"issuer":"http://127.0.0.1/","token_endpoint":"http://127.0.0.1/oauth2/token"}` + "\n",
+		filepath.Join(dir, "nginx.conf"): conf,
+	} {
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Start starts nginx (again, after Kill) and waits until it answers.
+func (n *Nginx) Start(t testing.TB) {
+	t.Helper()
+	if n.proc != nil && !n.proc.Exited() {
+		t.Fatal("nginx: started while it runs")
+	}
+	n.proc = Start(t, n.dir, "nginx", n.argv...)
+	WaitHTTP(t, n.URL, n.proc)
+}
+
+// Kill ends nginx at once, master and worker (SIGKILL): a target that
+// dies in the middle of a step. It waits until the master is gone.
+func (n *Nginx) Kill(t testing.TB) {
+	t.Helper()
+	n.proc.Kill(t, syscall.SIGKILL)
+	n.proc.Wait(t, 5*time.Second)
+}
+
+// Requests is the number of requests nginx logged in AccessLog.
+func (n *Nginx) Requests(t testing.TB) int64 {
+	t.Helper()
+	b, err := os.ReadFile(n.AccessLog)
+	if err != nil {
+		t.Fatalf("nginx's access log: %v", err)
+	}
+	return int64(bytes.Count(b, []byte("\n")))
+}
+
+// ClearLog empties AccessLog: nginx appends, so from now on it holds the
+// requests answered after this call.
+func (n *Nginx) ClearLog(t testing.TB) {
+	t.Helper()
+	if err := os.Truncate(n.AccessLog, 0); err != nil {
+		t.Fatalf("emptying nginx's access log: %v", err)
+	}
+}
