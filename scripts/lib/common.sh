@@ -681,35 +681,3 @@ test_run_bg() {
 	PIDFILES+=("$WORK/$name.pid")
 	start_bg "$name" "$WORK/$name.pid" "$WORK/$name.log" "$@"
 }
-
-# write_nginx DIR PORT [ACCESS_LOG]: nginx serving a static discovery document
-# on 127.0.0.1:PORT, one worker, everything under DIR (as internal/bench
-# does); ACCESS_LOG, when given, logs every request served (one line each).
-# Start it with: nginx -p DIR -c DIR/nginx.conf -e DIR/error.log
-write_nginx() {
-	local root="$1" port="$2" access="${3:-off}"
-	mkdir -p "$root/html/.well-known" "$root/tmp"
-	printf '%s\n' '{"issuer":"http://127.0.0.1/","token_endpoint":"http://127.0.0.1/oauth2/token"}' \
-		>"$root/html/.well-known/openid-configuration"
-	cat >"$root/nginx.conf" <<EOF
-daemon off;
-user root;
-worker_processes 1;
-pid $root/nginx.pid;
-events { worker_connections 1024; }
-http {
-  access_log $access;
-  client_body_temp_path $root/tmp;
-  proxy_temp_path $root/tmp;
-  fastcgi_temp_path $root/tmp;
-  uwsgi_temp_path $root/tmp;
-  scgi_temp_path $root/tmp;
-  keepalive_requests 1000000;
-  server {
-    listen 127.0.0.1:$port;
-    root $root/html;
-    default_type application/json;
-  }
-}
-EOF
-}
