@@ -72,8 +72,8 @@ func Agree(rows []Row, within float64) Agreement {
 			if rep.OldLevel == rep.NewLevel {
 				a.SameLvl++
 			}
-			if rep.Old.HostProbeN > 0 && rep.New.HostProbeN > 0 {
-				c.HostDeltaPct = 100 * (rep.Old.HostProbeUS/rep.New.HostProbeUS - 1)
+			if rep.OldProbe.N > 0 && rep.NewProbe.N > 0 && rep.NewProbe.Median > 0 {
+				c.HostDeltaPct = 100 * (rep.OldProbe.Median/rep.NewProbe.Median - 1)
 			}
 			if rep.OldEff.OK && rep.NewEff.OK && rep.OldEff.Value > 0 {
 				c.EffDeltaPct = 100 * (rep.NewEff.Value/rep.OldEff.Value - 1)

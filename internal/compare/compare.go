@@ -88,6 +88,9 @@ type Reported struct {
 	// the IdP's process tree at its steady level, as its report's main
 	// table shows it (report.Efficiency.PerIdP); N/A with the reason.
 	OldEff, NewEff report.Figure
+	// OldProbe, NewProbe: each side's host probe over the windows of its
+	// steady level (report.Level.HostProbe, µs; N 0 without one).
+	OldProbe, NewProbe report.Spread
 }
 
 // Key names the row: "hydra discovery c=8".
@@ -103,11 +106,6 @@ type Figures struct {
 	QPS     Stat     // requests (iterations) per second, per window
 	P50MS   Stat     // per window, milliseconds
 	P99MS   Stat
-	// HostProbeUS is the median of the windows' host probe
-	// (schema.Driver.HostProbeUS, µs; lower = faster cores), over the
-	// HostProbeN windows that recorded one; 0 and 0 where none did.
-	HostProbeUS float64
-	HostProbeN  int
 }
 
 // Windows is the number of measured windows (samples) of the side.
@@ -183,6 +181,7 @@ func Compare(old, new Side, opt Options) []Row {
 		default:
 			row := steadyRow(k, oc[k], nc[k], alpha)
 			row.Reported.OldEff, row.Reported.NewEff = ob.efficiency(k), nb.efficiency(k)
+			row.Reported.OldProbe, row.Reported.NewProbe = ob.probe[k], nb.probe[k]
 			rows = append(rows, row)
 		}
 		last := &rows[len(rows)-1]
@@ -209,14 +208,15 @@ func bothNA(old, new string) string {
 // reasons of the cells no ladder step measured (a product that could not
 // run, a scenario it cannot do), and each measured cell's efficiency.
 type sideReport struct {
-	na  map[cellKey]string
-	eff map[cellKey]report.Efficiency
+	na    map[cellKey]string
+	eff   map[cellKey]report.Efficiency
+	probe map[cellKey]report.Spread // the steady level's host probe
 }
 
 // built builds a side's report once.
 func built(in *report.Inputs) sideReport {
 	r := report.Build(in, report.Options{})
-	s := sideReport{na: map[cellKey]string{}, eff: map[cellKey]report.Efficiency{}}
+	s := sideReport{na: map[cellKey]string{}, eff: map[cellKey]report.Efficiency{}, probe: map[cellKey]report.Spread{}}
 	for _, c := range r.Cells {
 		k := cellKey{c.Product, c.Scenario.Name}
 		if len(c.Ladder) == 0 {
@@ -224,6 +224,9 @@ func built(in *report.Inputs) sideReport {
 			continue
 		}
 		s.eff[k] = r.EfficiencyOf(c)
+		if l := c.SteadyWindows(); l != nil {
+			s.probe[k] = l.HostProbe
+		}
 	}
 	return s
 }
@@ -502,14 +505,11 @@ func durations(l *level) string {
 // figures summarises a level's windows.
 func figures(l *level) *Figures {
 	f := &Figures{}
-	var qps, p50, p99, probe []float64
+	var qps, p50, p99 []float64
 	var versions []string
 	for i, w := range l.windows {
 		s := w.Step
 		f.Files = append(f.Files, w.Path)
-		if s.Driver.HostProbeUS != nil {
-			probe = append(probe, *s.Driver.HostProbeUS)
-		}
 		switch {
 		case i == 0:
 			f.Check = s.Check
@@ -528,8 +528,6 @@ func figures(l *level) *Figures {
 	}
 	f.Version = strings.Join(versions, ", ")
 	f.QPS, f.P50MS, f.P99MS = summarise(qps), summarise(p50), summarise(p99)
-	f.HostProbeUS, _ = report.Median(probe)
-	f.HostProbeN = len(probe)
 	return f
 }
 

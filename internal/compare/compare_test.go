@@ -453,19 +453,24 @@ func TestAgreeCountsEfficiency(t *testing.T) {
 	}
 }
 
-// withProbe sets every window's host probe to us (µs), in place.
-func withProbe(ws []report.StepFile, us float64) []report.StepFile {
-	for _, w := range ws {
-		w.Step.Driver.HostProbeUS, w.Step.Driver.HostProbeRuns = new(us), 20
+// probeSamples: a sampler file of host records whose probe took us
+// microseconds, one a second from t0 for secs seconds.
+func probeSamples(us float64, secs int) report.SampleFile {
+	var ss []schema.Sample
+	for i := 0; i <= secs; i++ {
+		ss = append(ss, schema.Sample{Schema: schema.SampleV1, T: t0.Add(time.Duration(i) * time.Second),
+			Source: report.SourceHost, CPUPct: 90, ProbeUS: new(us)})
 	}
-	return ws
+	return report.SampleFile{Path: "host/samples.jsonl", Samples: ss}
 }
 
 func TestAgreeHostSpeed(t *testing.T) {
 	// NEW is 10% slower and its host probe took 10% longer: the
 	// agreement table says the host ran 9% slower (1000/1100 - 1).
-	old := side("a", withProbe(windows("kc", "discovery", 8, 1000, 1, 4, 0), 1000))
-	new := side("b", withProbe(windows("kc", "discovery", 8, 900, 1, 4, 0), 1100))
+	old := side("a", windows("kc", "discovery", 8, 1000, 1, 4, 0))
+	old.Inputs.Samples = []report.SampleFile{probeSamples(1000, 60)}
+	new := side("b", windows("kc", "discovery", 8, 900, 1, 4, 0))
+	new.Inputs.Samples = []report.SampleFile{probeSamples(1100, 60)}
 	a := Agree(Compare(old, new, Options{}), 5)
 	if len(a.Cells) != 1 || math.Abs(a.Cells[0].HostDeltaPct+9.09) > 0.01 {
 		t.Fatalf("cells %+v: want the host 9.1%% slower in NEW", a.Cells)
@@ -475,7 +480,7 @@ func TestAgreeHostSpeed(t *testing.T) {
 	if !strings.Contains(b.String(), "| -9.1% |") {
 		t.Errorf("agreement section lacks the host speed -9.1%%:\n%s", b.String())
 	}
-	// One side without a probe (an older loadstep): no figure, "–".
+	// One side without a probe (an older sampler): no figure, "–".
 	a = Agree(Compare(old, side("b", windows("kc", "discovery", 8, 900, 1, 4, 0)), Options{}), 5)
 	if !math.IsNaN(a.Cells[0].HostDeltaPct) {
 		t.Errorf("NEW without a probe: host speed %v, want none", a.Cells[0].HostDeltaPct)

@@ -17,8 +17,6 @@ package hostprobe
 import (
 	"errors"
 	"runtime"
-	"slices"
-	"sync"
 	"time"
 )
 
@@ -26,12 +24,12 @@ import (
 var ErrUnsupported = errors.New("no per-thread CPU clock on this platform")
 
 const (
-	hashBytes   = 32 << 10 // hashed hashRounds times
-	hashRounds  = 24
-	tableWords  = 2 << 20 // 8 MiB of uint32
-	memReads    = 8000    // dependent random reads over the table
-	tableMask   = tableWords - 1
-	xorshiftSet = 2463534242
+	hashBytes  = 32 << 10 // hashed hashRounds times
+	hashRounds = 24
+	tableWords = 2 << 20 // 8 MiB of uint32
+	tableMask  = tableWords - 1
+	pageWords  = 1024 // uint32 words in a 4 KiB page
+	memReads   = 8000 // dependent reads over the table
 )
 
 // Probe holds the work's data; one goroutine at a time may Run it.
@@ -41,18 +39,17 @@ type Probe struct {
 	sink uint64 // keeps the compiler from dropping the work
 }
 
-// New allocates and fills the probe's data (8 MiB), the same every time.
+// New allocates the probe's data: 32 KiB to hash and an 8 MiB table with a
+// word written in every page, so that every page is backed by memory of its
+// own (pages never written would all read one shared zero page). Cheap: a
+// page fault per page, no fill.
 func New() *Probe {
 	p := &Probe{buf: make([]byte, hashBytes), tab: make([]uint32, tableWords)}
 	for i := range p.buf {
 		p.buf[i] = byte(i * 31)
 	}
-	x := uint32(xorshiftSet)
-	for i := range p.tab {
-		x ^= x << 13
-		x ^= x >> 17
-		x ^= x << 5
-		p.tab[i] = x
+	for i := 0; i < tableWords; i += pageWords {
+		p.tab[i] = uint32(i)
 	}
 	return p
 }
@@ -87,77 +84,14 @@ func (p *Probe) hash() {
 	p.sink += h
 }
 
-// chase reads the table at random, each read's address depending on the
-// one before, so no read can start before the previous one ends.
+// chase reads the table at pseudo-random places, each address computed
+// from the value the read before returned, so no read can start before the
+// previous one ends: the latency of the caches and memory, not their
+// bandwidth.
 func (p *Probe) chase() {
 	i := uint32(1)
 	for k := range uint32(memReads) {
-		i = p.tab[i&tableMask] ^ k
+		i = (i*2654435761 + p.tab[i&tableMask] + k) & tableMask
 	}
 	p.sink += uint64(i)
-}
-
-// Series runs a probe every period in a goroutine of its own, from Start
-// until Stop.
-type Series struct {
-	stop chan struct{}
-	done chan struct{}
-	mu   sync.Mutex
-	runs []time.Duration
-	err  error
-}
-
-// Start runs p at once, then every period, until Stop.
-func Start(p *Probe, every time.Duration) *Series {
-	s := &Series{stop: make(chan struct{}), done: make(chan struct{})}
-	go s.loop(p, every)
-	return s
-}
-
-func (s *Series) loop(p *Probe, every time.Duration) {
-	defer close(s.done)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		d, err := p.Run()
-		s.mu.Lock()
-		if err != nil {
-			s.err = err
-			s.mu.Unlock()
-			return
-		}
-		s.runs = append(s.runs, d)
-		s.mu.Unlock()
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// Stop ends the series and returns its runs' CPU times in the order run,
-// or the error that ended it (ErrUnsupported where there is no thread CPU
-// clock).
-func (s *Series) Stop() ([]time.Duration, error) {
-	close(s.stop)
-	<-s.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.runs), s.err
-}
-
-// Median is the median of runs in microseconds (the mean of the middle two
-// for an even count); false for none.
-func Median(runs []time.Duration) (float64, bool) {
-	if len(runs) == 0 {
-		return 0, false
-	}
-	s := slices.Clone(runs)
-	slices.Sort(s)
-	m := s[len(s)/2]
-	if len(s)%2 == 0 {
-		m = (s[len(s)/2-1] + m) / 2
-	}
-	return float64(m) / float64(time.Microsecond), true
 }

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/idpbench/idpbench/internal/hostprobe"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -66,12 +65,7 @@ type window struct {
 	start, end  time.Time
 	interrupted bool // ctx was cancelled before the planned end
 	cpu         cpuUse
-	probe       []time.Duration // the host probe's runs over the window (hostprobe), nil where it cannot run
 }
-
-// probeEvery is how often the host probe runs through the window: about
-// 2 ms of one core each time, 0.4% of one core.
-const probeEvery = 500 * time.Millisecond
 
 // engine runs one closed-loop step.
 type engine struct {
@@ -87,13 +81,12 @@ type engine struct {
 	tallies    tallies
 	live       []liveCount // per worker
 	plan       plan
-	warm       settler          // an adaptive warmup's record (warmup.go)
-	jit        *jitWatch        // the product's JIT compilers (jit.go); nil when not watched
-	probe      *hostprobe.Probe // run through the window: how fast the host's cores ran
-	decided    chan struct{}    // closed once the window's start is final
-	stopped    atomic.Bool      // ctx was cancelled: no request starts
-	reach      reach            // whether the target accepts connections
-	started    time.Time        // when the workers actually began (the launch, or later with StartAt)
+	warm       settler       // an adaptive warmup's record (warmup.go)
+	jit        *jitWatch     // the product's JIT compilers (jit.go); nil when not watched
+	decided    chan struct{} // closed once the window's start is final
+	stopped    atomic.Bool   // ctx was cancelled: no request starts
+	reach      reach         // whether the target accepts connections
+	started    time.Time     // when the workers actually began (the launch, or later with StartAt)
 
 	// base is the live counts at the start of the window (the progress
 	// line, the live view); nil before it.
@@ -118,7 +111,6 @@ func Run(ctx context.Context, cfg *Config) (*schema.Step, error) {
 		creds:      newCredPool(cfg.Segment.Pool(cfg.Pool), cfg.PoolMode),
 		assertions: newCredPool(cfg.Segment.Pool(cfg.AssertionPool), PoolReuse),
 		live:       make([]liveCount, conns),
-		probe:      hostprobe.New(),
 	}
 	e.tallies.rate = cfg.Rate > 0
 	if schema.IterationScenario(cfg.Scenario) {
@@ -232,13 +224,11 @@ func (e *engine) watch(ctx context.Context, done <-chan struct{}) window {
 	if e.jit != nil {
 		e.jit.windowStart(time.Now())
 	}
-	probe := hostprobe.Start(e.probe, probeEvery)
 	if !sleepUntil(ctx, done, w.end) {
 		if now := time.Now(); now.Before(w.end) {
 			w.end, w.interrupted = now, ctx.Err() != nil
 		}
 	}
-	w.probe, _ = probe.Stop() // no thread CPU clock: no figure
 	w.cpu = sampleCPU().since(before)
 	if e.jit != nil {
 		e.jit.windowEnd(time.Now(), w.start)

@@ -1,12 +1,10 @@
 package load
 
 import (
-	"math"
 	"strconv"
 	"time"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/hostprobe"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -25,9 +23,6 @@ func (e *engine) step(w window) (*schema.Step, error) {
 		Intervals: []schema.Interval{},
 	}
 	s.Driver.Engine = e.engineName
-	if us, ok := hostprobe.Median(w.probe); ok {
-		s.Driver.HostProbeUS, s.Driver.HostProbeRuns = new(math.Round(us*10)/10), len(w.probe)
-	}
 	e.fillStart(s)
 	e.fillWarmup(s, w.start)
 	s.JIT = e.jit.record()

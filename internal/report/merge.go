@@ -34,8 +34,7 @@ import (
 //     did not count the same thing);
 //   - the merged window spans the earliest start to the latest end;
 //   - driver cpu_s, cpu_pct and gomaxprocs are summed, limited is true when
-//     any agent was limited, host_cpu_pct, host_steal_pct and host_probe_us
-//     (with its host_probe_runs) are the highest;
+//     any agent was limited, host_cpu_pct and host_steal_pct are the highest;
 //   - status is complete only when every agent completed (error wins over
 //     interrupted); labels keep the keys all agents agree on; agents is the
 //     sum of the agents' counts (0 counts as 1);
@@ -226,9 +225,8 @@ func deref[T int64 | float64](p *T) T {
 // mergeDriver adds agent s's driver to d: CPU, cores, loops and queue
 // waits sum (run_wait_s and loop_wait_s over the agents that report them),
 // loop_busy_pct is the agents' mean weighted by their loops, the host
-// figures are the busiest agent's (the host probe: the slowest's), and the
-// step is driver-limited when any agent was, with the limited agents'
-// reasons, " | " between them.
+// figure is the busiest agent's, and the step is driver-limited when any
+// agent was, with the limited agents' reasons, " | " between them.
 func mergeDriver(d *schema.Driver, s schema.Driver) {
 	if loops := d.Loops + s.Loops; loops > 0 {
 		d.LoopBusyPct = (d.LoopBusyPct*float64(d.Loops) + s.LoopBusyPct*float64(s.Loops)) / float64(loops)
@@ -250,9 +248,6 @@ func mergeDriver(d *schema.Driver, s schema.Driver) {
 	d.HostCPUPct = math.Max(d.HostCPUPct, s.HostCPUPct)
 	if s.HostStealPct != nil && (d.HostStealPct == nil || *s.HostStealPct > *d.HostStealPct) {
 		d.HostStealPct = new(*s.HostStealPct)
-	}
-	if s.HostProbeUS != nil && (d.HostProbeUS == nil || *s.HostProbeUS > *d.HostProbeUS) {
-		d.HostProbeUS, d.HostProbeRuns = new(*s.HostProbeUS), s.HostProbeRuns
 	}
 }
 

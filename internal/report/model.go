@@ -148,9 +148,10 @@ type Level struct {
 	Steps       []int   // indexes into Cell.Ladder, in time order
 	// Per window: qps, the latency percentiles (ms) and the error rate (a fraction).
 	QPS, P50MS, P95MS, P99MS, ErrorRate Spread
-	// HostProbe is the windows' host probe (schema.Driver.HostProbeUS, µs),
-	// over the windows that recorded one: how much the host's own speed
-	// moved between them. N is 0 where none did.
+	// HostProbe is the windows' host probe (each window's median of the
+	// sampler's host records' probe_us inside it, µs; lower = faster), over
+	// the windows that have one: how much the host's own speed moved
+	// between them. N is 0 where none has.
 	HostProbe Spread
 	Flags     []string // "steady state", "unstable ...", the windows' flags
 }
@@ -357,9 +358,10 @@ func scenarios(ps []Product, ladders map[cellKey][]StepFile) []schema.ScenarioIn
 }
 
 func (r *Report) cells(ladders map[cellKey][]StepFile) {
+	probes := newProbeIndex(r.Samples)
 	for _, sc := range r.Scenarios {
 		for _, p := range r.Products {
-			c := buildCell(sc, p, ladders[cellKey{p.Name, sc.Name}])
+			c := buildCell(sc, p, ladders[cellKey{p.Name, sc.Name}], probes)
 			r.Cells = append(r.Cells, c)
 			if c.Steady < 0 {
 				r.NA = append(r.NA, c)
@@ -368,7 +370,7 @@ func (r *Report) cells(ladders map[cellKey][]StepFile) {
 	}
 }
 
-func buildCell(sc schema.ScenarioInfo, p Product, files []StepFile) Cell {
+func buildCell(sc schema.ScenarioInfo, p Product, files []StepFile, probes probeIndex) Cell {
 	files = slices.Clone(files)
 	slices.SortStableFunc(files, func(a, b StepFile) int {
 		return cmp.Or(cmp.Compare(a.Step.Connections, b.Step.Connections), a.Step.Start.Compare(b.Step.Start))
@@ -377,7 +379,7 @@ func buildCell(sc schema.ScenarioInfo, p Product, files []StepFile) Cell {
 	for i, f := range files {
 		steps[i] = f.Step
 	}
-	c := Cell{Scenario: sc, Product: p.Name, Levels: levels(steps), Steady: -1}
+	c := Cell{Scenario: sc, Product: p.Name, Levels: levels(steps, probes), Steady: -1}
 	c.SteadyLevel, c.NAReason = SelectSteadyLevel(levelSteps(c.Levels, steps), schema.ScenarioCheck(sc.Name))
 	if c.SteadyLevel >= 0 {
 		c.Steady = medianWindow(c.Levels[c.SteadyLevel], steps)
@@ -396,7 +398,7 @@ func buildCell(sc schema.ScenarioInfo, p Product, files []StepFile) Cell {
 
 // levels groups a ladder's steps (by connections, then start) into levels
 // by connections and rate, each with its windows' spread.
-func levels(steps []*schema.Step) []Level {
+func levels(steps []*schema.Step, probes probeIndex) []Level {
 	var out []Level
 	for i, s := range steps {
 		j := slices.IndexFunc(out, func(l Level) bool { return l.Connections == s.Connections && l.RateRPS == s.RateRPS })
@@ -410,20 +412,20 @@ func levels(steps []*schema.Step) []Level {
 		return cmp.Or(cmp.Compare(a.Connections, b.Connections), cmp.Compare(a.RateRPS, b.RateRPS))
 	})
 	for i := range out {
-		out[i].spreads(steps)
+		out[i].spreads(steps, probes)
 	}
 	return out
 }
 
 // spreads summarises every metric over the level's windows.
-func (l *Level) spreads(steps []*schema.Step) {
+func (l *Level) spreads(steps []*schema.Step, probes probeIndex) {
 	var qps, p50, p95, p99, errs, probe []float64
 	for _, i := range l.Steps {
 		s := steps[i]
 		qps, errs = append(qps, s.QPS), append(errs, s.ErrorRate)
 		p50, p95, p99 = append(p50, s.LatencyMS.P50), append(p95, s.LatencyMS.P95), append(p99, s.LatencyMS.P99)
-		if s.Driver.HostProbeUS != nil {
-			probe = append(probe, *s.Driver.HostProbeUS)
+		if us, ok := probes.window(s.Start, s.End); ok {
+			probe = append(probe, us)
 		}
 	}
 	l.QPS, l.P50MS, l.P95MS, l.P99MS, l.ErrorRate = SpreadOf(qps), SpreadOf(p50), SpreadOf(p95), SpreadOf(p99), SpreadOf(errs)

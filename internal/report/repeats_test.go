@@ -62,15 +62,17 @@ func repeatInputs(t *testing.T) *Inputs {
 			if l.steal == k+1 {
 				s.Driver.HostStealPct = new(12.0)
 			}
-			if l.scenario == "userinfo" { // the host probe: the window under steal ran 15% slower
-				s.Driver.HostProbeUS, s.Driver.HostProbeRuns = new(2000.0), 20
-				if l.steal == k+1 {
-					s.Driver.HostProbeUS = new(2300.0)
-				}
-			}
 			in.Steps = append(in.Steps, StepFile{Path: "testdata/" + name, Step: s})
 			samples = append(samples, schema.Sample{Schema: schema.SampleV1, T: at.Add(5 * time.Second), Source: "process:hydra",
 				RSSBytes: 80 << 20, CPUPct: 50, Threads: 14, Processes: 1})
+			if l.scenario == "userinfo" { // the host probe: the window under steal ran 15% slower
+				probe := 2000.0
+				if l.steal == k+1 {
+					probe = 2300
+				}
+				samples = append(samples, schema.Sample{Schema: schema.SampleV1, T: at.Add(5 * time.Second), Source: SourceHost,
+					CPUPct: 90, ProbeUS: new(probe)})
+			}
 			at = at.Add(20 * time.Second)
 		}
 	}
@@ -129,9 +131,10 @@ func TestRepeatsSteadyLevel(t *testing.T) {
 	if f := cellOf(t, r, "hydra", "discovery").Levels[3].Flags; !slices.Contains(f, "driver-limited (1 of 5 windows)") {
 		t.Errorf("c=64 flags %q, want the limited window counted", f)
 	}
-	// Resources: every window of the steady levels, one sampler record each.
-	if res := r.Resources[0]; res.Windows != windows || res.InWindows != windows {
-		t.Errorf("resources over %d windows with %d records, want %d and %d", res.Windows, res.InWindows, windows, windows)
+	// Resources: every window of the steady levels, one sampler record of
+	// the process each, and userinfo's 5 a host record too.
+	if res := r.Resources[0]; res.Windows != windows || res.InWindows != windows+5 {
+		t.Errorf("resources over %d windows with %d records, want %d and %d", res.Windows, res.InWindows, windows, windows+5)
 	}
 }
 

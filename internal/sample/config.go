@@ -31,6 +31,7 @@ type Config struct {
 	UntilStdinEOF  bool          // stop when stdin reaches end of file
 	PSSEvery       time.Duration // read PSS (/proc/PID/smaps_rollup) at most this often; 0 = never
 	Host           bool          // write a "host" record per tick
+	HostProbe      bool          // host records carry the host probe's run (probe_us)
 	SelfCPU        bool          // print the sampler's own CPU use to stderr at the end
 	Output         string        // JSON lines file, "-" = stdout
 

@@ -171,7 +171,7 @@ func open(ctx context.Context, cfg Config, stderr io.Writer) (*sampler, error) {
 		s.needProcs()
 	}
 	if cfg.Host {
-		s.sources = append(s.sources, newHostSource(cfg.ProcRoot))
+		s.sources = append(s.sources, newHostSource(cfg.ProcRoot, cfg.HostProbe))
 	}
 	return s, nil
 }

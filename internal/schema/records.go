@@ -47,7 +47,17 @@ type Sample struct {
 	// this machine's cores wanted to run (steal in /proc/stat) since the
 	// previous sample, percent of all cores; nil where not read. A busy
 	// neighbour on a shared machine shows here, not in anyone's CPU figure.
-	StealPct   *float64 `json:"steal_pct,omitempty"`
+	StealPct *float64 `json:"steal_pct,omitempty"`
+	// ProbeUS, host only: how fast the machine's cores ran at this tick:
+	// the CPU time, in microseconds, that one run of a fixed piece of work
+	// (internal/hostprobe: integer hashing, dependent random reads over
+	// 8 MiB) took on the sampler's thread. Lower is faster. The same work
+	// takes longer when a neighbour shares the physical core or its caches,
+	// which neither steal nor any CPU figure shows. Comparable between
+	// samples of one machine, most between windows of one scenario and
+	// level (the product's own load on the other cores moves it too); nil
+	// where not measured (--host-probe=false, no per-thread CPU clock).
+	ProbeUS    *float64 `json:"probe_us,omitempty"`
 	TopQueries []Query  `json:"top_queries,omitempty"` // postgres, last record only: by total time
 }
 

@@ -415,19 +415,6 @@ type Driver struct {
 	// the window ran on a slower machine than its neighbours. Absent where
 	// the kernel does not report steal, and in older records.
 	HostStealPct *float64 `json:"host_steal_pct,omitempty"`
-	// HostProbeUS is how fast the host's cores ran for loadstep during the
-	// window: the median CPU time, in microseconds, of a fixed piece of work
-	// (internal/hostprobe: integer hashing and dependent random reads over
-	// 8 MiB) run on one of its threads every 500 ms through the window.
-	// Lower is faster. The same work takes longer when a neighbour shares
-	// the physical core or its caches, which neither steal nor any CPU
-	// figure shows. Comparable between windows of one machine, and most
-	// between windows of one scenario and level (the product's own load on
-	// the other core moves it too). Absent where there is no per-thread CPU
-	// clock, and in older records.
-	HostProbeUS *float64 `json:"host_probe_us,omitempty"`
-	// HostProbeRuns is how many probe runs host_probe_us is the median of.
-	HostProbeRuns int `json:"host_probe_runs,omitempty"`
 	// Loops is how many threads the driver can keep busy at once: its
 	// event loops (engine epoll), else min(gomaxprocs, connections), a
 	// goroutine per connection and at most gomaxprocs of them running.
