@@ -19,7 +19,8 @@
 #    servers fail instead of skipping when they are missing; one package at a
 #    time (-p 1), because the load generator's fidelity tests time a 5 ms
 #    server to a tenth of a millisecond and 2 cores shared with other test
-#    binaries starve them
+#    binaries starve them. internal/e2e's TestE2E* are the checks of this
+#    script's phases: each runs at its phase (e2e below), not here
 # 3b. scripts/fuzz.sh --time 3s: every Go fuzz target for 3 s (the --unit
 #    pass runs it after its go test too); the longer run is
 #    scripts/fuzz.sh --time 5m
@@ -51,7 +52,8 @@
 #    whose start time does not match is left alone, and the rerun completes
 # 5. the quick comparison (scripts/run-comparison.sh --quick) on
 #    refop,hydra,keycloak (Keycloak from Maven Central, run on a JDK >= 21),
-#    asserting from `aggregate steady` that Hydra's and Keycloak's S1 S2
+#    its run directory checked by internal/e2e (TestE2EQuickRun, through
+#    internal/report's loader and `aggregate steady`'s rows): Hydra's and Keycloak's S1 S2
 #    S3 S4 S5 S6, Keycloak's S2l and the reference OP's (and its S2j) have
 #    numbers with zero failed requests at the steady step; that Hydra's and
 #    the reference OP's S2l are N/A (their userinfo answers a client's token
@@ -60,10 +62,11 @@
 #    from the running products (Keycloak's Argon2id, Hydra's PBKDF2, every
 #    version) and Hydra's known discovery bottleneck; that cold start, memory
 #    and GC-jitter records exist; that each product's meta names its
-#    listeners, read from /proc, all on loopback; that a refop step's req/CPU-s (from the
-#    sampler) is within 10% of ok / the CPU seconds /proc says refop spent; and Zitadel's rows: N/A with the reason
+#    listeners, read from /proc, all on loopback; and Zitadel's rows: N/A with the reason
 #    without ZITADEL_BIN and a Docker engine, asserted like the others'
 #    with either
+# 5b. a refop step's req/CPU-s (from the sampler) is within 10% of ok / the
+#    CPU seconds /proc says refop spent
 # 6. scripts/check-oidc.sh: the generic oidc adapter, configured by a file
 #    only, measures Hydra, Keycloak and the reference OP
 # Installs what it needs from the OS packages when run as root (PostgreSQL,
@@ -120,6 +123,13 @@ loopback_only() {
 		all(test("^(127(\\.[0-9]{1,3}){3}|\\[::1\\]|\\[::ffff:127(\\.[0-9]{1,3}){3}\\]):[0-9]+$"))' >/dev/null ||
 		die "$1: want listeners on loopback only, got \"$2\""
 	log "ok: $1 listens on loopback only: $2"
+}
+
+# e2e NAME: internal/e2e's TestE2E<NAME> (NAME may be A|B), the checks of a
+# phase, given what it needs in its environment (VAR=value e2e NAME); it
+# fails naming what is missing.
+e2e() {
+	IDPBENCH_INTEGRATION=1 go test -count=1 -v -run "^TestE2E($1)\$" ./internal/e2e
 }
 
 phase "static checks"
@@ -205,7 +215,7 @@ IDPBENCH_INTEGRATION=1 \
 	IDPBENCH_HYDRA_ADMIN="$(state "$HYDRA_STATE" ADMIN_URL)" \
 	IDPBENCH_HYDRA_CLIENT_ID=bench-svc \
 	IDPBENCH_HYDRA_CLIENT_SECRET_FILE="$HYDRA_STATE/secrets/bench-svc" \
-	go test -race -count=1 -p 1 ./...
+	go test -race -count=1 -p 1 -skip '^TestE2E' ./...
 zitadel_defs_ran
 
 phase "fuzz targets, 3 s each"
@@ -358,73 +368,9 @@ IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-killrun.sh"
 phase "quick comparison: refop, hydra, keycloak, zitadel"
 IDPBENCH_RESULTS="$WORK/results" "$IDPBENCH_ROOT/scripts/run-comparison.sh" --quick --fresh \
 	--only refop,hydra,keycloak,zitadel --run-id test
-run="$WORK/results/test"
-[[ -s "$run/COMPARISON.md" ]] || die "no COMPARISON.md in $run"
-"$(tool aggregate)" steady "$run" >"$WORK/steady.jsonl"
+IDPBENCH_E2E_RUN="$WORK/results/test" e2e QuickRun
 
-# expect PRODUCT ID... : each cell has a steady step with zero failed requests.
-expect() {
-	local product="$1" id row
-	shift
-	for id in "$@"; do
-		row="$(jq -c --arg p "$product" --arg id "$id" 'select(.product==$p and .id==$id)' "$WORK/steady.jsonl")"
-		[[ -n "$row" ]] || die "$product $id: no row in the comparison"
-		jq -e '.steady and .qps > 0 and .failed == 0' >/dev/null <<<"$row" ||
-			die "$product $id: want numbers with zero errors at the steady step, got $row"
-		log "ok: $product $id $(jq -r '"c=\(.c) qps=\(.qps|floor) p99=\(.p99_ms)ms failed=\(.failed)"' <<<"$row")"
-	done
-}
-# expect_na PRODUCT ID REGEX: the cell is N/A with a reason matching REGEX.
-expect_na() {
-	jq -s -e --arg p "$1" --arg id "$2" --arg re "$3" 'map(select(.product==$p and .id==$id)) |
-		length == 1 and (.[0].steady | not) and (.[0].reason | test($re))' "$WORK/steady.jsonl" >/dev/null ||
-		die "$1 $2: want an N/A cell saying /$3/, got $(jq -c --arg p "$1" --arg id "$2" 'select(.product==$p and .id==$id)' "$WORK/steady.jsonl")"
-	log "ok: $1 $2 N/A: $(jq -r --arg p "$1" --arg id "$2" 'select(.product==$p and .id==$id) | .reason' "$WORK/steady.jsonl")"
-}
-expect hydra S1 S2 S3 S4 S5 S6
-expect keycloak S1 S2 S2l S3 S4 S5 S6
-expect refop S1 S2 S2j S3 S4 S5 S6
-# S2l's userinfo must answer 2xx with a sub: products that answer a client's token otherwise are N/A.
-expect_na hydra S2l 'userinfo .*200 and no sub'
-expect_na refop S2l 'userinfo with 403'
-# One success rule per scenario: every steady cell of a scenario was judged by the same check.
-jq -s -e 'map(select(.steady)) | group_by(.id) | all(map(.check) | unique | length == 1 and .[0] != "")' \
-	"$WORK/steady.jsonl" >/dev/null ||
-	die "steady cells of one scenario judged by different checks: $(jq -s -c 'map(select(.steady) | {product, id, check})' "$WORK/steady.jsonl")"
-# No step counts a 4xx or 5xx as ok: ok never exceeds the 2xx answers (iterations: the last request's).
-bad="$(jq -r 'select(.schema == "idpbench.step/v1") | select(.check != "" and
-	(if .count_unit == "iteration" then .ok <= .requests_by_name[.request_order[-1]].ok
-	 else .ok <= ([.status_codes | to_entries[] | select(.key | test("^2")) | .value] | add // 0) end) | not)
-	| "\(input_filename): \({check, ok, status_codes} | tojson)"' "$run"/*/*.json)"
-[[ -z "$bad" ]] || die "steps without their check, or with more ok than 2xx answers: $bad"
-log "ok: every step records its check; none counts more ok than 2xx answers"
-# Server side (issue 16): Hydra's and Keycloak's own count of a steady window agrees with
-# loadstep's (within 1% plus what the window's edges explain) on at least one scenario each, from
-# the raw scrapes kept beside the step (0644); the reference OP has no metrics endpoint: N/A.
-# (A malformed or unreachable metrics endpoint: Go tests, cmd/loadstep and internal/report.)
-for p in hydra keycloak; do
-	agree="$(jq -r --arg p "$p" 'select(.product==$p and .steady and .server.agrees == true) |
-		"\(.id) c=\(.c): server \(.server.requests), loadstep \(.server.loadstep_requests) (slack \(.server.slack))"' "$WORK/steady.jsonl")"
-	[[ -n "$agree" ]] || die "$p: no steady cell whose server-side count agrees with loadstep's: $(jq -c --arg p "$p" 'select(.product==$p) | {id, server}' "$WORK/steady.jsonl")"
-	log "ok: $p server side agrees: ${agree//$'\n'/; }"
-	f="$(jq -r --arg p "$p" 'select(.product==$p and .steady and .server.agrees == true) | "\(.file | sub("[^/]*$"; ""))\(.server.start_scrape)"' "$WORK/steady.jsonl" | head -n 1)"
-	[[ "$(stat -c %a "$f")" == 644 ]] || die "$p: the raw start scrape $f is missing or not mode 0644"
-done
-jq -s -e 'map(select(.product=="refop" and .steady and (.unit // "") != "iteration")) | length > 0 and
-	all(.server.na | test("no metrics endpoint"))' "$WORK/steady.jsonl" >/dev/null ||
-	die "refop: want its steady cells' server side N/A (no metrics endpoint), got $(jq -c 'select(.product=="refop") | {id, server}' "$WORK/steady.jsonl")"
-grep -q '^## Server side' "$run/COMPARISON.md" || die "COMPARISON.md has no Server side section"
-# The one warmup rule, the knee records and the phase table, from this real run.
-jq -e -s 'map(select(.schema == "idpbench.step/v1" and .labels.phase == "ladder")) | length > 0 and
-	all(.warmup_rule != null and .warmup_stable != null and .warmup_s >= .warmup_rule.min_s and .warmup_s <= .warmup_rule.max_s + 1)' \
-	"$run"/*/*-c*.json >/dev/null || die "ladder steps without the adaptive warmup's record, or a warmup outside its floor and cap"
-for f in "$run"/*/*-c*.json; do
-	s="$(basename "$f")"
-	[[ -s "$(dirname "$f")/${s%%-c*}.knee.json" ]] || die "$f: its ladder has no knee record"
-done
-{ [[ -s "$run/phases.jsonl" ]] && grep -q '^## Where the time goes' "$run/COMPARISON.md"; } ||
-	die "no phases.jsonl or no 'Where the time goes' table in $run"
-log "ok: every ladder step warmed by the rule within its floor and cap; knee records; the phase table"
+phase "requests per CPU-second: the sampler's figure for a refop step against /proc's"
 # Requests per CPU-second against /proc: one refop loadstep (warmup 0: its measured window is the
 # whole run) under a sampler; the report's figure for that step (aggregate efficiency, from the
 # sampler's records) is within 10% of its ok requests / the CPU seconds refop's process group spent
@@ -466,69 +412,6 @@ efficiency_vs_proc() {
 		'"\(.req_per_cpu_s|floor) req/CPU-s from the sampler (\(.idp_cpu_s*100|round/100) CPU-s), \($s[0].ok / (($a - $b) / $hz) | floor) from /proc (\(($a - $b) / $hz) CPU-s)"' "$dir/efficiency.json")"
 }
 efficiency_vs_proc
-# Facts are read from the running products, not recalled.
-jq -e '.facts | any(.name == "password hashing" and .source == "read" and (.value | startswith("argon2")))' \
-	"$run/keycloak/meta.json" >/dev/null || die "keycloak: want the password hashing read from its database (argon2), got $(jq -c '.facts' "$run/keycloak/meta.json")"
-jq -e '(.facts | any(.name == "client secret hashing" and .source == "read" and (.value | startswith("pbkdf2-sha256"))))
-	and (.known | any(.ref | endswith("/issues/3863")))' "$run/hydra/meta.json" >/dev/null ||
-	die "hydra: want the client secret hashing read from its database and the known discovery bottleneck (#3863)"
-for p in refop hydra keycloak; do
-	jq -e --arg p "$p" '.facts | any(.name == "version" and .source == "read")' "$run/$p/meta.json" >/dev/null ||
-		die "$p: no version read from the running product"
-	# The listeners of its process tree after its last start, read from /proc.
-	jq -e '[.facts[] | select(.name == "listeners" and .source == "read" and (.from | startswith("/proc/net/tcp")))] | length == 1' \
-		"$run/$p/meta.json" >/dev/null || die "$p: want one listeners fact read from /proc in its meta, got $(jq -c '.facts' "$run/$p/meta.json")"
-	loopback_only "$p" "$(jq -r '.facts[] | select(.name == "listeners") | .value' "$run/$p/meta.json")"
-done
-grep -q 'known limit' "$run/COMPARISON.md" || die "COMPARISON.md does not mark the row a known limit shapes"
-# Iteration scenarios carry their per-request-name latencies.
-for p in refop hydra keycloak; do
-	jq -s -e --arg p "$p" 'map(select(.product==$p and .id=="S4"))[0].by_name | length >= 3' "$WORK/steady.jsonl" >/dev/null ||
-		die "$p S4: no per-request-name latencies at the steady step"
-done
-for p in refop hydra keycloak; do
-	for f in coldstart-A.json coldstart-B.json gcjitter.json; do
-		jq -e '.status == "complete"' "$run/$p/$f" >/dev/null || die "$p: $f missing or not complete"
-	done
-	compgen -G "$run/$p/samples*.jsonl" >/dev/null || die "$p: no sampler records"
-done
-grep -q '^| S1 discovery | hydra |' "$run/COMPARISON.md" || die "COMPARISON.md has no Hydra S1 row"
-# Zitadel runs only with ZITADEL_BIN or a Docker engine: without them its rows are N/A saying so.
-# Native mode (ZITADEL_BIN) listens on every interface, which Zitadel cannot be told otherwise
-# (scripts/products/zitadel): refused, its rows N/A naming the socket. In compose mode its rows are
-# asserted like the others'. S2l alone may be N/A, and then only as the adapter's meta declares
-# it (scenario_na), with that reason in the row.
-if [[ -z "${ZITADEL_BIN:-}" ]] && ! docker info >/dev/null 2>&1; then
-	jq -e '.status == "na" and (.na_reason | test("ZITADEL_BIN is not set and no Docker engine"))' \
-		"$run/zitadel/meta.json" >/dev/null || die "zitadel: want an N/A meta naming ZITADEL_BIN and Docker"
-	grep -q '^| S1 discovery | zitadel | N/A .*ZITADEL_BIN' "$run/COMPARISON.md" ||
-		die "COMPARISON.md has no N/A row for Zitadel with the reason"
-elif [[ -n "${ZITADEL_BIN:-}" && "${IDPBENCH_MODE:-}" != compose ]]; then
-	jq -e '.status == "na" and (.na_reason | test("zitadel listens beyond loopback"))' "$run/zitadel/meta.json" >/dev/null ||
-		die "zitadel native: want an N/A meta naming the socket it listens on beyond loopback, got $(jq -c '{status, na_reason}' "$run/zitadel/meta.json")"
-	log "ok: zitadel native N/A: $(jq -r .na_reason "$run/zitadel/meta.json")"
-else
-	jq -e '.status == "ok"' "$run/zitadel/meta.json" >/dev/null ||
-		die "zitadel: ZITADEL_BIN is set or a Docker engine answers, but its meta is $(jq -c '{status, na_reason}' "$run/zitadel/meta.json")"
-	zitadel_ids=(S1 S2 S2j S3 S4 S5 S6)
-	s2l_na="$(jq -r '.scenario_na.client_credentials_login // ""' "$run/zitadel/meta.json")"
-	if [[ -z "$s2l_na" ]]; then
-		zitadel_ids+=(S2l)
-	else
-		jq -s -e --arg r "$s2l_na" 'map(select(.product=="zitadel" and .id=="S2l")) | length == 1 and
-			(.[0].steady | not) and .[0].reason == $r' "$WORK/steady.jsonl" >/dev/null ||
-			die "zitadel S2l: the meta declares it N/A ($s2l_na), want an N/A row with that reason"
-		log "ok: zitadel S2l N/A: $s2l_na"
-	fi
-	expect zitadel "${zitadel_ids[@]}"
-	jq -s -e 'map(select(.product=="zitadel" and .id=="S4"))[0].by_name | length >= 3' "$WORK/steady.jsonl" >/dev/null ||
-		die "zitadel S4: no per-request-name latencies at the steady step"
-	for f in coldstart-A.json coldstart-B.json gcjitter.json; do
-		jq -e '.status == "complete"' "$run/zitadel/$f" >/dev/null || die "zitadel: $f missing or not complete"
-	done
-	compgen -G "$run/zitadel/samples*.jsonl" >/dev/null || die "zitadel: no sampler records"
-fi
-compgen -G "$run/charts/*.svg" >/dev/null || die "no SVG charts next to COMPARISON.md"
 
 phase "the generic oidc adapter on Hydra, Keycloak and the reference OP"
 IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/check-oidc.sh"
