@@ -1,0 +1,116 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// TestE2EPostgresLoopback: the PostgreSQL test.sh started for the
+// integration tests listens on loopback only. IDPBENCH_PG_LISTENERS is its
+// listening sockets as readback reads them from /proc (pg_listeners).
+func TestE2EPostgresLoopback(t *testing.T) {
+	addrs, ok := os.LookupEnv("IDPBENCH_PG_LISTENERS")
+	if !ok {
+		need(t, "IDPBENCH_PG_LISTENERS")
+	}
+	if err := LoopbackOnly("PostgreSQL", addrs); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("ok: PostgreSQL listens on loopback only: %s", addrs)
+}
+
+// TestE2EBeyondLoopback: a server that listens on every interface (a static
+// discovery document served by python3 on 0.0.0.0, started by the generic
+// oidc adapter) fails its up naming the socket, and down stops it.
+func TestE2EBeyondLoopback(t *testing.T) {
+	need(t, "IDPBENCH_BIN")
+	needCmd(t, "python3")
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	dir, port := t.TempDir(), freePort(t)
+	writeFile(t, filepath.Join(dir, "www", ".well-known", "openid-configuration"),
+		fmt.Sprintf("{\"issuer\": \"http://127.0.0.1:%d/\"}\n", port))
+	writeFile(t, filepath.Join(dir, "beyond.env"), strings.Join([]string{"NAME=oidc:beyond-loopback",
+		fmt.Sprintf("ISSUER=http://127.0.0.1:%d/", port), "READY_TIMEOUT_S=30",
+		fmt.Sprintf("START_COMMAND=exec python3 -m http.server --bind 0.0.0.0 --directory www %d", port)}, "\n")+"\n")
+	env := []string{"IDPBENCH_OIDC_CONFIG=" + filepath.Join(dir, "beyond.env")}
+	state := filepath.Join(dir, "state")
+	stdout, stderr, err := runErr(ctx, env, filepath.Join(repoRoot(t), "scripts", "products", "oidc"), "up", state)
+	adapter(ctx, t, env, "oidc", "down", state)
+	out := stdout + stderr
+	refused := regexp.MustCompile(fmt.Sprintf(`listens beyond loopback: 0\.0\.0\.0:%d \(pid [0-9]* python3\)`, port))
+	if err == nil || !refused.MatchString(out) {
+		t.Fatalf("a server on 0.0.0.0:%d: want its up refused naming the socket, got %v: %s", port, err, out)
+	}
+	t.Logf("ok: a server on 0.0.0.0:%d is refused after its start: %s", port, refused.FindString(out))
+}
+
+// TestE2EZitadelNative: the Zitadel adapter's native mode on a stand-in
+// binary (scripts/testdata/zitadel-standin; no Zitadel runs here,
+// docs/products/zitadel.md): start-from-init, then start; the masterkey
+// from the environment only, 0600; the first instance's PAT where the
+// generated config says; both cold starts; the start command in the meta;
+// and down leaving nothing behind. It uses the shared PostgreSQL
+// (IDPBENCH_PG_DIR).
+func TestE2EZitadelNative(t *testing.T) {
+	need(t, "IDPBENCH_BIN", "IDPBENCH_PG_DIR")
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	st, log := filepath.Join(dir, "zitadel"), filepath.Join(dir, "zitadel-standin.log")
+	env := []string{"ZITADEL_BIN=" + filepath.Join(repoRoot(t), "scripts", "testdata", "zitadel-standin"),
+		"ZITADEL_STANDIN_LOG=" + log}
+	adapter(ctx, t, env, "zitadel", "install")
+	adapter(ctx, t, env, "zitadel", "up", st)
+	t.Cleanup(func() { adapter(context.Background(), t, env, "zitadel", "down", st) })
+	adapter(ctx, t, env, "zitadel", "restart", st)
+
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var starts []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		first, _, _ := strings.Cut(line, " ")
+		starts = append(starts, first)
+	}
+	if strings.Join(starts, " ") != "start-from-init start" {
+		t.Errorf("zitadel native: want start-from-init then start, got %s", b)
+	}
+	key, kerr := os.Stat(filepath.Join(st, "secrets", "masterkey"))
+	pat, perr := os.Stat(filepath.Join(st, "secrets", "zitadel-admin-sa.pat"))
+	if kerr != nil || perr != nil || key.Mode()&(os.ModePerm|os.ModeSetuid|os.ModeSetgid|os.ModeSticky) != 0o600 || pat.Size() == 0 {
+		t.Errorf("zitadel native: want a 0600 masterkey and the first instance's PAT in %s/secrets (%v, %v)", st, kerr, perr)
+	}
+	for _, m := range []string{"A", "B"} {
+		c, err := readColdstart(filepath.Join(st, "coldstart-"+m+".json"))
+		if err != nil || c.Status != schema.StatusComplete {
+			t.Errorf("zitadel native: coldstart-%s.json not complete (%v)", m, err)
+		}
+	}
+	meta, err := schema.DecodeMeta(strings.NewReader(adapter(ctx, t, env, "zitadel", "meta", st)), "zitadel meta")
+	if err != nil || !strings.Contains(meta.Settings["start"], "start-from-init") {
+		t.Errorf("zitadel native: meta without the start command (%v)", err)
+	}
+	if !t.Failed() {
+		t.Logf("ok: zitadel native on the stand-in: %s; masterkey 0600, PAT, cold starts A and B, meta start %q",
+			strings.Join(starts, ", "), meta.Settings["start"])
+	}
+}
+
+func readColdstart(path string) (*schema.Coldstart, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return schema.DecodeColdstart(f, path)
+}
