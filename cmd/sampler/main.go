@@ -95,7 +95,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.BoolVar(&c.UntilStdinEOF, "until-stdin-eof", false, "also stop when stdin closes (e.g. when the pipeline feeding it ends)")
 	fs.DurationVar(&c.PSSEvery, "pss-every", 10*time.Second, "read PSS (proportional set size, /proc/PID/smaps_rollup) on a tick at most this often; other records carry no pss_bytes (0 = never; <= --every = every tick)")
 	fs.BoolVar(&c.Host, "host", true, `write a "host" record (whole-machine CPU) per tick`)
-	fs.BoolVar(&c.HostProbe, "host-probe", true, `with --host: each host record carries probe_us, the CPU time one run of a fixed piece of work took (about 2 ms of one core a tick): how fast the cores ran`)
+	fs.BoolVar(&c.HostProbe, "host-probe", true, `with --host: each host record carries probe_us, the CPU time a fixed piece of work took (the median of 3 runs, about 6 ms of one core a tick): how fast the cores ran`)
 	fs.BoolVar(&c.SelfCPU, "self-cpu", false, "at the end, print the sampler's own CPU seconds and % of one core to stderr")
 	fs.StringVarP(&c.Output, "output", "o", "-", "JSON lines `FILE` (\"-\" = stdout)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")

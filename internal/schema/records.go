@@ -49,9 +49,10 @@ type Sample struct {
 	// neighbour on a shared machine shows here, not in anyone's CPU figure.
 	StealPct *float64 `json:"steal_pct,omitempty"`
 	// ProbeUS, host only: how fast the machine's cores ran at this tick:
-	// the CPU time, in microseconds, that one run of a fixed piece of work
+	// the CPU time, in microseconds, that a fixed piece of work
 	// (internal/hostprobe: integer hashing, dependent random reads over
-	// 8 MiB) took on the sampler's thread. Lower is faster. The same work
+	// 8 MiB) took on the sampler's thread, the median of 3 runs. Lower is
+	// faster. The same work
 	// takes longer when a neighbour shares the physical core or its caches,
 	// which neither steal nor any CPU figure shows. Comparable between
 	// samples of one machine, most between windows of one scenario and
