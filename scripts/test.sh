@@ -19,7 +19,8 @@
 #    servers fail instead of skipping when they are missing; one package at a
 #    time (-p 1), because the load generator's fidelity tests time a 5 ms
 #    server to a tenth of a millisecond and 2 cores shared with other test
-#    binaries starve them
+#    binaries starve them; internal/runtest's tests skip there, each runs at
+#    its own point below (IDPBENCH_RUNTEST=1)
 # 3b. scripts/fuzz.sh --time 3s: every Go fuzz target for 3 s (the --unit
 #    pass runs it after its go test too); the longer run is
 #    scripts/fuzz.sh --time 5m
@@ -38,10 +39,10 @@
 #    3 x 1,000 requests/s for 10 s is 30,000 +-1% requests, exactly nginx's
 #    count of the window, the histogram count the agents' sum; closed loop
 #    3 x c=8 is one c=24 step; a gap is refused
-# 4f. scripts/test-placement.sh: a run pinned apart (--driver-cpus, --server-cpus):
-#    the reference OP's process tree and PostgreSQL on one CPU, loadstep and the
-#    sampler on the other, read from /proc while it runs; the meta's placement;
-#    bad placements exit 2 naming the flag
+# 4f. TestPlacement (internal/runtest): a run pinned apart (--driver-cpus,
+#    --server-cpus): the reference OP's process tree and PostgreSQL on one CPU,
+#    loadstep and the sampler on the other, read from /proc while it runs; the
+#    meta's placement; bad placements exit 2 naming the flag
 # 4h. scripts/test-rounds.sh: a run of refop and oidc in 2 rounds: the windows
 #    of round 1 of both before round 2 of either, each product up and idle
 #    between its rounds, the metas' rounds and the report's line
@@ -314,7 +315,7 @@ IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-compare.sh"
 phase "agents: 3 loadstep agents with one --start-at and --segment I/3 merge to one whole step, as nginx counted it"
 IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/agents.sh"
 phase "placement: the load generator and the product (with its PostgreSQL) on disjoint CPU sets"
-IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-placement.sh"
+IDPBENCH_RUNTEST=1 IDPBENCH_NO_BUILD=1 go test -count=1 -timeout 15m -run '^TestPlacement$' ./internal/runtest
 phase "rounds: round r of every product before round r+1 of any, each product up between its rounds"
 IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-rounds.sh"
 
