@@ -43,9 +43,9 @@
 #    --server-cpus): the reference OP's process tree and PostgreSQL on one CPU,
 #    loadstep and the sampler on the other, read from /proc while it runs; the
 #    meta's placement; bad placements exit 2 naming the flag
-# 4h. scripts/test-rounds.sh: a run of refop and oidc in 2 rounds: the windows
-#    of round 1 of both before round 2 of either, each product up and idle
-#    between its rounds, the metas' rounds and the report's line
+# 4h. TestRounds (internal/runtest): a run of refop and oidc in 2 rounds: the
+#    windows of round 1 of both before round 2 of either, each product up and
+#    idle between its rounds, the metas' rounds and the report's line
 # 4d. scripts/test-killrun.sh: kill -9 of a real run's process group mid-step,
 #    then the same command again: nothing of the first run is left (its
 #    processes, ports, temp directories, unfinished writes), a recorded pid
@@ -317,7 +317,7 @@ IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/agents.sh"
 phase "placement: the load generator and the product (with its PostgreSQL) on disjoint CPU sets"
 IDPBENCH_RUNTEST=1 IDPBENCH_NO_BUILD=1 go test -count=1 -timeout 15m -run '^TestPlacement$' ./internal/runtest
 phase "rounds: round r of every product before round r+1 of any, each product up between its rounds"
-IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-rounds.sh"
+IDPBENCH_RUNTEST=1 IDPBENCH_NO_BUILD=1 go test -count=1 -timeout 15m -run '^TestRounds$' ./internal/runtest
 
 phase "the Zitadel adapter's native mode with a stand-in binary"
 # No Zitadel runs here (docs/products/zitadel.md); a stand-in
