@@ -46,10 +46,10 @@
 # 4h. TestRounds (internal/runtest): a run of refop and oidc in 2 rounds: the
 #    windows of round 1 of both before round 2 of either, each product up and
 #    idle between its rounds, the metas' rounds and the report's line
-# 4d. scripts/test-killrun.sh: kill -9 of a real run's process group mid-step,
-#    then the same command again: nothing of the first run is left (its
-#    processes, ports, temp directories, unfinished writes), a recorded pid
-#    whose start time does not match is left alone, and the rerun completes
+# 4d. TestKillRun (internal/runtest): kill -9 of a real run's process group
+#    mid-step, then the same command again: nothing of the first run is left
+#    (its processes, ports, temp directories, unfinished writes), a recorded
+#    pid whose start time does not match is left alone, and the rerun completes
 # 5. the quick comparison (scripts/run-comparison.sh --quick) on
 #    refop,hydra,keycloak (Keycloak from Maven Central, run on a JDK >= 21),
 #    asserting from `aggregate steady` that Hydra's and Keycloak's S1 S2
@@ -354,7 +354,7 @@ pg_down
 unset IDPBENCH_PG_DIR
 
 phase "kill -9 of a run, then the same command: nothing of the first run is left"
-IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-killrun.sh"
+IDPBENCH_RUNTEST=1 IDPBENCH_NO_BUILD=1 go test -count=1 -timeout 15m -run '^TestKillRun$' ./internal/runtest
 
 phase "quick comparison: refop, hydra, keycloak, zitadel"
 IDPBENCH_RESULTS="$WORK/results" "$IDPBENCH_ROOT/scripts/run-comparison.sh" --quick --fresh \
