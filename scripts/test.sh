@@ -65,8 +65,8 @@
 #    sampler) is within 10% of ok / the CPU seconds /proc says refop spent; and Zitadel's rows: N/A with the reason
 #    without ZITADEL_BIN and a Docker engine, asserted like the others'
 #    with either
-# 6. scripts/check-oidc.sh: the generic oidc adapter, configured by a file
-#    only, measures Hydra, Keycloak and the reference OP
+# 6. TestCheckOIDC (internal/runtest): the generic oidc adapter, configured
+#    by a file only, measures Hydra, Keycloak and the reference OP
 # Installs what it needs from the OS packages when run as root (PostgreSQL,
 # jq, gcc) and fails naming what is missing otherwise. Exit 0 only when all
 # of it passes.
@@ -532,5 +532,5 @@ fi
 compgen -G "$run/charts/*.svg" >/dev/null || die "no SVG charts next to COMPARISON.md"
 
 phase "the generic oidc adapter on Hydra, Keycloak and the reference OP"
-IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/check-oidc.sh"
+IDPBENCH_RUNTEST=1 IDPBENCH_NO_BUILD=1 go test -count=1 -timeout 60m -run '^TestCheckOIDC$' ./internal/runtest
 phase "all tests passed"

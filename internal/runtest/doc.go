@@ -10,7 +10,7 @@
 // a quarter of an hour): scripts/test.sh runs each at its own point in its
 // order, e.g.
 //
-//	IDPBENCH_RUNTEST=1 go test -count=1 -timeout 20m -run '^TestPlacement$' ./internal/runtest
+//	IDPBENCH_RUNTEST=1 go test -count=1 -timeout 15m -run '^TestPlacement$' ./internal/runtest
 //
 // With it set a missing prerequisite (a command, a second CPU) fails the
 // test naming it. The tools are built into IDPBENCH_BIN first unless

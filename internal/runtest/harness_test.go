@@ -19,6 +19,7 @@ type harness struct {
 	t    *testing.T
 	root string   // the repository
 	work string   // scratch (mode 0711, its real path: PostgreSQL's user reaches into it)
+	bin  string   // the built tools (IDPBENCH_BIN)
 	env  []string // every script's environment: this process's, IDPBENCH_BIN, IDPBENCH_NO_BUILD=1
 }
 
@@ -41,8 +42,8 @@ func newHarness(t *testing.T, name string, cmds ...string) *harness {
 	}
 	h := &harness{t: t, root: root, env: os.Environ()}
 	h.work = h.scratch(name)
-	bin := h.bash(nil, `if [[ -z "${IDPBENCH_NO_BUILD:-}" ]]; then build_tools; fi; printf '%s\n' "$IDPBENCH_BIN"`)
-	h.env = environ(h.env, "IDPBENCH_BIN="+strings.TrimSpace(bin), "IDPBENCH_NO_BUILD=1")
+	h.bin = strings.TrimSpace(h.bash(nil, `if [[ -z "${IDPBENCH_NO_BUILD:-}" ]]; then build_tools; fi; printf '%s\n' "$IDPBENCH_BIN"`))
+	h.env = environ(h.env, "IDPBENCH_BIN="+h.bin, "IDPBENCH_NO_BUILD=1")
 	return h
 }
 
@@ -105,19 +106,33 @@ func environ(env []string, changes ...string) []string {
 }
 
 // run runs a command to its end with env (nil: the scripts'), its stdout
-// and stderr together written to logPath (none when "") and returned with
-// its exit status.
+// and stderr together written to logPath (a new file in scratch when "")
+// and returned with its exit status. A file, not a pipe: a daemon the
+// command leaves running must not hold the test.
 func (h *harness) run(env []string, logPath, name string, args ...string) (int, string) {
 	h.t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Env = h.orDefault(env)
-	out, err := cmd.CombinedOutput()
-	if logPath != "" {
-		if werr := os.WriteFile(logPath, out, 0o644); werr != nil {
-			h.t.Fatal(werr)
-		}
+	if logPath == "" {
+		logPath = h.logFile(name)
 	}
-	return exitCode(h.t, name, err), string(out)
+	f, err := os.Create(logPath)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Env, cmd.Stdout, cmd.Stderr = h.orDefault(env), f, f
+	err = cmd.Run()
+	f.Close()
+	return exitCode(h.t, name, err), readFile(h.t, logPath)
+}
+
+// logFile is a new file in scratch for a command's output.
+func (h *harness) logFile(name string) string {
+	f, err := os.CreateTemp(h.work, filepath.Base(name)+".*.log")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	f.Close()
+	return f.Name()
 }
 
 // runFor runs a command that should end within limit, as run does; one

@@ -3,7 +3,6 @@ package runtest
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -59,7 +58,7 @@ func TestKillRun(t *testing.T) {
 	args := []string{"--quick", "--only", "refop", "--run-id", "killrun"}
 	runDir := filepath.Join(results, "killrun")
 	state := strings.TrimSpace(h.bash(env, `run_state_dir killrun "$1"`, runDir))
-	k := &killRun{h: h, env: env, args: args, runDir: runDir, state: state, kept: kept}
+	k := &killRun{h: h, env: env, args: args, runDir: runDir, state: state, kept: kept, tmp: tmp}
 
 	t.Log("[step 1/5] a real run in its own process group, until a ladder step is in progress")
 	k.firstInProgress()
@@ -73,52 +72,7 @@ func TestKillRun(t *testing.T) {
 	}
 	decoy := k.decoy()
 	t.Log("[step 5/5] the same command again")
-	rerun := k.rerun()
-	for _, f := range []string{"refop", "postgres"} {
-		if p := filepath.Join(kept, f+".pid"); pidfileCurrent(p) {
-			t.Errorf("%s (pid %d) of the killed run still runs", f, pidfilePID(p))
-		}
-	}
-	rerun.said(fmt.Sprintf("stopped process group %d, refop", k.refopPID))
-	rerun.said(fmt.Sprintf("found PostgreSQL (pid %d) by its directory %s", k.pgPID, k.pgDir))
-	rerun.said(fmt.Sprintf("stopped process group %d, postgres", k.pgPID))
-	for _, p := range []int{k.refopPort, k.pgPort} {
-		if !portFree(p) {
-			t.Errorf("port %d of the killed run is still in use", p)
-		}
-	}
-	if _, err := os.Stat(k.pgDir); !os.IsNotExist(err) {
-		t.Errorf("PostgreSQL's directory of the killed run is left: %s", k.pgDir)
-	}
-	rerun.said("removed " + k.pgDir)
-	rerun.said("removed the earlier session's files in " + state)
-	if left, _ := os.ReadDir(tmp); len(left) > 0 {
-		t.Errorf("temp directories left after the rerun: %v", left)
-	}
-	if left := tempFiles(t, runDir, ".*.tmp-*", "*.tmp"); len(left) > 0 {
-		t.Errorf("temp files left in the run directory: %s", strings.Join(left, " "))
-	}
-	for _, f := range stale {
-		rerun.said("removed the unfinished write " + f)
-	}
-	if !pidfileCurrent(filepath.Join(kept, "decoy.pid")) {
-		t.Errorf("the decoy (pid %d, wrong start time recorded) was stopped", decoy)
-	}
-	rerun.said(fmt.Sprintf("left pid %d alone", decoy))
-	if fi, err := os.Stat(filepath.Join(runDir, "COMPARISON.md")); err != nil || fi.Size() == 0 {
-		t.Errorf("the rerun wrote no COMPARISON.md (%v)", err)
-	}
-	for _, c := range []int{2, 8} {
-		if s := readStep(t, filepath.Join(runDir, "refop", fmt.Sprintf("discovery-c%d.json", c))); s.Status != "complete" {
-			t.Errorf("discovery c=%d is %q after the rerun, want complete", c, s.Status)
-		}
-	}
-	if m := readMeta(t, filepath.Join(runDir, "refop", "meta.json")); m.Status != "ok" {
-		t.Errorf("refop's meta after the rerun: status %q (%s), want ok", m.Status, m.NAReason)
-	}
-	if !t.Failed() {
-		t.Logf("ok: %d things cleaned, the decoy left alone, COMPARISON.md written", rerun.cleaned())
-	}
+	k.nothingLeft(k.rerun(), stale, decoy)
 }
 
 // killRun is the state of TestKillRun: the first run and what it left.
@@ -129,6 +83,7 @@ type killRun struct {
 	runDir string
 	state  string // the run's state directory
 	kept   string // copies of the first run's pidfiles
+	tmp    string // the runs' IDPBENCH_TMP
 	first  *bg
 
 	refopPID, pgPID   int
@@ -189,14 +144,10 @@ func (k *killRun) port(file, key string) int {
 // runs, and leaves it alone.
 func (k *killRun) concurrentRefused() {
 	t := k.h.t
-	cmd := exec.Command(k.h.script("run-comparison.sh"), k.args...)
-	cmd.Env = k.env
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	code := exitCode(t, "run-comparison.sh", cmd.Run())
+	code, out := k.h.run(k.env, filepath.Join(k.h.work, "concurrent.log"), k.h.script("run-comparison.sh"), k.args...)
 	want := fmt.Sprintf("held by a live session (pid %d)", k.first.pid())
-	if code != 1 || !strings.Contains(stderr.String(), want) {
-		t.Fatalf("a second session of the run: want exit 1 naming the live one (pid %d), got exit %d: %s", k.first.pid(), code, stderr.String())
+	if code != 1 || !strings.Contains(out, want) {
+		t.Fatalf("a second session of the run: want exit 1 naming the live one (pid %d), got exit %d: %s", k.first.pid(), code, out)
 	}
 	if !k.first.running() || !pidfileCurrent(filepath.Join(k.kept, "refop.pid")) || !pidfileCurrent(filepath.Join(k.kept, "postgres.pid")) {
 		t.Fatal("the refused session disturbed the first run")
@@ -246,6 +197,58 @@ func (k *killRun) decoy() int {
 		t.Fatal(err)
 	}
 	return d.pid()
+}
+
+// nothingLeft: the rerun left nothing of the killed run (processes, ports,
+// directories, temp files), said so of each, left the decoy alone and
+// completed the run.
+func (k *killRun) nothingLeft(rerun rerunLog, stale []string, decoy int) {
+	t, kept, state, runDir, tmp := k.h.t, k.kept, k.state, k.runDir, k.tmp
+	for _, f := range []string{"refop", "postgres"} {
+		if p := filepath.Join(kept, f+".pid"); pidfileCurrent(p) {
+			t.Errorf("%s (pid %d) of the killed run still runs", f, pidfilePID(p))
+		}
+	}
+	rerun.said(fmt.Sprintf("stopped process group %d, refop", k.refopPID))
+	rerun.said(fmt.Sprintf("found PostgreSQL (pid %d) by its directory %s", k.pgPID, k.pgDir))
+	rerun.said(fmt.Sprintf("stopped process group %d, postgres", k.pgPID))
+	for _, p := range []int{k.refopPort, k.pgPort} {
+		if !portFree(p) {
+			t.Errorf("port %d of the killed run is still in use", p)
+		}
+	}
+	if _, err := os.Stat(k.pgDir); !os.IsNotExist(err) {
+		t.Errorf("PostgreSQL's directory of the killed run is left: %s", k.pgDir)
+	}
+	rerun.said("removed " + k.pgDir)
+	rerun.said("removed the earlier session's files in " + state)
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("temp directories left after the rerun: %v", left)
+	}
+	if left := tempFiles(t, runDir, ".*.tmp-*", "*.tmp"); len(left) > 0 {
+		t.Errorf("temp files left in the run directory: %s", strings.Join(left, " "))
+	}
+	for _, f := range stale {
+		rerun.said("removed the unfinished write " + f)
+	}
+	if !pidfileCurrent(filepath.Join(kept, "decoy.pid")) {
+		t.Errorf("the decoy (pid %d, wrong start time recorded) was stopped", decoy)
+	}
+	rerun.said(fmt.Sprintf("left pid %d alone", decoy))
+	if fi, err := os.Stat(filepath.Join(runDir, "COMPARISON.md")); err != nil || fi.Size() == 0 {
+		t.Errorf("the rerun wrote no COMPARISON.md (%v)", err)
+	}
+	for _, c := range []int{2, 8} {
+		if s := readStep(t, filepath.Join(runDir, "refop", fmt.Sprintf("discovery-c%d.json", c))); s.Status != "complete" {
+			t.Errorf("discovery c=%d is %q after the rerun, want complete", c, s.Status)
+		}
+	}
+	if m := readMeta(t, filepath.Join(runDir, "refop", "meta.json")); m.Status != "ok" {
+		t.Errorf("refop's meta after the rerun: status %q (%s), want ok", m.Status, m.NAReason)
+	}
+	if !t.Failed() {
+		t.Logf("ok: %d things cleaned, the decoy left alone, COMPARISON.md written", rerun.cleaned())
+	}
 }
 
 // rerunLog is the log of the rerun.

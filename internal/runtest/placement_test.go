@@ -76,9 +76,8 @@ func placementRefused(h *harness, driver, server, outside string) {
 	// A placement wrongly accepted starts a run: its files go to scratch, and it is stopped.
 	env := h.with("IDPBENCH_DRIVER_CPUS", "IDPBENCH_SERVER_CPUS", "IDPBENCH_PIN",
 		"IDPBENCH_TMP="+h.work, "IDPBENCH_RESULTS="+filepath.Join(h.work, "refused"))
-	for i, c := range cases {
-		logPath := filepath.Join(h.work, fmt.Sprintf("refused-%d.log", i))
-		code, out := h.runFor(time.Minute, env, logPath, h.script("run-comparison.sh"), c.args...)
+	for _, c := range cases {
+		code, out := h.runFor(time.Minute, env, h.logFile("refused"), h.script("run-comparison.sh"), c.args...)
 		line := regexp.MustCompile(c.want).FindString(out)
 		if code != 2 || line == "" {
 			h.t.Errorf("run-comparison.sh %s: want exit 2 saying /%s/, got exit %d: %s", strings.Join(c.args, " "), c.want, code, out)
