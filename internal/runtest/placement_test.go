@@ -146,12 +146,12 @@ func composePlacement(h *harness, server string) {
 
 // The processes whose CPUs placementRun checks, each of which it must see.
 const (
-	seenLoadstep = "loadstep"
-	seenSampler  = "sampler"
-	seenRefop    = "the reference OP's process tree"
-	seenPostmstr = "PostgreSQL's postmaster"
-	seenPGChild  = "a PostgreSQL child of the postmaster"
-	seenBackend  = "a PostgreSQL client backend"
+	seenLoadstep   = "loadstep"
+	seenSampler    = "sampler"
+	seenRefop      = "the reference OP's process tree"
+	seenPostmaster = "PostgreSQL's postmaster"
+	seenPGChild    = "a PostgreSQL child of the postmaster"
+	seenBackend    = "a PostgreSQL client backend"
 )
 
 // placementRun: a real run, the reference OP and PostgreSQL on CPU server,
@@ -173,7 +173,7 @@ func placementRun(h *harness, driver, server string, hostCPUs int) {
 	if code := run.wait(); code != 0 {
 		h.t.Fatalf("run-comparison.sh exited %d (log: %s): %s", code, runLog, tail(readFile(h.t, runLog), 5))
 	}
-	for _, what := range []string{seenLoadstep, seenSampler, seenRefop, seenPostmstr, seenPGChild, seenBackend} {
+	for _, what := range []string{seenLoadstep, seenSampler, seenRefop, seenPostmaster, seenPGChild, seenBackend} {
 		if !w.seen[what] {
 			h.t.Errorf("%s was never seen while the run ran (log: %s)", what, runLog)
 		}
@@ -183,14 +183,14 @@ func placementRun(h *harness, driver, server string, hostCPUs int) {
 	}
 	h.t.Log("ok: every process looked at ran on its side's CPUs")
 
-	run1 := filepath.Join(results, "placement")
-	meta := readMeta(h.t, filepath.Join(run1, "refop", "meta.json"))
+	runDir := filepath.Join(results, "placement")
+	meta := readMeta(h.t, filepath.Join(runDir, "refop", "meta.json"))
 	want := schema.Placement{Mode: schema.PlacementPinned, DriverCPUs: driver, ServerCPUs: server, HostCPUs: hostCPUs}
 	if meta.Placement == nil || *meta.Placement != want {
 		h.t.Fatalf("refop meta.json: want placement %+v, got %+v", want, meta.Placement)
 	}
 	line := fmt.Sprintf("- Placement: load generator and sampler on CPUs %s, product and PostgreSQL on CPUs %s (pinned; %d CPUs)", driver, server, hostCPUs)
-	if !slices.Contains(lines(readFile(h.t, filepath.Join(run1, "COMPARISON.md"))), line) {
+	if !slices.Contains(lines(readFile(h.t, filepath.Join(runDir, "COMPARISON.md"))), line) {
 		h.t.Fatalf("COMPARISON.md: no line %q", line)
 	}
 	h.t.Logf("ok: meta.json placement %+v; the report says so", *meta.Placement)
@@ -225,7 +225,7 @@ func (w *affinityWatch) look(runPID int, state, driver, server string) {
 	if pm == 0 {
 		return
 	}
-	w.check(seenPostmstr, pm, server)
+	w.check(seenPostmaster, pm, server)
 	for _, c := range ps.children(pm) {
 		w.check(seenPGChild, c, server)
 	}
