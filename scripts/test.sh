@@ -25,7 +25,8 @@
 #    service-time servers on loopback (internal/nginxtest): the driver-limited
 #    flag, a target killed mid-step, compare on real measurements, 3 agents.
 #    internal/e2e's TestE2E* are the checks of this script's phases: each runs
-#    at its phase (e2e below), not here
+#    at its phase (e2e below), not here; internal/runtest's tests skip there,
+#    each runs at its own point below (IDPBENCH_RUNTEST=1)
 # 3b. scripts/fuzz.sh --time 3s: every Go fuzz target for 3 s (the --unit
 #    pass runs it after its go test too); the longer run is
 #    scripts/fuzz.sh --time 5m
@@ -35,19 +36,19 @@
 # 4a. the reference OP's fresh start before a load step: a new process and an
 #    empty store after load that issued tokens, the same process after a step
 #    that only read; Hydra's fresh is a no-op
-# 4f. scripts/test-placement.sh: a run pinned apart (--driver-cpus, --server-cpus):
-#    the reference OP's process tree and PostgreSQL on one CPU, loadstep and the
-#    sampler on the other, read from /proc while it runs; the meta's placement;
-#    bad placements exit 2 naming the flag
-# 4h. scripts/test-rounds.sh: a run of refop and oidc in 2 rounds: the windows
-#    of round 1 of both before round 2 of either, each product up and idle
-#    between its rounds, the metas' rounds and the report's line
+# 4f. TestPlacement (internal/runtest): a run pinned apart (--driver-cpus,
+#    --server-cpus): the reference OP's process tree and PostgreSQL on one CPU,
+#    loadstep and the sampler on the other, read from /proc while it runs; the
+#    meta's placement; bad placements exit 2 naming the flag
+# 4h. TestRounds (internal/runtest): a run of refop and oidc in 2 rounds: the
+#    windows of round 1 of both before round 2 of either, each product up and
+#    idle between its rounds, the metas' rounds and the report's line
 # 4i. the Zitadel adapter's native mode on a stand-in binary: how it starts
 #    one (config, masterkey, PAT, both cold starts, meta, down)
-# 4d. scripts/test-killrun.sh: kill -9 of a real run's process group mid-step,
-#    then the same command again: nothing of the first run is left (its
-#    processes, ports, temp directories, unfinished writes), a recorded pid
-#    whose start time does not match is left alone, and the rerun completes
+# 4d. TestKillRun (internal/runtest): kill -9 of a real run's process group
+#    mid-step, then the same command again: nothing of the first run is left
+#    (its processes, ports, temp directories, unfinished writes), a recorded
+#    pid whose start time does not match is left alone, and the rerun completes
 # 5. the quick comparison (scripts/run-comparison.sh --quick) on
 #    refop,hydra,keycloak (Keycloak from Maven Central, run on a JDK >= 21),
 #    its run directory checked by internal/e2e (TestE2EQuickRun, through
@@ -65,8 +66,8 @@
 #    with either
 # 5b. a refop step's req/CPU-s (from the sampler) is within 10% of ok / the
 #    CPU seconds /proc says refop spent (TestE2EEfficiency)
-# 6. scripts/check-oidc.sh: the generic oidc adapter, configured by a file
-#    only, measures Hydra, Keycloak and the reference OP
+# 6. TestCheckOIDC (internal/runtest): the generic oidc adapter, configured
+#    by a file only, measures Hydra, Keycloak and the reference OP
 # The checks of phases 2, 4, 4a, 4i, 5 and 5b are Go tests in internal/e2e,
 # given the servers' URLs, state directories and files in their environment.
 # Installs what it needs from the OS packages when run as root (PostgreSQL,
@@ -204,9 +205,9 @@ IDPBENCH_REFOP_URL="$refop_url" IDPBENCH_REFOP_KEY="$refop_key" e2e RefopGrants
 phase "the reference OP's fresh start before a load step: an empty store after load that issued tokens"
 IDPBENCH_REFOP_STATE="$REFOP_STATE" IDPBENCH_HYDRA_STATE="$HYDRA_STATE" e2e RefopFresh
 phase "placement: the load generator and the product (with its PostgreSQL) on disjoint CPU sets"
-IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-placement.sh"
+IDPBENCH_RUNTEST=1 IDPBENCH_NO_BUILD=1 go test -count=1 -timeout 15m -run '^TestPlacement$' ./internal/runtest
 phase "rounds: round r of every product before round r+1 of any, each product up between its rounds"
-IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-rounds.sh"
+IDPBENCH_RUNTEST=1 IDPBENCH_NO_BUILD=1 go test -count=1 -timeout 15m -run '^TestRounds$' ./internal/runtest
 
 phase "the Zitadel adapter's native mode with a stand-in binary"
 e2e ZitadelNative # on the shared PostgreSQL (IDPBENCH_PG_DIR)
@@ -220,7 +221,7 @@ pg_down
 unset IDPBENCH_PG_DIR
 
 phase "kill -9 of a run, then the same command: nothing of the first run is left"
-IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/test-killrun.sh"
+IDPBENCH_RUNTEST=1 IDPBENCH_NO_BUILD=1 go test -count=1 -timeout 15m -run '^TestKillRun$' ./internal/runtest
 
 phase "quick comparison: refop, hydra, keycloak, zitadel"
 IDPBENCH_RESULTS="$WORK/results" "$IDPBENCH_ROOT/scripts/run-comparison.sh" --quick --fresh \
@@ -236,5 +237,5 @@ IDPBENCH_REFOP_URL="$refop_url" IDPBENCH_REFOP_PIDFILE="$REFOP_STATE/pids/refop.
 REFOP_STATE=""
 
 phase "the generic oidc adapter on Hydra, Keycloak and the reference OP"
-IDPBENCH_NO_BUILD=1 "$IDPBENCH_ROOT/scripts/check-oidc.sh"
+IDPBENCH_RUNTEST=1 IDPBENCH_NO_BUILD=1 go test -count=1 -timeout 60m -run '^TestCheckOIDC$' ./internal/runtest
 phase "all tests passed"

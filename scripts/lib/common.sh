@@ -652,32 +652,3 @@ parse_run_args() {
 step_complete() {
 	[[ -s "$1" ]] && jq -e '.status == "complete"' "$1" >/dev/null 2>&1
 }
-
-# --- test servers ------------------------------------------------------------
-
-# test_scratch: the scratch of a test script. WORK (set it after this call,
-# e.g. to a make_tmpdir) is deleted and every pidfile in PIDFILES stopped
-# when the script exits (a failed stop makes the exit status 1); SIGINT and
-# SIGTERM exit 130 through the same cleanup.
-test_scratch() {
-	WORK="" PIDFILES=()
-	trap test_cleanup EXIT
-	trap 'exit 130' INT TERM
-}
-
-test_cleanup() {
-	local rc=$? p
-	trap - EXIT INT TERM
-	for p in "${PIDFILES[@]}"; do stop_pid "$p" 5 || rc=1; done
-	[[ -n "$WORK" ]] && rm -rf "$WORK"
-	exit "$rc"
-}
-
-# test_run_bg NAME CMD...: start_bg into WORK (NAME.pid, NAME.log), stopped
-# by test_cleanup.
-test_run_bg() {
-	local name="$1"
-	shift
-	PIDFILES+=("$WORK/$name.pid")
-	start_bg "$name" "$WORK/$name.pid" "$WORK/$name.log" "$@"
-}

@@ -1,0 +1,333 @@
+package runtest
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// oidcCases are TestCheckOIDC's cases, in the order they run: a product
+// its own adapter starts, or refop-start, where the generic adapter starts
+// the reference OP itself.
+var oidcCases = []string{"hydra", "keycloak", "refop", "refop-start"}
+
+// TestCheckOIDC proves the generic adapter (scripts/products/oidc) is
+// generic: it measures Hydra, Keycloak and the reference OP, each started by
+// its own adapter, knowing only what a configuration file tells it. A
+// subtest per case, in series (go test -run 'TestCheckOIDC/keycloak' runs
+// one):
+//
+//  1. the product's own adapter: install (cached), up and setup into a
+//     scratch state directory (skipped for refop-start)
+//  2. a configuration for the oidc adapter: the shipped example
+//     (examples/oidc/<product>.env) plus overrides taken from that state --
+//     issuer, ports, secret and password files, the sampler's process and
+//     database. refop-start uses examples/oidc/refop.env on a free port: the
+//     oidc adapter starts the reference OP itself (START_COMMAND, cold start)
+//  3. scripts/run-comparison.sh --quick --fresh --only oidc with
+//     IDPBENCH_OIDC_CONFIG pointing at it (its own run id oidc-<case>)
+//  4. the product's own adapter: down, which fails naming anything left
+//  5. assertions: `aggregate steady` has S1 S2 S3 S5 S6 for the configured
+//     product name with numbers and zero failed requests at the steady step;
+//     meta.json names that product; the sampler recorded its process tree;
+//     refop-start has complete cold starts A and B and its port is free again
+//
+// Then one aggregate report over every case run (COMPARISON.md) must hold a
+// row per case.
+//
+// Environment: IDPBENCH_GCJITTER_S (default here 15 s), IDPBENCH_KEYCLOAK_USERS
+// (20). Several minutes: Keycloak's case is the longest (about 3).
+func TestCheckOIDC(t *testing.T) {
+	h := newHarness(t, "check-oidc", "jq", "curl", "python3", "go")
+	// Products start their own PostgreSQL (the caller's shared one is not ours to use).
+	h.env = environ(h.env, "IDPBENCH_TMP="+h.work, "IDPBENCH_PG_DIR")
+	var names []string // the configured product names of the cases run
+	for _, c := range oidcCases {
+		var name string
+		if !t.Run(c, func(t *testing.T) { name = checkOIDCCase(h.in(t), c) }) {
+			return // in series: the first failed case ends the check
+		}
+		if name != "" {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("no case ran (want one of %s)", strings.Join(oidcCases, " "))
+	}
+	runs, _ := filepath.Glob(filepath.Join(h.work, "results", "oidc-*"))
+	md := filepath.Join(h.work, "results", "COMPARISON.md")
+	h.mustRun(nil, "", h.tool("aggregate"), append(append([]string{"report"}, runs...), "-o", md)...)
+	text := readFile(t, md)
+	for _, name := range names {
+		if !strings.Contains(text, "| S1 discovery | "+name+" |") {
+			t.Errorf("COMPARISON.md has no S1 row for %s", name)
+		}
+	}
+}
+
+// checkOIDCCase runs one case (see TestCheckOIDC) and returns the product
+// name its configuration gives.
+func checkOIDCCase(h *harness, c string) string {
+	state, cfg := filepath.Join(h.work, "state", c), filepath.Join(h.work, c+".env")
+	run := filepath.Join(h.work, "results", "oidc-"+c)
+	var text string
+	port, down := 0, func() {}
+	if c == "refop-start" {
+		h.mustRun(nil, "", h.script("products/refop"), "install")
+		port = freePort(h.t)
+		text = configRefopStart(h, port)
+	} else {
+		down = h.ownUp(c, state)
+		text = map[string]func(*harness, string) string{
+			"hydra": configHydra, "keycloak": configKeycloak, "refop": configRefop,
+		}[c](h, state)
+	}
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+		h.t.Fatal(err)
+	}
+	name := h.configName(cfg)
+	h.t.Logf("%s: run-comparison.sh --quick --only oidc as %s (IDPBENCH_OIDC_CONFIG=%s)", c, name, cfg)
+	gcjitter := os.Getenv("IDPBENCH_GCJITTER_S")
+	if gcjitter == "" {
+		gcjitter = "15"
+	}
+	env := h.with("IDPBENCH_OIDC_CONFIG="+cfg, "IDPBENCH_RESULTS="+filepath.Join(h.work, "results"), "IDPBENCH_GCJITTER_S="+gcjitter)
+	if code, out := h.run(env, filepath.Join(h.work, "run-"+c+".log"), h.script("run-comparison.sh"),
+		"--quick", "--fresh", "--only", "oidc", "--run-id", "oidc-"+c); code != 0 {
+		h.t.Fatalf("%s: run-comparison.sh --only oidc failed (exit %d): %s", c, code, tail(out, 20))
+	}
+	down()
+	if port != 0 {
+		coldStartsOf(h.t, c, run, name, port)
+	}
+	steadyRows(h, run, name, "S1", "S2", "S3", "S5", "S6")
+	recordsOf(h.t, run, name)
+	return name
+}
+
+// ownUp installs, starts and sets up a product through its own adapter; the
+// returned func takes it down, failing the test when down leaves anything.
+func (h *harness) ownUp(product, state string) (down func()) {
+	adapter := h.script("products/" + product)
+	h.mustRun(nil, "", adapter, "install")
+	up := true
+	down = func() {
+		if !up {
+			return
+		}
+		up = false
+		if code, out := h.run(nil, "", adapter, "down", state); code != 0 {
+			h.t.Errorf("%s: its own adapter's down left something behind: %s", product, tail(out, 10))
+		}
+	}
+	h.t.Cleanup(down) // after a failed check too
+	h.mustRun(nil, "", adapter, "up", state)
+	h.mustRun(nil, "", adapter, "setup", state)
+	return down
+}
+
+// stateValue is a value an adapter recorded in STATE/state.env ("" when none).
+func (h *harness) stateValue(state, key string) string {
+	return strings.TrimSpace(h.bash(nil, `source "$1/state.env"; printf '%s\n' "${!2:-}"`, state, key))
+}
+
+// stateDSN is the DSN of database db on the cluster the adapter used.
+func (h *harness) stateDSN(state, db string) string {
+	dir := h.stateValue(state, "PG_PRIVATE_DIR")
+	if dir == "" {
+		dir = h.stateValue(state, "PG_SHARED_DIR")
+	}
+	return strings.TrimSpace(h.bash(nil, `source "$IDPBENCH_ROOT/scripts/lib/postgres.sh"; IDPBENCH_PG_DIR="$1" pg_dsn "$2"`, dir, db))
+}
+
+// example is examples/oidc/FILE, ending with a newline.
+func (h *harness) example(file string) string {
+	s := readFile(h.t, filepath.Join(h.root, "examples", "oidc", file))
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	return s
+}
+
+// configHydra is examples/oidc/hydra.env with this Hydra's ports and files.
+func configHydra(h *harness, state string) string {
+	issuer, admin := h.stateValue(state, "ISSUER"), h.stateValue(state, "ADMIN_URL")
+	secret := filepath.Join(state, "secrets", "bench-svc")
+	return h.example("hydra.env") + strings.Join([]string{
+		"# --- TestCheckOIDC: this Hydra (scripts/products/hydra, state " + state + ")",
+		"ISSUER=" + issuer,
+		"READY_URL=" + issuer + "health/ready",
+		"CLIENT_SECRET_FILE=" + secret,
+		"INTROSPECTION_ENDPOINT=" + admin + "/admin/oauth2/introspect",
+		"TOKEN_COMMAND=mintpool --flow hydra-login --issuer " + issuer + " --admin-url " + admin +
+			" --redirect-uri http://127.0.0.1/cb --client-id bench-svc --client-secret-file " + secret +
+			` --client-auth basic --scope "openid offline_access" --subject 'user%d' --users 100 -n "$IDPBENCH_POOL_COUNT" -P 8` +
+			` --emit "$IDPBENCH_POOL_EMIT" --product oidc:hydra -o -`,
+		"MATCH=hydra[^ ]* serve all .*-c " + regexp.QuoteMeta(filepath.Join(state, "hydra.yml")),
+		"PG_DSN=" + h.stateDSN(state, "hydra"),
+	}, "\n") + "\n"
+}
+
+// configKeycloak is examples/oidc/keycloak.env with this Keycloak's.
+func configKeycloak(h *harness, state string) string {
+	users := os.Getenv("IDPBENCH_KEYCLOAK_USERS")
+	if users == "" {
+		users = "20"
+	}
+	return h.example("keycloak.env") + strings.Join([]string{
+		"# --- TestCheckOIDC: this Keycloak (scripts/products/keycloak, state " + state + ")",
+		"ISSUER=" + h.stateValue(state, "ISSUER"),
+		"READY_URL=http://127.0.0.1:" + h.stateValue(state, "MGMT_PORT") + "/health/ready",
+		"CLIENT_SECRET_FILE=" + filepath.Join(state, "secrets", "bench-svc"),
+		"PASSWORD_FILE=" + filepath.Join(state, "secrets", "users-password"),
+		"USERS=" + users,
+		"ACCESS_TOKEN_TTL_S=3600",
+		`MATCH=kc\.sh start .*--http-port=` + h.stateValue(state, "HTTP_PORT") + "( |$)",
+		"PG_DSN=" + h.stateDSN(state, "keycloak"),
+	}, "\n") + "\n"
+}
+
+// configRefop is examples/oidc/refop.env pointed at a reference OP that its
+// own adapter started (so no START_COMMAND).
+func configRefop(h *harness, state string) string {
+	issuer := h.stateValue(state, "ISSUER")
+	web := filepath.Join(state, "secrets", "web")
+	return h.example("refop.env") + strings.Join([]string{
+		"# --- TestCheckOIDC: this reference OP (scripts/products/refop, state " + state + ")",
+		"ISSUER=" + issuer,
+		"READY_URL=" + issuer + ".well-known/openid-configuration",
+		"START_COMMAND=",
+		"CLIENT_SECRET_FILE=" + filepath.Join(state, "secrets", "sid1"),
+		"USER_CLIENT_SECRET_FILE=" + web,
+		"TOKEN_COMMAND=" + filepath.Join(h.root, "examples", "oidc", "refop-tokens.sh") + " " + issuer + " " + web,
+		"PIDFILE=" + filepath.Join(state, "pids", "refop.pid"),
+	}, "\n") + "\n"
+}
+
+// configRefopStart is examples/oidc/refop.env as shipped, on port, with its
+// relative paths made absolute (the copy lives in the scratch directory).
+func configRefopStart(h *harness, port int) string {
+	examples := filepath.Join(h.root, "examples", "oidc")
+	p := strconv.Itoa(port)
+	return strings.ReplaceAll(h.example("refop.env"), "19998", p) + strings.Join([]string{
+		"# --- TestCheckOIDC: the example as shipped, on a free port",
+		"NAME=oidc:refop-start",
+		"CLIENT_SECRET_FILE=" + filepath.Join(examples, "refop", "sid1.secret"),
+		"USER_CLIENT_SECRET_FILE=" + filepath.Join(examples, "refop", "web.secret"),
+		"TOKEN_COMMAND=" + filepath.Join(examples, "refop-tokens.sh") + " http://localhost:" + p + "/ " + filepath.Join(examples, "refop", "web.secret"),
+	}, "\n") + "\n"
+}
+
+// configName is the NAME a configuration gives the product (provision oidc env).
+func (h *harness) configName(cfg string) string {
+	out := h.mustRun(nil, "", h.tool("provision"), "oidc", "env", "--config", cfg)
+	for _, l := range lines(out) {
+		if name, ok := strings.CutPrefix(l, "NAME="); ok {
+			return name
+		}
+	}
+	h.t.Fatalf("provision oidc env --config %s: no NAME= line: %s", cfg, out)
+	return ""
+}
+
+// tool is the path of a built tool.
+func (h *harness) tool(name string) string { return filepath.Join(h.bin, name) }
+
+// coldStartsOf: the generic adapter started the product itself: complete
+// cold starts A and B of the configured product, and its port free again.
+func coldStartsOf(t *testing.T, c, run, name string, port int) {
+	t.Helper()
+	if !portFree(port) {
+		t.Errorf("%s: port %d is still in use after down", c, port)
+	}
+	for _, m := range []string{"A", "B"} {
+		path := filepath.Join(run, "oidc", "coldstart-"+m+".json")
+		f, err := os.Open(path)
+		if err != nil {
+			t.Errorf("%s: coldstart-%s.json missing: %v", c, m, err)
+			continue
+		}
+		rec, err := schema.DecodeColdstart(f, path)
+		f.Close()
+		if err != nil || rec.Status != "complete" || rec.Product != name {
+			t.Errorf("%s: coldstart-%s.json not complete or not %s: %+v %v", c, m, name, rec, err)
+		}
+	}
+}
+
+// steadyRows: each scenario of ids has a steady step with numbers and zero
+// failed requests for product name (aggregate steady).
+func steadyRows(h *harness, run, name string, ids ...string) {
+	h.t.Helper()
+	out := h.mustRun(nil, "", h.tool("aggregate"), "steady", run)
+	rows := map[string]report.CellRow{}
+	for _, l := range lines(out) {
+		var r report.CellRow
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			h.t.Fatalf("aggregate steady %s: %v: %s", run, err, l)
+		}
+		if r.Product == name {
+			rows[r.ID] = r
+		}
+	}
+	for _, id := range ids {
+		r, ok := rows[id]
+		switch {
+		case !ok:
+			h.t.Errorf("%s %s: no row in the comparison", name, id)
+		case !r.Steady || r.QPS <= 0 || r.Failed != 0:
+			h.t.Errorf("%s %s: want numbers with zero errors at the steady step, got %+v", name, id, r)
+		default:
+			h.t.Logf("ok: %s %s c=%d qps=%.0f p50=%vms p99=%vms failed=%d", name, id, r.Connections, r.QPS, r.P50MS, r.P99MS, r.Failed)
+		}
+	}
+}
+
+// recordsOf: the meta names the product with status ok; the sampler
+// recorded its process tree under that name; the GC-jitter run completed.
+func recordsOf(t *testing.T, run, name string) {
+	t.Helper()
+	dir := filepath.Join(run, "oidc")
+	if m := readMeta(t, filepath.Join(dir, "meta.json")); m.Product != name || m.Status != "ok" {
+		t.Errorf("%s: meta.json does not name %s with status ok: product %q, status %q (%s)", name, name, m.Product, m.Status, m.NAReason)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "samples*.jsonl"))
+	if len(files) == 0 {
+		t.Errorf("%s: no sampler records", name)
+	} else if !sampledProcess(t, files, "process:"+name) {
+		t.Errorf("%s: the sampler recorded no process:%s", name, name)
+	}
+	if s := readStep(t, filepath.Join(dir, "gcjitter.json")); s.Status != "complete" {
+		t.Errorf("%s: gcjitter.json is %q, want complete", name, s.Status)
+	}
+}
+
+// sampledProcess reports whether any of the sample files has a record of
+// source with a resident set.
+func sampledProcess(t *testing.T, files []string, source string) bool {
+	t.Helper()
+	for _, path := range files {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		samples, err := schema.DecodeSamples(f, path)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range samples {
+			if s.Source == source && s.RSSBytes > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}

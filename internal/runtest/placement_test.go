@@ -1,0 +1,301 @@
+package runtest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// TestPlacement proves run-comparison.sh's placement (--driver-cpus,
+// --server-cpus) on real processes, and its validation:
+//
+//  1. validation: overlapping sets, a CPU this process may not use, one flag
+//     without the other, a malformed list, --no-pin with sets: each exits 2
+//     naming the flag; the default is shared below 4 CPUs (this host's
+//     placement_init) and a quarter of the CPUs, the highest, for the driver
+//     from 4 on (placement_default on 4 and 8 CPUs)
+//  2. compose mode (no Docker engine needed: the rendered file only): with a
+//     server set, every service of the product's compose file gets it as
+//     cpuset in STATE/compose.placement.yml, which every compose command adds
+//  3. a real run pinned apart: run-comparison.sh --only refop, the discovery
+//     ladder at c=2 and a short GC-jitter run, with the second CPU this
+//     process may use for the driver and the first for the server. While it
+//     runs, /proc/PID/status Cpus_allowed_list of every process of the
+//     reference OP's process group and its descendants, of PostgreSQL's
+//     postmaster and its children (a client backend held open by psql among
+//     them), of the sampler and of every loadstep and mintpool the run
+//     starts must be the set of its side; each must have been seen. Then its
+//     meta.json's placement and the report's placement line.
+//
+// About 40 s. Needs 2 CPUs, taskset, jq, PostgreSQL (installed when missing
+// and run as root) and the reference OP (built on first use).
+func TestPlacement(t *testing.T) {
+	h := newHarness(t, "placement", "taskset", "jq", "python3")
+	cpus := strings.Fields(h.bash(nil, `cpu_list_expand "$(cpus_allowed)"`))
+	if len(cpus) < 2 {
+		t.Fatalf("needs 2 CPUs to pin the driver and the server apart, has %d", len(cpus))
+	}
+	last, err := strconv.Atoi(cpus[len(cpus)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, driver, outside := cpus[0], cpus[1], strconv.Itoa(last+1)
+	if !t.Run("validation", func(t *testing.T) { placementRefused(h.in(t), driver, server, outside) }) ||
+		!t.Run("defaults", func(t *testing.T) { placementDefaults(h.in(t), len(cpus)) }) ||
+		!t.Run("compose", func(t *testing.T) { composePlacement(h.in(t), server) }) {
+		return
+	}
+	t.Run("run", func(t *testing.T) { placementRun(h.in(t), driver, server, len(cpus)) })
+}
+
+// placementRefused: each bad placement exits 2 naming its flag.
+func placementRefused(h *harness, driver, server, outside string) {
+	cases := []struct {
+		want string // a regexp the output matches
+		args []string
+	}{
+		{fmt.Sprintf(`--driver-cpus \(%s\) and --server-cpus \(%s,%s\) overlap on CPUs %s`, driver, server, driver, driver),
+			[]string{"--driver-cpus", driver, "--server-cpus", server + "," + driver}},
+		{fmt.Sprintf(`--driver-cpus \(IDPBENCH_DRIVER_CPUS\) "%s": CPU %s is not one this process may use`, outside, outside),
+			[]string{"--driver-cpus", outside, "--server-cpus", server}},
+		{fmt.Sprintf(`--server-cpus \(IDPBENCH_SERVER_CPUS\) "%s,%s": CPU %s is not one`, server, outside, outside),
+			[]string{"--driver-cpus", driver, "--server-cpus", server + "," + outside}},
+		{`--driver-cpus .* needs --server-cpus`, []string{"--driver-cpus", driver}},
+		{`--server-cpus .* needs --driver-cpus`, []string{"--server-cpus", server}},
+		{`--driver-cpus .*"1-0": not a CPU list`, []string{"--driver-cpus", "1-0", "--server-cpus", server}},
+		{`--no-pin .* contradict`, []string{"--no-pin", "--driver-cpus", driver, "--server-cpus", server}},
+	}
+	// A placement wrongly accepted starts a run: its files go to scratch, and it is stopped.
+	env := h.with("IDPBENCH_DRIVER_CPUS", "IDPBENCH_SERVER_CPUS", "IDPBENCH_PIN",
+		"IDPBENCH_TMP="+h.work, "IDPBENCH_RESULTS="+filepath.Join(h.work, "refused"))
+	for _, c := range cases {
+		code, out := h.runFor(time.Minute, env, h.logFile("refused"), h.script("run-comparison.sh"), c.args...)
+		line := regexp.MustCompile(c.want).FindString(out)
+		if code != 2 || line == "" {
+			h.t.Errorf("run-comparison.sh %s: want exit 2 saying /%s/, got exit %d: %s", strings.Join(c.args, " "), c.want, code, out)
+			continue
+		}
+		h.t.Logf("ok: %s -> exit 2: %s", strings.Join(c.args, " "), line)
+	}
+}
+
+// placementDefaults: placement_default on 8, 4 and 3 CPUs, and on this host
+// when it has fewer than 4: shared, saying why.
+func placementDefaults(h *harness, hostCPUs int) {
+	for _, c := range []struct{ allowed, want string }{{"0-7", "6-7 0-5"}, {"0-3", "3 0-2"}, {"0-2", ""}} {
+		if got := strings.TrimSpace(h.bash(nil, `placement_default "$1"`, c.allowed)); got != c.want {
+			h.t.Errorf("default placement on CPUs %s: want %q, got %q", c.allowed, c.want, got)
+		}
+	}
+	if hostCPUs >= 4 {
+		return
+	}
+	env := h.with("IDPBENCH_DRIVER_CPUS", "IDPBENCH_SERVER_CPUS", "IDPBENCH_PIN")
+	here := lines(h.bash(env, `placement_init 2>/dev/null; placement_args`))
+	args := strings.Join(here, " ")
+	mode, reason := "--placement-mode shared ", fmt.Sprintf(" --placement-reason %d CPUs: fewer than 4", hostCPUs)
+	if !strings.HasPrefix(args, mode) || !strings.Contains(args[len(mode):], reason) {
+		h.t.Errorf("default placement on this %d-CPU host: want shared, fewer than 4, got %s", hostCPUs, args)
+	}
+}
+
+// composePlacement: with a server set every service of Hydra's compose file
+// gets it as its cpuset in the override every compose command adds; none
+// is written without a server set.
+func composePlacement(h *harness, server string) {
+	st := filepath.Join(h.work, "compose-state")
+	if err := os.MkdirAll(filepath.Join(st, "secrets"), 0o700); err != nil {
+		h.t.Fatal(err)
+	}
+	yml := filepath.Join(h.root, "deploy", "compose", "compose.hydra.yml")
+	override := filepath.Join(st, "compose.placement.yml")
+	args := lines(h.bash(nil, `printf 'COMPOSE_FILE=%q\n' "$3" >"$1/state.env"
+		source "$IDPBENCH_ROOT/scripts/lib/adapter.sh"
+		IDPBENCH_SERVER_CPUS="$2" compose_placement "$1"
+		compose_override_args "$1"`, st, server, yml))
+	if !slices.Equal(args, []string{"-f", override}) {
+		h.t.Fatalf("compose: want the override added to the compose commands, got %q", args)
+	}
+	var got strings.Builder
+	for _, l := range lines(readFile(h.t, override)) {
+		if !strings.HasPrefix(l, "#") {
+			got.WriteString(l + "\n")
+		}
+	}
+	want := ""
+	for _, svc := range []string{"postgres", "hydra-migrate", "hydra"} {
+		want += fmt.Sprintf("  %s:\n    cpuset: %q\n", svc, server)
+	}
+	if want = "services:\n" + want; got.String() != want {
+		h.t.Fatalf("compose: %s does not give every service of %s cpuset %s:\n%s\nwant:\n%s", override, filepath.Base(yml), server, got.String(), want)
+	}
+	h.bash(nil, `source "$IDPBENCH_ROOT/scripts/lib/adapter.sh"; IDPBENCH_SERVER_CPUS="" compose_placement "$1"`, st)
+	if _, err := os.Stat(override); !os.IsNotExist(err) {
+		h.t.Fatalf("compose: an override was written without a server set (%v)", err)
+	}
+	h.t.Logf("ok: compose: every service of %s gets cpuset %q; none without a server set", filepath.Base(yml), server)
+}
+
+// The processes whose CPUs placementRun checks, each of which it must see.
+const (
+	seenLoadstep   = "loadstep"
+	seenSampler    = "sampler"
+	seenRefop      = "the reference OP's process tree"
+	seenPostmaster = "PostgreSQL's postmaster"
+	seenPGChild    = "a PostgreSQL child of the postmaster"
+	seenBackend    = "a PostgreSQL client backend"
+)
+
+// placementRun: a real run, the reference OP and PostgreSQL on CPU server,
+// the load generator and the sampler on CPU driver, watched from /proc;
+// then the meta's placement and the report's line.
+func placementRun(h *harness, driver, server string, hostCPUs int) {
+	results := filepath.Join(h.work, "results")
+	env := h.with("IDPBENCH_TMP="+h.work, "IDPBENCH_RESULTS="+results, "IDPBENCH_SCENARIOS=discovery",
+		"IDPBENCH_LADDER=2", "IDPBENCH_WARMUP_S=1", "IDPBENCH_DURATION_S=4", "IDPBENCH_GCJITTER_S=3", "IDPBENCH_REUSE_POOL=8")
+	state := strings.TrimSpace(h.bash(env, `run_state_dir placement "$1"`, filepath.Join(results, "placement")))
+	runLog := filepath.Join(h.work, "run.log")
+	run := h.start(env, runLog, h.script("run-comparison.sh"),
+		"--quick", "--only", "refop", "--run-id", "placement", "--driver-cpus", driver, "--server-cpus", server)
+	w := &affinityWatch{h: h, seen: map[string]bool{}}
+	for run.running() {
+		w.look(run.pid(), state, driver, server)
+		time.Sleep(200 * time.Millisecond)
+	}
+	if code := run.wait(); code != 0 {
+		h.t.Fatalf("run-comparison.sh exited %d (log: %s): %s", code, runLog, tail(readFile(h.t, runLog), 5))
+	}
+	for _, what := range []string{seenLoadstep, seenSampler, seenRefop, seenPostmaster, seenPGChild, seenBackend} {
+		if !w.seen[what] {
+			h.t.Errorf("%s was never seen while the run ran (log: %s)", what, runLog)
+		}
+	}
+	if h.t.Failed() {
+		return
+	}
+	h.t.Log("ok: every process looked at ran on its side's CPUs")
+
+	runDir := filepath.Join(results, "placement")
+	meta := readMeta(h.t, filepath.Join(runDir, "refop", "meta.json"))
+	want := schema.Placement{Mode: schema.PlacementPinned, DriverCPUs: driver, ServerCPUs: server, HostCPUs: hostCPUs}
+	if meta.Placement == nil || *meta.Placement != want {
+		h.t.Fatalf("refop meta.json: want placement %+v, got %+v", want, meta.Placement)
+	}
+	line := fmt.Sprintf("- Placement: load generator and sampler on CPUs %s, product and PostgreSQL on CPUs %s (pinned; %d CPUs)", driver, server, hostCPUs)
+	if !slices.Contains(lines(readFile(h.t, filepath.Join(runDir, "COMPARISON.md"))), line) {
+		h.t.Fatalf("COMPARISON.md: no line %q", line)
+	}
+	h.t.Logf("ok: meta.json placement %+v; the report says so", *meta.Placement)
+}
+
+// affinityWatch checks the CPUs of a run's processes as they come and go.
+type affinityWatch struct {
+	h     *harness
+	seen  map[string]bool // what has been checked at least once
+	psql  bool            // the client session is started
+	pgDir string          // PostgreSQL's directory (of its pg.env)
+}
+
+// look checks every process of the run once: the load generator's and the
+// sampler on driver, the reference OP's tree and PostgreSQL's on server.
+func (w *affinityWatch) look(runPID int, state, driver, server string) {
+	ps := scanProcesses(w.h.t)
+	for _, p := range ps.descendants(runPID) {
+		if c := ps.comm(p); c == "loadstep" || c == "mintpool" {
+			w.check(c, p, driver)
+		}
+	}
+	if p := pidfilePID(filepath.Join(state, "pids", "sampler.pid")); p > 0 {
+		w.check(seenSampler, p, driver)
+	}
+	if p := pidfilePID(filepath.Join(state, "refop", "pids", "refop.pid")); p > 0 {
+		for _, c := range append(ps.group(p), ps.descendants(p)...) {
+			w.check(seenRefop, c, server)
+		}
+	}
+	pm := pidfilePID(filepath.Join(state, "pids", "postgres.pid"))
+	if pm == 0 {
+		return
+	}
+	w.check(seenPostmaster, pm, server)
+	for _, c := range ps.children(pm) {
+		w.check(seenPGChild, c, server)
+	}
+	w.backend(pm, server)
+}
+
+// backend holds a client session open for the run (psql) and checks the
+// backend serving it.
+func (w *affinityWatch) backend(postmaster int, server string) {
+	if cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", postmaster)); err == nil {
+		w.pgDir = filepath.Dir(cwd) // the postmaster runs in PG_DIR/data
+	}
+	env := w.h.with("IDPBENCH_PG_DIR=" + w.pgDir)
+	if !w.psql {
+		if fi, err := os.Stat(filepath.Join(w.pgDir, "pg.env")); err != nil || fi.Size() == 0 {
+			return
+		}
+		w.h.start(env, filepath.Join(w.h.work, "psql.log"), "bash", "-c",
+			`source "$1/scripts/lib/common.sh"; source "$1/scripts/lib/postgres.sh"; pg_psql postgres -c "SELECT pg_sleep(60) /* idpbench-placement */"`,
+			"bash", w.h.root)
+		w.psql = true
+	}
+	if w.seen[seenBackend] {
+		return
+	}
+	out, _ := w.h.try(env, `source "$IDPBENCH_ROOT/scripts/lib/postgres.sh"
+		pg_psql postgres -At -c "SELECT pid FROM pg_stat_activity WHERE query LIKE '%idpbench-placement */' AND pid <> pg_backend_pid()"`)
+	for _, f := range strings.Fields(out) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			w.check(seenBackend, pid, server)
+		}
+	}
+}
+
+// check fails the test unless pid runs on the CPUs want; a process gone
+// since it was listed is skipped.
+func (w *affinityWatch) check(what string, pid int, want string) {
+	got, ok := cpusAllowed(pid)
+	if !ok {
+		return
+	}
+	if got != want {
+		w.h.t.Fatalf("%s (pid %d, %.80s): Cpus_allowed_list %s, want %s", what, pid, cmdline(pid), got, want)
+	}
+	if !w.seen[what] {
+		w.h.t.Logf("ok: %s (pid %d) on CPUs %s", what, pid, got)
+	}
+	w.seen[what] = true
+}
+
+// readMeta decodes a meta.json; it fails the test when it cannot.
+func readMeta(t *testing.T, path string) *schema.Meta {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := schema.DecodeMeta(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// lines splits text into its lines (no empty last one).
+func lines(s string) []string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}

@@ -1,0 +1,152 @@
+package runtest
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// TestRounds proves that run-comparison.sh interleaves its rounds across
+// products (round r of every product before round r+1 of any).
+//
+// A real run of two products, the reference OP (refop) and the generic
+// adapter on its own reference OP (oidc, examples/oidc/refop.env on a free
+// port), with --repeats 2: the discovery ladder at c=2 only, 2 s windows.
+// Then, from the results alone: each product's two windows of discovery c=2
+// (-c2.json and -c2-r2.json) began in the order refop 1, oidc 1, refop 2,
+// oidc 2; each meta.json records rounds {count 2, order interleaved};
+// COMPARISON.md says so; and neither product was started again once the
+// other had begun its round: it stayed up, idle, between its rounds.
+//
+// About a minute. Needs jq, PostgreSQL (installed when missing and run as
+// root) and the reference OP (built on first use).
+func TestRounds(t *testing.T) {
+	h := newHarness(t, "rounds", "jq")
+	results := filepath.Join(h.work, "results")
+	run := filepath.Join(results, "rounds")
+
+	// The example configuration on a free port (its own is fixed: 19998).
+	h.mustRun(nil, "", "cp", "-r", filepath.Join(h.root, "examples", "oidc"), filepath.Join(h.work, "oidc"))
+	config := filepath.Join(h.work, "oidc", "refop.env")
+	text := strings.ReplaceAll(readFile(t, config), "19998", strconv.Itoa(freePort(t)))
+	if err := os.WriteFile(config, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runLog := filepath.Join(h.work, "run.log")
+	code, _ := h.run(h.with("IDPBENCH_OIDC_CONFIG="+config, "IDPBENCH_TMP="+h.work, "IDPBENCH_RESULTS="+results,
+		"IDPBENCH_SCENARIOS=discovery", "IDPBENCH_LADDER=2", "IDPBENCH_WARMUP_S=1", "IDPBENCH_DURATION_S=2", "IDPBENCH_GCJITTER_S=2"),
+		runLog, h.script("run-comparison.sh"), "--quick", "--only", "refop,oidc", "--repeats", "2", "--run-id", "rounds")
+	if code != 0 {
+		t.Fatalf("run-comparison.sh failed (exit %d); its errors and N/A reasons: %s", code, runErrors(t, runLog, run))
+	}
+
+	// The windows' order, from their start times.
+	type window struct {
+		name  string
+		start int64
+	}
+	var windows []window
+	for _, p := range []string{"refop", "oidc"} {
+		for _, f := range []string{"discovery-c2.json", "discovery-c2-r2.json"} {
+			name := p + "/" + f
+			s := readStep(t, filepath.Join(run, name))
+			windows = append(windows, window{name, s.Start.UnixNano()})
+		}
+	}
+	sort.SliceStable(windows, func(i, j int) bool { return windows[i].start < windows[j].start })
+	var order []string
+	for _, w := range windows {
+		order = append(order, w.name)
+	}
+	want := []string{"refop/discovery-c2.json", "oidc/discovery-c2.json", "refop/discovery-c2-r2.json", "oidc/discovery-c2-r2.json"}
+	if !slices.Equal(order, want) {
+		t.Errorf("the windows began in the order %s; want %s", strings.Join(order, " "), strings.Join(want, " "))
+	} else {
+		t.Logf("ok: windows in the order %s", strings.Join(order, " "))
+	}
+
+	for _, p := range []string{"refop", "oidc"} {
+		m := readMeta(t, filepath.Join(run, p, "meta.json"))
+		if m.Status != "ok" || m.Rounds == nil || *m.Rounds != (schema.Rounds{Count: 2, Order: schema.RoundsInterleaved}) {
+			t.Errorf("%s meta.json: want status ok and rounds {count 2, order interleaved}, got status %q (%s), rounds %+v", p, m.Status, m.NAReason, m.Rounds)
+		}
+	}
+	// While the other product runs, each stays up: no start of it from then
+	// on (the generic adapter logs as its NAME, oidc:refop).
+	log := lines(readFile(t, runLog))
+	for _, c := range []struct{ tag, from string }{
+		{"refop", "== oidc ladder discovery (round 1/2)"},
+		{"oidc:refop", "== refop ladder discovery (round 2/2)"},
+	} {
+		at := slices.IndexFunc(log, func(l string) bool { return strings.Contains(l, c.from) })
+		if at < 0 {
+			t.Errorf("no line %q in the run's log (%s)", c.from, runLog)
+			continue
+		}
+		if n := startsLogged(log[at:], c.tag); n != 0 {
+			t.Errorf("%s was started %d times from %q on: want it up and idle between its rounds (log: %s)", c.tag, n, c.from, runLog)
+		}
+	}
+	if !strings.Contains(readFile(t, filepath.Join(run, "COMPARISON.md")), "- Rounds: 2, interleaved with the other products'") {
+		t.Error(`COMPARISON.md: no line "- Rounds: 2, interleaved ..."`)
+	}
+	if !t.Failed() {
+		t.Log("ok: both metas record 2 interleaved rounds, the report says so, each product stayed up between its rounds")
+	}
+}
+
+// startsLogged counts the lines of log in which the adapter logging as tag
+// (its product name) says its product started.
+func startsLogged(log []string, tag string) int {
+	n := 0
+	for _, l := range log {
+		if strings.Contains(l, tag+": ") && strings.Contains(l, " start: ready in ") {
+			n++
+		}
+	}
+	return n
+}
+
+// runErrors is the first 5 error lines of a run's log and N/A reasons of
+// its metas, for a failure's message.
+func runErrors(t *testing.T, runLog, run string) string {
+	var out []string
+	for _, l := range lines(readFile(t, runLog)) {
+		if strings.Contains(l, " error: ") {
+			out = append(out, l)
+		}
+	}
+	metas, _ := filepath.Glob(filepath.Join(run, "*", "meta.json"))
+	for _, m := range metas {
+		if b, err := os.ReadFile(m); err == nil {
+			for _, l := range lines(string(b)) {
+				if strings.Contains(l, `"na_reason"`) {
+					out = append(out, l)
+				}
+			}
+		}
+	}
+	return strings.Join(out[:min(len(out), 5)], "\n")
+}
+
+// readStep decodes a step record (a ladder window, a GC-jitter run); it
+// fails the test when it cannot.
+func readStep(t *testing.T, path string) *schema.Step {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("no step %s: %v", path, err)
+	}
+	defer f.Close()
+	s, err := schema.DecodeStep(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
