@@ -25,6 +25,11 @@ type Agreement struct {
 	// efficiency both sides' reports show.
 	EffAgree, EffTotal int
 	EffMedianPct       float64
+	// The same for the steady throughput at one host speed (Δ qps with the
+	// Δ host speed taken out), over the cells whose both sides have a
+	// host probe.
+	HostAgree, HostTotal int
+	HostMedianPct        float64
 }
 
 // AgreeCell is one cell of an Agreement.
@@ -42,7 +47,13 @@ type AgreeCell struct {
 	// follows it is the machine's, not the product's. NaN where either side
 	// recorded no probe.
 	HostDeltaPct float64
-	Why          string // why the cell has no figure ("no steady state in NEW")
+	// EqualHostDeltaPct is DeltaPct at one host speed: NEW's qps over OLD's
+	// divided by NEW's host speed over OLD's, minus 1, percent; NaN without
+	// HostDeltaPct. Throughput follows the probe about one to one on a
+	// shared machine, so this is the difference the products made.
+	EqualHostDeltaPct float64
+	EqualHostWithin   bool
+	Why               string // why the cell has no figure ("no steady state in NEW")
 }
 
 // Agree checks every steady-mode row of rows against a bound of within
@@ -54,7 +65,7 @@ func Agree(rows []Row, within float64) Agreement {
 		if rep == nil || row.Status == StatusNA {
 			continue
 		}
-		c := AgreeCell{Row: row, DeltaPct: math.NaN(), EffDeltaPct: math.NaN(), HostDeltaPct: math.NaN()}
+		c := AgreeCell{Row: row, DeltaPct: math.NaN(), EffDeltaPct: math.NaN(), HostDeltaPct: math.NaN(), EqualHostDeltaPct: math.NaN()}
 		switch {
 		case rep.Old == nil && rep.New == nil:
 			c.Why = "no steady state in either run"
@@ -74,6 +85,12 @@ func Agree(rows []Row, within float64) Agreement {
 			}
 			if rep.OldProbe.N > 0 && rep.NewProbe.N > 0 && rep.NewProbe.Median > 0 {
 				c.HostDeltaPct = 100 * (rep.OldProbe.Median/rep.NewProbe.Median - 1)
+				c.EqualHostDeltaPct = 100 * ((1+c.DeltaPct/100)/(1+c.HostDeltaPct/100) - 1)
+				c.EqualHostWithin = math.Abs(c.EqualHostDeltaPct) <= within
+				a.HostTotal++
+				if c.EqualHostWithin {
+					a.HostAgree++
+				}
 			}
 			if rep.OldEff.OK && rep.NewEff.OK && rep.OldEff.Value > 0 {
 				c.EffDeltaPct = 100 * (rep.NewEff.Value/rep.OldEff.Value - 1)
@@ -88,6 +105,7 @@ func Agree(rows []Row, within float64) Agreement {
 	}
 	a.MedianPct = medianAbs(a.Cells, func(c AgreeCell) float64 { return c.DeltaPct })
 	a.EffMedianPct = medianAbs(a.Cells, func(c AgreeCell) float64 { return c.EffDeltaPct })
+	a.HostMedianPct = medianAbs(a.Cells, func(c AgreeCell) float64 { return c.EqualHostDeltaPct })
 	return a
 }
 
@@ -113,16 +131,18 @@ func writeAgreement(b *strings.Builder, a Agreement) {
 		"Each run at its own steady level (what its COMPARISON.md reports), steady throughput (median over the level's windows):\n"+
 		"**%d of %d cells agree within ±%g%%** (%s), median |Δ| %s; the steady level is the same in %d of %d.\n"+
 		"Requests per CPU-second of the IdP (each report's req/CPU-s column): %d of %d cells within ±%g%% (%s), median |Δ| %s.\n"+
-		"Δ host speed: how much faster NEW's cores ran than OLD's in the cell's windows, by the host probe each window records "+
+		"At one host speed (Δ qps with the Δ host speed taken out): %d of %d cells within ±%g%% (%s), median |Δ| %s.\n"+
+		"Δ host speed: how much faster NEW's cores ran than OLD's in the cell's windows, by the host probe the sampler records "+
 		"(fixed work's CPU time; – where a side has none): a Δ qps that follows it is the machine's, not the product's.\n\n",
 		a.Agree, a.Total, a.Within, pctOf(a.Agree, a.Total), medianPct(a.MedianPct), a.SameLvl, a.Total,
-		a.EffAgree, a.EffTotal, a.Within, pctOf(a.EffAgree, a.EffTotal), medianPct(a.EffMedianPct))
-	b.WriteString("| product | scenario | steady level OLD → NEW | qps OLD → NEW | spread OLD / NEW | Δ qps | within | req/CPU-s OLD → NEW | Δ req/CPU-s | Δ host speed |\n")
-	b.WriteString("|---|---|---|--:|--:|--:|---|--:|--:|--:|\n")
+		a.EffAgree, a.EffTotal, a.Within, pctOf(a.EffAgree, a.EffTotal), medianPct(a.EffMedianPct),
+		a.HostAgree, a.HostTotal, a.Within, pctOf(a.HostAgree, a.HostTotal), medianPct(a.HostMedianPct))
+	b.WriteString("| product | scenario | steady level OLD → NEW | qps OLD → NEW | spread OLD / NEW | Δ qps | within | req/CPU-s OLD → NEW | Δ req/CPU-s | Δ host speed | Δ qps at one host speed |\n")
+	b.WriteString("|---|---|---|--:|--:|--:|---|--:|--:|--:|--:|\n")
 	for _, c := range a.Cells {
 		rep := c.Row.Reported
 		if c.Why != "" {
-			fmt.Fprintf(b, "| %s | %s | %s → %s | – | – | – | %s | – | – | – |\n", mdCell(c.Row.Product), c.Row.Scenario,
+			fmt.Fprintf(b, "| %s | %s | %s → %s | – | – | – | %s | – | – | – | – |\n", mdCell(c.Row.Product), c.Row.Scenario,
 				orDash(rep.OldLevel), orDash(rep.NewLevel), c.Why)
 			continue
 		}
@@ -130,10 +150,10 @@ func writeAgreement(b *strings.Builder, a Agreement) {
 		if !c.Within {
 			mark = "**no**"
 		}
-		fmt.Fprintf(b, "| %s | %s | %s → %s | %s → %s | %s / %s | %s | %s | %s → %s | %s | %s |\n", mdCell(c.Row.Product), c.Row.Scenario,
+		fmt.Fprintf(b, "| %s | %s | %s → %s | %s → %s | %s / %s | %s | %s | %s → %s | %s | %s | %s |\n", mdCell(c.Row.Product), c.Row.Scenario,
 			rep.OldLevel, rep.NewLevel, report.FormatQPS(rep.Old.QPS.Median), report.FormatQPS(rep.New.QPS.Median),
 			spreadOf(rep.Old.QPS), spreadOf(rep.New.QPS), formatPct(c.DeltaPct), mark,
-			effOf(rep.OldEff), effOf(rep.NewEff), effDelta(c), pctOrDash(c.HostDeltaPct))
+			effOf(rep.OldEff), effOf(rep.NewEff), effDelta(c), pctOrDash(c.HostDeltaPct), pctOrDash(c.EqualHostDeltaPct))
 	}
 }
 

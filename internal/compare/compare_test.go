@@ -475,14 +475,22 @@ func TestAgreeHostSpeed(t *testing.T) {
 	if len(a.Cells) != 1 || math.Abs(a.Cells[0].HostDeltaPct+9.09) > 0.01 {
 		t.Fatalf("cells %+v: want the host 9.1%% slower in NEW", a.Cells)
 	}
+	// 10% fewer requests on cores 9.1% slower: at one host speed, -1%
+	// (0.9 / (1000/1100)), within 5%, though the measured Δ is not.
+	if c := a.Cells[0]; c.Within || !c.EqualHostWithin || math.Abs(c.EqualHostDeltaPct+1) > 0.2 || a.HostAgree != 1 || a.HostTotal != 1 {
+		t.Errorf("cell %+v, agreement %d of %d at one host speed: want -1%% within, the measured -10%% outside", c, a.HostAgree, a.HostTotal)
+	}
 	var b strings.Builder
 	writeAgreement(&b, a)
-	if !strings.Contains(b.String(), "| -9.1% |") {
-		t.Errorf("agreement section lacks the host speed -9.1%%:\n%s", b.String())
+	for _, want := range []string{"| -9.1% |", "At one host speed (Δ qps with the Δ host speed taken out): 1 of 1 cells within ±5%"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("agreement section lacks %q:\n%s", want, b.String())
+		}
 	}
 	// One side without a probe (an older sampler): no figure, "–".
 	a = Agree(Compare(old, side("b", windows("kc", "discovery", 8, 900, 1, 4, 0)), Options{}), 5)
-	if !math.IsNaN(a.Cells[0].HostDeltaPct) {
-		t.Errorf("NEW without a probe: host speed %v, want none", a.Cells[0].HostDeltaPct)
+	if !math.IsNaN(a.Cells[0].HostDeltaPct) || !math.IsNaN(a.Cells[0].EqualHostDeltaPct) || a.HostTotal != 0 {
+		t.Errorf("NEW without a probe: host speed %v, at one host speed %v (%d cells): want none",
+			a.Cells[0].HostDeltaPct, a.Cells[0].EqualHostDeltaPct, a.HostTotal)
 	}
 }

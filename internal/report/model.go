@@ -153,7 +153,14 @@ type Level struct {
 	// the windows that have one: how much the host's own speed moved
 	// between them. N is 0 where none has.
 	HostProbe Spread
-	Flags     []string // "steady state", "unstable ...", the windows' flags
+	// EqualHostQPS is the windows' qps at one host speed: each window's qps
+	// times its probe over the level's median probe (a window on cores 10%
+	// slower counts 10% more), when every window has a probe; N is 0
+	// otherwise. Throughput follows the probe about one to one on a shared
+	// machine (results/reference/REPRODUCE.md), so this spread is what is
+	// left when the machine's own speed is taken out: the product's.
+	EqualHostQPS Spread
+	Flags        []string // "steady state", "unstable ...", the windows' flags
 }
 
 // Windows is the number of measured windows of the level.
@@ -430,6 +437,13 @@ func (l *Level) spreads(steps []*schema.Step, probes probeIndex) {
 	}
 	l.QPS, l.P50MS, l.P95MS, l.P99MS, l.ErrorRate = SpreadOf(qps), SpreadOf(p50), SpreadOf(p95), SpreadOf(p99), SpreadOf(errs)
 	l.HostProbe = SpreadOf(probe)
+	if len(probe) == len(qps) && l.HostProbe.Median > 0 {
+		adj := make([]float64, len(qps))
+		for i := range qps {
+			adj[i] = qps[i] * probe[i] / l.HostProbe.Median
+		}
+		l.EqualHostQPS = SpreadOf(adj)
+	}
 }
 
 // levelSteps returns each level's windows.
@@ -483,10 +497,11 @@ func levelFlags(l Level, ladder []LadderStep, steady bool) []string {
 }
 
 // hostProbeNote says, for an unstable level, how much the host's own speed
-// moved between its windows (the host probe's spread), so a reader can
-// tell a slower machine from a product that varied: " (host probe spread
-// 8.3%)", " (host probe spread 8.3% over 2 of 3 windows)" when not every
-// window recorded it. Empty when fewer than 2 windows recorded the probe.
+// moved between its windows (the host probe's spread) and what spread is
+// left at one host speed, so a reader can tell a slower machine from a
+// product that varied: " (host probe spread 8.3%; at one host speed 2.1%)",
+// " (host probe spread 8.3% over 2 of 3 windows)" when not every window
+// has one. Empty when fewer than 2 windows have the probe.
 func (l Level) hostProbeNote() string {
 	switch {
 	case l.HostProbe.N < 2:
@@ -494,7 +509,7 @@ func (l Level) hostProbeNote() string {
 	case l.HostProbe.N < l.Windows():
 		return fmt.Sprintf(" (host probe spread %.1f%% over %d of %d windows)", l.HostProbe.Pct(), l.HostProbe.N, l.Windows())
 	}
-	return fmt.Sprintf(" (host probe spread %.1f%%)", l.HostProbe.Pct())
+	return fmt.Sprintf(" (host probe spread %.1f%%; at one host speed %.1f%%)", l.HostProbe.Pct(), l.EqualHostQPS.Pct())
 }
 
 // naReason explains a cell without results: the meta's reason for the

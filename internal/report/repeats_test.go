@@ -157,7 +157,7 @@ func TestRepeatsCellRows(t *testing.T) {
 func TestRepeatsUnstableHostProbe(t *testing.T) {
 	r := Build(repeatInputs(t), Options{})
 	l := cellOf(t, r, "hydra", "userinfo").SteadyWindows()
-	want := "unstable: qps spread 10.4% > 10% (host probe spread 15.0%)"
+	want := "unstable: qps spread 10.4% > 10% (host probe spread 15.0%; at one host speed 2.7%)"
 	if l == nil || !slices.Contains(l.Flags, want) {
 		t.Fatalf("userinfo's steady level: flags %v, want %q", l.Flags, want)
 	}
