@@ -165,7 +165,7 @@ product_meta() {
 	fi
 	[[ -z "$start" ]] || args+=(--start "$start")
 	[[ -z "$reason" ]] || args+=(--na-reason "$reason")
-	txt="$(placement_args)"
+	txt="$("$(tool provision)" placement --format meta)"
 	mapfile -t -O "${#args[@]}" args <<<"$txt"
 	args+=(--rounds "${IDPBENCH_REPEATS:-1}")
 	((${IDPBENCH_REPEATS:-1} == 1)) || args+=(--round-order interleaved)
@@ -489,6 +489,14 @@ main() {
 	fi
 	[[ "$run_id" =~ ^[A-Za-z0-9._-]+$ ]] || { log "bad run id: $run_id"; usage; }
 	[[ "${IDPBENCH_REPEATS:-1}" =~ ^[1-9][0-9]*$ ]] || { log "--repeats (IDPBENCH_REPEATS) ${IDPBENCH_REPEATS}: want a whole number >= 1"; usage; }
+	require_cmd jq curl python3 go flock
+	# The tools before the placement, which provision checks: a bad one
+	# exits 2 before anything of the run is touched.
+	if [[ -n "${IDPBENCH_NO_BUILD:-}" ]]; then
+		log "IDPBENCH_NO_BUILD set: using the tools already in $IDPBENCH_BIN"
+	else
+		build_tools
+	fi
 	placement_init
 	# At most: round 1 measures the whole ladder, every later round at most
 	# 3 candidate levels (scripts/ladder.sh).
@@ -496,7 +504,6 @@ main() {
 	# Only the cluster this session starts is ever stopped (pg_down in cleanup).
 	unset IDPBENCH_PG_DIR
 	local results="${IDPBENCH_RESULTS:-$IDPBENCH_ROOT/results}"
-	require_cmd jq curl python3 go flock
 	mkdir -p "$results"
 	results="$(cd "$results" && pwd -P)"
 	RUN_DIR="$results/$run_id"
@@ -524,12 +531,9 @@ main() {
 	STEP_TOTAL=$((${#products[@]} * (${#SCENARIOS[@]} * LADDER_LEN + 1)))
 	log "run $run_id ($PROFILE): products ${products[*]}; scenarios ${SCENARIOS[*]}; at most $STEP_TOTAL load steps; results in $RUN_DIR"
 
-	if [[ -n "${IDPBENCH_NO_BUILD:-}" ]]; then
-		log "IDPBENCH_NO_BUILD set: using the tools already in $IDPBENCH_BIN"
-	else
-		phase_step build "" "build tools"
-		build_tools
-	fi
+	# The build (above) is the session's first phase: a session's first phase
+	# begins when the session did (phase_step).
+	[[ -n "${IDPBENCH_NO_BUILD:-}" ]] || phase_step build "" "build tools"
 	phase_step database "" "PostgreSQL up"
 	# Outside the state directory (0700, this user's): the server runs as its own OS user.
 	local pg_dir

@@ -25,6 +25,7 @@ func subcommands() []cli.Subcommand {
 		{Name: "args", Summary: "answer a product's adapter from internal/products and the run's state: endpoints, loadstep, pool, setup and start arguments", Run: runProductArgs},
 		{Name: "jdk", Summary: "find the JDK a product runs on: its home and \"vendor version (home)\"", Run: runJDK},
 		{Name: "oidc", Summary: "answer the generic oidc adapter from its configuration file: values, N/A reasons, arguments", Run: runOIDC},
+		{Name: "placement", Summary: "resolve where the run puts the driver and the server (IDPBENCH_DRIVER_CPUS, IDPBENCH_SERVER_CPUS, IDPBENCH_PIN): KEY=VALUE lines or meta's flags", Run: runPlacement},
 	}
 }
 

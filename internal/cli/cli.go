@@ -142,12 +142,15 @@ func ReadSecret(flagName, file, env string) (string, error) {
 
 // Fail prints err once as "tool: err" on stderr, adds a pointer to --help for
 // usage errors, and returns the exit code for err (ExitOK when err is nil).
+// The pointer is for a UsageError only (the tool's own flags or arguments):
+// a CodeError exiting 2 is about input its --help does not explain.
 func Fail(stderr io.Writer, tool string, err error) int {
 	if err == nil {
 		return ExitOK
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", tool, err)
-	if ExitCode(err) == ExitUsage {
+	var u UsageError
+	if ExitCode(err) == ExitUsage && errors.As(err, &u) {
 		fmt.Fprintf(stderr, "Try '%s --help'.\n", tool)
 	}
 	return ExitCode(err)

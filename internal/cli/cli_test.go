@@ -20,6 +20,8 @@ func TestFail(t *testing.T) {
 		{nil, ExitOK, ""},
 		{errors.New("reading pool p: no credentials"), ExitRuntime, "tool: reading pool p: no credentials\n"},
 		{Usagef("--duration: must be > 0"), ExitUsage, "tool: --duration: must be > 0\nTry 'tool --help'.\n"},
+		{CodeError{Code: ExitUsage, Err: errors.New("--driver-cpus (IDPBENCH_DRIVER_CPUS) \"9\": CPU 9 is not one this process may use (0-1)")},
+			ExitUsage, "tool: --driver-cpus (IDPBENCH_DRIVER_CPUS) \"9\": CPU 9 is not one this process may use (0-1)\n"},
 		{context.Canceled, ExitInterrupted, "tool: context canceled\n"},
 	}
 	for _, tt := range tests {

@@ -11,7 +11,6 @@
 package nginxtest
 
 import (
-	"bufio"
 	"fmt"
 	"net"
 	"net/http"
@@ -22,6 +21,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idpbench/idpbench/internal/placement"
 )
 
 // Integration reports whether IDPBENCH_INTEGRATION=1: a missing server is
@@ -127,44 +128,12 @@ func WaitHTTP(t testing.TB, url string, p *Proc) {
 }
 
 // CPUs returns the CPUs this process may use (/proc/self/status
-// Cpus_allowed_list), in ascending order.
+// Cpus_allowed_list, placement.Allowed), in ascending order.
 func CPUs(t testing.TB) []int {
 	t.Helper()
-	f, err := os.Open("/proc/self/status")
+	s, err := placement.Allowed()
 	if err != nil {
-		t.Fatalf("reading the CPUs this process may use: %v", err)
+		t.Fatal(err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if list, ok := strings.CutPrefix(sc.Text(), "Cpus_allowed_list:"); ok {
-			cpus, err := parseCPUList(strings.TrimSpace(list))
-			if err != nil {
-				t.Fatalf("/proc/self/status Cpus_allowed_list: %v", err)
-			}
-			return cpus
-		}
-	}
-	t.Fatalf("/proc/self/status has no Cpus_allowed_list (%v)", sc.Err())
-	return nil
-}
-
-// parseCPUList expands a list as the kernel writes it ("0-2,5").
-func parseCPUList(list string) ([]int, error) {
-	var cpus []int
-	for part := range strings.SplitSeq(list, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		b := a
-		if err == nil && isRange {
-			b, err = strconv.Atoi(hi)
-		}
-		if err != nil || b < a {
-			return nil, fmt.Errorf("%q: not a CPU list", list)
-		}
-		for c := a; c <= b; c++ {
-			cpus = append(cpus, c)
-		}
-	}
-	return cpus, nil
+	return s.CPUs()
 }

@@ -3,23 +3,9 @@ package nginxtest
 import (
 	"fmt"
 	"net/http"
-	"slices"
 	"testing"
 	"time"
 )
-
-func TestParseCPUList(t *testing.T) {
-	for list, want := range map[string][]int{"0": {0}, "0-1": {0, 1}, "0-2,5": {0, 1, 2, 5}, "3,1-2": {3, 1, 2}} {
-		if got, err := parseCPUList(list); err != nil || !slices.Equal(got, want) {
-			t.Errorf("parseCPUList(%q) = %v, %v; want %v", list, got, err, want)
-		}
-	}
-	for _, list := range []string{"", "a", "2-1", "1-", "-1", "0,,1"} {
-		if got, err := parseCPUList(list); err == nil {
-			t.Errorf("parseCPUList(%q) = %v, want an error", list, got)
-		}
-	}
-}
 
 // TestNginx: nginx answers, logs a line per request, its log empties,
 // and after a kill it refuses connections until it is started again.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idpbench/idpbench/internal/placement"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -19,9 +20,10 @@ import (
 //
 //  1. validation: overlapping sets, a CPU this process may not use, one flag
 //     without the other, a malformed list, --no-pin with sets: each exits 2
-//     naming the flag; the default is shared below 4 CPUs (this host's
-//     placement_init) and a quarter of the CPUs, the highest, for the driver
-//     from 4 on (placement_default on 4 and 8 CPUs)
+//     naming the flag; what placement_init exports on this host with no
+//     placement asked (shared below 4 CPUs, else a quarter of the CPUs, the
+//     highest, for the driver) and with --no-pin (the split on other hosts:
+//     internal/placement's tests)
 //  2. compose mode (no Docker engine needed: the rendered file only): with a
 //     server set, every service of the product's compose file gets it as
 //     cpuset in STATE/compose.placement.yml, which every compose command adds
@@ -39,17 +41,17 @@ import (
 // and run as root) and the reference OP (built on first use).
 func TestPlacement(t *testing.T) {
 	h := newHarness(t, "placement", "taskset", "jq", "python3")
-	cpus := strings.Fields(h.bash(nil, `cpu_list_expand "$(cpus_allowed)"`))
-	if len(cpus) < 2 {
-		t.Fatalf("needs 2 CPUs to pin the driver and the server apart, has %d", len(cpus))
-	}
-	last, err := strconv.Atoi(cpus[len(cpus)-1])
+	allowed, err := placement.Allowed()
 	if err != nil {
 		t.Fatal(err)
 	}
-	server, driver, outside := cpus[0], cpus[1], strconv.Itoa(last+1)
+	cpus := allowed.CPUs()
+	if len(cpus) < 2 {
+		t.Fatalf("needs 2 CPUs to pin the driver and the server apart, has %d", len(cpus))
+	}
+	server, driver, outside := strconv.Itoa(cpus[0]), strconv.Itoa(cpus[1]), strconv.Itoa(cpus[len(cpus)-1]+1)
 	if !t.Run("validation", func(t *testing.T) { placementRefused(h.in(t), driver, server, outside) }) ||
-		!t.Run("defaults", func(t *testing.T) { placementDefaults(h.in(t), len(cpus)) }) ||
+		!t.Run("defaults", func(t *testing.T) { placementDefaults(h.in(t), allowed) }) ||
 		!t.Run("compose", func(t *testing.T) { composePlacement(h.in(t), server) }) {
 		return
 	}
@@ -87,23 +89,32 @@ func placementRefused(h *harness, driver, server, outside string) {
 	}
 }
 
-// placementDefaults: placement_default on 8, 4 and 3 CPUs, and on this host
-// when it has fewer than 4: shared, saying why.
-func placementDefaults(h *harness, hostCPUs int) {
-	for _, c := range []struct{ allowed, want string }{{"0-7", "6-7 0-5"}, {"0-3", "3 0-2"}, {"0-2", ""}} {
-		if got := strings.TrimSpace(h.bash(nil, `placement_default "$1"`, c.allowed)); got != c.want {
-			h.t.Errorf("default placement on CPUs %s: want %q, got %q", c.allowed, c.want, got)
+// placementDefaults: what placement_init exports on this host with no
+// placement asked (shared below 4 CPUs, saying why; else the highest
+// quarter for the driver) and with --no-pin: shared, saying so.
+func placementDefaults(h *harness, allowed placement.Set) {
+	n := allowed.Len()
+	here := []string{"shared", "", "", fmt.Sprintf("%d CPUs: fewer than 4, driver and server share them", n)}
+	if n >= 4 {
+		server, driver := allowed.Split(n - n/4)
+		here = []string{"pinned", driver.String(), server.String(), ""}
+	}
+	for _, c := range []struct {
+		pin  string   // IDPBENCH_PIN
+		want []string // IDPBENCH_PLACEMENT, _DRIVER_CPUS, _SERVER_CPUS, _PLACEMENT_REASON
+	}{
+		{"", here},
+		{"0", []string{"shared", "", "", fmt.Sprintf("pinning turned off (--no-pin, IDPBENCH_PIN=0): driver and server share %d CPUs", n)}},
+	} {
+		env := h.with("IDPBENCH_DRIVER_CPUS", "IDPBENCH_SERVER_CPUS", "IDPBENCH_PIN="+c.pin)
+		got := lines(h.bash(env, `placement_init 2>/dev/null
+			printf '%s\n' "$IDPBENCH_PLACEMENT" "$IDPBENCH_DRIVER_CPUS" "$IDPBENCH_SERVER_CPUS" "$IDPBENCH_PLACEMENT_REASON" \
+				"$IDPBENCH_HOST_CPUS" "$IDPBENCH_CPUS_ALLOWED"`))
+		if want := slices.Concat(c.want, []string{strconv.Itoa(n), allowed.String()}); !slices.Equal(got, want) {
+			h.t.Errorf("placement_init on this %d-CPU host, IDPBENCH_PIN=%q: exported %q, want %q", n, c.pin, got, want)
+			continue
 		}
-	}
-	if hostCPUs >= 4 {
-		return
-	}
-	env := h.with("IDPBENCH_DRIVER_CPUS", "IDPBENCH_SERVER_CPUS", "IDPBENCH_PIN")
-	here := lines(h.bash(env, `placement_init 2>/dev/null; placement_args`))
-	args := strings.Join(here, " ")
-	mode, reason := "--placement-mode shared ", fmt.Sprintf(" --placement-reason %d CPUs: fewer than 4", hostCPUs)
-	if !strings.HasPrefix(args, mode) || !strings.Contains(args[len(mode):], reason) {
-		h.t.Errorf("default placement on this %d-CPU host: want shared, fewer than 4, got %s", hostCPUs, args)
+		h.t.Logf("ok: IDPBENCH_PIN=%q: placement_init exports %q", c.pin, got)
 	}
 }
 

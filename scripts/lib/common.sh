@@ -365,118 +365,35 @@ make_tmpdir() {
 # The load generator (loadstep, the minting of pools) and the measurement
 # tools (sampler, coldstart) run on the driver CPUs; the product's process
 # tree and PostgreSQL on the server CPUs. Lists are as taskset -c takes them
-# ("3", "0-2", "0,2"). placement_init (run-comparison.sh) validates
-# IDPBENCH_DRIVER_CPUS and IDPBENCH_SERVER_CPUS or picks the default and
-# exports them, with IDPBENCH_PLACEMENT (pinned | shared), its reason and
-# IDPBENCH_HOST_CPUS; `pinned` honours the same variables in any script run
-# alone. An empty set means not pinned.
-
-# cpu_list_expand LIST prints the CPUs of LIST, one a line, sorted; fails on
-# a malformed LIST or a range that runs backwards.
-cpu_list_expand() {
-	local part a b
-	[[ "$1" =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] || return 1
-	for part in ${1//,/ }; do
-		a="${part%-*}" b="${part#*-}"
-		((10#$a <= 10#$b)) || return 1
-		seq "$((10#$a))" "$((10#$b))"
-	done | sort -nu
-}
-
-# cpu_list_join prints the CPUs on stdin (one a line, sorted) as the kernel
-# writes a list (Cpus_allowed_list: "0-2,5"), so lists compare as strings.
-cpu_list_join() {
-	awk 'function flush() { if (n) out = out (out == "" ? "" : ",") (a == b ? a : a "-" b) }
-		{ if (n && $1 == b + 1) { b = $1 } else { flush(); a = b = $1; n = 1 } }
-		END { flush(); print out }'
-}
-
-# cpus_allowed prints the CPUs this process may use, as a kernel list.
-cpus_allowed() {
-	sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status
-}
-
-# placement_default ALLOWED prints "DRIVER SERVER" for a host whose usable
-# CPUs are the list ALLOWED: about a quarter of them, the highest-numbered,
-# at least one, for the driver and the rest for the server; nothing below 4 CPUs.
-placement_default() {
-	local cpus=() k
-	mapfile -t cpus < <(cpu_list_expand "$1")
-	((${#cpus[@]} >= 4)) || return 0
-	k=$((${#cpus[@]} / 4))
-	printf '%s %s\n' "$(printf '%s\n' "${cpus[@]: -k}" | cpu_list_join)" \
-		"$(printf '%s\n' "${cpus[@]:0:${#cpus[@]}-k}" | cpu_list_join)"
-}
-
-# placement_usage WHAT: a usage error (exit 2).
-placement_usage() {
-	log "error: $*"
-	exit 2
-}
-
-# placement_check FLAG VAR ALLOWED prints the CPUs of the list in VAR, one a
-# line; a usage error naming FLAG when it is malformed or names a CPU outside
-# ALLOWED.
-placement_check() {
-	local flag="$1" var="$2" allowed="$3" cpus c
-	cpus="$(cpu_list_expand "${!var}")" ||
-		placement_usage "$flag ($var) \"${!var}\": not a CPU list as taskset -c takes it (\"0\", \"1-3\", \"0,2\")"
-	for c in $cpus; do
-		grep -qx "$c" < <(cpu_list_expand "$allowed") ||
-			placement_usage "$flag ($var) \"${!var}\": CPU $c is not one this process may use ($allowed)"
-	done
-	printf '%s\n' "$cpus"
-}
+# ("3", "0-2", "0,2"). placement_init (run-comparison.sh, once the tools are
+# built) has provision placement (internal/placement) validate
+# IDPBENCH_DRIVER_CPUS and IDPBENCH_SERVER_CPUS or pick the default, and
+# exports its answer, with IDPBENCH_PLACEMENT (pinned | shared), its reason,
+# IDPBENCH_HOST_CPUS and IDPBENCH_CPUS_ALLOWED; `pinned` honours the same
+# variables in any script run alone. An empty set means not pinned.
 
 # placement_init validates the placement or picks the default (see above)
-# and exports it. Usage errors (exit 2) name the flag: a malformed list, a
-# CPU this process may not use, overlapping sets, one set without the other,
-# --no-pin with sets.
+# and exports it. A bad placement exits 2, provision placement saying why
+# and naming the flag: a malformed list, a CPU this process may not use,
+# overlapping sets, one set without the other, --no-pin with sets.
 placement_init() {
-	local allowed d s both def
-	allowed="$(cpus_allowed)"
-	IDPBENCH_HOST_CPUS="$(cpu_list_expand "$allowed" | wc -l)"
-	d="${IDPBENCH_DRIVER_CPUS:-}" s="${IDPBENCH_SERVER_CPUS:-}"
-	IDPBENCH_PLACEMENT=pinned IDPBENCH_PLACEMENT_REASON=""
-	if [[ "${IDPBENCH_PIN:-1}" == 0 ]]; then
-		[[ -z "$d$s" ]] || placement_usage "--no-pin (IDPBENCH_PIN=0) and --driver-cpus/--server-cpus contradict each other: give one or the other"
-		IDPBENCH_PLACEMENT=shared IDPBENCH_PLACEMENT_REASON="pinning turned off (--no-pin, IDPBENCH_PIN=0): driver and server share $IDPBENCH_HOST_CPUS CPUs"
-	elif [[ -z "$d" && -z "$s" ]]; then
-		def="$(placement_default "$allowed")"
-		if [[ -n "$def" ]]; then
-			read -r d s <<<"$def"
-		else
-			IDPBENCH_PLACEMENT=shared IDPBENCH_PLACEMENT_REASON="$IDPBENCH_HOST_CPUS CPUs: fewer than 4, driver and server share them"
-		fi
-	elif [[ -z "$s" ]]; then
-		placement_usage "--driver-cpus (IDPBENCH_DRIVER_CPUS) needs --server-cpus (IDPBENCH_SERVER_CPUS) too: give both or neither"
-	elif [[ -z "$d" ]]; then
-		placement_usage "--server-cpus (IDPBENCH_SERVER_CPUS) needs --driver-cpus (IDPBENCH_DRIVER_CPUS) too: give both or neither"
-	else
-		d="$(placement_check --driver-cpus IDPBENCH_DRIVER_CPUS "$allowed")" || exit 2
-		s="$(placement_check --server-cpus IDPBENCH_SERVER_CPUS "$allowed")" || exit 2
-		both="$(comm -12 <(sort <<<"$d") <(sort <<<"$s") | sort -n | cpu_list_join)"
-		[[ -z "$both" ]] || placement_usage "--driver-cpus ($IDPBENCH_DRIVER_CPUS) and --server-cpus ($IDPBENCH_SERVER_CPUS) overlap on CPUs $both: the sets must be disjoint"
-		d="$(cpu_list_join <<<"$d")" s="$(cpu_list_join <<<"$s")"
-	fi
-	if [[ "$IDPBENCH_PLACEMENT" == shared ]]; then d="" s=""; fi
-	IDPBENCH_DRIVER_CPUS="$d" IDPBENCH_SERVER_CPUS="$s" IDPBENCH_CPUS_ALLOWED="$allowed"
-	export IDPBENCH_DRIVER_CPUS IDPBENCH_SERVER_CPUS IDPBENCH_PLACEMENT IDPBENCH_PLACEMENT_REASON IDPBENCH_HOST_CPUS IDPBENCH_CPUS_ALLOWED
+	local names=(IDPBENCH_DRIVER_CPUS IDPBENCH_SERVER_CPUS IDPBENCH_PLACEMENT IDPBENCH_PLACEMENT_REASON
+		IDPBENCH_HOST_CPUS IDPBENCH_CPUS_ALLOWED)
+	local provision txt vals=() i rc=0
+	provision="$(tool provision)" || exit 1
+	txt="$("$provision" placement)" || rc=$?
+	((rc == 0)) || exit "$rc"
+	# KEY=VALUE, one a line in the order of names: each value taken as it is.
+	mapfile -t vals <<<"$txt"
+	for i in "${!names[@]}"; do
+		[[ "${vals[i]:-}" == "${names[i]}="* ]] || die "provision placement: line $((i + 1)) is not ${names[i]}=...: ${vals[i]:-}"
+		export "${names[i]}=${vals[i]#*=}"
+	done
 	if [[ "$IDPBENCH_PLACEMENT" == shared ]]; then
 		log "placement: shared: $IDPBENCH_PLACEMENT_REASON"
 	else
-		log "placement: load generator and measurement tools on CPUs $d, product and PostgreSQL on CPUs $s"
+		log "placement: load generator and measurement tools on CPUs $IDPBENCH_DRIVER_CPUS, product and PostgreSQL on CPUs $IDPBENCH_SERVER_CPUS"
 	fi
-}
-
-# placement_args prints the meta's placement (schema.Placement) as
-# provision meta's flags, one a line.
-placement_args() {
-	local all="${IDPBENCH_CPUS_ALLOWED:-$(cpus_allowed)}" n="${IDPBENCH_HOST_CPUS:-}"
-	[[ -n "$n" ]] || n="$(cpu_list_expand "$all" | wc -l)"
-	printf '%s\n' --placement-mode "${IDPBENCH_PLACEMENT:-shared}" --driver-cpus "${IDPBENCH_DRIVER_CPUS:-$all}" \
-		--server-cpus "${IDPBENCH_SERVER_CPUS:-$all}" --host-cpus "$n"
-	[[ -z "${IDPBENCH_PLACEMENT_REASON:-}" ]] || printf '%s\n' --placement-reason "$IDPBENCH_PLACEMENT_REASON"
 }
 
 # pin_prefix driver|server prints the command prefix that pins to that
