@@ -6,38 +6,30 @@
 #   scripts/gcjitter.sh PRODUCT [--quick] [--run-dir DIR] [--state-dir DIR]
 #                       [--step-offset K --step-total T]
 #
-# One loadstep at c=32 on userinfo (S6) for 2 minutes (--quick: 60 s) with
-# 10 s intervals and a 5 s warmup, the same for every product (the run
-# follows the product's ladders, which warmed it: a JVM's JIT has compiled
-# its hot paths by then), into RUN_DIR/PRODUCT/gcjitter.json with --label
-# phase=gcjitter. Two minutes hold twelve 10 s intervals: young-generation
-# collections (every few seconds under load) and Go's GC cycles show in
-# them; a rarer old-generation collection may not (IDPBENCH_GCJITTER_S=300
-# for a longer look). Falls back to client_credentials (S2, no pool) when the
-# product has no userinfo here, or when its access tokens expire before the
-# run ends (adapter ttl); the step says so in its labels (fallback=
-# client_credentials, fallback_reason=...). The userinfo pool is reused
-# (round robin) and minted fresh unless the ladder's pool is younger than
-# IDPBENCH_REUSE_MAX_AGE_S (120 s). A complete gcjitter.json is skipped, so
-# an interrupted run resumes. The product must be up and set up, as for
-# ladder.sh, which also calls the adapter's fresh first (the reference OP
-# starts again empty; nothing for the others).
+#   --quick          60 s instead of 2 minutes
+#   --run-dir DIR    result: DIR/PRODUCT/gcjitter.json (env RUN_DIR); a complete one is skipped
+#   --state-dir DIR  the product's state, from its adapter's up and setup (env STATE_DIR)
+#   --step-offset K, --step-total T   the step counter's start and bound (run-comparison.sh)
 #
-# Environment: RUN_DIR, STATE_DIR (instead of the flags); IDPBENCH_GCJITTER_S
-# (duration, s), IDPBENCH_GCJITTER_C (connections), IDPBENCH_GCJITTER_WARMUP_S (else
-# IDPBENCH_WARMUP_S, else 5 s),
-# IDPBENCH_REUSE_POOL (pool size, 256); IDPBENCH_BIN holds the built tools;
-# IDPBENCH_DRIVER_CPUS: the CPUs of the loadstep and of the minting (as
-# ladder.sh).
+# One loadstep at c=32 on userinfo (S6, else client_credentials), 5 s warmup,
+# 10 s intervals, label phase=gcjitter. The product must be up and set up.
+#
+# Environment: IDPBENCH_GCJITTER_S (duration), IDPBENCH_GCJITTER_C (connections),
+# IDPBENCH_GCJITTER_WARMUP_S (else IDPBENCH_WARMUP_S, else 5), IDPBENCH_REUSE_POOL
+# (256), IDPBENCH_REUSE_MAX_AGE_S (120), IDPBENCH_DRIVER_CPUS, IDPBENCH_BIN.
+#
 # Exit codes: 0 ok, 1 failure, 2 usage, 130 interrupted.
+#
+#   IDPBENCH_GCJITTER_S=300 scripts/gcjitter.sh keycloak --run-dir results/mine --state-dir "$st"
+#
+# Rules and records: docs/design.md#methodology-as-implemented (GC jitter).
 set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 export IDPBENCH_LOG_TAG=gcjitter
 
-# A pool must stay valid this long after the measured window ends (minting
-# and startup slack), seconds.
+# Seconds a pool must stay valid after the window ends (minting and startup slack).
 TTL_MARGIN_S=30
 
 usage() {

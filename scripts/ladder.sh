@@ -5,102 +5,34 @@
 #                     [--full-ladder] [--run-dir DIR] [--state-dir DIR]
 #                     [--step-offset K --step-total T]
 #
-# Runs one loadstep per connection count (2 4 8 16 32 64 128; --quick: 2 8 32),
-# each into RUN_DIR/PRODUCT/SCENARIO-c<N>.json with --label phase=ladder: a
-# warmup, then a measured window of 10 s (--quick: 3 s).
+#   --quick          smoke profile: ladder 2 8 32, warmup 1-5 s, windows of 3 s
+#                    (default: 2 4 8 16 32 64 128, warmup 3-60 s, 10 s)
+#   --repeats N      round 1 to the knee, then N-1 more windows of each candidate
+#                    steady level (default 1)
+#   --round K        measure only round K (K >= 2 needs round 1's knee record)
+#   --full-ladder    measure every level; SCENARIO.knee.json says where it would stop
+#   --run-dir DIR    results: DIR/PRODUCT/SCENARIO-c<N>[-r<K>].json (env RUN_DIR)
+#   --state-dir DIR  the product's state, from its adapter's up and setup (env STATE_DIR)
+#   --step-offset K, --step-total T   the step counter's start and bound (run-comparison.sh)
 #
-# The warmup is one rule for every product (loadstep --warmup-max): at
-# least 3 s (--quick: 1 s), then until the last 3 one-second intervals'
-# throughput is each within 10% of their mean, at most 60 s (--quick: 5 s;
-# a JVM's JIT compiles for tens of seconds). 10%, not less: on a shared
-# 2-core machine a warm server's one-second throughput wanders by about
-# that much (measured windows of the reference OP: at 5% the rule waited
-# up to 17 s on servers that were long warm, and 4 of 20 warm series never
-# settled in 10 s; at 10% it settled after a median 3 intervals). Where the
-# product has a JIT (a JVM: Keycloak), those 3 intervals must also have had
-# its compiler threads busy at most 5% of one core
-# (IDPBENCH_WARMUP_JIT_MAX_PCT; loadstep --jit-pidfile reads the JVM's
-# compiler threads' CPU in /proc): a JVM's throughput climbs in steps with flat
-# plateaus between them while the JIT compiles for minutes
-# (results/warmup-check; with the 60 s cap the first steps of a fresh JVM run
-# to the cap and are still not warm there: keycloak-client_credentials-jit5),
-# which no rule on throughput alone can tell from
-# steady state. A product compiled ahead of time has no JIT to wait for. A
-# product's process stays up through its ladders, so a JIT that is warm
-# from one step carries into the next, and later steps pay only what they
-# need. Every step records the warmup it spent (warmup_s), whether
-# stability or the cap ended it (warmup_stable), each warmup second's
-# throughput (warmup_qps) and how busy the JIT was (jit).
+# The product must be up and set up (scripts/products/PRODUCT up, setup). A
+# complete step is skipped, so a rerun resumes.
 #
-# Round 1 stops at the ladder's knee: after each step it asks `aggregate
-# ladder knee`, which stops it when the last two levels each added less than
-# 5% to the best qps before them (a level with errors, failed connects or a
-# driver limit adds nothing) while P99 rose -- never before 3 levels -- and
-# writes RUN_DIR/PRODUCT/SCENARIO.knee.json (idpbench.knee/v1: the levels
-# measured and skipped, where and why it stopped; the reason is logged).
-# A resumed round 1 whose knee record exists does not measure the levels it
-# skipped. --full-ladder (env IDPBENCH_FULL_LADDER=1) measures the whole
-# ladder and the record says where the rule would have stopped, so one run
-# shows what stopping saves and whether the steady level changes.
+# Environment: IDPBENCH_LADDER, IDPBENCH_DURATION_S, IDPBENCH_WARMUP_S (floor),
+# IDPBENCH_WARMUP_MAX_S (cap; <= floor: fixed), IDPBENCH_WARMUP_TOLERANCE_PCT (10),
+# IDPBENCH_WARMUP_JIT_MAX_PCT (5), IDPBENCH_REPEATS, IDPBENCH_ROUND,
+# IDPBENCH_FULL_LADDER, IDPBENCH_REUSE_POOL (256), IDPBENCH_REUSE_MAX_AGE_S (120),
+# IDPBENCH_CONSUME_PER_CONN_QPS (50), IDPBENCH_POOL_CAP (100000),
+# IDPBENCH_DRIVER_CPUS, IDPBENCH_BIN.
 #
-# --repeats N (env IDPBENCH_REPEATS, default 1) measures the candidate
-# steady levels N times, each window with its own warmup: rounds 2..N
-# measure only what `aggregate ladder candidates` names from round 1 (the
-# best steady level and up to 2 lower levels within 10% of its qps; none
-# when no level of round 1 is a steady state), so that every level that can
-# be the steady state has N windows -- what `aggregate compare` tests a
-# difference on (one sample per window; a test at alpha 0.05 needs >= 4) and
-# the report's steady-level rule compares (>= 3). Repeat k >= 2 goes into
-# SCENARIO-c<N>-r<k>.json; with N > 1 every window has the label repeat=<k>.
-# Alone, ladder.sh measures round 1, then the other N-1 windows of each
-# candidate back to back; with --round K (env IDPBENCH_ROUND) it measures
-# only round K (K >= 2 needs round 1's knee record), and run-comparison.sh
-# runs round 1 of every scenario, then round 2, ... so that the windows of
-# one level are spread over the run (back-to-back windows share a busy spell
-# of the machine and understate the noise between runs). A step whose file
-# exists with status complete is skipped, so an interrupted run resumes; any
-# other step (target_lost, interrupted, error) is measured again. The step
-# counter says "of at most T": where round 1 stops is known only at its knee.
-# Before every window the adapter's fresh entry point runs: the reference OP,
-# which never frees a token it issued, starts again with an empty store when
-# the load since its start issued tokens, so that every step runs on a store
-# holding nothing but its own pool (scripts/products/refop product_fresh);
-# for every other product it does nothing.
-# The product's health (scripts/products/PRODUCT health: its process runs and
-# its discovery endpoint answers) is checked before the ladder and after
-# every step; a product that stopped answering ends the ladder with exit 4,
-# the reason in STATE_DIR/lost.
-# The product must be up and set up (scripts/products/PRODUCT up/setup
-# STATE_DIR); its adapter supplies the URL, the loadstep arguments and the
-# pools.
-#
-# Pools (the adapter's loadargs say --pool-mode):
-#   reuse    minted once into STATE_DIR/pools/SCENARIO.pool and kept across the
-#            ladder and its later rounds while its tokens outlive the next
-#            step (the adapter's ttl: age + the longest step + 30 s below it);
-#            without a ttl, reminted when older than IDPBENCH_REUSE_MAX_AGE_S
-#            (120 s), which also caps the age when set; IDPBENCH_REUSE_POOL
-#            tokens (256). Minting is slow where logins hash passwords
-#            (Keycloak's Argon2id): with its 1-hour tokens a pool is minted
-#            once per product and run
-#   consume  reissued before every step (reissue hook), sized by pool_size below
-#            from the previous step's measured qps
-#   chain    reissued before every step: seeds for each connection's chain
-#
-# Every loadstep and the minting of every pool (the adapter's pools) run on
-# the driver CPUs, IDPBENCH_DRIVER_CPUS, when it is set (run-comparison.sh
-# --driver-cpus; scripts/lib/common.sh pinned).
-#
-# Environment: RUN_DIR, STATE_DIR (instead of the flags); IDPBENCH_LADDER,
-# IDPBENCH_WARMUP_S (the floor), IDPBENCH_WARMUP_MAX_S (the cap; 0: a fixed
-# warmup of IDPBENCH_WARMUP_S), IDPBENCH_WARMUP_TOLERANCE_PCT (10),
-# IDPBENCH_WARMUP_JIT_MAX_PCT (5; 0 records the JIT without waiting for it),
-# IDPBENCH_DURATION_S override the profile; IDPBENCH_BIN
-# holds the built tools (scripts/lib/common.sh build_tools). The number of
-# windows the ladder went through (measured or skipped as complete) is left
-# in STATE_DIR/ladder.windows for run-comparison.sh's step counter.
 # Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario N/A for the product,
 # 4 the product stopped answering (STATE_DIR/lost says how), 130 interrupted.
+#
+#   st="$(mktemp -d)"; scripts/products/refop up "$st" && scripts/products/refop setup "$st"
+#   scripts/ladder.sh refop userinfo --quick --run-dir results/mine --state-dir "$st"
+#
+# Rules and records: docs/design.md#methodology-as-implemented (Ladder, Warmup,
+# Knee, Repeats) and #the-scripts.
 set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh
@@ -112,12 +44,8 @@ usage() {
 	exit 2
 }
 
-# pool_size MODE C PREV_STEP_JSON WARMUP_S DURATION_S prints the pool size of
-# a step: `aggregate ladder pool-size` (internal/ladder.PoolSize) holds the
-# sizing -- consume from the previous step's qps (the first step:
-# IDPBENCH_CONSUME_PER_CONN_QPS, 50 a connection), at most
-# IDPBENCH_POOL_CAP (100000); chain 2 seeds a connection; reuse
-# IDPBENCH_REUSE_POOL (256).
+# pool_size MODE C PREV_STEP_JSON WARMUP_S DURATION_S prints a step's pool size
+# (`aggregate ladder pool-size`; the rule: docs/design.md#the-scripts).
 pool_size() {
 	local from=()
 	[[ -s "$3" ]] && from=(--prev "$3")
@@ -151,9 +79,7 @@ sizing_step() {
 }
 
 # reuse_fresh ADAPTER STATE SCENARIO AGE STEP_S succeeds when a reuse pool
-# AGE seconds old still serves a step of at most STEP_S seconds: its tokens
-# (the adapter's ttl) outlive the step by 30 s; without a ttl, it is younger
-# than IDPBENCH_REUSE_MAX_AGE_S (120 s), which caps the age when set.
+# AGE seconds old still serves a step of at most STEP_S seconds.
 reuse_fresh() {
 	local ttl max="${IDPBENCH_REUSE_MAX_AGE_S:-}"
 	ttl="$("$1" ttl "$2" "$3")"
@@ -186,11 +112,7 @@ run_ladder() {
 	fi
 	[[ "$warmup" =~ ^[0-9]+$ && "$warmup_max" =~ ^[0-9]+$ && "$duration" =~ ^[1-9][0-9]*$ ]] ||
 		die "IDPBENCH_WARMUP_S $warmup, IDPBENCH_WARMUP_MAX_S $warmup_max, IDPBENCH_DURATION_S $duration: want whole seconds"
-	# A cap at or below the floor is a fixed warmup.
-	# Every step follows the product's JIT, where it has one (a JVM: its
-	# compiler threads' CPU; loadstep --jit-pidfile), and the adaptive rule
-	# waits until it compiles at most IDPBENCH_WARMUP_JIT_MAX_PCT percent of
-	# a core; a product compiled ahead of time has no JIT to wait for.
+	# A cap at or below the floor is a fixed warmup; the JIT rule: docs/design.md (Warmup).
 	local jit_max="${IDPBENCH_WARMUP_JIT_MAX_PCT:-5}"
 	[[ "$jit_max" =~ ^[0-9]+$ ]] || die "IDPBENCH_WARMUP_JIT_MAX_PCT $jit_max: want a whole percent (0: record the JIT, do not wait for it)"
 	local warmargs=(--warmup "${warmup}s" --jit-pidfile "$state/pids/$product.pid") warm_most="$warmup"

@@ -5,98 +5,40 @@
 #                             [--repeats N] [--full-ladder]
 #                             [--driver-cpus LIST --server-cpus LIST | --no-pin]
 #
-# The full profile (the default): ladders 2 4 8 16 32 64 128 connections, each
-# stopped at its knee; every step warmed by one rule for every product (at
-# least 3 s, until 3 one-second intervals are each within 10% of their mean,
-# at most 60 s) and measured for 10 s; 3 rounds, so that every level that can
-# be the steady state has 3 windows spread over the run; a 2-minute GC-jitter
-# run per product. About an hour for refop, Hydra and Keycloak on 2 CPUs;
-# COMPARISON.md's "Where the time goes" says where it went.
+# Builds the tools, starts one shared PostgreSQL, then per product: install,
+# cold starts A and B, setup, every scenario's ladder (scripts/ladder.sh) in
+# each round, GC jitter (scripts/gcjitter.sh), meta, down; then
+# results/ID/COMPARISON.md and results/latest. The full profile takes about
+# an hour for refop, Hydra and Keycloak on 2 CPUs.
 #
-#   --quick      smoke profile: ladder 2 8 32, warmup 1-5 s, measured 3 s,
-#                1 round; GC jitter 60 s
-#   --fresh      delete the run directory first (default: resume it)
-#   --only P,..  products to run (default: refop hydra keycloak zitadel); an unknown product
-#                becomes an N/A row with the reason
-#   --run-id ID  results/ID (default: "quick", or "full-YYYYMMDD" for the full
-#                profile), so a rerun resumes: complete steps are skipped
-#   --repeats N  measure every ladder step N times (env IDPBENCH_REPEATS,
-#                default 3, --quick 1) in N rounds: every scenario's ladder once, then
-#                again, so that a step's windows are spread over the run; the
-#                repeated windows `aggregate compare` needs to test a
-#                difference between two runs (>= 4; 5 is a good start).
-#                Round 1 stops every ladder at its knee; rounds 2..N repeat
-#                only its candidate steady levels (scripts/ladder.sh)
-#   --full-ladder  measure every ladder to its end (env IDPBENCH_FULL_LADDER=1);
-#                each SCENARIO.knee.json says where round 1 would have stopped
+#   --quick        smoke profile: ladder 2 8 32, warmup 1-5 s, 3 s windows, 1 round,
+#                  GC jitter 60 s (default: full, 2..128, 3-60 s, 10 s, 3 rounds, 2 min)
+#   --fresh        delete the run directory first (default: resume it)
+#   --only P,..    products (default: refop hydra keycloak zitadel; unknown: an N/A row)
+#   --run-id ID    results/ID (default "quick", or "full-YYYYMMDD"); a rerun resumes
+#   --repeats N    rounds, so a steady level has N windows (env IDPBENCH_REPEATS;
+#                  default 3, --quick 1; aggregate compare needs >= 4, 5 is a good start)
+#   --full-ladder  measure every ladder to its end (env IDPBENCH_FULL_LADDER=1)
 #   --driver-cpus LIST, --server-cpus LIST
-#                pin the load generator (loadstep, pool minting) and the
-#                measurement tools (sampler, coldstart) to the CPUs LIST, and
-#                the product's process tree and PostgreSQL to the other
-#                (taskset -c lists: "3", "0-2", "0,2"; env IDPBENCH_DRIVER_CPUS,
-#                IDPBENCH_SERVER_CPUS); both or neither, disjoint, within the
-#                CPUs this process may use, else exit 2. Default: with >= 4
-#                CPUs about a quarter, the highest-numbered, for the driver and
-#                the rest for the server; fewer: shared (nothing pinned). In
-#                compose mode the containers get the server set as cpuset.
-#                Recorded in each meta.json (placement) and the report
-#   --no-pin     share every CPU even on a big host (env IDPBENCH_PIN=0)
+#                  pin loadstep, minting, sampler and coldstart to one set, the product
+#                  and PostgreSQL to the other (taskset lists "3", "0-2", "0,2"; env
+#                  IDPBENCH_DRIVER_CPUS, IDPBENCH_SERVER_CPUS); both or neither, disjoint.
+#                  Default: with >= 4 CPUs a quarter, the highest, for the driver; else shared
+#   --no-pin       share every CPU (env IDPBENCH_PIN=0)
 #
-# The step counter counts load steps (ladder windows, one GC-jitter run per
-# product) against an upper bound: how many a ladder measures is known only
-# when it reaches its knee ("step 12 (of at most 150)").
+# Environment: IDPBENCH_SCENARIOS, IDPBENCH_RESULTS (default <repo>/results),
+# IDPBENCH_NO_BUILD=1 (use the tools in IDPBENCH_BIN), IDPBENCH_TMP, IDPBENCH_CACHE,
+# ZITADEL_BIN, IDPBENCH_MODE, IDPBENCH_OIDC_CONFIG, and ladder.sh's and
+# gcjitter.sh's variables.
 #
-# Round by round (--repeats N): round 1 of every product, then round 2 of
-# every product, and so on, so that the windows of one cell come from
-# stretches of the run minutes apart, not from one stretch that a noisy
-# neighbour may have slowed as a whole. A product's round 1 opens it:
-# install (cached); up, the first start on a fresh database (one shared
-# throwaway PostgreSQL with identical settings for every product), timed by
-# coldstart as mode A; restart on the initialised database, timed as mode B
-# (RESULTS/PRODUCT/coldstart-A.json, -B.json; a complete record from an
-# earlier session is kept and the restart skipped); setup (clients, users).
-# Every round: the sampler (process tree "process:PRODUCT", its database,
-# the host; pg_stat_statements reset) into samples-<time>.jsonl, and every
-# scenario's connection ladder (scripts/ladder.sh, IDPBENCH_ROUND). Between
-# its rounds the product stays up and idle (its JIT state and its database
-# with it) while the others run theirs; a product that stopped answering
-# meanwhile fails. Its last round closes it: the GC-jitter run
-# (scripts/gcjitter.sh); meta.json (with the rounds: how many, interleaved);
-# down, and the check that nothing is left (process, process group, port,
-# data). A product that cannot be installed, does not start (the reason
-# comes from its coldstart record) or fails mid-run gets a meta.json with
-# status "na" and the reason, is out of the later rounds, and the run goes
-# on. Then aggregate report writes results/ID/COMPARISON.md and
-# results/latest points at the run.
+# Exit codes: 0 ok (a product that cannot be installed here is an N/A row), 1 a
+# product failed after install or left something behind, or the run id is
+# held by a live session, 2 usage, 130 interrupted.
 #
-# Where the time goes: as each phase ends (phase_step), its record -- this
-# session's id, product ("" for a run-wide phase), kind, name, start, end,
-# seconds -- is appended to RUN_DIR/phases.jsonl (`aggregate phase`,
-# schema idpbench.phase/v1); a resumed run appends the phases of its new
-# session, and an interrupted session's last phase and its cleanup are
-# recorded by the EXIT trap (a session killed with kill -9 loses its last).
-# The report's "Where the time goes" table is made from it.
+#   scripts/run-comparison.sh --quick --only refop,hydra
+#   scripts/run-comparison.sh --repeats 5 --run-id base
 #
-# The state of a run (the products' state directories, the pidfiles of what
-# it started with each process's start time, its scratch directories) lives
-# in IDPBENCH_TMP/idpbench-run-ID-HASH (HASH: cksum of the run directory's
-# path), the same for every session of one run, and is deleted when the run
-# ends. A rerun after a session was killed (kill -9) first stops what that
-# session left -- each recorded process, its whole process group when it
-# leads one, but only when its pid still has the recorded start time and boot
-# id -- then deletes its state directory, the directories it recorded outside
-# it (PostgreSQL's) and the temp files of unfinished writes in the run
-# directory (.NAME.tmp-*, NAME.tmp), logging each ("cleaned: ..."). A second
-# session of a run id whose first still runs refuses to start (exit 1).
-#
-# Environment: IDPBENCH_SCENARIOS (default "discovery client_credentials
-# client_credentials_login jwt_bearer introspect auth_code refresh userinfo"),
-# IDPBENCH_RESULTS (default <repo>/results), and
-# the ladder's and the GC-jitter run's variables (scripts/ladder.sh,
-# scripts/gcjitter.sh); IDPBENCH_NO_BUILD=1 uses the tools
-# already built in IDPBENCH_BIN instead of building them. Exit codes: 0 ok (a product
-# that cannot be installed here is an N/A row, not a failure), 1 a product
-# failed after install or left something behind, 2 usage, 130 interrupted.
+# Rules and records: docs/design.md#the-scripts and #methodology-as-implemented.
 set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh
@@ -151,11 +93,8 @@ na_meta() {
 	"$(tool provision)" meta --product "$1" --product-version "$2" --status na --na-reason "$3" -o "$4"
 }
 
-# product_meta PRODUCT STATE START STATUS REASON writes RUN_DIR/PRODUCT/meta.json
-# from the adapter's meta (or, when that fails, the bare record of a product
-# that did not run), completed by provision meta with the run's part: the
-# times, the status and, for a failed product, the reason, the scenarios
-# outside the run's list, the profile and the placement.
+# product_meta PRODUCT STATE START STATUS REASON writes RUN_DIR/PRODUCT/meta.json:
+# the adapter's meta (else a bare one) completed with the run's part (provision meta).
 product_meta() {
 	local p="$1" state="$2" start="$3" status="$4" reason="$5" base=() args=() txt
 	if "$(adapter "$p")" meta "$state" >"$WORK/$p-meta.json"; then
@@ -173,13 +112,8 @@ product_meta() {
 		--scenarios "${SCENARIOS[*]}" "${args[@]}" -o "$RUN_DIR/$p/meta.json"
 }
 
-# run_product PRODUCT ROUND: round ROUND of one product. Round 1 opens it
-# (open_product: install, cold starts, setup); every round runs each
-# scenario's ladder once (scripts/ladder.sh, IDPBENCH_ROUND); the last round
-# closes it (GC jitter, meta, down). Between its rounds the product stays
-# up, idle, while the other products run theirs: the rounds are interleaved
-# across products, so the windows of one cell come from stretches of the run
-# minutes apart, not from one stretch. Returns non-zero when it failed (the
+# run_product PRODUCT ROUND: round ROUND of one product (round 1 opens it, the
+# last closes it; docs/design.md#the-scripts). Non-zero when it failed (the
 # meta says why); exits 130 when interrupted.
 run_product() {
 	local p="$1" round="$2" state="$WORK/$1" start rc s what rounds="${IDPBENCH_REPEATS:-1}" why
@@ -231,9 +165,8 @@ run_product() {
 	product_down "$p" "$state"
 }
 
-# open_product PRODUCT: install, up (cold start A), restart (cold start B),
-# setup. A product that cannot be installed here gets its N/A meta and is
-# marked out ($WORK/out-PRODUCT): not a failure of the run.
+# open_product PRODUCT: install, up (cold start A), restart (cold start B), setup;
+# one that cannot be installed gets its N/A meta and is marked out ($WORK/out-PRODUCT).
 open_product() {
 	local p="$1" a state="$WORK/$1" start version rc=0 reason
 	a="$(adapter "$p")"
@@ -280,9 +213,8 @@ coldstart_complete() {
 	[[ -s "$1" ]] && jq -e '.status == "complete"' "$1" >/dev/null 2>&1
 }
 
-# keep_coldstart PRODUCT STATE MODE copies the coldstart record of this
-# session into the run, unless the run already holds a complete one (a
-# resumed run keeps its first measurement, as it keeps complete steps).
+# keep_coldstart PRODUCT STATE MODE copies this session's coldstart record into
+# the run, unless the run already holds a complete one.
 keep_coldstart() {
 	local src="$2/coldstart-$3.json" dst="$RUN_DIR/$1/coldstart-$3.json"
 	[[ -s "$src" ]] || return 0
@@ -308,16 +240,8 @@ start_failure() {
 	fi
 }
 
-# start_sampler PRODUCT STATE samples, every second until stop_sampler, the
-# product's process tree (the group coldstart started: pids/PRODUCT.pid,
-# source process:PRODUCT), its database when it uses PostgreSQL (rates of
-# that database, the server's processes, top queries; pg_stat_statements is
-# reset first so they cover this product only) and the host, into
-# RUN_DIR/PRODUCT/samples-<time>.jsonl (a resumed run adds a file). PSS is read
-# every 2 s (the report prefers it to RSS: shared_buffers counted once). An
-# adapter that prints its own sampler arguments (`sampleargs`: the generic
-# oidc adapter's --match, compose mode's --docker) replaces the process and
-# database arguments; a database password comes from STATE/secrets/pgpass.
+# start_sampler PRODUCT STATE samples the product, its database and the host
+# until stop_sampler (what and why: docs/design.md#the-scripts, sampler).
 start_sampler() {
 	local p="$1" state="$2" args=() db txt envs=() pin=()
 	[[ -x "$IDPBENCH_BIN/sampler" ]] || { warn "sampler is not built: no memory/CPU samples"; return 0; }
@@ -339,8 +263,7 @@ start_sampler() {
 		--every 1s --pss-every 2s -o "$RUN_DIR/$p/samples-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
 }
 
-# stop_sampler stops the sampler with SIGINT (a normal stop: it writes its
-# final records, top queries included, and exits 0) and waits for it.
+# stop_sampler stops the sampler with SIGINT (its normal stop) and waits for it.
 stop_sampler() {
 	[[ -n "$WORK" && -s "$WORK/pids/sampler.pid" ]] || return 0
 	signal_stop "$WORK/pids/sampler.pid" INT 30 || warn "sampler did not stop cleanly (log: $WORK/sampler.log)"
@@ -395,10 +318,8 @@ after_failure() {
 	fi
 }
 
-# find_unrecorded_postgres STATE: a session killed while PostgreSQL started
-# had not recorded the server's pid (pids/postgres.pid) yet: record the
-# server of each cluster directory it recorded, found by that directory, for
-# clean_run_state to stop.
+# find_unrecorded_postgres STATE records, for clean_run_state, the server of each
+# cluster directory STATE lists whose pid a session killed mid-start never recorded.
 find_unrecorded_postgres() {
 	local state="$1" d pid
 	[[ -s "$state/tmpdirs" && ! -e "$state/pids/postgres.pid" ]] || return 0
@@ -411,16 +332,10 @@ find_unrecorded_postgres() {
 	done <"$state/tmpdirs"
 }
 
-# phase_step KIND PRODUCT NAME... ends the phase that runs and begins phase
-# NAME of KIND (build, database, install, coldstart, setup, ladder, gcjitter,
-# teardown, report, other) for PRODUCT ("" = run-wide); with no arguments it
-# only ends the running phase (cleanup, the last thing a session does). The
-# one place a phase ends: its record (session, product, kind, name, start,
-# end) is appended to RUN_DIR/phases.jsonl by `aggregate phase`, and the log
-# says how long it took. The running phase lives in WORK/phase, so that one
-# begun in run_product's subshell is ended by the main shell. A session's
-# first phase begins when the session started (SESSION_START): its phases
-# cover its whole wall time.
+# phase_step KIND PRODUCT NAME... ends the running phase (its record to
+# RUN_DIR/phases.jsonl) and begins NAME of KIND for PRODUCT ("" = run-wide); no
+# arguments: only ends it. The running phase lives in WORK/phase, so one begun
+# in run_product's subshell is ended by the main shell.
 phase_step() {
 	local now start epoch kind product name took=""
 	now="$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)"

@@ -3,76 +3,29 @@
 #
 #   scripts/test.sh [--unit] [--keep]
 #
-#   --unit   static checks and Go tests only (the integration pass is skipped,
-#            and Go tests that need a real server skip themselves; those that
-#            start nginx run when it is installed)
-#   --keep   keep the integration run's results directory (printed at the end)
+#   --unit   static checks, Go tests and fuzz only (tests that need a real server
+#            skip themselves; those that start nginx run when it is installed)
+#   --keep   keep the integration run's directory (logged at the end)
 #
-# 1. static: gofmt, go vet, bash -n and shellcheck (default severity) on every script
-# 1b. deploy/kubernetes (its own module): the agents' Indexed Job and the
-#    overlays k8sstep (cmd/k8sstep) writes, rendered in process by kustomize's
-#    library and decoded strictly into the Kubernetes types; no cluster
-# 2. servers: the reference OP, and Ory Hydra on a throwaway PostgreSQL, started
-#    by the product adapters (installed or built on first use, then cached in
-#    ~/.cache/idpbench); PostgreSQL and both products listen on loopback only,
-#    and the adapters refuse a server that listens beyond it (a python3 server
-#    on 0.0.0.0 started by the generic oidc adapter)
-# 3. go test -race ./... with IDPBENCH_INTEGRATION=1, so tests that need those
-#    servers (or nginx) fail instead of skipping when they are missing; one
-#    package at a time (-p 1), because the load generator's fidelity tests time
-#    a 5 ms server to a tenth of a millisecond and 2 cores shared with other
-#    test binaries starve them. Among them the tools against nginx and fixed
-#    service-time servers on loopback (internal/nginxtest): the driver-limited
-#    flag, a target killed mid-step, compare on real measurements, 3 agents.
-#    internal/e2e's TestE2E* are the checks of this script's phases: each runs
-#    at its phase (e2e below), not here; internal/runtest's tests skip there,
-#    each runs at its own point below (IDPBENCH_RUNTEST=1)
-# 3b. scripts/fuzz.sh --time 3s: every Go fuzz target for 3 s (the --unit
-#    pass runs it after its go test too); the longer run is
-#    scripts/fuzz.sh --time 5m
-# 4. jwt-bearer grants and private_key_jwt introspection (the calls of
-#    Zitadel's S2j and S3) against the reference OP, through mintpool and
-#    loadstep, with zero errors; tampered client assertions must all get 401
-# 4a. the reference OP's fresh start before a load step: a new process and an
-#    empty store after load that issued tokens, the same process after a step
-#    that only read; Hydra's fresh is a no-op
-# 4f. TestPlacement (internal/runtest): a run pinned apart (--driver-cpus,
-#    --server-cpus): the reference OP's process tree and PostgreSQL on one CPU,
-#    loadstep and the sampler on the other, read from /proc while it runs; the
-#    meta's placement; bad placements exit 2 naming the flag
-# 4h. TestRounds (internal/runtest): a run of refop and oidc in 2 rounds: the
-#    windows of round 1 of both before round 2 of either, each product up and
-#    idle between its rounds, the metas' rounds and the report's line
-# 4i. the Zitadel adapter's native mode on a stand-in binary: how it starts
-#    one (config, masterkey, PAT, both cold starts, meta, down)
-# 4d. TestKillRun (internal/runtest): kill -9 of a real run's process group
-#    mid-step, then the same command again: nothing of the first run is left
-#    (its processes, ports, temp directories, unfinished writes), a recorded
-#    pid whose start time does not match is left alone, and the rerun completes
-# 5. the quick comparison (scripts/run-comparison.sh --quick) on
-#    refop,hydra,keycloak (Keycloak from Maven Central, run on a JDK >= 21),
-#    its run directory checked by internal/e2e (TestE2EQuickRun, through
-#    internal/report's loader and `aggregate steady`'s rows): Hydra's and Keycloak's S1 S2
-#    S3 S4 S5 S6, Keycloak's S2l and the reference OP's (and its S2j) have
-#    numbers with zero failed requests at the steady step; that Hydra's and
-#    the reference OP's S2l are N/A (their userinfo answers a client's token
-#    without a sub); that the steady cells of a scenario share one check and
-#    no step counts a 4xx or 5xx as ok; that the metas carry the facts read
-#    from the running products (Keycloak's Argon2id, Hydra's PBKDF2, every
-#    version) and Hydra's known discovery bottleneck; that cold start, memory
-#    and GC-jitter records exist; that each product's meta names its
-#    listeners, read from /proc, all on loopback; and Zitadel's rows: N/A with the reason
-#    without ZITADEL_BIN and a Docker engine, asserted like the others'
-#    with either
-# 5b. a refop step's req/CPU-s (from the sampler) is within 10% of ok / the
-#    CPU seconds /proc says refop spent (TestE2EEfficiency)
-# 6. TestCheckOIDC (internal/runtest): the generic oidc adapter, configured
-#    by a file only, measures Hydra, Keycloak and the reference OP
-# The checks of phases 2, 4, 4a, 4i, 5 and 5b are Go tests in internal/e2e,
-# given the servers' URLs, state directories and files in their environment.
-# Installs what it needs from the OS packages when run as root (PostgreSQL,
-# jq, gcc, nginx) and fails naming what is missing otherwise. Exit 0 only when all
-# of it passes.
+# Phases, each logged as "=== NAME": static checks (gofmt, go vet,
+# bash -n, shellcheck); deploy/kubernetes's tests; the reference OP and Hydra on
+# PostgreSQL; go test -race -p 1 ./... with IDPBENCH_INTEGRATION=1; every fuzz
+# target 3 s; jwt-bearer and private_key_jwt on the reference OP; its fresh
+# start; internal/runtest's TestPlacement, TestRounds, TestKillRun; the Zitadel
+# adapter on a stand-in; the quick comparison; req/CPU-s against /proc;
+# TestCheckOIDC. Each phase's checks are internal/e2e's TestE2E<Phase>.
+#
+# Environment: IDPBENCH_CACHE (products installed or built on first use, then
+# cached), IDPBENCH_TMP, ZITADEL_BIN. As root it installs what it needs from the
+# OS packages (PostgreSQL, jq, gcc, nginx); otherwise it fails naming it.
+#
+# Exit codes: 0 when all of it passes, 1 a failure (an unknown argument too),
+# 130 interrupted.
+#
+#   scripts/test.sh --unit     # no servers
+#   scripts/test.sh --keep
+#
+# Rules and records: docs/design.md#the-scripts (test.sh, the loopback tests).
 set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh
@@ -138,8 +91,7 @@ shell_files=(scripts/*.sh scripts/lib/*.sh scripts/products/*)
 for f in "${shell_files[@]}"; do
 	bash -n "$f" || die "syntax error in $f"
 done
-# Static analysis: shellcheck at its default severity (style and up), following every source;
-# a finding fails the tests, named by file and line
+# Static analysis at shellcheck's default severity (style and up), following every source
 ensure_pkg shellcheck shellcheck
 shellcheck -x "${shell_files[@]}" >&2 ||
 	die "shellcheck reports findings in scripts/ (above)"

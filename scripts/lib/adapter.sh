@@ -1,88 +1,17 @@
 # shellcheck shell=bash
-# adapter.sh: the shared plumbing of scripts/products/<name>. Every adapter has
-# the same entry points:
+# adapter.sh: the shared plumbing of scripts/products/<name>. An adapter sources
+# it, sets PRODUCT and PRODUCT_VERSION, defines product_install, product_up,
+# product_start and product_stop (and any default product_* hook it replaces),
+# and ends with `adapter_main "$@"`, which answers:
 #
-#   <adapter> install                          fetch/build the product into $IDPBENCH_CACHE (idempotent)
-#   <adapter> version                          print the product version
-#   <adapter> up STATE_DIR                     start it on a fresh database, timed by coldstart (mode A:
-#                                              initialisation and migrations included) -> STATE_DIR/coldstart-A.json;
-#                                              up and restart fail when it listens beyond loopback
-#                                              (adapter_listeners)
-#   <adapter> restart STATE_DIR                stop its processes, keep its database, start it again timed
-#                                              by coldstart (mode B) -> STATE_DIR/coldstart-B.json
-#   <adapter> setup STATE_DIR                  provision clients/users; secrets -> 0600 files in STATE_DIR
-#   <adapter> endpoint STATE_DIR SCENARIO      print the URL measured for SCENARIO; exit 3 when the
-#                                              scenario is N/A here (the reason goes to stderr)
-#   <adapter> loadargs STATE_DIR SCENARIO      print extra loadstep arguments, one per line; a scenario
-#                                              fed by a pool prints "--pool-mode MODE" (ladder.sh adds --pool)
-#   <adapter> pools STATE_DIR SCENARIO N OUT   mint a pool of N credentials for SCENARIO into OUT (0600)
-#   <adapter> metricsargs STATE_DIR SCENARIO   print loadstep's --server-metrics arguments for SCENARIO (the
-#                                              product's Prometheus exposition), one per line, or nothing
-#                                              when it has none
-#   <adapter> ttl STATE_DIR SCENARIO           print how long the credentials of SCENARIO's pool stay
-#                                              valid, in seconds, or nothing when unknown or unbounded
-#   <adapter> meta STATE_DIR                   print the idpbench.meta/v1 JSON of this product
-#   <adapter> sampleargs STATE_DIR             print the sampler's arguments for this product, one per
-#                                              line, or nothing: the caller's default (the process group
-#                                              pids/$PRODUCT.pid, its PostgreSQL database)
-#   <adapter> fresh STATE_DIR SCENARIO         before a load step: start again empty (product_fresh), or nothing
-#   <adapter> health STATE_DIR                 ok when it runs and its discovery endpoint answers; else why
-#   <adapter> down STATE_DIR                   stop it, drop its database, exit non-zero naming anything left
+#   install | version
+#   up | restart | setup | meta | sampleargs | health | down   STATE_DIR
+#   endpoint | loadargs | metricsargs | ttl | fresh   STATE_DIR SCENARIO
+#   pools STATE_DIR SCENARIO N OUT
 #
-# Exit codes: 0 ok, 1 failure, 2 usage, 3 N/A (endpoint only).
-#
-# An adapter sets PRODUCT and PRODUCT_VERSION, defines what shell does and
-# ends with `adapter_main "$@"`:
-#   product_install
-#   product_up STATE              record ports and URLs (state_set), prepare database and
-#                                 config, then product_start STATE A
-#   product_start STATE MODE      start the product through adapter_coldstart (mode A or B)
-#   product_stop STATE            stop the product's processes (stop_group), keep its database
-# What the product is for a run -- each scenario's URL, loadstep arguments,
-# pool and its lifetime, the metrics URL, setup's and readback's arguments --
-# is Go data in internal/products over the values recorded in STATE
-# (provision args, asked by adapter_args / adapter_argv). These defaults
-# answer from it; an adapter may define its own of any (the generic oidc
-# adapter answers them all from its configuration file):
-#   product_endpoint, product_loadargs, product_metricsargs, product_ttl  STATE SCENARIO
-#                                 (metricsargs: loadstep's --server-metrics URL, and
-#                                 --server-metrics-select ... where internal/servermetrics
-#                                 does not know the product)
-#   product_pools STATE SCENARIO N OUT   mintpool with the pool's arguments, then record_pool
-#   product_setup STATE           adapter_setup: provision PRODUCT through its API
-#   product_na_reason SCENARIO    why SCENARIO cannot run here, or nothing (provision na)
-#   product_down STATE            compose mode: compose_down; else product_stop, then drop the
-#                                 databases up recorded (state_add_db), stop a private cluster
-#   product_sampleargs STATE      sampler arguments (--match, --docker ...), one per line:
-#                                 compose mode's containers, else nothing (the caller's
-#                                 default); a password the sampler needs goes in
-#                                 STATE/secrets/pgpass, never in them
-# and these only when it has them:
-#   product_readback STATE        readback's arguments (one per line; its --product and
-#                                 --want-version are added) to read the configuration in
-#                                 force after setup into STATE/facts.json, merged into the
-#                                 meta; nothing printed: no facts are read. From the
-#                                 product's entry: `adapter_args "$1" readback`
-#   product_meta STATE            print provision meta's arguments for the product's part, one a
-#                                 line: its --param KEY=VALUE inputs (internal/products), or
-#                                 --entry oidc and its configuration for the generic adapter
-#   product_fresh STATE SCENARIO  start the product again, empty, before a load step (fresh)
-#
-# State of a running product lives in STATE_DIR: state.env (KEY=value lines
-# written by state_set), pids/*.pid, logs/*.log, secrets/* (0600), pools/*,
-# coldstart-A.json, coldstart-B.json, facts.json (setup's readback) and
-# listeners.json (the last start's listeners). The product's own process tree is
-# pids/$PRODUCT.pid, written by coldstart: the root of a process group that
-# coldstart created, so stop_group ends the launcher and what it forked
-# together. Ports recorded as *_PORT keys, directories recorded by
-# state_add_dir and every process group a start created (pgids) are checked
-# by `down`.
-#
-# Modes (scripts/lib/compose.sh): an adapter that supports Docker compose
-# asks idpbench_mode at install and up -- compose when `docker info`
-# succeeds, native otherwise, IDPBENCH_MODE=native|compose overrides -- and
-# records MODE=compose in state.env; its other entry points follow the state.
-# Adapters without compose support (refop, oidc) always run natively.
+# Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario N/A (endpoint, loadargs, pools).
+# The entry points, the hooks, the state directory and the modes:
+# docs/design.md#the-adapter-interface.
 
 # shellcheck source=SCRIPTDIR/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -149,16 +78,9 @@ record_pool() {
 # --- starting through coldstart ---------------------------------------------
 
 # adapter_coldstart STATE MODE READY_URL TIMEOUT_S CMD...: starts CMD under
-# coldstart, which times it to the first READY_URL 200, records the peak RSS
-# into STATE/coldstart-MODE.json and leaves it running (its own process group,
-# pid in pids/$PRODUCT.pid, stdout and stderr in logs/$PRODUCT-MODE.log).
-# coldstart writes CMD into the record: secrets go through the environment
-# (VAR=value adapter_coldstart ...), which coldstart passes on. Fails when the
-# product exits or is not ready within TIMEOUT_S; the record says why.
-# Placement (common.sh pinned): CMD runs under taskset -c
-# $IDPBENCH_SERVER_CPUS (taskset execs CMD: the pid coldstart records is the
-# product's, and everything it forks inherits the set); coldstart, a
-# measurement tool, runs on the driver CPUs.
+# coldstart into STATE/coldstart-MODE.json and leaves it running; fails when it
+# exits or is not ready in time. The record keeps CMD: secrets go as VAR=value
+# adapter_coldstart ... (docs/design.md#the-adapter-interface, the hooks).
 adapter_coldstart() {
 	local state="$1" mode="$2" ready="$3" timeout="$4" coldstart pidfile rc=0 pin=() what modeargs=()
 	shift 4
@@ -285,9 +207,7 @@ adapter_main() {
 		adapter_listeners "$1"
 		;;
 	fresh)
-		# Before a load step of SCENARIO: a product whose adapter defines
-		# product_fresh (one that keeps what it issues in memory) may start
-		# again empty; for every other product a no-op, so ladders call it for all.
+		# A no-op unless the adapter defines product_fresh, so ladders call it for all.
 		adapter_need $# 2
 		adapter_scenario_ok "$2"
 		declare -F product_fresh >/dev/null || exit 0
@@ -345,12 +265,8 @@ adapter_main() {
 	esac
 }
 
-# adapter_listeners STATE: after a start, the listening TCP sockets of the
-# product's process group (pids/$PRODUCT.pid) into STATE/listeners.json (the
-# fact "listeners", merged into the meta); a socket bound beyond loopback
-# fails the start, naming it. Nothing to read when the adapter started no
-# process (an IdP already running); compose mode publishes its ports on
-# 127.0.0.1 (deploy/compose) and its servers are not in that group.
+# adapter_listeners STATE: the product group's listening TCP sockets into
+# STATE/listeners.json; one beyond loopback fails the start, naming it.
 adapter_listeners() {
 	local state="$1" pidfile err="$1/listeners.err"
 	pidfile="$(state_pidfile "$state" "$PRODUCT")"
@@ -364,9 +280,8 @@ adapter_listeners() {
 	log "listening on loopback only: $(jq -r '.facts[] | select(.name == "listeners") | .value' "$state/listeners.json")"
 }
 
-# adapter_readback STATE reads the configuration in force from the product
-# (readback, with product_readback's arguments) into STATE/facts.json; the
-# product must report PRODUCT_VERSION. A failed read fails the setup.
+# adapter_readback STATE reads the configuration in force into STATE/facts.json
+# (readback with product_readback's arguments); a failed read fails the setup.
 adapter_readback() {
 	local state="$1" args=()
 	rm -f "$state/facts.json"
@@ -378,12 +293,8 @@ adapter_readback() {
 	log "read back: $(jq -r '[.facts[] | select(.source == "read") | .name] | join(", ")' "$state/facts.json")"
 }
 
-# adapter_meta STATE prints the meta (provision meta): the product's part
-# (internal/products, with product_meta's arguments) and the run's: the
-# scenario N/A reasons, the endpoints, the database settings, compose mode's
-# file and limits; provision reads the pools minted and the facts read back
-# after setup (STATE/facts.json) and after the last start
-# (STATE/listeners.json) from STATE.
+# adapter_meta STATE prints the meta (provision meta) from internal/products,
+# product_meta's arguments and STATE.
 adapter_meta() {
 	local state="$1" s reason url args=() more=() txt
 	for s in "${ADAPTER_SCENARIOS[@]}"; do
@@ -458,9 +369,8 @@ product_pools() {
 	record_pool "$1" "$2" "${plan[0]}" "${plan[1]}" "$3" "${plan[2]}"
 }
 
-# adapter_setup STATE provisions the product through its API: provision
-# PRODUCT with its entry's arguments; its summary (ids and secret files, no
-# secret) -> STATE/PRODUCT-setup.json.
+# adapter_setup STATE provisions the product through its API (provision
+# PRODUCT); its summary, no secret, -> STATE/PRODUCT-setup.json.
 adapter_setup() {
 	local out="$1/$PRODUCT-setup.json" args=()
 	adapter_argv args "$1" setup || return 1
@@ -470,10 +380,8 @@ adapter_setup() {
 	mv "$out.tmp" "$out"
 }
 
-# adapter_health STATE succeeds when the product still runs and answers:
-# the process group its start created (when it started one) has a live
-# member, and its discovery endpoint answers 200 within 10 s. Otherwise it
-# prints why, one line, and fails.
+# adapter_health STATE succeeds when the product's process group (if it started
+# one) has a live member and its discovery answers 200 within 10 s; else prints why.
 adapter_health() {
 	local state="$1" pidfile url code
 	pidfile="$(state_pidfile "$state" "$PRODUCT")"
@@ -489,9 +397,8 @@ adapter_health() {
 	fi
 }
 
-# adapter_down STATE stops the product, then asserts nothing is left: no
-# recorded process or member of a process group a start created, no recorded
-# port in use, no recorded database or directory.
+# adapter_down STATE stops the product, then fails naming anything recorded
+# that is left (process, group member, port, database, directory).
 adapter_down() {
 	local state="$1" f left=() port d g
 	[[ -d "$state" ]] || die "no state directory $state"
