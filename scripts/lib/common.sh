@@ -48,10 +48,8 @@ require_cmd() {
 
 # --- the Go tools ------------------------------------------------------------
 
-# tools_rev prints the short git revision of the tree ("devel" outside git).
-# A tree with changes gets its own directory, keyed by the checkout's path:
-# two checkouts of one commit, one of them edited, must not overwrite each
-# other's tools.
+# tools_rev prints the short git revision of the tree ("devel" outside git),
+# with -dirty-<hash of the checkout's path> when the tree has changes.
 tools_rev() {
 	local rev
 	rev="$(git -C "$IDPBENCH_ROOT" rev-parse --short HEAD 2>/dev/null)" || {
@@ -84,9 +82,8 @@ tools_version() {
 IDPBENCH_BIN="${IDPBENCH_BIN:-$IDPBENCH_CACHE/tools-$(tools_rev)}"
 export IDPBENCH_BIN
 
-# build_tools builds every cmd/* of the tree into $IDPBENCH_BIN (the Go build
-# cache makes a rebuild of an unchanged tree cheap, so it always builds: a
-# dirty tree must never run stale tools). Dies naming the tools that failed.
+# build_tools builds every cmd/* of the tree into $IDPBENCH_BIN, always (the
+# build cache makes it cheap); dies naming the tools that failed.
 build_tools() {
 	require_cmd go
 	local version dir name failed=()
@@ -221,12 +218,8 @@ start_bg() {
 	log "started $name (pid $!, log $logfile)"
 }
 
-# A pidfile holds the pid on its first line (every reader takes that line)
-# and the process's identity on the second: its start time (field 22 of
-# /proc/PID/stat, clock ticks since boot) and the boot id. start_bg and
-# coldstart write both lines. A later process given the same pid, or one
-# after a reboot, has another identity: a leftover is stopped only when its
-# identity still matches.
+# A pidfile: the pid, then "START BOOT_ID" (docs/design.md#the-scripts); start_bg
+# and coldstart write both lines.
 
 # proc_identity PID prints "START BOOT_ID" of a running process; fails when there is none.
 proc_identity() {
@@ -303,12 +296,8 @@ group_members() {
 	return 0
 }
 
-# stop_group PIDFILE [TIMEOUT_S]: the process recorded in PIDFILE leads its
-# own process group (coldstart starts products that way): TERM the whole
-# group, wait until no member is left, KILL the group after TIMEOUT_S
-# (default 20). Removes the pidfile once the group is gone; dies naming the
-# survivors otherwise. A launcher script and the server it forks (kc.sh ->
-# java) end together.
+# stop_group PIDFILE [TIMEOUT_S]: TERM the process group PIDFILE's process leads,
+# KILL it after TIMEOUT_S (default 20); removes PIDFILE, or dies naming survivors.
 stop_group() {
 	local pidfile="$1" timeout="${2:-20}" pgid deadline left
 	[[ -s "$pidfile" ]] || return 0
@@ -331,10 +320,8 @@ stop_group() {
 	rm -f "$pidfile"
 }
 
-# signal_stop PIDFILE SIGNAL [TIMEOUT_S]: send SIGNAL (e.g. INT) to the
-# recorded process and wait for it to exit (TIMEOUT_S, default 20, then
-# stop_pid's TERM/KILL). Returns the process's exit status when it is a child
-# of this shell, else 0.
+# signal_stop PIDFILE SIGNAL [TIMEOUT_S]: SIGNAL the recorded process, wait (then
+# stop_pid); returns its exit status when it is this shell's child, else 0.
 signal_stop() {
 	local pidfile="$1" sig="$2" timeout="${3:-20}" pid deadline rc=0
 	[[ -s "$pidfile" ]] || return 0
@@ -361,21 +348,10 @@ make_tmpdir() {
 }
 
 # --- placement: the driver and the server on disjoint CPU sets --------------
-#
-# The load generator (loadstep, the minting of pools) and the measurement
-# tools (sampler, coldstart) run on the driver CPUs; the product's process
-# tree and PostgreSQL on the server CPUs. Lists are as taskset -c takes them
-# ("3", "0-2", "0,2"). placement_init (run-comparison.sh, once the tools are
-# built) has provision placement (internal/placement) validate
-# IDPBENCH_DRIVER_CPUS and IDPBENCH_SERVER_CPUS or pick the default, and
-# exports its answer, with IDPBENCH_PLACEMENT (pinned | shared), its reason,
-# IDPBENCH_HOST_CPUS and IDPBENCH_CPUS_ALLOWED; `pinned` honours the same
-# variables in any script run alone. An empty set means not pinned.
+# (docs/design.md#methodology-as-implemented, Placement)
 
-# placement_init validates the placement or picks the default (see above)
-# and exports it. A bad placement exits 2, provision placement saying why
-# and naming the flag: a malformed list, a CPU this process may not use,
-# overlapping sets, one set without the other, --no-pin with sets.
+# placement_init exports the placement provision placement checks or picks; a
+# bad one exits 2, provision saying why and naming the flag.
 placement_init() {
 	local names=(IDPBENCH_DRIVER_CPUS IDPBENCH_SERVER_CPUS IDPBENCH_PLACEMENT IDPBENCH_PLACEMENT_REASON
 		IDPBENCH_HOST_CPUS IDPBENCH_CPUS_ALLOWED)
@@ -408,10 +384,8 @@ pin_prefix() {
 	[[ -z "$set" ]] || printf '%s\n' taskset -c "$set"
 }
 
-# pinned driver|server CMD... runs CMD on that role's CPUs (its children
-# inherit them), or as it is when that role is not pinned. CMD is a program
-# (taskset execs it), never a shell function: put pin_prefix's words after
-# a function's own prefix (pg_as USER taskset -c SET CMD).
+# pinned driver|server CMD... runs CMD on that role's CPUs, or as it is when not
+# pinned. CMD is a program (taskset execs it), never a shell function.
 pinned() {
 	local pre=()
 	mapfile -t pre < <(pin_prefix "$1")
@@ -420,13 +394,9 @@ pinned() {
 }
 
 # --- the state of a run (run-comparison.sh) ----------------------------------
-#
-# A run keeps its state in a fixed directory derived from its run id and its
-# results directory (run_state_dir), so a rerun after a kill -9 finds what
-# the killed session left: the pidfiles of what it started (STATE/pids/*.pid,
-# STATE/PRODUCT/pids/*.pid), the directories outside STATE it made
-# (STATE/tmpdirs, one a line), its scratch files. STATE/owner is the pidfile
-# of the session holding the run.
+# STATE/pids/*.pid, STATE/PRODUCT/pids/*.pid, STATE/tmpdirs (directories made
+# outside STATE, one a line), STATE/owner (the holding session's pidfile);
+# docs/design.md#the-scripts (resumable runs).
 
 # run_state_dir RUN_ID RUN_DIR prints the state directory of a run.
 run_state_dir() {
@@ -434,10 +404,8 @@ run_state_dir() {
 }
 
 # claim_run_state STATE makes STATE this shell's, or dies when a live session
-# holds it. flock makes the check and the claim one step for two sessions
-# started together; it is held only for that step (a lock held for the whole
-# run would be inherited by every process the run starts, and the products
-# left running by a killed session would hold it still).
+# holds it. flock only around the claim: a lock held for the run would be
+# inherited by every process it starts, products a killed session left too.
 claim_run_state() {
 	local state="$1"
 	(umask 077 && mkdir -p "$state")
@@ -464,10 +432,8 @@ release_run_state() {
 	) 9>"$1/lock"
 }
 
-# stop_leftover PIDFILE stops the process a killed session recorded -- its
-# whole process group when it leads one (products started by coldstart,
-# PostgreSQL's postmaster) -- when its identity matches, leaves any other
-# process with that pid alone, and removes PIDFILE. Logs what it did.
+# stop_leftover PIDFILE stops the recorded process (its group when it leads one)
+# when its identity matches, else leaves that pid alone; removes PIDFILE, logs it.
 stop_leftover() {
 	local f="$1" pid what
 	pid="$(head -n1 "$f")"
@@ -507,12 +473,9 @@ remove_recorded_dirs() {
 	done <"$1/tmpdirs"
 }
 
-# clean_run_state STATE RUN_DIR: what a killed session of the run left. Stops
-# its recorded processes, removes its directories and scratch files (all of
-# STATE but the owner and the lock) and, in RUN_DIR, the temp files of writes
-# it never finished: .NAME.tmp-* (internal/atomicfile, every Go tool's
-# output) and NAME.tmp (keep_coldstart), and the empty sample
-# files of a sampler killed before its first record. Logs each.
+# clean_run_state STATE RUN_DIR clears what a killed session left: stops its
+# processes; removes its directories, STATE but the owner and the lock, and in
+# RUN_DIR .NAME.tmp-* (internal/atomicfile), NAME.tmp and empty sample files.
 clean_run_state() {
 	local state="$1" run_dir="$2" e f left=()
 	stop_recorded "$state"
@@ -533,13 +496,9 @@ clean_run_state() {
 
 # --- the run scripts (ladder.sh, gcjitter.sh) --------------------------------
 
-# parse_run_args NPOS TOTAL ARGS... parses the flags the run scripts share:
-# --quick, --run-dir (default $RUN_DIR), --state-dir (default $STATE_DIR),
-# --repeats, --round and --full-ladder (exported as IDPBENCH_REPEATS,
-# IDPBENCH_ROUND, IDPBENCH_FULL_LADDER=1),
-# --step-offset, --step-total (default TOTAL) into RUN_QUICK, RUN_DIR,
-# STATE_DIR, STEP_OFFSET and STEP_TOTAL, and exactly NPOS positional
-# arguments into RUN_ARGS. Anything else calls the script's usage.
+# parse_run_args NPOS TOTAL ARGS... parses the run scripts' shared flags into
+# RUN_QUICK, RUN_DIR, STATE_DIR, STEP_OFFSET, STEP_TOTAL (default TOTAL), exports
+# --repeats, --round, --full-ladder, and NPOS positionals into RUN_ARGS; else usage.
 # shellcheck disable=SC2034 # the variables are the caller's (ladder.sh, gcjitter.sh)
 parse_run_args() {
 	local npos="$1"

@@ -1,46 +1,13 @@
 # shellcheck shell=bash
-# compose.sh: Docker compose mode of the product adapters, on the compose
-# files of deploy/compose (one product + its own PostgreSQL 15 per file, the
-# native settings, memory limits). Source after common.sh (adapter.sh does).
-#
-# Validated statically only: the machine this was written on has no Docker
-# engine, so no container was ever started through these functions. The
-# mode selection, the commands and the meta are checked by
-# deploy/compose/mode_test.go with a stand-in compose command.
-#
-#   docker_engine               succeeds when a Docker engine answers `docker info`;
-#                               IDPBENCH_DOCKER=true|false stands in for the answer
-#   idpbench_mode               prints native or compose: IDPBENCH_MODE=native|compose, else
-#                               compose when docker_engine succeeds, else native
-#   compose_mode STATE          succeeds when the product in STATE was brought up in compose mode
-#   compose_install NAME        build and pull the images of deploy/compose/compose.NAME.yml
-#   compose_init STATE NAME DB [KEY=VALUE]...
-#                               record compose mode; write the run's env file (0600: the
-#                               PostgreSQL password, its host port, the KEY=VALUE lines) and
-#                               secrets/pgpass for the sampler
-#   compose STATE ARGS...       the compose command on the product's file and env file (and
-#                               the placement override, when there is one)
-#   compose_placement STATE     with IDPBENCH_SERVER_CPUS set, write STATE/compose.placement.yml:
-#                               `cpuset:` that list for every service of the product's file
-#                               (its PostgreSQL included), added to every compose command
-#   compose_start STATE MODE READY_URL TIMEOUT_S
-#                               `compose up` (attached) under coldstart; mode A first drops
-#                               the database volume (fresh database), B keeps it
-#   compose_stop STATE          end the attached `compose up` (TERM: compose stops the
-#                               containers), then `compose stop`
-#   compose_down STATE          stop, `compose down -v`, fail naming any container left
-#                               (and fail when `compose ps` itself fails)
-#   compose_sampleargs STATE    sampler arguments: --docker 'idpbench-*', --postgres DSN (the
-#                               password comes from secrets/pgpass)
-#   compose_limits STATE        the services' memory limits, in words (the meta's memory_limit;
-#                               compose mode's settings and notes are internal/products' Compose)
-#
-# Containers are named idpbench-* by the compose files (container_name), so one
-# product runs at a time, as in native mode. Host ports are free loopback ports
-# picked per run (the files' variables), as in native mode.
+# compose.sh: Docker compose mode of the product adapters, on the files of
+# deploy/compose. Source after common.sh (adapter.sh does). Validated statically
+# only (deploy/compose/mode_test.go, with a stand-in compose command): no
+# container was ever started through it here. The mode and its rules:
+# docs/design.md#the-adapter-interface (Compose mode).
 
 COMPOSE_DIR="$IDPBENCH_ROOT/deploy/compose"
 
+# docker_engine succeeds when a Docker engine answers (IDPBENCH_DOCKER=true|false stands in).
 docker_engine() {
 	case "${IDPBENCH_DOCKER:-}" in
 	true) return 0 ;;
@@ -50,6 +17,7 @@ docker_engine() {
 	esac
 }
 
+# idpbench_mode prints native or compose (IDPBENCH_MODE, else compose when docker_engine).
 idpbench_mode() {
 	case "${IDPBENCH_MODE:-}" in
 	native | compose) echo "$IDPBENCH_MODE" ;;
@@ -58,6 +26,7 @@ idpbench_mode() {
 	esac
 }
 
+# compose_mode STATE succeeds when the product in STATE was brought up in compose mode.
 compose_mode() {
 	[[ "$(state_get_opt "$1" MODE)" == compose ]]
 }
@@ -93,6 +62,7 @@ compose_run() {
 	"${words[@]}" --project-directory "$COMPOSE_DIR" -f "$file" --env-file "$envfile" "$@"
 }
 
+# compose STATE ARGS... runs compose on the product's file, env file and placement override.
 compose() {
 	local state="$1" over=()
 	shift
@@ -113,9 +83,8 @@ compose_services() {
 	sed -n '/^services:/,/^[^[:space:]#]/s/^  \([A-Za-z0-9_.-]*\):[[:space:]]*$/\1/p' "$1"
 }
 
-# compose_placement STATE: see the header. The containers get the server
-# CPUs as docker's --cpuset-cpus would give them; the load generator runs on
-# the host, pinned to the driver CPUs as in native mode.
+# compose_placement STATE: with IDPBENCH_SERVER_CPUS, STATE/compose.placement.yml
+# giving every service of the product's file `cpuset:` that list.
 compose_placement() {
 	local state="$1" f="$1/compose.placement.yml" svc
 	rm -f "$f"
@@ -129,10 +98,8 @@ compose_placement() {
 	} >"$f"
 }
 
-# compose_install NAME builds (Keycloak's optimized image) and pulls the
-# images, so a cold start never includes a download or a build. The files
-# require their secrets even for a build: a throwaway env file with
-# placeholders stands in (nothing runs with them).
+# compose_install NAME builds and pulls the images of compose.NAME.yml; the files
+# want their secrets even to build: a throwaway env file of placeholders stands in.
 compose_install() {
 	local file tmp rc=0
 	file="$(compose_file "$1")"
@@ -145,7 +112,8 @@ compose_install() {
 	((rc == 0)) || die "compose: building or pulling the images of $(basename "$file") failed"
 }
 
-# compose_init STATE NAME DB [KEY=VALUE]...: see the header.
+# compose_init STATE NAME DB [KEY=VALUE]...: records compose mode, writes the run's
+# env file (0600: the database password and port, the KEY=VALUE lines) and secrets/pgpass.
 compose_init() {
 	local state="$1" name="$2" db="$3" pgport pw env
 	shift 3
@@ -165,10 +133,8 @@ compose_init() {
 	compose_placement "$state"
 }
 
-# compose_start STATE MODE READY_URL TIMEOUT_S: see the header. coldstart
-# times the attached `compose up` to READY_URL; the peak RSS it records is the
-# compose client's, not the containers' (the sampler's container records
-# hold theirs).
+# compose_start STATE MODE READY_URL TIMEOUT_S: the attached `compose up` under
+# coldstart; mode A drops the database volume first.
 compose_start() {
 	local state="$1" mode="$2" ready="$3" timeout="$4" words over=()
 	if [[ "$mode" == A ]]; then
@@ -182,12 +148,14 @@ compose_start() {
 		--env-file "$(state_secret "$state" compose.env)" up --no-build --no-color
 }
 
+# compose_stop STATE ends the attached `compose up` (TERM), then `compose stop`.
 compose_stop() {
 	local state="$1"
 	stop_group "$(state_pidfile "$state" "$PRODUCT")" 60
 	compose "$state" stop >&2 || warn "compose stop failed"
 }
 
+# compose_down STATE: stop, `compose down -v`; fails naming any container left.
 compose_down() {
 	local state="$1" left
 	compose_stop "$state"
@@ -199,6 +167,7 @@ compose_down() {
 	[[ -z "${left// /}" ]] || die "containers left after compose down: ${left% }"
 }
 
+# compose_sampleargs STATE prints the sampler's --docker and --postgres arguments.
 compose_sampleargs() {
 	local state="$1"
 	printf '%s\n' --docker 'idpbench-*' --postgres \
@@ -206,9 +175,8 @@ compose_sampleargs() {
 		--pg-reset
 }
 
-# compose_limits STATE prints "service limit, ..." from `compose config`,
-# else from the files themselves (the memory: lines of the product's file and
-# of compose.postgres.yml, which every file extends).
+# compose_limits STATE prints "service limit, ..." (the meta's memory_limit) from
+# `compose config`, else from the files' memory: lines.
 compose_limits() {
 	local state="$1" file out
 	file="$(state_get "$state" COMPOSE_FILE)"

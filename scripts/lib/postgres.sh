@@ -1,31 +1,12 @@
 # shellcheck shell=bash
 # postgres.sh: one throwaway PostgreSQL cluster shared by every product, with
-# identical settings for all of them. Source after common.sh.
-#
-#   pg_make_dir           print a fresh cluster directory owned by the server's OS user
-#   pg_up DIR             initdb + start on a free loopback port; exports IDPBENCH_PG_DIR=DIR;
-#                         the server (postmaster and every backend) on IDPBENCH_SERVER_CPUS
-#                         when set (common.sh pinned)
-#   pg_createdb NAME      create a database (with pg_stat_statements)
-#   pg_dropdb NAME        drop it, disconnecting its sessions
-#   pg_dsn NAME           print postgres://idpbench@127.0.0.1:PORT/NAME?sslmode=disable
-#   pg_meta_json          print {"server_version": ..., "<setting>": ...} for the run meta
-#   pg_listeners          print its listening TCP sockets; dies when one is beyond loopback
-#   pg_down               stop the cluster, delete DIR, assert nothing is left
-#
-# The cluster's state is DIR/pg.env (port, binaries, user), so adapters started
-# as separate processes find it through the exported IDPBENCH_PG_DIR.
-#
-# initdb and postgres refuse to run as root. When this runs as root the server
-# runs as a system user: IDPBENCH_PG_OSUSER, default "postgres" when that user
-# exists, else "idpbench", created with useradd --system. As any other user the
-# server runs as that user. The database superuser is always "idpbench", with
-# trust authentication on the cluster's own socket and on 127.0.0.1 only.
+# identical settings for all of them. Source after common.sh. The cluster, its
+# settings, users and state: docs/design.md#the-adapter-interface (The shared
+# PostgreSQL).
 
 PG_DB_USER=idpbench
 
-# Settings every product gets. fsync, synchronous_commit, WAL and checkpoint
-# settings stay at PostgreSQL's defaults; pg_meta_json records them.
+# Settings every product gets; the rest stay at PostgreSQL's defaults (pg_meta_json records them).
 PG_SETTINGS=(
 	"max_connections = 200"
 	"shared_buffers = 256MB"
@@ -108,7 +89,8 @@ pg_env() {
 	source "$IDPBENCH_PG_DIR/pg.env"
 }
 
-# pg_up DIR: initialise and start a cluster in DIR (empty, owned by the server user).
+# pg_up DIR: initialise and start a cluster in DIR (empty, owned by the server user)
+# on a free loopback port, on the server CPUs; exports IDPBENCH_PG_DIR=DIR.
 pg_up() {
 	local dir="$1" bindir osuser port pin=()
 	pg_install
@@ -138,9 +120,8 @@ pg_up() {
 	pg_psql postgres -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' >/dev/null
 }
 
-# pg_listeners prints the server's listening TCP sockets (readback
-# --listeners on the postmaster, which leads its own process group); dies
-# naming one bound beyond loopback (listen_addresses is 127.0.0.1).
+# pg_listeners prints the server's listening TCP sockets (readback --listeners);
+# dies naming one bound beyond loopback.
 pg_listeners() {
 	local out
 	pg_env
@@ -226,10 +207,8 @@ pg_down() {
 	unset IDPBENCH_PG_DIR
 }
 
-# pg_leftover_pid DIR prints the pid of the server a killed session left
-# running on the cluster in DIR, found by its postmaster.pid: only a process
-# whose working directory is DIR/data (the postmaster's) counts, never a
-# later process given the same pid. Prints nothing when there is none.
+# pg_leftover_pid DIR prints the pid of the server a killed session left on the
+# cluster in DIR (postmaster.pid, its working directory DIR/data), or nothing.
 pg_leftover_pid() {
 	local data="$1/data" pid
 	[[ -s "$data/postmaster.pid" ]] || return 0
