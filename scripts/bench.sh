@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
-# bench.sh — loadstep against wrk, same targets, same run (see internal/bench).
+# bench.sh: loadstep against wrk, same targets, same run (internal/bench).
 #
-# Usage: scripts/bench.sh [bench flags...]
-#   e.g. scripts/bench.sh -c 16,128 --duration 5s --rounds 3
-#        scripts/bench.sh --engines epoll --targets nginx   # loadstep engines to compare (default raw,epoll)
-#        scripts/bench.sh -c 16,128 --duration 5s --rounds 3 \
-#          --raw results/bench/bench.jsonl >results/bench/bench.md  # the README's run, raw figures kept
-#        scripts/bench.sh --metrics-overhead --engines epoll -c 16,128 --duration 5s --rounds 10 \
-#          --raw results/bench/metrics-overhead.jsonl >results/bench/metrics-overhead.md
-#          # what loadstep --metrics-addr costs: CPU per request with it (scraped every 1 s) ÷ without, interleaved
+#   scripts/bench.sh [bench flags...]
+#
 # Installs wrk and nginx-light from the OS packages when missing (as root),
-# builds loadstep and the reference OP, then prints markdown tables on stdout;
-# --raw FILE also writes every run's figures (every round, every driver) as
-# JSON lines, the numbers each median and per-round ratio is computed from.
+# builds the tools and the reference OP, then runs `bench` with the flags given
+# and prints markdown tables on stdout. The flags are bench's: -c, --duration,
+# --rounds, --engines, --targets, --rate, --rate-conns, --rss-conns,
+# --raw FILE (every run's figures as JSON lines), --metrics-overhead;
+# `scripts/bench.sh --help` prints them, after the install and the build.
+#
+# Environment: IDPBENCH_CACHE, IDPBENCH_BIN. Exit codes: bench's (0 ok, 1
+# failure, 2 usage, 130 interrupted); 1 when the install or the build fails.
+#
+#   scripts/bench.sh -c 16,128 --duration 5s --rounds 3 \
+#     --raw results/bench/bench.jsonl >results/bench/bench.md   # the README's run
+#   scripts/bench.sh --metrics-overhead --engines epoll -c 16,128 --duration 5s --rounds 10 \
+#     --raw results/bench/metrics-overhead.jsonl >results/bench/metrics-overhead.md
+#
+# Rules and records: docs/design.md#command-lines (bench), results/bench/.
 set -o errexit -o nounset -o pipefail
 # shellcheck source=SCRIPTDIR/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"

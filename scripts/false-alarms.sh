@@ -19,7 +19,9 @@
 # introspect userinfo"), IDPBENCH_LADDER (default "8"), IDPBENCH_OIDC_CONFIG
 # (default: the reference OP), the ladder's variables. A pair whose runs
 # fail is reported and counted as failed, never as a comparison.
-# Exit codes: 0 done (whatever the count), 1 a run failed, 2 usage.
+# Exit codes: 0 done (whatever the count), 1 a run failed or a bad argument.
+#
+# Rules and records: docs/design.md#the-scripts; README.md (How often it cries wolf).
 set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh

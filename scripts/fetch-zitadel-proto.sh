@@ -3,6 +3,11 @@
 # (@zitadel/proto, pinned in scripts/lib/zitadel-proto.sh), fetched with npm
 # into the project's cache on first use.
 #
+#   scripts/fetch-zitadel-proto.sh [--help]
+#
+# Environment: IDPBENCH_CACHE (the cache). Exit codes: 0 ok, 1 the fetch failed
+# or a bad argument.
+#
 #   IDPBENCH_ZITADEL_PROTO="$(scripts/fetch-zitadel-proto.sh)" go test ./internal/zitadel/...
 set -o errexit -o nounset -o pipefail
 

@@ -20,6 +20,8 @@
 # regression seed from then on. Inputs that only widen coverage stay in go's
 # cache ($(go env GOCACHE)/fuzz), out of the repository.
 #
+# Exit codes: 0 every target passed, 1 one failed (named at the end) or a bad argument.
+#
 #   scripts/fuzz.sh --time 5m              # the long run: about 5 minutes a target
 #   scripts/fuzz.sh --time 1m FuzzMember   # one target
 set -o errexit -o nounset -o pipefail

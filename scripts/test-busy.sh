@@ -10,7 +10,11 @@
 #
 # Prints, per run, pass or fail, its wall time and the load average after
 # it; the go test output goes to stdout as well (results/test-busy/ holds a
-# committed one). Exit 0 only when every run passed.
+# committed one).
+#
+# Exit codes: 0 every run passed, 1 a run failed (it stops there) or a bad argument.
+#
+#   scripts/test-busy.sh --runs 5 2>&1 | tee results/test-busy/"$(git rev-parse --short HEAD)".log
 set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh

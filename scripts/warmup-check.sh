@@ -27,6 +27,10 @@
 # (default 10), the rule's IDPBENCH_WARMUP_S / IDPBENCH_WARMUP_MAX_S (the
 # ladder's defaults). Rerunning resumes both runs.
 # Exit codes: 0 done, 1 a run failed, 2 usage.
+#
+#   scripts/warmup-check.sh --product keycloak --fixed 60 --repeats 4
+#
+# Rules and records: docs/design.md#methodology-as-implemented (Warmup).
 set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh
