@@ -24,6 +24,8 @@
 #
 #   scripts/fuzz.sh --time 5m              # the long run: about 5 minutes a target
 #   scripts/fuzz.sh --time 1m FuzzMember   # one target
+#
+# Rules and records: docs/design.md#the-scripts.
 set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh

@@ -15,6 +15,8 @@
 # Exit codes: 0 every run passed, 1 a run failed (it stops there) or a bad argument.
 #
 #   scripts/test-busy.sh --runs 5 2>&1 | tee results/test-busy/"$(git rev-parse --short HEAD)".log
+#
+# Rules and records: docs/design.md#the-scripts.
 set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh
