@@ -1,15 +1,9 @@
 #!/usr/bin/env bash
 # warmup-check.sh: does the stability warmup rule reach the throughput a
-# fixed long warmup reaches? Two runs of one product's ladder, each on a
-# freshly started product (a new JVM for Keycloak, so neither run inherits
-# the other's JIT state): arm "fixed" warms every step for a fixed time
-# (default 60 s, what Keycloak was given before the rule; run as the rule
-# with a tolerance no series meets, so every second's throughput and JIT
-# are recorded), arm "rule" warms each step until it is stable and, on a
-# JVM, its JIT quiet (the full profile's rule: ladder.sh). Then
-# `aggregate compare fixed rule --all-steps` puts each level side by side
-# with its difference and p-value, and the warmup each arm spent per step
-# is listed beside it.
+# fixed long warmup reaches? Two runs of one product's ladder on freshly
+# started products, arm "fixed" (a fixed warmup) and arm "rule" (the full
+# profile's rule), then `aggregate compare fixed rule --all-steps`: each level
+# side by side with its difference and p-value, and the warmups each arm spent.
 #
 #   scripts/warmup-check.sh [--product P] [--scenario S] [--fixed SECONDS]
 #                           [--repeats R] [--out DIR]
