@@ -2,11 +2,9 @@
 # common.sh: paths, logging, processes, ports and secrets for every idpbench script.
 # Source it; it defines functions and variables only and runs nothing.
 #
-# Variables (override from the environment):
-#   IDPBENCH_ROOT   the repository (derived from this file's location)
-#   IDPBENCH_CACHE  downloads and builds kept between runs (default ~/.cache/idpbench)
-#   IDPBENCH_BIN    where build_tools puts the Go tools (default $IDPBENCH_CACHE/tools-<rev>)
-#   IDPBENCH_TMP    parent of scratch directories (default ${TMPDIR:-/tmp})
+# IDPBENCH_ROOT is the repository (from this file's location); IDPBENCH_CACHE,
+# IDPBENCH_BIN and IDPBENCH_TMP come from the environment or their defaults
+# (docs/design.md#the-scripts, Environment).
 
 IDPBENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 IDPBENCH_CACHE="${IDPBENCH_CACHE:-$HOME/.cache/idpbench}"
