@@ -8,7 +8,7 @@
 # and prints markdown tables on stdout. The flags are bench's: -c, --duration,
 # --rounds, --engines, --targets, --rate, --rate-conns, --rss-conns,
 # --raw FILE (every run's figures as JSON lines), --metrics-overhead;
-# `scripts/bench.sh --help` prints them, after the install and the build.
+# `scripts/bench.sh --help` prints them (after the build; nothing installed).
 #
 # Environment: IDPBENCH_CACHE, IDPBENCH_BIN. Exit codes: bench's (0 ok, 1
 # failure, 2 usage, 130 interrupted); 1 when the install or the build fails.
@@ -24,6 +24,8 @@ set -o errexit -o nounset -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 export IDPBENCH_LOG_TAG=bench
 
+# --help: this header, then bench's own flags (built; nothing installed)
+case "${1:-}" in -h | --help) script_help && build_tools && exec "$(tool bench)" --help ;; esac
 
 ensure_pkg wrk wrk
 ensure_pkg nginx nginx-light

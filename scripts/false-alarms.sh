@@ -19,7 +19,7 @@
 # introspect userinfo"), IDPBENCH_LADDER (default "8"), IDPBENCH_OIDC_CONFIG
 # (default: the reference OP), the ladder's variables. A pair whose runs
 # fail is reported and counted as failed, never as a comparison.
-# Exit codes: 0 done (whatever the count), 1 a run failed or a bad argument.
+# Exit codes: 0 done (whatever the count), 1 a run failed, 2 a bad argument.
 #
 # Rules and records: docs/design.md#the-scripts; README.md (How often it cries wolf).
 set -o errexit -o nounset -o pipefail
@@ -31,11 +31,11 @@ export IDPBENCH_LOG_TAG=false-alarms
 PAIRS=5 REPEATS=5 OUT=""
 while (($# > 0)); do
 	case "$1" in
-	--pairs) [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || die "--pairs wants a positive number"; PAIRS="$2" && shift ;;
-	--repeats) [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || die "--repeats wants a positive number"; REPEATS="$2" && shift ;;
+	--pairs) [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || usage_error "--pairs wants a positive number"; PAIRS="$2" && shift ;;
+	--repeats) [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || usage_error "--repeats wants a positive number"; REPEATS="$2" && shift ;;
 	--out) OUT="${2:-}" && shift ;;
 	-h | --help) script_help && exit 0 ;;
-	*) die "unknown argument: $1 (see --help)" ;;
+	*) usage_error "unknown argument: $1 (see --help)" ;;
 	esac
 	shift
 done

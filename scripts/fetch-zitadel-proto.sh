@@ -5,8 +5,8 @@
 #
 #   scripts/fetch-zitadel-proto.sh [--help]
 #
-# Environment: IDPBENCH_CACHE (the cache). Exit codes: 0 ok, 1 the fetch failed
-# or a bad argument.
+# Environment: IDPBENCH_CACHE (the cache). Exit codes: 0 ok, 1 the fetch failed,
+# 2 a bad argument.
 #
 #   IDPBENCH_ZITADEL_PROTO="$(scripts/fetch-zitadel-proto.sh)" go test ./internal/zitadel/...
 set -o errexit -o nounset -o pipefail
@@ -22,6 +22,6 @@ case "${1:-}" in
 	exit 0
 	;;
 "") ;;
-*) die "unknown argument: $1 (see --help)" ;;
+*) usage_error "unknown argument: $1 (see --help)" ;;
 esac
 zitadel_proto_dir

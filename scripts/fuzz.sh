@@ -20,7 +20,7 @@
 # regression seed from then on. Inputs that only widen coverage stay in go's
 # cache ($(go env GOCACHE)/fuzz), out of the repository.
 #
-# Exit codes: 0 every target passed, 1 one failed (named at the end) or a bad argument.
+# Exit codes: 0 every target passed, 1 one failed (named at the end), 2 a bad argument.
 #
 #   scripts/fuzz.sh --time 5m              # the long run: about 5 minutes a target
 #   scripts/fuzz.sh --time 1m FuzzMember   # one target
@@ -38,7 +38,7 @@ WANT=()
 while (($#)); do
 	case "$1" in
 	--time)
-		[[ $# -ge 2 && -n "$2" ]] || die "--time needs a duration (3s, 5m, 10000x)"
+		[[ $# -ge 2 && -n "$2" ]] || usage_error "--time needs a duration (3s, 5m, 10000x)"
 		FUZZTIME="$2"
 		shift
 		;;
@@ -48,7 +48,7 @@ while (($#)); do
 		script_help
 		exit 0
 		;;
-	-*) die "unknown option: $1 (see --help)" ;;
+	-*) usage_error "unknown option: $1 (see --help)" ;;
 	*) WANT+=("$1") ;;
 	esac
 	shift
@@ -80,7 +80,7 @@ if ((${#WANT[@]})); then
 				found=1
 			fi
 		done
-		((found)) || die "no fuzz target $w (see --list)"
+		((found)) || usage_error "no fuzz target $w (see --list)"
 	done
 else
 	run=("${all[@]}")

@@ -12,7 +12,7 @@
 # it; the go test output goes to stdout as well (results/test-busy/ holds a
 # committed one).
 #
-# Exit codes: 0 every run passed, 1 a run failed (it stops there) or a bad argument.
+# Exit codes: 0 every run passed, 1 a run failed (it stops there), 2 a bad argument.
 #
 #   scripts/test-busy.sh --runs 5 2>&1 | tee results/test-busy/"$(git rev-parse --short HEAD)".log
 #
@@ -26,9 +26,9 @@ export IDPBENCH_LOG_TAG=test-busy
 RUNS=5
 while (($# > 0)); do
 	case "$1" in
-	--runs) [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || die "--runs wants a positive number"; RUNS="$2" && shift ;;
+	--runs) [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || usage_error "--runs wants a positive number"; RUNS="$2" && shift ;;
 	-h | --help) script_help && exit 0 ;;
-	*) die "unknown argument: $1 (see --help)" ;;
+	*) usage_error "unknown argument: $1 (see --help)" ;;
 	esac
 	shift
 done

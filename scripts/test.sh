@@ -19,7 +19,7 @@
 # cached), IDPBENCH_TMP, ZITADEL_BIN. As root it installs what it needs from the
 # OS packages (PostgreSQL, jq, gcc, nginx); otherwise it fails naming it.
 #
-# Exit codes: 0 when all of it passes, 1 a failure (an unknown argument too),
+# Exit codes: 0 when all of it passes, 1 a failure, 2 an unknown argument,
 # 130 interrupted.
 #
 #   scripts/test.sh --unit     # no servers
@@ -46,7 +46,7 @@ for arg in "$@"; do
 		script_help
 		exit 0
 		;;
-	*) die "unknown argument: $arg (see --help)" ;;
+	*) usage_error "unknown argument: $arg (see --help)" ;;
 	esac
 done
 

@@ -20,6 +20,7 @@ IDPBENCH_SCENARIO_NAMES=(discovery client_credentials client_credentials_login j
 log() { printf '%s %s: %s\n' "$(date +%H:%M:%S)" "${IDPBENCH_LOG_TAG:-idpbench}" "$*" >&2; }
 warn() { log "warning: $*"; }
 die() { log "error: $*"; exit 1; }
+usage_error() { log "error: $*"; exit 2; }
 
 # step N TOTAL MESSAGE... prints "[step N/TOTAL] MESSAGE".
 step() {
