@@ -154,7 +154,7 @@ adapter_usage() {
 		       $(basename "$0") up|restart|setup|meta|sampleargs|health|down STATE_DIR
 		       $(basename "$0") endpoint|loadargs|metricsargs|ttl|fresh STATE_DIR SCENARIO
 		       $(basename "$0") pools STATE_DIR SCENARIO N OUT
-		Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario N/A (endpoint).
+		Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario N/A (endpoint, loadargs, pools).
 	EOF
 	exit 2
 }
