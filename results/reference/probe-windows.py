@@ -10,7 +10,10 @@ the window's probe) are set against the level's median; then their
 correlation over all windows, and for the levels of >= 3 windows the median
 spread of qps (the report's: the largest distance from the median) raw and at
 one host speed (each window's qps times its probe over the level's median
-probe, as the report's "at one host speed")."""
+probe, as the report's "at one host speed"). Last, per product, each level's
+round-1 window against the median of its rounds 2 and 3 (measured 15-40
+minutes later, the product up all the while), raw and at one host speed: did
+the warmup rule leave round 1 short of what the product reaches warm?"""
 import glob, json, math, os, re, statistics as st, sys
 from datetime import datetime
 
@@ -59,6 +62,20 @@ def corr(xs, ys):
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / (sx * sy) if sx and sy else float("nan")
 
 
+def rounds(run, prod, sc, c, ws):
+    """The round of each of ws (sorted by start): from the step file's name."""
+    out = []
+    for start, _, _ in ws:
+        for f in glob.glob(f"{run}/{prod}/{sc}-c{c}*.json"):
+            m = re.match(r".*-c\d+(?:-r(\d+))?\.json$", f)
+            if m and json.load(open(f)).get("start") == start:
+                out.append(int(m[1] or 1))
+                break
+        else:
+            out.append(0)
+    return out
+
+
 def spread(v):
     m = st.median(v)
     return 100 * max(max(v) / m - 1, 1 - min(v) / m)
@@ -92,3 +109,20 @@ for run in sys.argv[1:]:
     print(f"levels of >= 3 windows: {len(spreads)}; median qps spread {st.median(s[0] for s in spreads):.1f}% raw, "
           f"{st.median(s[1] for s in spreads):.1f}% at one host speed; over 10%: {sum(s[0] > 10 for s in spreads)} raw, "
           f"{sum(s[1] > 10 for s in spreads)} at one host speed")
+    for prod in ("refop", "hydra", "keycloak"):
+        raw, adj, rows = [], [], []
+        for (p, sc, c), ws in sorted(lv.items()):
+            if p != prod or len(ws) < 3:
+                continue
+            by = {r: w for w, r in zip(ws, rounds(run, p, sc, c, ws))}
+            if 1 not in by or not any(r in by for r in (2, 3)):
+                continue
+            later = [by[r] for r in (2, 3) if r in by]
+            r1 = by[1]
+            raw.append(100 * (r1[1] / st.median(w[1] for w in later) - 1))
+            adj.append(100 * (r1[1] * r1[2] / st.median(w[1] * w[2] for w in later) - 1))
+            rows.append(f"{sc} c={c} {adj[-1]:+.1f}%")
+        if raw:
+            print(f"{prod}: round 1 against rounds 2-3 over {len(raw)} levels: median {st.median(raw):+.1f}% raw, "
+                  f"{st.median(adj):+.1f}% at one host speed; more than 10% lower at one host speed: "
+                  + (", ".join(r for r, a in zip(rows, adj) if a < -10) or "none"))
