@@ -94,7 +94,10 @@ for run in sys.argv[1:]:
             ds.append(100 * (mp / p - 1))
             row.append(f"{q:9.1f} ({dq[-1]:+5.1f}%) host {ds[-1]:+5.1f}% ({p:.0f} us)")
         print(f"{prod:9} {sc:25} c={c:<3} " + " | ".join(row))
-    print(f"windows: {len(dq)}; correlation of qps and host speed (each against its level's median): {corr(dq, ds):.2f}")
+    mq, ms = st.mean(dq), st.mean(ds)
+    slope = sum((s - ms) * (q - mq) for q, s in zip(dq, ds)) / sum((s - ms) ** 2 for s in ds)
+    print(f"windows: {len(dq)}; correlation of qps and host speed (each against its level's median): {corr(dq, ds):.2f}; "
+          f"slope {slope:.2f} (1: qps moves one to one with the host speed)")
     big = [(q, s) for q, s in zip(dq, ds) if abs(q) > 5]
     print(f"windows more than 5% off their level's median qps: {len(big)}; of those, host speed off the same way by > 2%: "
           f"{sum(1 for q, s in big if s * q > 0 and abs(s) > 2)}")
