@@ -109,17 +109,25 @@ func describeHash(h string) (string, error) {
 	return s, nil
 }
 
-// hydraLifespan reads the lifespan of the access tokens Hydra stored
-// (expires_at - requested_at of the newest), as issued during setup.
+// hydraLifespan reads the lifespan of the access tokens Hydra stored: the
+// smallest expires_at - requested_at of the newest 20. Hydra takes
+// expires_at a moment after requested_at (once the client's secret is
+// checked) and rounds it to the second (fosite's handlers:
+// time.Now().UTC().Add(lifespan).Round(time.Second)), so one token's
+// difference is the lifespan plus up to half a second plus that moment:
+// 3601 s was read under load. The smallest of several is the lifespan to
+// the second unless every one of them came out over half a second long.
 func (r *reader) hydraLifespan(ctx context.Context) error {
 	var seconds float64
-	err := r.query(ctx, "the newest access token (hydra_oauth2_access)",
-		`SELECT EXTRACT(EPOCH FROM expires_at - requested_at)::float8 FROM hydra_oauth2_access ORDER BY requested_at DESC LIMIT 1`,
+	err := r.query(ctx, "the newest access tokens (hydra_oauth2_access)",
+		`SELECT MIN(EXTRACT(EPOCH FROM expires_at - requested_at))::float8 FROM
+			(SELECT expires_at, requested_at FROM hydra_oauth2_access ORDER BY requested_at DESC LIMIT 20) newest
+		 HAVING COUNT(*) > 0`,
 		func(rows pgx.Rows) error { return rows.Scan(&seconds) })
 	if err != nil {
 		return err
 	}
 	r.read("access token lifespan", fmt.Sprintf("%.0f s", seconds),
-		"hydra database: hydra_oauth2_access expires_at - requested_at of the newest token")
+		"hydra database: hydra_oauth2_access, the smallest expires_at - requested_at of the newest 20 tokens (Hydra rounds expires_at to the second)")
 	return nil
 }
