@@ -47,7 +47,7 @@ run_gcjitter() {
 	local adapter="$IDPBENCH_ROOT/scripts/products/$product" out="$run_dir/$product/gcjitter.json"
 	[[ -x "$adapter" ]] || die "no adapter $adapter"
 	mkdir -p "$run_dir/$product" "$state/pools"
-	if step_complete "$out"; then
+	if record_complete "$out"; then
 		step $((offset + 1)) "$total" "$product gcjitter: complete, skipped"
 		return 0
 	fi

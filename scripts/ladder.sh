@@ -208,7 +208,7 @@ measure_window() {
 	if ((repeats > 1)); then
 		name="c=$c #$r/$repeats" replabel=(--label "repeat=$r")
 	fi
-	if step_complete "$out"; then
+	if record_complete "$out"; then
 		step_upto $((offset + n)) "$total" "$product $scenario $name: complete, skipped"
 		prev="$out"
 		return 0

@@ -196,7 +196,7 @@ open_product() {
 	"$a" up "$state" || rc=$?
 	keep_coldstart "$p" "$state" A
 	((rc == 0)) || { product_failed "$p" "$state" "$start" "$(start_failure "$state" A up)"; return 1; }
-	if coldstart_complete "$RUN_DIR/$p/coldstart-B.json"; then
+	if record_complete "$RUN_DIR/$p/coldstart-B.json"; then
 		log "$p: coldstart-B.json is complete: restart skipped"
 	else
 		phase_step coldstart "$p" "$p restart (cold start B: initialised database)"
@@ -208,17 +208,12 @@ open_product() {
 	"$a" setup "$state" || { product_failed "$p" "$state" "$start" "setup failed (provisioning through the admin API)"; return 1; }
 }
 
-# coldstart_complete FILE succeeds when FILE is a complete coldstart record.
-coldstart_complete() {
-	[[ -s "$1" ]] && jq -e '.status == "complete"' "$1" >/dev/null 2>&1
-}
-
 # keep_coldstart PRODUCT STATE MODE copies this session's coldstart record into
 # the run, unless the run already holds a complete one.
 keep_coldstart() {
 	local src="$2/coldstart-$3.json" dst="$RUN_DIR/$1/coldstart-$3.json"
 	[[ -s "$src" ]] || return 0
-	if coldstart_complete "$dst"; then
+	if record_complete "$dst"; then
 		log "$1: kept the complete $(basename "$dst") of an earlier session"
 		return 0
 	fi
@@ -233,8 +228,7 @@ start_failure() {
 	if [[ -s "$1/listeners.err" ]]; then
 		echo "$3 failed: $(sed -n 's/^readback: //p' "$1/listeners.err" | head -n1)"
 	elif [[ -s "$f" ]]; then
-		jq -r --arg m "$2" --arg w "$3" '"\($w) failed: cold start \($m): \(.status): " +
-			((.error // "no reason given") | split("\n")[0] | rtrimstr("; last log lines:"))' "$f"
+		echo "$3 failed: cold start $2: $(coldstart_reason "$f")"
 	else
 		echo "$3 failed before the product was started (no coldstart-$2 record; see the run's log)"
 	fi

@@ -124,7 +124,7 @@ func checkDriverLimited(t *testing.T, name string, s *schema.Step, want bool) {
 //     from /proc, stays under 20% of one core (each connection backs off
 //     1 ms, doubling to the 1 s interval);
 //   - the step is not complete for a resumed run (ladder.sh's
-//     step_complete), and the same step against nginx started again
+//     record_complete), and the same step against nginx started again
 //     completes.
 func TestTargetLost(t *testing.T) {
 	if testing.Short() {

@@ -105,13 +105,6 @@ adapter_coldstart() {
 	log "$what: ready in $(jq -r '.seconds_to_ready' "$state/coldstart-$mode.json") s"
 }
 
-# coldstart_reason FILE prints the first line of a coldstart record's error
-# (the record keeps the product's last log lines too).
-coldstart_reason() {
-	jq -r '(.error // "no coldstart record") | split("\n")[0] | rtrimstr("; last log lines:")' "$1" 2>/dev/null ||
-		echo "no readable coldstart record $1"
-}
-
 # --- shared database ---------------------------------------------------------
 
 # adapter_pg_up STATE: use the shared cluster ($IDPBENCH_PG_DIR) when there is

@@ -523,7 +523,15 @@ parse_run_args() {
 	[[ -n "$RUN_DIR" && -n "$STATE_DIR" ]] || { log "RUN_DIR and STATE_DIR (or --run-dir/--state-dir) are required"; usage; }
 }
 
-# step_complete FILE succeeds when FILE is a complete step result.
-step_complete() {
+# record_complete FILE succeeds when FILE is a complete record (a step's, a
+# cold start's): a rerun keeps it.
+record_complete() {
 	[[ -s "$1" ]] && jq -e '.status == "complete"' "$1" >/dev/null 2>&1
+}
+
+# coldstart_reason FILE prints a coldstart record's status and the first line
+# of its error ("timeout: ..."; the record keeps the product's last log lines too).
+coldstart_reason() {
+	jq -r '"\(.status): " + ((.error // "no reason given") | split("\n")[0] | rtrimstr("; last log lines:"))' "$1" 2>/dev/null ||
+		echo "no readable coldstart record $1"
 }
