@@ -273,7 +273,7 @@ func (c *OIDCConfig) line(line string) error {
 		}
 		c.Settings = append(c.Settings, v)
 	case "WARMUP_S":
-		return errors.New("WARMUP_S is no longer a setting: every product is warmed by one rule, until its throughput is stable (scripts/ladder.sh)")
+		return errors.New("WARMUP_S is no longer a setting: every product is warmed by one rule, until its throughput is stable (docs/design.md, Warmup)")
 	default:
 		if oidcKey(key) == nil {
 			return fmt.Errorf("unknown key %s (the keys: docs/design.md, or provision oidc --help)", key)
