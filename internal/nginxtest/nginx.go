@@ -107,20 +107,35 @@ func (n *Nginx) Kill(t testing.TB) {
 	n.proc.Wait(t, 5*time.Second)
 }
 
-// Requests is the number of requests nginx logged in AccessLog.
+// Requests is the number of requests nginx logged in AccessLog, once the
+// log has stopped growing. nginx writes a request's line after it sent the
+// response, so a client that has its answer can be ahead of the log (a
+// read just after the readiness check once missed that check's line, and
+// the count came out one high later). It reads until two reads 50 ms apart
+// agree, for at most 5 s.
 func (n *Nginx) Requests(t testing.TB) int64 {
 	t.Helper()
-	b, err := os.ReadFile(n.AccessLog)
-	if err != nil {
-		t.Fatalf("nginx's access log: %v", err)
+	last, deadline := int64(-1), time.Now().Add(5*time.Second)
+	for {
+		b, err := os.ReadFile(n.AccessLog)
+		if err != nil {
+			t.Fatalf("nginx's access log: %v", err)
+		}
+		c := int64(bytes.Count(b, []byte("\n")))
+		if c == last || time.Now().After(deadline) {
+			return c
+		}
+		last = c
+		time.Sleep(50 * time.Millisecond)
 	}
-	return int64(bytes.Count(b, []byte("\n")))
 }
 
-// ClearLog empties AccessLog: nginx appends, so from now on it holds the
-// requests answered after this call.
+// ClearLog empties AccessLog once the lines of the requests answered so far
+// are in it (Requests): nginx appends, so from now on it holds the requests
+// answered after this call.
 func (n *Nginx) ClearLog(t testing.TB) {
 	t.Helper()
+	n.Requests(t)
 	if err := os.Truncate(n.AccessLog, 0); err != nil {
 		t.Fatalf("emptying nginx's access log: %v", err)
 	}
