@@ -42,8 +42,10 @@ var oidcCases = []string{"hydra", "keycloak", "refop", "refop-start"}
 // Then one aggregate report over every case run (COMPARISON.md) must hold a
 // row per case.
 //
-// Environment: IDPBENCH_GCJITTER_S (default here 15 s), IDPBENCH_KEYCLOAK_USERS
-// (20). Several minutes: Keycloak's case is the longest (about 3).
+// Environment: IDPBENCH_GCJITTER_S (default here 15 s), IDPBENCH_LADDER
+// (default here "8": one level a scenario, not the quick profile's 2 8 32),
+// IDPBENCH_KEYCLOAK_USERS (20). Several minutes: Keycloak's case is the
+// longest.
 func TestCheckOIDC(t *testing.T) {
 	h := newHarness(t, "check-oidc", "jq", "curl", "python3", "go")
 	// Products start their own PostgreSQL (the caller's shared one is not ours to use).
@@ -98,7 +100,14 @@ func checkOIDCCase(h *harness, c string) string {
 	if gcjitter == "" {
 		gcjitter = "15"
 	}
-	env := h.with("IDPBENCH_OIDC_CONFIG="+cfg, "IDPBENCH_RESULTS="+filepath.Join(h.work, "results"), "IDPBENCH_GCJITTER_S="+gcjitter)
+	// One level: the check is of the adapter, what it measures and records,
+	// not of the ladder (TestE2EQuickRun checks the quick ladder).
+	ladder := os.Getenv("IDPBENCH_LADDER")
+	if ladder == "" {
+		ladder = "8"
+	}
+	env := h.with("IDPBENCH_OIDC_CONFIG="+cfg, "IDPBENCH_RESULTS="+filepath.Join(h.work, "results"),
+		"IDPBENCH_GCJITTER_S="+gcjitter, "IDPBENCH_LADDER="+ladder)
 	if code, out := h.run(env, filepath.Join(h.work, "run-"+c+".log"), h.script("run-comparison.sh"),
 		"--quick", "--fresh", "--only", "oidc", "--run-id", "oidc-"+c); code != 0 {
 		h.t.Fatalf("%s: run-comparison.sh --only oidc failed (exit %d): %s", c, code, tail(out, 20))
