@@ -40,7 +40,7 @@ while (($# > 0)); do
 	--repeats) [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || { log "--repeats wants a positive number"; exit 2; }; REPEATS="$2" && shift ;;
 	--out) OUT="${2:-}" && shift ;;
 	-h | --help) script_help && exit 0 ;;
-	*) log "unknown argument: $1 (see --help)" && exit 2 ;;
+	*) usage_error "unknown argument: $1 (see --help)" ;;
 	esac
 	shift
 done

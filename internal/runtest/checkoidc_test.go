@@ -96,18 +96,10 @@ func checkOIDCCase(h *harness, c string) string {
 	}
 	name := h.configName(cfg)
 	h.t.Logf("%s: run-comparison.sh --quick --only oidc as %s (IDPBENCH_OIDC_CONFIG=%s)", c, name, cfg)
-	gcjitter := os.Getenv("IDPBENCH_GCJITTER_S")
-	if gcjitter == "" {
-		gcjitter = "15"
-	}
-	// One level: the check is of the adapter, what it measures and records,
-	// not of the ladder (TestE2EQuickRun checks the quick ladder).
-	ladder := os.Getenv("IDPBENCH_LADDER")
-	if ladder == "" {
-		ladder = "8"
-	}
+	// One level a scenario: the check is of the adapter, what it measures and
+	// records, not of the ladder (TestE2EQuickRun checks the quick ladder).
 	env := h.with("IDPBENCH_OIDC_CONFIG="+cfg, "IDPBENCH_RESULTS="+filepath.Join(h.work, "results"),
-		"IDPBENCH_GCJITTER_S="+gcjitter, "IDPBENCH_LADDER="+ladder)
+		"IDPBENCH_GCJITTER_S="+envOr("IDPBENCH_GCJITTER_S", "15"), "IDPBENCH_LADDER="+envOr("IDPBENCH_LADDER", "8"))
 	if code, out := h.run(env, filepath.Join(h.work, "run-"+c+".log"), h.script("run-comparison.sh"),
 		"--quick", "--fresh", "--only", "oidc", "--run-id", "oidc-"+c); code != 0 {
 		h.t.Fatalf("%s: run-comparison.sh --only oidc failed (exit %d): %s", c, code, tail(out, 20))
@@ -184,12 +176,17 @@ func configHydra(h *harness, state string) string {
 	}, "\n") + "\n"
 }
 
+// envOr is the environment's value of name, or def when it is unset or empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
 // configKeycloak is examples/oidc/keycloak.env with this Keycloak's.
 func configKeycloak(h *harness, state string) string {
-	users := os.Getenv("IDPBENCH_KEYCLOAK_USERS")
-	if users == "" {
-		users = "20"
-	}
+	users := envOr("IDPBENCH_KEYCLOAK_USERS", "20")
 	return h.example("keycloak.env") + strings.Join([]string{
 		"# --- TestCheckOIDC: this Keycloak (scripts/products/keycloak, state " + state + ")",
 		"ISSUER=" + h.stateValue(state, "ISSUER"),

@@ -13,7 +13,9 @@ one host speed (each window's qps times its probe over the level's median
 probe, as the report's "at one host speed"). Last, per product, each level's
 round-1 window against the median of its rounds 2 and 3 (measured 15-40
 minutes later, the product up all the while), raw and at one host speed: did
-the warmup rule leave round 1 short of what the product reaches warm?"""
+the warmup rule leave round 1 short of what the product reaches warm? With two
+runs, also how each cell agrees between them when its figure is its candidate
+levels' windows pooled, or its best level, instead of one steady level."""
 import glob, json, math, os, re, statistics as st, sys
 from datetime import datetime
 
@@ -129,3 +131,31 @@ for run in sys.argv[1:]:
             print(f"{prod}: round 1 against rounds 2-3 over {len(raw)} levels: median {st.median(raw):+.1f}% raw, "
                   f"{st.median(adj):+.1f}% at one host speed; more than 10% lower at one host speed: "
                   + (", ".join(r for r, a in zip(rows, adj) if a < -10) or "none"))
+
+
+def pooled(lv):
+    """Per product and scenario: the median qps of the windows of every level
+    of >= 3 windows whose median is within 10% of the best such level's
+    (the candidates a steady level is chosen from, pooled), and the best
+    level's median."""
+    cells = {}
+    for (p, sc, c), ws in lv.items():
+        if len(ws) >= 3:
+            cells.setdefault((p, sc), []).append(ws)
+    out = {}
+    for k, levels in cells.items():
+        meds = [st.median(w[1] for w in ws) for ws in levels]
+        best = max(meds)
+        near = [w[1] for ws, m in zip(levels, meds) if m >= 0.9 * best for w in ws]
+        out[k] = (st.median(near), best)
+    return out
+
+
+if len(sys.argv) == 3:
+    # Would a cell's figure that does not hang on one steady level agree
+    # better between the two runs? (It does not: the level is not the lever.)
+    a, b = (pooled(levels(r)) for r in sys.argv[1:])
+    for i, what in ((0, "the candidate levels' windows pooled"), (1, "the best level's median")):
+        d = [100 * (b[k][i] / a[k][i] - 1) for k in a if k in b]
+        print(f"{sys.argv[1]} -> {sys.argv[2]}, each cell as {what}: {sum(abs(x) <= 5 for x in d)} of {len(d)} "
+              f"within ±5%, median |Δ| {st.median(abs(x) for x in d):.1f}%")
