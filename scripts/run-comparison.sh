@@ -168,7 +168,7 @@ run_product() {
 # open_product PRODUCT: install, up (cold start A), restart (cold start B), setup;
 # one that cannot be installed gets its N/A meta and is marked out ($WORK/out-PRODUCT).
 open_product() {
-	local p="$1" a state="$WORK/$1" start version rc=0 reason
+	local p="$1" a state="$WORK/$1" start version rc=0 reason no_start="no reason given (see the run's log)"
 	a="$(adapter "$p")"
 	mkdir -p "$RUN_DIR/$p"
 	start="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -181,10 +181,9 @@ open_product() {
 	fi
 	version="$("$a" version)"
 	phase_step install "$p" "$p install"
-	# The adapter's own last error line (die: "... error: WHY") is the N/A reason.
-	if ! "$a" install 2> >(tee "$WORK/$p-install.err" >&2); then
-		reason="$(sed -n 's/^.* error: //p' "$WORK/$p-install.err" | tail -n 1)"
-		na_meta "$p" "$version" "${reason:-install failed on this machine (see the log of the run)}" "$RUN_DIR/$p/meta.json"
+	if ! with_reason "$p" "$a" install; then
+		reason="$(failure_reason "$p" "install failed on this machine (see the log of the run)")"
+		na_meta "$p" "$version" "$reason" "$RUN_DIR/$p/meta.json"
 		# Not a failure of the run: a product that cannot run here is an N/A row.
 		warn "$p cannot run on this machine: N/A in the report"
 		touch "$WORK/out-$p"
@@ -193,19 +192,20 @@ open_product() {
 	mkdir -p "$state"
 	echo "$p $state" >>"$WORK/up"
 	phase_step coldstart "$p" "$p up (cold start A: fresh database)"
-	"$a" up "$state" || rc=$?
+	with_reason "$p" "$a" up "$state" || rc=$?
 	keep_coldstart "$p" "$state" A
-	((rc == 0)) || { product_failed "$p" "$state" "$start" "$(start_failure "$state" A up)"; return 1; }
+	((rc == 0)) || { product_failed "$p" "$state" "$start" "up failed: $(failure_reason "$p" "$no_start")"; return 1; }
 	if record_complete "$RUN_DIR/$p/coldstart-B.json"; then
 		log "$p: coldstart-B.json is complete: restart skipped"
 	else
 		phase_step coldstart "$p" "$p restart (cold start B: initialised database)"
-		"$a" restart "$state" || rc=$?
+		with_reason "$p" "$a" restart "$state" || rc=$?
 		keep_coldstart "$p" "$state" B
-		((rc == 0)) || { product_failed "$p" "$state" "$start" "$(start_failure "$state" B restart)"; return 1; }
+		((rc == 0)) || { product_failed "$p" "$state" "$start" "restart failed: $(failure_reason "$p" "$no_start")"; return 1; }
 	fi
 	phase_step setup "$p" "$p setup"
-	"$a" setup "$state" || { product_failed "$p" "$state" "$start" "setup failed (provisioning through the admin API)"; return 1; }
+	with_reason "$p" "$a" setup "$state" ||
+		{ product_failed "$p" "$state" "$start" "setup failed: $(failure_reason "$p" "provisioning through the admin API failed")"; return 1; }
 }
 
 # keep_coldstart PRODUCT STATE MODE copies this session's coldstart record into
@@ -220,18 +220,19 @@ keep_coldstart() {
 	cp "$src" "$dst.tmp" && mv "$dst.tmp" "$dst"
 }
 
-# start_failure STATE MODE WHAT prints why a start failed: a listener beyond
-# loopback (adapter_listeners), else the coldstart
-# record's error when there is one.
-start_failure() {
-	local f="$1/coldstart-$2.json"
-	if [[ -s "$1/listeners.err" ]]; then
-		echo "$3 failed: $(sed -n 's/^readback: //p' "$1/listeners.err" | head -n1)"
-	elif [[ -s "$f" ]]; then
-		echo "$3 failed: cold start $2: $(coldstart_reason "$f")"
-	else
-		echo "$3 failed before the product was started (no coldstart-$2 record; see the run's log)"
-	fi
+# with_reason PRODUCT CMD... runs CMD with IDPBENCH_REASON_FILE naming a fresh
+# WORK/PRODUCT.reason: the first failure of the adapter or a tool it runs
+# leaves its reason there (die, cli.NoteReason).
+with_reason() {
+	rm -f "$WORK/$1.reason"
+	IDPBENCH_REASON_FILE="$WORK/$1.reason" "${@:2}"
+}
+
+# failure_reason PRODUCT DEFAULT prints the reason with_reason's command left, else DEFAULT.
+failure_reason() {
+	local why=""
+	[[ ! -s "$WORK/$1.reason" ]] || why="$(head -n1 "$WORK/$1.reason")"
+	printf '%s\n' "${why:-$2}"
 }
 
 # start_sampler PRODUCT STATE samples the product, its database and the host

@@ -13,6 +13,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -21,6 +22,7 @@ import (
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/readback"
 	"github.com/idpbench/idpbench/internal/sample"
+	"github.com/idpbench/idpbench/internal/schema"
 )
 
 func main() {
@@ -105,10 +107,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, done := (cli.Help{Tool: "readback", Head: usageHead, Tail: usageTail}).Parse(fs, args, &f.version, stdout, stderr); done {
 		return code
 	}
-	return cli.Fail(stderr, "readback", f.run(ctx, fs, stdout))
+	return cli.Fail(stderr, "readback", f.run(ctx, fs, stdout, stderr))
 }
 
-func (f *flags) run(ctx context.Context, fs *pflag.FlagSet, stdout io.Writer) error {
+func (f *flags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return cli.Usagef("unexpected argument %q (readback takes flags only)", fs.Arg(0))
 	}
@@ -141,7 +143,26 @@ func (f *flags) run(ctx context.Context, fs *pflag.FlagSet, stdout io.Writer) er
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(f.out, 0o644, append(b, '\n'), stdout)
+	if err := atomicfile.Write(f.out, 0o644, append(b, '\n'), stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "readback: %s\n", summary(facts))
+	return nil
+}
+
+// summary is the line readback logs: the sockets of a --listeners read,
+// else the names of the facts read from the running product.
+func summary(facts *schema.Facts) string {
+	var read []string
+	for _, f := range facts.Facts {
+		if f.Name == "listeners" {
+			return fmt.Sprintf("%s listens on loopback only: %s", facts.Product, f.Value)
+		}
+		if f.Source == schema.FactRead {
+			read = append(read, f.Name)
+		}
+	}
+	return fmt.Sprintf("read from the running %s: %s", facts.Product, strings.Join(read, ", "))
 }
 
 // parseURL parses an optional absolute http(s) URL flag.

@@ -119,6 +119,8 @@ func TestListenersBeyondLoopback(t *testing.T) {
 	dir := t.TempDir()
 	pidfile, out := filepath.Join(dir, "p.pid"), filepath.Join(dir, "listeners.json")
 	writeFile(t, pidfile, fmt.Sprintf("%d\n", syscall.Getpgrp()))
+	reason := filepath.Join(dir, "reason")
+	t.Setenv("IDPBENCH_REASON_FILE", reason)
 	code, stdout, stderr := runArgs("--product", "oidc", "--listeners", pidfile, "-o", out)
 	want := fmt.Sprintf("0.0.0.0:%d (pid %d ", l.Addr().(*net.TCPAddr).Port, os.Getpid())
 	if code != 1 || stdout != "" || !strings.Contains(stderr, "oidc listens beyond loopback") || !strings.Contains(stderr, want) {
@@ -126,5 +128,33 @@ func TestListenersBeyondLoopback(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("%s written after a failed read (%v)", out, err)
+	}
+	// The reason a run's N/A row gives (run-comparison.sh's with_reason).
+	if b, err := os.ReadFile(reason); err != nil || !strings.HasPrefix(string(b), "oidc listens beyond loopback") || !strings.Contains(string(b), want) {
+		t.Errorf("reason file: %q, %v; want the socket beyond loopback", b, err)
+	}
+}
+
+// TestListenersLoopback: a group listening on loopback only is read, and
+// the line readback logs names its sockets.
+func TestListenersLoopback(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads the Linux proc filesystem")
+	}
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	dir := t.TempDir()
+	pidfile, out := filepath.Join(dir, "p.pid"), filepath.Join(dir, "listeners.json")
+	writeFile(t, pidfile, fmt.Sprintf("%d\n", syscall.Getpgrp()))
+	code, _, stderr := runArgs("--product", "oidc", "--listeners", pidfile, "-o", out)
+	want := fmt.Sprintf("readback: oidc listens on loopback only: 127.0.0.1:%d", l.Addr().(*net.TCPAddr).Port)
+	if code != 0 || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want 0 and a line with %q", code, stderr, want)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("%s not written (%v)", out, err)
 	}
 }

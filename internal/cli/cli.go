@@ -149,11 +149,34 @@ func Fail(stderr io.Writer, tool string, err error) int {
 		return ExitOK
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", tool, err)
+	NoteReason(err.Error())
 	var u UsageError
 	if ExitCode(err) == ExitUsage && errors.As(err, &u) {
 		fmt.Fprintf(stderr, "Try '%s --help'.\n", tool)
 	}
 	return ExitCode(err)
+}
+
+// ReasonFileEnv names the file a failing tool or adapter leaves its reason
+// in, for the script that ran it: the first failure's reason, one line.
+const ReasonFileEnv = "IDPBENCH_REASON_FILE"
+
+// NoteReason writes the first line of why to the file ReasonFileEnv names,
+// unless that variable is unset or the file already exists: the first
+// failure is the cause, what fails after it follows from it (a script's
+// die writes the same file the same way). It never fails the caller.
+func NoteReason(why string) {
+	path := os.Getenv(ReasonFileEnv)
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return
+	}
+	line, _, _ := strings.Cut(why, "\n")
+	fmt.Fprintln(f, line)
+	f.Close()
 }
 
 // IsTerminal reports whether w is a character device (a TTY): progress

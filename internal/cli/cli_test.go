@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,6 +31,22 @@ func TestFail(t *testing.T) {
 		if code := Fail(&stderr, "tool", tt.err); code != tt.code || stderr.String() != tt.wantStderr {
 			t.Errorf("Fail(%v) = %d, %q; want %d, %q", tt.err, code, stderr.String(), tt.code, tt.wantStderr)
 		}
+	}
+}
+
+// TestFailNotesReason: Fail leaves the first failure's first line in the
+// file IDPBENCH_REASON_FILE names, and a later failure does not replace it.
+func TestFailNotesReason(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "reason")
+	t.Setenv(ReasonFileEnv, path)
+	Fail(io.Discard, "coldstart", errors.New("refop: not ready after 2m0s\nlast log lines: ..."))
+	Fail(io.Discard, "readback", errors.New("a later failure"))
+	b, err := os.ReadFile(path)
+	if err != nil || string(b) != "refop: not ready after 2m0s\n" {
+		t.Errorf("reason file: %q, %v; want the first failure's first line", b, err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("reason file mode: %v, %v; want 0600", fi.Mode(), err)
 	}
 }
 

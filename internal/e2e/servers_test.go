@@ -42,15 +42,22 @@ func TestE2EBeyondLoopback(t *testing.T) {
 		fmt.Sprintf("ISSUER=http://127.0.0.1:%d/", port), "READY_TIMEOUT_S=30",
 		fmt.Sprintf("START_COMMAND=exec python3 -m http.server --bind 0.0.0.0 --directory www %d", port)}, "\n")+"\n")
 	env := []string{"IDPBENCH_OIDC_CONFIG=" + filepath.Join(dir, "beyond.env")}
-	state := filepath.Join(dir, "state")
-	stdout, stderr, err := runErr(ctx, env, filepath.Join(repoRoot(t), "scripts", "products", "oidc"), "up", state)
+	state, reason := filepath.Join(dir, "state"), filepath.Join(dir, "reason")
+	stdout, stderr, err := runErr(ctx, append(env, "IDPBENCH_REASON_FILE="+reason),
+		filepath.Join(repoRoot(t), "scripts", "products", "oidc"), "up", state)
 	adapter(ctx, t, env, "oidc", "down", state)
 	out := stdout + stderr
 	refused := regexp.MustCompile(fmt.Sprintf(`listens beyond loopback: 0\.0\.0\.0:%d \(pid [0-9]* python3\)`, port))
 	if err == nil || !refused.MatchString(out) {
 		t.Fatalf("a server on 0.0.0.0:%d: want its up refused naming the socket, got %v: %s", port, err, out)
 	}
-	t.Logf("ok: a server on 0.0.0.0:%d is refused after its start: %s", port, refused.FindString(out))
+	// The reason a run's N/A meta gives: readback's, the first failure, not the adapter's die after it.
+	why, rerr := os.ReadFile(reason)
+	if rerr != nil || !regexp.MustCompile(`^oidc:beyond-loopback listens beyond loopback: 0\.0\.0\.0:`).Match(why) {
+		t.Fatalf("IDPBENCH_REASON_FILE after the refused up: %q, %v; want readback's line naming the socket", why, rerr)
+	}
+	t.Logf("ok: a server on 0.0.0.0:%d is refused after its start: %s; the reason left for the run: %s",
+		port, refused.FindString(out), strings.TrimSpace(string(why)))
 }
 
 // TestE2EZitadelNative: the Zitadel adapter's native mode on a stand-in

@@ -98,11 +98,7 @@ adapter_coldstart() {
 		--log "$(state_logfile "$state" "$PRODUCT-$mode")" -o "$state/coldstart-$mode.json" \
 		-- "${pin[@]}" "$@" || rc=$?
 	[[ -s "$pidfile" ]] && head -n1 "$pidfile" >>"$state/pgids"
-	((rc == 0)) || {
-		log "$what failed (exit $rc): $(coldstart_reason "$state/coldstart-$mode.json")"
-		return 1
-	}
-	log "$what: ready in $(jq -r '.seconds_to_ready' "$state/coldstart-$mode.json") s"
+	((rc == 0)) || { log "$what failed (exit $rc; its record: $state/coldstart-$mode.json)"; return 1; }
 }
 
 # --- shared database ---------------------------------------------------------
@@ -261,16 +257,12 @@ adapter_main() {
 # adapter_listeners STATE: the product group's listening TCP sockets into
 # STATE/listeners.json; one beyond loopback fails the start, naming it.
 adapter_listeners() {
-	local state="$1" pidfile err="$1/listeners.err"
+	local state="$1" pidfile
 	pidfile="$(state_pidfile "$state" "$PRODUCT")"
-	rm -f "$state/listeners.json" "$err"
+	rm -f "$state/listeners.json"
 	if compose_mode "$state" || [[ ! -s "$pidfile" ]]; then return 0; fi
-	if ! "$(tool readback)" --product "$PRODUCT" --listeners "$pidfile" -o "$state/listeners.json" 2>"$err"; then
-		cat "$err" >&2
+	"$(tool readback)" --product "$PRODUCT" --listeners "$pidfile" -o "$state/listeners.json" ||
 		die "$PRODUCT must listen on loopback only; it is still running (down stops it)"
-	fi
-	rm -f "$err"
-	log "listening on loopback only: $(jq -r '.facts[] | select(.name == "listeners") | .value' "$state/listeners.json")"
 }
 
 # adapter_readback STATE reads the configuration in force into STATE/facts.json
@@ -283,7 +275,6 @@ adapter_readback() {
 	((${#args[@]} > 0)) || return 0
 	"$(tool readback)" --product "$PRODUCT" --want-version "$PRODUCT_VERSION" "${args[@]}" -o "$state/facts.json" ||
 		die "reading back the configuration in force failed (see above)"
-	log "read back: $(jq -r '[.facts[] | select(.source == "read") | .name] | join(", ")' "$state/facts.json")"
 }
 
 # adapter_meta STATE prints the meta (provision meta) from internal/products,

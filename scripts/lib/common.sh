@@ -19,8 +19,15 @@ IDPBENCH_SCENARIO_NAMES=(discovery client_credentials client_credentials_login j
 
 log() { printf '%s %s: %s\n' "$(date +%H:%M:%S)" "${IDPBENCH_LOG_TAG:-idpbench}" "$*" >&2; }
 warn() { log "warning: $*"; }
-die() { log "error: $*"; exit 1; }
+die() { log "error: $*"; note_reason "$*"; exit 1; }
 usage_error() { log "error: $*"; exit 2; }
+
+# note_reason WHY: the first failure's reason into IDPBENCH_REASON_FILE when
+# it is set, as the Go tools' cli.NoteReason does (docs/design.md#the-scripts).
+note_reason() {
+	[[ -n "${IDPBENCH_REASON_FILE:-}" ]] || return 0
+	(set -o noclobber && umask 077 && printf '%s\n' "$1" >"$IDPBENCH_REASON_FILE") 2>/dev/null || true
+}
 
 # step N TOTAL MESSAGE... prints "[step N/TOTAL] MESSAGE".
 step() {
@@ -529,9 +536,3 @@ record_complete() {
 	[[ -s "$1" ]] && jq -e '.status == "complete"' "$1" >/dev/null 2>&1
 }
 
-# coldstart_reason FILE prints a coldstart record's status and the first line
-# of its error ("timeout: ..."; the record keeps the product's last log lines too).
-coldstart_reason() {
-	jq -r '"\(.status): " + ((.error // "no reason given") | split("\n")[0] | rtrimstr("; last log lines:"))' "$1" 2>/dev/null ||
-		echo "no readable coldstart record $1"
-}
