@@ -329,43 +329,30 @@ find_unrecorded_postgres() {
 
 # phase_step KIND PRODUCT NAME... ends the running phase (its record to
 # RUN_DIR/phases.jsonl) and begins NAME of KIND for PRODUCT ("" = run-wide); no
-# arguments: only ends it. The running phase lives in WORK/phase, so one begun
-# in run_product's subshell is ended by the main shell.
+# arguments: only ends it. The running phase lives in WORK/phase (aggregate
+# phase --running), so one begun in run_product's subshell is ended by the main
+# shell. Never fatal: cleanup calls it before it stops anything.
 phase_step() {
-	local now start epoch kind product name took=""
-	now="$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)"
-	if [[ -s "$WORK/phase" ]]; then
-		# Never fatal: cleanup calls this before it stops anything.
-		{ read -r start && read -r epoch && read -r kind && read -r product && read -r name; } <"$WORK/phase" || true
-		rm -f "$WORK/phase"
-		[[ "${epoch:-}" =~ ^[0-9]+$ ]] || epoch=$EPOCHSECONDS
-		record_phase "$kind" "$product" "$name" "$start" "$now"
-		took=" (after: $name took $((EPOCHSECONDS - epoch)) s)"
+	local args=() took=""
+	(($# == 0)) || args=(--kind "$1" --product "$2" --name "${*:3}")
+	[[ -z "${SESSION_START:-}" ]] || args+=(--start "$SESSION_START")
+	if [[ ! -x "$IDPBENCH_BIN/aggregate" ]] || ! took="$("$IDPBENCH_BIN/aggregate" phase --running "$WORK/phase" \
+		--out "$RUN_DIR/phases.jsonl" --session "$SESSION" "${args[@]}")"; then
+		warn "phase not recorded in $RUN_DIR/phases.jsonl"
 	fi
+	[[ -z "$took" ]] || took=" (after: $took)"
 	if (($# == 0)); then
-		[[ -z "$took" ]] || log "==${took}"
-		return 0
+		[[ -z "$took" ]] || log "==$took"
+	else
+		log "== ${*:3}$took"
+		SESSION_START=""
 	fi
-	log "== ${*:3}$took"
-	printf '%s\n' "${SESSION_START:-$now}" "${SESSION_EPOCH:-$EPOCHSECONDS}" "$1" "$2" "${*:3}" >"$WORK/phase"
-	SESSION_START="" SESSION_EPOCH=""
-}
-
-# record_phase KIND PRODUCT NAME START END appends a phase record; a record
-# that cannot be written is a warning, never a failed run.
-record_phase() {
-	local agg="$IDPBENCH_BIN/aggregate"
-	if [[ ! -x "$agg" ]] || ! "$agg" phase --out "$RUN_DIR/phases.jsonl" --kind "$1" --product "$2" --name "$3" \
-		--start "$4" --end "$5" --session "$SESSION"; then
-		warn "phase \"$3\" not recorded in $RUN_DIR/phases.jsonl"
-	fi
-	return 0
 }
 
 main() {
 	local only="" fresh=0 run_id="" p
 	# This session's id and start: its phases (phase_step) are its own.
-	SESSION_START="$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" SESSION_EPOCH=$EPOCHSECONDS
+	SESSION_START="$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)"
 	SESSION="$(date -u +%Y%m%dT%H%M%SZ)-$$"
 	QUICK=()
 	while (($# > 0)); do

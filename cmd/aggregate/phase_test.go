@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idpbench/idpbench/internal/schema"
 )
@@ -92,5 +94,69 @@ func TestPhaseRejects(t *testing.T) {
 	}
 	if r := runAgg(context.Background(), "", "phase", "--help"); r.code != 0 || !strings.Contains(r.stdout, "--session ID") {
 		t.Errorf("--help: exit %d, stdout %q", r.code, r.stdout)
+	}
+}
+
+// TestPhaseRunning: --running's file carries a phase from the call that
+// begins it to the one that ends it: a session's first phase begins at
+// --start, each next one ends the running one (its record appended, its
+// time printed), a call without --kind only ends it, and with nothing
+// running nothing is appended.
+func TestPhaseRunning(t *testing.T) {
+	dir := t.TempDir()
+	out, state := filepath.Join(dir, schema.PhasesFile), filepath.Join(dir, "phase")
+	t0 := time.Date(2026, 12, 3, 22, 0, 0, 0, time.UTC)
+	call := func(at time.Duration, c phaseConfig) string {
+		t.Helper()
+		var stdout bytes.Buffer
+		c.out, c.session, c.running = out, "s1", state
+		if err := c.next(t0.Add(at), env{Stdout: &stdout}); err != nil {
+			t.Fatalf("at +%s: %v", at, err)
+		}
+		return stdout.String()
+	}
+	if got := call(5*time.Second, phaseConfig{kind: "build", name: "build tools", start: t0.Format(time.RFC3339)}); got != "" {
+		t.Errorf("the first phase: printed %q, want nothing (none was running)", got)
+	}
+	if got := call(65400*time.Millisecond, phaseConfig{kind: "database", name: "PostgreSQL up"}); got != "build tools took 65 s\n" {
+		t.Errorf("the second phase: printed %q, want the first one's time", got)
+	}
+	if got := call(70*time.Second, phaseConfig{}); got != "PostgreSQL up took 5 s\n" {
+		t.Errorf("ending: printed %q", got)
+	}
+	if _, err := os.Stat(state); !os.IsNotExist(err) {
+		t.Errorf("%s left after the running phase ended (%v)", state, err)
+	}
+	if got := call(80*time.Second, phaseConfig{}); got != "" {
+		t.Errorf("ending with nothing running: printed %q", got)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := schema.DecodePhases(f, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		kind, name string
+		seconds    float64
+	}{{"build", "build tools", 65.4}, {"database", "PostgreSQL up", 4.6}}
+	if len(got) != len(want) {
+		t.Fatalf("%d records, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		if p := got[i]; p.Kind != w.kind || p.Name != w.name || p.Seconds != w.seconds || p.Session != "s1" {
+			t.Errorf("record %d: %+v, want %s %q %.1f s", i, p, w.kind, w.name, w.seconds)
+		}
+	}
+	if err := os.WriteFile(state, []byte("start\nepoch\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	c := phaseConfig{out: out, session: "s1", running: state}
+	if err := c.next(t0, env{Stdout: &stdout}); err == nil || !strings.Contains(err.Error(), state) {
+		t.Errorf("a running file that is not one: %v, want an error naming it", err)
 	}
 }
