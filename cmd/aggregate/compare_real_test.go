@@ -83,7 +83,7 @@ func compareRC(t *testing.T, want int, args ...string) (result, []compareRow) {
 
 // TestCompareRealServers is `aggregate compare` on real measurements:
 // loadstep (built, a separate process) against two servers with a fixed
-// service time (scripts/testdata/slowserver), 5 ms and 10 ms; c=4, 6
+// service time (internal/nginxtest/slowserver), 5 ms and 10 ms; c=4, 6
 // windows of 1 s warmup + 2 s per side (repeat=1..6, as ladder.sh
 // --repeats 6 writes them), the sides' windows interleaved (A B C A B C
 // ...) so that a busy spell of the machine falls on all three:
@@ -105,7 +105,7 @@ func TestCompareRealServers(t *testing.T) {
 		t.Skip("-short: 18 windows of real load, about a minute")
 	}
 	const windows, gate = 6, "qps<-10%,p50>+20%"
-	bin := nginxtest.Build(t, "cmd/loadstep", "scripts/testdata/slowserver")
+	bin := nginxtest.Build(t, "cmd/loadstep", "internal/nginxtest/slowserver")
 	fast := nginxtest.SlowServer(t, bin["slowserver"], 5*time.Millisecond)
 	slow := nginxtest.SlowServer(t, bin["slowserver"], 10*time.Millisecond)
 	dir := t.TempDir()

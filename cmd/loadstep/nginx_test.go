@@ -37,7 +37,7 @@ import (
 //     for nginx (loop_busy_pct 38-82, mostly below 80, at load 13-20 on 2
 //     CPUs, the test under nice 19); unpinned it runs where there is time
 //     (91-96 at that load);
-//  2. a 5 ms server (scripts/testdata/slowserver), c=8, nothing pinned:
+//  2. a 5 ms server (internal/nginxtest/slowserver), c=8, nothing pinned:
 //     driver.limited must be false (the driver sleeps, waiting for responses).
 //
 // Each step is a 1 s warmup and a 3 s window, complete without errors;
@@ -56,7 +56,7 @@ func TestDriverLimited(t *testing.T) {
 	}
 	driverCPU := strconv.Itoa(cpus[0])
 	ng := nginxtest.StartNginx(t, nginxtest.Options{})
-	bin := nginxtest.Build(t, "cmd/loadstep", "scripts/testdata/slowserver")
+	bin := nginxtest.Build(t, "cmd/loadstep", "internal/nginxtest/slowserver")
 	slow := nginxtest.SlowServer(t, bin["slowserver"], 5*time.Millisecond)
 	dir := t.TempDir()
 

@@ -2,7 +2,7 @@
 // integration tests, each on 127.0.0.1 and stopped in t.Cleanup: nginx
 // serving a static discovery document with one worker (and, when asked, an
 // access log with a line for every request it answered); the server with a
-// fixed service time of scripts/testdata/slowserver; and the tools built
+// fixed service time of internal/nginxtest/slowserver; and the tools built
 // from this tree, run as the separate processes a user runs. Tests only.
 //
 // A test that needs a command this machine lacks (nginx, taskset) skips,
@@ -58,7 +58,7 @@ func Missing(t testing.TB, format string, args ...any) {
 }
 
 // Build builds this module's commands named by their directories
-// ("cmd/loadstep", "scripts/testdata/slowserver") into a temp directory,
+// ("cmd/loadstep", "internal/nginxtest/slowserver") into a temp directory,
 // as scripts/lib/common.sh's build_tools does (no race detector: the tests
 // measure the tools as a user runs them), and returns each binary's path
 // by the directory's base name.
@@ -89,7 +89,7 @@ func FreePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// SlowServer starts bin (scripts/testdata/slowserver, from Build), which
+// SlowServer starts bin (internal/nginxtest/slowserver, from Build), which
 // answers every request after sleeping delay, and returns the URL of its
 // discovery document once it answers.
 func SlowServer(t testing.TB, bin string, delay time.Duration) string {

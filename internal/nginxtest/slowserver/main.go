@@ -6,7 +6,7 @@
 // server is not flagged driver-limited, cmd/aggregate's
 // TestCompareRealServers as targets of 5 and 10 ms.
 //
-//	go run ./scripts/testdata/slowserver --addr 127.0.0.1:8089 --delay 5ms
+//	go run ./internal/nginxtest/slowserver --addr 127.0.0.1:8089 --delay 5ms
 package main
 
 import (
