@@ -238,18 +238,13 @@ failure_reason() {
 # start_sampler PRODUCT STATE samples the product, its database and the host
 # until stop_sampler (what and why: docs/design.md#the-scripts, sampler).
 start_sampler() {
-	local p="$1" state="$2" args=() db txt envs=() pin=()
+	local p="$1" state="$2" args=() txt envs=() pin=()
 	[[ -x "$IDPBENCH_BIN/sampler" ]] || { warn "sampler is not built: no memory/CPU samples"; return 0; }
-	txt="$("$(adapter "$p")" sampleargs "$state")" || { warn "$p sampleargs failed: no memory/CPU samples"; return 0; }
-	if [[ -n "$txt" ]]; then
-		mapfile -t args <<<"$txt"
-	else
-		args=(--pidfile "$state/pids/$p.pid" --name "$p")
-		if grep -q '^PG_\(SHARED\|PRIVATE\)_DIR=' "$state/state.env" 2>/dev/null && [[ -s "$state/dbs" ]]; then
-			db="$(head -n1 "$state/dbs")"
-			args+=(--postgres "$(pg_dsn "$db")" --pg-reset)
-		fi
+	if ! txt="$("$(adapter "$p")" sampleargs "$state")" || [[ -z "$txt" ]]; then
+		warn "$p sampleargs failed: no memory/CPU samples"
+		return 0
 	fi
+	mapfile -t args <<<"$txt"
 	[[ -s "$state/secrets/pgpass" ]] && envs=(env "PGPASSFILE=$state/secrets/pgpass")
 	# The sampler measures: it runs with the load generator, on the driver CPUs
 	# (taskset execs it, so the recorded pid is the sampler's).

@@ -35,6 +35,8 @@ setup summary (DIR/NAME-setup.json). One value a line:
   setup                 the arguments of provision NAME (provisioning through its API)
   config                the configuration file written before the first start
   start                 the start command's arguments after the program
+  sampleargs            the sampler's arguments: the product's process group
+                        and, when it uses PostgreSQL, its database
 
 endpoint, ttl and metricsargs need what up recorded; loadargs, pool and
 readback also what setup wrote. A scenario the product cannot run (provision
@@ -58,7 +60,7 @@ Example:
 var argsVerbs = map[string]struct{ named, afterSetup bool }{
 	"endpoint": {true, false}, "loadargs": {true, true}, "pool": {true, true}, "ttl": {true, false},
 	"metricsargs": {true, false}, "readback": {false, true}, "setup": {false, false}, "config": {false, false},
-	"start": {false, false},
+	"start": {false, false}, "sampleargs": {false, false},
 }
 
 func argsVerbNames() string { return strings.Join(slices.Sorted(maps.Keys(argsVerbs)), ", ") }
@@ -141,6 +143,8 @@ func answer(verb string, a *products.Answers, st *products.State, name string) (
 		return text(a.Table(st).Metrics), nil
 	case "pool":
 		return argsPool(a.Table(st), st.Product, name)
+	case "sampleargs":
+		return text(st.SampleArgs()), nil
 	case "readback":
 		if a.Readback == nil {
 			return "", nil

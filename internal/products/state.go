@@ -93,6 +93,23 @@ func (s *State) PGPort() string {
 	return env["PG_PORT"]
 }
 
+// SampleArgs are the sampler's arguments for a product its adapter started
+// itself: its process group (pids/PRODUCT.pid) and, when it recorded a
+// PostgreSQL cluster and a database (the first line of DIR/dbs), that
+// database, its statistics reset first (--pg-reset) so that the top queries
+// are this product's. Compose mode and the generic adapter answer their own.
+func (s *State) SampleArgs() []string {
+	args := []string{"--pidfile", s.Path("pids", s.Product+".pid"), "--name", s.Product}
+	if s.env["PG_PRIVATE_DIR"] == "" && s.env["PG_SHARED_DIR"] == "" {
+		return args
+	}
+	b, err := os.ReadFile(s.Path("dbs"))
+	if db, _, _ := strings.Cut(string(b), "\n"); err == nil && db != "" {
+		args = append(args, "--postgres", s.PGDSN(db), "--pg-reset")
+	}
+	return args
+}
+
 // PGDSN returns the DSN of database db on the product's cluster (pg_dsn's;
 // no password: trust authentication on loopback).
 func (s *State) PGDSN(db string) string {

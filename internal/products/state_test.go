@@ -159,3 +159,39 @@ func TestPGUser(t *testing.T) {
 		t.Errorf("scripts/lib/postgres.sh sets no PG_DB_USER=%s", PGUser)
 	}
 }
+
+// TestSampleArgs: the sampler follows the product's process group, and its
+// database on the cluster it recorded (the first of DIR/dbs) when it has one.
+func TestSampleArgs(t *testing.T) {
+	write := func(path, data string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pg, dir := t.TempDir(), t.TempDir()
+	write(filepath.Join(pg, "pg.env"), "PG_DIR='"+pg+"'\nPG_PORT='54321'\n")
+	tests := []struct {
+		name, env, dbs string
+		want           []string
+	}{
+		{"no database", "ISSUER=http://127.0.0.1:9000/\n", "", []string{"--pidfile", filepath.Join(dir, "pids", "refop.pid"), "--name", "refop"}},
+		{"a cluster, no database yet", "PG_SHARED_DIR=" + pg + "\n", "", []string{"--pidfile", filepath.Join(dir, "pids", "refop.pid"), "--name", "refop"}},
+		{"its database", "PG_PRIVATE_DIR=" + pg + "\n", "hydra_db\nother_db\n", []string{"--pidfile", filepath.Join(dir, "pids", "refop.pid"), "--name", "refop",
+			"--postgres", "postgres://idpbench@127.0.0.1:54321/hydra_db?sslmode=disable", "--pg-reset"}},
+	}
+	for _, tt := range tests {
+		write(filepath.Join(dir, "state.env"), tt.env)
+		os.Remove(filepath.Join(dir, "dbs"))
+		if tt.dbs != "" {
+			write(filepath.Join(dir, "dbs"), tt.dbs)
+		}
+		st, err := ReadState(dir, "refop")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.SampleArgs(); strings.Join(got, " ") != strings.Join(tt.want, " ") || st.Err() != nil {
+			t.Errorf("%s: %q (%v), want %q", tt.name, got, st.Err(), tt.want)
+		}
+	}
+}
