@@ -105,7 +105,6 @@ phase "deploy/kubernetes: the agents' manifests rendered and decoded strictly (n
 if ((UNIT_ONLY)); then
 	phase "go test -race (unit only)"
 	go test -race -count=1 -p 1 ./...
-	zitadel_defs_ran
 	phase "fuzz targets, 3 s each"
 	"$IDPBENCH_ROOT/scripts/fuzz.sh" --time 3s
 	exit 0
@@ -146,7 +145,6 @@ IDPBENCH_INTEGRATION=1 \
 	IDPBENCH_HYDRA_CLIENT_ID=bench-svc \
 	IDPBENCH_HYDRA_CLIENT_SECRET_FILE="$HYDRA_STATE/secrets/bench-svc" \
 	go test -race -count=1 -p 1 -skip '^TestE2E' ./...
-zitadel_defs_ran
 
 phase "fuzz targets, 3 s each"
 "$IDPBENCH_ROOT/scripts/fuzz.sh" --time 3s

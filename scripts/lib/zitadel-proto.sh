@@ -33,30 +33,3 @@ zitadel_proto_dir() {
 	[[ -f "$dest/package/package.json" ]] || die "zitadel-proto: $dest/package/package.json missing after the fetch"
 	printf '%s\n' "$dest/package"
 }
-
-# zitadel_defs_ran: after the go tests, the definition check must have run
-# (not skipped), with its mutation cases, and the adapter test must have
-# driven provision zitadel, mintpool and loadstep against the fake routed by the
-# definitions. Prints every call verified.
-zitadel_defs_ran() {
-	local out want
-	out="$(go test -count=1 -v -run '^(TestDefinitions|TestAdapterAgainstFake)$' \
-		./internal/zitadel/zitadeldefs/ ./internal/zitadel/zitadeltest/ 2>&1)" || {
-		printf '%s\n' "$out" >&2
-		die "the Zitadel definition check failed"
-	}
-	for want in '--- PASS: TestDefinitions ' '--- PASS: TestDefinitions/mutations ' '--- PASS: TestAdapterAgainstFake ' \
-		'verified provision zitadel: AddOIDCApp as sent' 'verified mintpool --flow zitadel-login: CreateCallback as sent' \
-		'verified loadstep --login zitadel: CreateSession as sent'; do
-		grep -qF -- "$want" <<<"$out" || {
-			printf '%s\n' "$out" >&2
-			die "the Zitadel definition check did not run as it must: no \"$want\" (IDPBENCH_ZITADEL_PROTO unset or skipped?)"
-		}
-	done
-	if grep -q -- '--- SKIP' <<<"$out"; then
-		printf '%s\n' "$out" >&2
-		die "a Zitadel definition test skipped"
-	fi
-	grep -E '^\s+\S+\.go:[0-9]+: (verified|out of scope|rejected)' <<<"$out" | sed 's/^[[:space:]]*//' >&2 || true
-	log "ok: every Zitadel API call of the adapter checked against @zitadel/proto@$ZITADEL_PROTO_VERSION"
-}

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idpbench/idpbench/internal/nginxtest"
+	"github.com/idpbench/idpbench/internal/zitadel/zitadeldefs"
 )
 
 // TestAdapterAgainstFake drives scripts/products/zitadel's setup, pools and
@@ -21,10 +24,9 @@ func TestAdapterAgainstFake(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds the tools and runs the adapter")
 	}
-	for _, tool := range []string{"bash", "jq", "go"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not found", tool)
-		}
+	// Missing, they skip the test, or fail it under IDPBENCH_INTEGRATION=1.
+	for tool, pkg := range map[string]string{"bash": "bash", "jq": "jq", "go": "golang-go"} {
+		nginxtest.Need(t, tool, pkg)
 	}
 	root, err := filepath.Abs("../../..")
 	if err != nil {
@@ -131,10 +133,13 @@ func TestAdapterAgainstFake(t *testing.T) {
 
 // logChecked logs, once per call, what the requests after the first from
 // were checked against (the definitions' method, when loaded) and returns
-// the new count.
+// the new count. With the definitions named (IDPBENCH_ZITADEL_PROTO, as
+// scripts/test.sh sets it) a call of Zitadel's own API that they did not
+// check is an error.
 func logChecked(t *testing.T, f *Fake, tool string, from int) int {
 	t.Helper()
 	reqs := f.Requests()
+	defsSet := os.Getenv(zitadeldefs.EnvDir) != ""
 	done := map[string]bool{}
 	for _, r := range reqs[from:] {
 		if done[r.Call] {
@@ -144,6 +149,8 @@ func logChecked(t *testing.T, f *Fake, tool string, from int) int {
 		switch {
 		case OIDCCalls[r.Call]:
 			t.Logf("%s: %s (%s %s): OIDC endpoint, checked against its record only", tool, r.Call, r.Method, r.Path)
+		case r.Checked == "" && defsSet:
+			t.Errorf("%s: %s (%s %s) was not checked against the definitions, though %s is set", tool, r.Call, r.Method, r.Path, zitadeldefs.EnvDir)
 		case r.Checked == "":
 			t.Logf("%s: %s (%s %s): checked against its written shape; definitions not loaded", tool, r.Call, r.Method, r.Path)
 		default:
