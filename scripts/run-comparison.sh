@@ -77,10 +77,9 @@ cleanup() {
 	if [[ -n "${IDPBENCH_PG_DIR:-}" ]]; then pg_down || warn "PostgreSQL: down during cleanup failed"; fi
 	if [[ -n "$WORK" ]]; then
 		# What a failed down left is stopped here, by its recorded identity.
-		stop_recorded "$WORK"
-		remove_recorded_dirs "$WORK"
+		"$IDPBENCH_BIN/runstate" stop "$WORK" || warn "something the run recorded could not be stopped or removed (above)"
 		phase_step
-		release_run_state "$WORK"
+		"$IDPBENCH_BIN/runstate" release "$WORK" || warn "the run state $WORK could not be deleted"
 	fi
 	exit "$rc"
 }
@@ -308,20 +307,6 @@ after_failure() {
 	fi
 }
 
-# find_unrecorded_postgres STATE records, for clean_run_state, the server of each
-# cluster directory STATE lists whose pid a session killed mid-start never recorded.
-find_unrecorded_postgres() {
-	local state="$1" d pid
-	[[ -s "$state/tmpdirs" && ! -e "$state/pids/postgres.pid" ]] || return 0
-	while IFS= read -r d; do
-		pid="$(pg_leftover_pid "$d")"
-		[[ -n "$pid" ]] || continue
-		mkdir -p "$state/pids"
-		write_pidfile "$state/pids/postgres.pid" "$pid"
-		log "cleaned: found PostgreSQL (pid $pid) by its directory $d"
-	done <"$state/tmpdirs"
-}
-
 # phase_step KIND PRODUCT NAME... ends the running phase (its record to
 # RUN_DIR/phases.jsonl) and begins NAME of KIND for PRODUCT ("" = run-wide); no
 # arguments: only ends it. The running phase lives in WORK/phase (aggregate
@@ -405,10 +390,9 @@ main() {
 	trap 'exit 130' INT TERM
 	local state
 	state="$(run_state_dir "$run_id" "$RUN_DIR")"
-	claim_run_state "$state"
+	"$(tool runstate)" claim --owner "$$" "$state"
 	WORK="$state"
-	find_unrecorded_postgres "$WORK"
-	clean_run_state "$WORK" "$RUN_DIR"
+	"$(tool runstate)" clean --run-dir "$RUN_DIR" "$WORK"
 	mkdir -p "$WORK/pids" "$WORK/tmp"
 	# Every scratch directory of the run's tools and adapters lives in its state.
 	local tmp_parent="$IDPBENCH_TMP"

@@ -9,11 +9,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idpbench/idpbench/internal/runstate"
 )
 
 // TestKillRun proves that a run killed with kill -9 leaves nothing behind
 // once it is run again (scripts/run-comparison.sh's state directory and its
-// cleaning):
+// cleaning, internal/runstate):
 //
 //  1. a real run (--quick --only refop, IDPBENCH_SCENARIOS=discovery,
 //     IDPBENCH_LADDER="2 8", IDPBENCH_GCJITTER_S=5, IDPBENCH_REUSE_POOL=16)
@@ -49,8 +51,11 @@ func TestKillRun(t *testing.T) {
 	}
 	// What a failed check left, each only while its identity matches.
 	t.Cleanup(func() {
-		h.try(nil, `for f; do [[ -e "$f" ]] && stop_leftover "$f"; done; true`,
-			filepath.Join(kept, "refop.pid"), filepath.Join(kept, "postgres.pid"))
+		for _, f := range []string{"refop.pid", "postgres.pid"} {
+			if err := runstate.StopLeftover(filepath.Join(kept, f), func(s string) { t.Log("cleanup: " + s) }); err != nil && !os.IsNotExist(err) {
+				t.Errorf("cleanup: %v", err)
+			}
+		}
 	})
 	h.mustRun(nil, "", h.script("products/refop"), "install")
 	env := h.with("IDPBENCH_TMP="+tmp, "IDPBENCH_RESULTS="+results, "IDPBENCH_SCENARIOS=discovery",

@@ -241,16 +241,6 @@ write_pidfile() {
 	printf '%s\n%s\n' "$2" "$(proc_identity "$2" || true)" >"$1"
 }
 
-# pidfile_current PIDFILE succeeds when the process PIDFILE records runs and
-# has the recorded identity: it is the process that was started.
-pidfile_current() {
-	local pid="" want="" got
-	{ read -r pid && read -r want; } 2>/dev/null <"$1" || true
-	[[ "$pid" =~ ^[0-9]+$ && -n "$want" ]] || return 1
-	running "$pid" || return 1
-	got="$(proc_identity "$pid")" && [[ "$got" == "$want" ]]
-}
-
 # running PID succeeds when PID exists and is not a zombie (an orphan whose
 # parent does not reap it still answers kill -0).
 running() {
@@ -399,105 +389,12 @@ pinned() {
 	"${pre[@]}" "$@"
 }
 
-# --- the state of a run (run-comparison.sh) ----------------------------------
-# STATE/pids/*.pid, STATE/PRODUCT/pids/*.pid, STATE/tmpdirs (directories made
-# outside STATE, one a line), STATE/owner (the holding session's pidfile);
-# docs/design.md#the-scripts (resumable runs).
+# --- the state of a run (run-comparison.sh; claimed, cleaned and released by
+# the runstate tool: docs/design.md#the-scripts, resumable runs) --------------
 
 # run_state_dir RUN_ID RUN_DIR prints the state directory of a run.
 run_state_dir() {
 	printf '%s/idpbench-run-%s-%s\n' "$IDPBENCH_TMP" "$1" "$(printf '%s' "$2" | cksum | cut -d' ' -f1)"
-}
-
-# claim_run_state STATE makes STATE this shell's, or dies when a live session
-# holds it. flock only around the claim: a lock held for the run would be
-# inherited by every process it starts, products a killed session left too.
-claim_run_state() {
-	local state="$1"
-	(umask 077 && mkdir -p "$state")
-	# A fixed name under a shared temp dir: never one another user made (secrets go in it).
-	[[ -d "$state" && ! -L "$state" && -O "$state" ]] || die "run state $state is not a directory of this user"
-	chmod 700 "$state"
-	(
-		flock -x 9
-		if pidfile_current "$state/owner"; then
-			die "run state $state is held by a live session (pid $(head -n1 "$state/owner")): one run id runs once at a time"
-		fi
-		if [[ -s "$state/owner" ]]; then
-			log "an earlier session (pid $(head -n1 "$state/owner")) did not finish: cleaning what it left"
-		fi
-		write_pidfile "$state/owner" "$$"
-	) 9>"$state/lock"
-}
-
-# release_run_state STATE deletes STATE, which this shell holds.
-release_run_state() {
-	(
-		flock -x 9
-		rm -rf "$1"
-	) 9>"$1/lock"
-}
-
-# stop_leftover PIDFILE stops the recorded process (its group when it leads one)
-# when its identity matches, else leaves that pid alone; removes PIDFILE, logs it.
-stop_leftover() {
-	local f="$1" pid what
-	pid="$(head -n1 "$f")"
-	what="$(basename "$f" .pid) ($f)"
-	if ! [[ "$pid" =~ ^[0-9]+$ ]] || ! running "$pid"; then
-		rm -f "$f"
-	elif ! pidfile_current "$f"; then
-		log "cleaned: left pid $pid alone: another process than the $what (its start time differs)"
-		rm -f "$f"
-	elif [[ "$(ps -o pgid= -p "$pid" | tr -d ' ')" == "$pid" ]]; then
-		stop_group "$f"
-		log "cleaned: stopped process group $pid, $what"
-	else
-		stop_pid "$f"
-		log "cleaned: stopped pid $pid, $what"
-	fi
-}
-
-# stop_recorded STATE stops what the pidfiles in STATE record: the products'
-# first, then the run's own (the sampler, PostgreSQL).
-stop_recorded() {
-	local f
-	for f in "$1"/*/pids/*.pid "$1"/pids/*.pid; do
-		[[ -e "$f" ]] && stop_leftover "$f"
-	done
-	return 0
-}
-
-# remove_recorded_dirs STATE removes the directories STATE/tmpdirs lists.
-remove_recorded_dirs() {
-	local d
-	[[ -s "$1/tmpdirs" ]] || return 0
-	while IFS= read -r d; do
-		[[ -n "$d" && -e "$d" ]] || continue
-		log "cleaned: removed $d ($(du -sh "$d" 2>/dev/null | cut -f1))"
-		rm -rf "$d"
-	done <"$1/tmpdirs"
-}
-
-# clean_run_state STATE RUN_DIR clears what a killed session left: stops its
-# processes; removes its directories, STATE but the owner and the lock, and in
-# RUN_DIR .NAME.tmp-* (internal/atomicfile), NAME.tmp and empty sample files.
-clean_run_state() {
-	local state="$1" run_dir="$2" e f left=()
-	stop_recorded "$state"
-	remove_recorded_dirs "$state"
-	for e in "$state"/*; do
-		case "${e##*/}" in owner | lock) ;; *) [[ -e "$e" ]] && left+=("$e") ;; esac
-	done
-	if ((${#left[@]} > 0)); then
-		log "cleaned: removed the earlier session's files in $state ($(du -csh "${left[@]}" | tail -n1 | cut -f1)): ${left[*]##*/}"
-		rm -rf "${left[@]}"
-	fi
-	[[ -d "$run_dir" ]] || return 0
-	while IFS= read -r -d '' f; do
-		log "cleaned: removed the unfinished write $f"
-		rm -f "$f"
-	done < <(find "$run_dir" -type f \( -name '.*.tmp-*' -o -name '*.tmp' -o \( -name 'samples-*.jsonl' -empty \) \) -print0)
 }
 
 # --- the run scripts (ladder.sh, gcjitter.sh) --------------------------------

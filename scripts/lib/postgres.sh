@@ -206,14 +206,3 @@ pg_down() {
 	[[ ! -e "$PG_DIR" ]] || die "PostgreSQL directory $PG_DIR is left"
 	unset IDPBENCH_PG_DIR
 }
-
-# pg_leftover_pid DIR prints the pid of the server a killed session left on the
-# cluster in DIR (postmaster.pid, its working directory DIR/data), or nothing.
-pg_leftover_pid() {
-	local data="$1/data" pid
-	[[ -s "$data/postmaster.pid" ]] || return 0
-	pid="$(head -n1 "$data/postmaster.pid")"
-	[[ "$pid" =~ ^[0-9]+$ ]] || return 0
-	if running "$pid" && [[ "$(readlink "/proc/$pid/cwd" 2>/dev/null)" == "$data" ]]; then echo "$pid"; fi
-	return 0
-}

@@ -1,0 +1,124 @@
+// Command runstate keeps the state directory of a run for
+// scripts/run-comparison.sh: one session holds it at a time, the next
+// session after a kill -9 stops what the killed one started (by its
+// recorded identity) and removes what it wrote, and a session that ends
+// stops what it recorded and deletes the directory (internal/runstate).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/runstate"
+)
+
+const toolName = "runstate"
+
+func main() {
+	ctx, stop := cli.SignalContext()
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func tool() cli.Tool {
+	return cli.Tool{
+		Name:     toolName,
+		Synopsis: "SUBCOMMAND [FLAGS] STATE",
+		About: "Keeps a run's state directory STATE (run-comparison.sh: IDPBENCH_TMP/\n" +
+			"idpbench-run-ID-HASH): its pidfiles (pids/*.pid, PRODUCT/pids/*.pid: the pid,\n" +
+			"then its start time and the boot id), tmpdirs (directories made outside it),\n" +
+			"owner (the holding session's pidfile) and lock. A recorded process is stopped\n" +
+			"only while its start time and boot id match. What it does is said on stderr,\n" +
+			"one \"cleaned: ...\" line each. docs/design.md#the-scripts (resumable runs).\n",
+		Exits: "Exit status: 0 ok, 1 a live session holds STATE or something could not be\nstopped or removed, 2 usage error.",
+		Examples: []string{
+			`runstate claim --owner $$ "$state" && runstate clean --run-dir results/quick "$state"`,
+			`runstate stop "$state" && runstate release "$state"`,
+		},
+		Subcommands: []cli.Subcommand{
+			{Name: "claim", Summary: "make STATE the session's whose process is --owner; fail when a live session holds it", Run: runClaim},
+			{Name: "clean", Summary: "clear what a killed session left: its processes, directories, files, and --run-dir's unfinished writes", Run: runClean},
+			{Name: "stop", Summary: "stop what STATE's pidfiles record (products first) and remove the directories it lists", Run: runStop},
+			{Name: "release", Summary: "delete STATE, which the calling session holds", Run: runRelease},
+		},
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	sub, err := tool().Dispatch(ctx, args, cli.Env{Stdout: stdout, Stderr: stderr})
+	who := toolName
+	if sub != "" {
+		who += " " + sub
+	}
+	return cli.Done(stderr, who, err)
+}
+
+// parseState parses a subcommand's flags and its one argument, STATE.
+func parseState(name, head string, args []string, e cli.Env, flags func(*pflag.FlagSet)) (string, error) {
+	fs := cli.NewFlagSet(name)
+	if flags != nil {
+		flags(fs)
+	}
+	if err := (cli.Help{Tool: toolName, Head: head}).ParseSub(fs, args, e.Stdout); err != nil {
+		return "", err
+	}
+	if fs.NArg() != 1 || fs.Arg(0) == "" {
+		return "", cli.Usagef("want one argument, the state directory STATE")
+	}
+	return fs.Arg(0), nil
+}
+
+// say writes one "cleaned: ..." line.
+func say(e cli.Env) func(string) {
+	return func(s string) { fmt.Fprintf(e.Stderr, "%s: cleaned: %s\n", toolName, s) }
+}
+
+func runClaim(_ context.Context, args []string, e cli.Env) error {
+	var owner int
+	state, err := parseState("claim", "Usage: runstate claim --owner PID STATE\n\nCreates STATE (0700, this user's, never a symlink) and records PID, the\nsession's shell, as its owner; fails (exit 1) when a live session holds it.\n\nFlags:\n",
+		args, e, func(fs *pflag.FlagSet) {
+			fs.IntVar(&owner, "owner", 0, "the `PID` of the session's process (the run's shell: $$)")
+		})
+	if err != nil {
+		return err
+	}
+	if owner <= 0 {
+		return cli.Usagef("--owner PID is required")
+	}
+	return runstate.Claim(state, owner, func(s string) { fmt.Fprintf(e.Stderr, "%s: %s\n", toolName, s) })
+}
+
+func runClean(_ context.Context, args []string, e cli.Env) error {
+	var runDir string
+	state, err := parseState("clean", "Usage: runstate clean --run-dir DIR STATE\n\nClears what a killed session left: records a PostgreSQL server it started but\nnever recorded (found by its directory in STATE/tmpdirs), stops every recorded\nprocess whose identity matches (its process group when it leads one), removes\nthe directories STATE/tmpdirs lists and every file of STATE but owner and lock,\nand in DIR the temp files of unfinished writes (.NAME.tmp-*, NAME.tmp) and\nempty sample files.\n\nFlags:\n",
+		args, e, func(fs *pflag.FlagSet) { fs.StringVar(&runDir, "run-dir", "", "the run's results `DIR`") })
+	if err != nil {
+		return err
+	}
+	if runDir == "" {
+		return cli.Usagef("--run-dir DIR is required")
+	}
+	return runstate.Clean(state, runDir, say(e))
+}
+
+func runStop(_ context.Context, args []string, e cli.Env) error {
+	state, err := parseState("stop", "Usage: runstate stop STATE\n\nStops what STATE's pidfiles record (the products' first, then the run's own)\nand removes the directories STATE/tmpdirs lists.\n\nFlags:\n", args, e, nil)
+	if err != nil {
+		return err
+	}
+	return runstate.Stop(state, say(e))
+}
+
+func runRelease(_ context.Context, args []string, e cli.Env) error {
+	state, err := parseState("release", "Usage: runstate release STATE\n\nDeletes STATE, which the calling session holds.\n\nFlags:\n", args, e, nil)
+	if err != nil {
+		return err
+	}
+	return runstate.Release(state)
+}
