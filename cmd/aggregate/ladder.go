@@ -12,7 +12,8 @@ import (
 
 const ladderUsage = `Usage: aggregate ladder knee|candidates|pool-size [FLAGS]
 
-How much of a scenario's connection ladder to measure (scripts/ladder.sh asks):
+How much of a scenario's connection ladder to measure (the ladder tool decides
+the same through internal/ladder; these answer by hand):
   knee        after each step of round 1: does round 1 stop here?
   candidates  before a later round: which levels does it repeat?
   pool-size   before a step: how many credentials its pool needs
@@ -21,7 +22,7 @@ How much of a scenario's connection ladder to measure (scripts/ladder.sh asks):
 
 const poolSizeUsage = `Usage: aggregate ladder pool-size --mode MODE -c C [--prev STEP.json] --warmup S --duration S [FLAGS]
 
-Prints the size of one ladder step's pool (scripts/ladder.sh mints it):
+Prints the size of one ladder step's pool (the ladder tool mints it):
   consume  with --prev (the ladder's previous window, or in a later round the
            level's window of the round before):
              ceil(qps_prev * (c / c_prev) * 1.2 * (warmup + duration)) + 2c

@@ -1,7 +1,9 @@
 // Package ladder decides how much of a connection ladder to measure: where
 // round 1 stops (its knee, Knee) and which levels later rounds repeat
 // (Candidates), from the step records measured so far. The decisions are
-// arithmetic on step records, so they live here and not in the scripts:
-// scripts/ladder.sh asks `aggregate ladder knee` after every step of round 1
-// and `aggregate ladder candidates` before a later round.
+// arithmetic on step records, so they live here and not in the scripts. Run
+// is the ladder itself (cmd/ladder, which scripts/ladder.sh execs): each
+// window a loadstep through the product's adapter, the knee decided after
+// every window of round 1 and the candidates before a later round
+// (`aggregate ladder knee|candidates` answer the same questions by hand).
 package ladder

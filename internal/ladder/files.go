@@ -14,7 +14,7 @@ import (
 )
 
 // StepPath is the file of round round's window at c connections of a
-// scenario in a product's directory (scripts/ladder.sh names them so):
+// scenario in a product's directory (Run names them so):
 // SCENARIO-c<N>.json for round 1, SCENARIO-c<N>-r<k>.json for k >= 2.
 func StepPath(dir, scenario string, c, round int) string {
 	if round <= 1 {
@@ -149,7 +149,7 @@ func DecideKnee(cfg KneeConfig) (bool, *schema.Knee, error) {
 func DecideCandidates(dir, scenario string) (*schema.Knee, error) {
 	k, err := ReadKnee(KneePath(dir, scenario))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("round 1 of %s is not complete: no knee record %s (scripts/ladder.sh --round 1 writes it)", scenario, KneePath(dir, scenario))
+		return nil, fmt.Errorf("round 1 of %s is not complete: no knee record %s (ladder --round 1 writes it)", scenario, KneePath(dir, scenario))
 	}
 	if err != nil {
 		return nil, err

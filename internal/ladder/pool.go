@@ -7,7 +7,7 @@ import (
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
-// Pool modes (the adapter's loadargs say --pool-mode; scripts/ladder.sh).
+// Pool modes (the adapter's loadargs say --pool-mode; Run).
 const (
 	PoolReuse   = schema.PoolReuse   // minted once and kept while its tokens outlive the next step
 	PoolConsume = schema.PoolConsume // reissued before every step, each credential used once

@@ -179,8 +179,8 @@ const noiseWindows = 4
 const rangeWindows = 2
 
 // preferWindows is the number of windows from which a level is preferred:
-// when some levels have this many or more (the candidates ladder.sh
-// repeats), the steady level is chosen among them.
+// when some levels have this many or more (the candidates the ladder,
+// internal/ladder.Run, repeats), the steady level is chosen among them.
 const preferWindows = 3
 
 // SelectSteadyLevel picks a ladder's steady level: levels are in ladder

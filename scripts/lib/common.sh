@@ -36,14 +36,6 @@ step() {
 	log "[step $n/$total] $*"
 }
 
-# step_upto N BOUND MESSAGE... prints "[step N (of at most BOUND)] MESSAGE":
-# for a count of steps known only as a bound (a ladder may stop at its knee).
-step_upto() {
-	local n="$1" bound="$2"
-	shift 2
-	log "[step $n (of at most $bound)] $*"
-}
-
 # require_cmd CMD... dies naming the first missing command.
 require_cmd() {
 	local c
@@ -397,35 +389,7 @@ run_state_dir() {
 	printf '%s/idpbench-run-%s-%s\n' "$IDPBENCH_TMP" "$1" "$(printf '%s' "$2" | cksum | cut -d' ' -f1)"
 }
 
-# --- the run scripts (ladder.sh, gcjitter.sh) --------------------------------
-
-# parse_run_args NPOS TOTAL ARGS... parses the run scripts' shared flags into
-# RUN_QUICK, RUN_DIR, STATE_DIR, STEP_OFFSET, STEP_TOTAL (default TOTAL), exports
-# --repeats, --round, --full-ladder, and NPOS positionals into RUN_ARGS; else usage.
-# shellcheck disable=SC2034 # the variables are the caller's (ladder.sh, gcjitter.sh)
-parse_run_args() {
-	local npos="$1"
-	RUN_QUICK=0 RUN_DIR="${RUN_DIR:-}" STATE_DIR="${STATE_DIR:-}" STEP_OFFSET=0 STEP_TOTAL="$2" RUN_ARGS=()
-	shift 2
-	while (($# > 0)); do
-		case "$1" in
-		--quick) RUN_QUICK=1 ;;
-		--run-dir) RUN_DIR="$2" && shift ;;
-		--state-dir) STATE_DIR="$2" && shift ;;
-		--step-offset) STEP_OFFSET="$2" && shift ;;
-		--step-total) STEP_TOTAL="$2" && shift ;;
-		--repeats) export IDPBENCH_REPEATS="$2" && shift ;;
-		--round) export IDPBENCH_ROUND="$2" && shift ;;
-		--full-ladder) export IDPBENCH_FULL_LADDER=1 ;;
-		-h | --help) usage ;;
-		-*) log "unknown flag $1" && usage ;;
-		*) RUN_ARGS+=("$1") ;;
-		esac
-		shift
-	done
-	((${#RUN_ARGS[@]} == npos)) || usage
-	[[ -n "$RUN_DIR" && -n "$STATE_DIR" ]] || { log "RUN_DIR and STATE_DIR (or --run-dir/--state-dir) are required"; usage; }
-}
+# --- records ------------------------------------------------------------------
 
 # record_complete FILE succeeds when FILE is a complete record (a step's, a
 # cold start's): a rerun keeps it.

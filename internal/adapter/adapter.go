@@ -1,0 +1,160 @@
+// Package adapter runs a product's adapter, scripts/products/<name>
+// (docs/design.md#the-adapter-interface), for the tools that drive a
+// running product (cmd/ladder, cmd/gcjitter): one method per entry point
+// they use, what the adapter prints on stdout as lines, its stderr passed
+// through, exit 3 (scenario N/A) as ErrNA.
+package adapter
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/placement"
+)
+
+// ErrNA is an adapter's exit 3: the scenario is N/A for its product. The
+// error wrapping it says the adapter's reason (the last line of its stderr).
+var ErrNA = errors.New("N/A")
+
+// ExitNA is the adapter's exit code for a scenario N/A.
+const ExitNA = 3
+
+// Adapter is one product's adapter executable.
+type Adapter struct {
+	Path       string    // the executable, scripts/products/<name>
+	Stderr     io.Writer // its stderr (and pools' stdout); nil: discarded
+	DriverCPUs string    // pools runs on these CPUs (placement.Pinned); "": not pinned
+	// Interrupt tells a running entry point to stop when the context ends
+	// (cli.Command); nil: cli.ForwardInterrupt.
+	Interrupt func(*os.Process) error
+}
+
+// Name is the adapter's name, its product's.
+func (a Adapter) Name() string { return filepath.Base(a.Path) }
+
+// Error is an entry point that failed: its exit code.
+type Error struct {
+	What string // "refop endpoint userinfo"
+	Code int    // its exit code; -1 when it did not exit (a signal)
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s failed (exit %d)", e.What, e.Code) }
+
+// Version is the product version.
+func (a Adapter) Version(ctx context.Context) (string, error) {
+	return a.line(ctx, "version")
+}
+
+// Endpoint is the URL a scenario measures; an error wrapping ErrNA when it is N/A.
+func (a Adapter) Endpoint(ctx context.Context, state, scenario string) (string, error) {
+	return a.line(ctx, "endpoint", state, scenario)
+}
+
+// Loadargs are a scenario's extra loadstep arguments.
+func (a Adapter) Loadargs(ctx context.Context, state, scenario string) ([]string, error) {
+	return a.lines(ctx, nil, "loadargs", state, scenario)
+}
+
+// Metricsargs are loadstep's --server-metrics arguments; none without a metrics endpoint.
+func (a Adapter) Metricsargs(ctx context.Context, state, scenario string) ([]string, error) {
+	return a.lines(ctx, nil, "metricsargs", state, scenario)
+}
+
+// TTL is how many seconds a scenario's pool credentials stay valid; 0 when
+// the adapter does not say.
+func (a Adapter) TTL(ctx context.Context, state, scenario string) (int, error) {
+	s, err := a.line(ctx, "ttl", state, scenario)
+	if err != nil || s == "" {
+		return 0, err
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s ttl %s: %q is not a number of seconds", a.Name(), scenario, s)
+	}
+	return n, nil
+}
+
+// Fresh lets the product start again empty before a load step (a no-op for most).
+func (a Adapter) Fresh(ctx context.Context, state, scenario string) error {
+	_, err := a.lines(ctx, nil, "fresh", state, scenario)
+	return err
+}
+
+// Pools mints n credentials of a scenario into out, on the driver CPUs;
+// what it prints goes to Stderr.
+func (a Adapter) Pools(ctx context.Context, state, scenario string, n int, out string) error {
+	_, err := a.lines(ctx, placement.Pinned(a.DriverCPUs), "pools", state, scenario, strconv.Itoa(n), out)
+	return err
+}
+
+// Health reports whether the product runs and answers; when it does not,
+// why (what the adapter printed, "" when nothing). err is for an adapter
+// that could not be run.
+func (a Adapter) Health(ctx context.Context, state string) (ok bool, why string, err error) {
+	out, err := a.lines(ctx, nil, "health", state)
+	var e *Error
+	if errors.As(err, &e) {
+		return false, strings.Join(out, "\n"), nil
+	}
+	return err == nil, "", err
+}
+
+// line is the output of an entry point that prints one line ("" for none).
+func (a Adapter) line(ctx context.Context, args ...string) (string, error) {
+	out, err := a.lines(ctx, nil, args...)
+	return strings.Join(out, "\n"), err
+}
+
+// lines runs the entry point args (prefixed by pin) and returns its
+// stdout's lines, also when it fails. Pools' stdout is not data: it goes
+// to Stderr.
+func (a Adapter) lines(ctx context.Context, pin []string, args ...string) ([]string, error) {
+	argv := append(append(pin, a.Path), args...)
+	cmd := cli.Command(ctx, a.Interrupt, argv...)
+	var stdout, stderr bytes.Buffer
+	errOut := io.Writer(&stderr)
+	if a.Stderr != nil {
+		errOut = io.MultiWriter(a.Stderr, &stderr)
+	}
+	cmd.Stdout, cmd.Stderr = &stdout, errOut
+	if args[0] == "pools" {
+		cmd.Stdout = errOut
+	}
+	err := cmd.Run()
+	var lines []string
+	if s := strings.TrimRight(stdout.String(), "\n"); s != "" {
+		lines = strings.Split(s, "\n")
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return lines, nil
+	case errors.As(err, &ee) && ee.ExitCode() == ExitNA && args[0] != "health":
+		return lines, fmt.Errorf("%s %s: %w: %s", a.Name(), what(args), ErrNA, lastLine(stderr.String()))
+	case errors.As(err, &ee):
+		return lines, &Error{What: a.Name() + " " + what(args), Code: ee.ExitCode()}
+	}
+	return lines, fmt.Errorf("running %s %s: %w", a.Path, args[0], err)
+}
+
+// what names an entry point by its command and scenario (not the state directory).
+func what(args []string) string {
+	if len(args) >= 3 {
+		return args[0] + " " + args[2]
+	}
+	return args[0]
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	return s[strings.LastIndexByte(s, '\n')+1:]
+}

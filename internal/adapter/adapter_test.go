@@ -1,0 +1,109 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func fake(t *testing.T) (Adapter, string, *strings.Builder) {
+	t.Helper()
+	path, err := filepath.Abs("testdata/fakeadapter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	return Adapter{Path: path, Stderr: &stderr}, t.TempDir(), &stderr
+}
+
+func write(t *testing.T, dir, name, text string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAnswers(t *testing.T) {
+	a, st, _ := fake(t)
+	ctx := context.Background()
+	write(t, st, "poolmode-userinfo", "reuse\n")
+	write(t, st, "metrics", "--server-metrics\nhttp://127.0.0.1:9/metrics\n")
+	write(t, st, "ttl-userinfo", "3600\n")
+	if v, err := a.Version(ctx); v != "1.2.3" || err != nil {
+		t.Errorf("Version = %q, %v", v, err)
+	}
+	if u, err := a.Endpoint(ctx, st, "userinfo"); u != "http://127.0.0.1:9/userinfo" || err != nil {
+		t.Errorf("Endpoint = %q, %v", u, err)
+	}
+	if l, err := a.Loadargs(ctx, st, "userinfo"); !slices.Equal(l, []string{"--client-id", "bench", "--pool-mode", "reuse"}) || err != nil {
+		t.Errorf("Loadargs = %q, %v", l, err)
+	}
+	if l, err := a.Metricsargs(ctx, st, "discovery"); !slices.Equal(l, []string{"--server-metrics", "http://127.0.0.1:9/metrics"}) || err != nil {
+		t.Errorf("Metricsargs = %q, %v", l, err)
+	}
+	if n, err := a.TTL(ctx, st, "userinfo"); n != 3600 || err != nil {
+		t.Errorf("TTL = %d, %v", n, err)
+	}
+	if n, err := a.TTL(ctx, st, "discovery"); n != 0 || err != nil {
+		t.Errorf("TTL without an answer = %d, %v; want 0, nil", n, err)
+	}
+	write(t, st, "ttl-refresh", "soon\n")
+	if _, err := a.TTL(ctx, st, "refresh"); err == nil || !strings.Contains(err.Error(), `"soon" is not a number of seconds`) {
+		t.Errorf("TTL soon: %v", err)
+	}
+}
+
+func TestNA(t *testing.T) {
+	a, st, stderr := fake(t)
+	write(t, st, "na-userinfo", "no userinfo endpoint")
+	_, err := a.Endpoint(context.Background(), st, "userinfo")
+	if !errors.Is(err, ErrNA) || !strings.HasSuffix(err.Error(), "fake: userinfo: N/A: no userinfo endpoint") {
+		t.Errorf("Endpoint of an N/A scenario: %v; want ErrNA with the reason", err)
+	}
+	if !strings.Contains(stderr.String(), "N/A: no userinfo endpoint") {
+		t.Errorf("the adapter's stderr did not pass through: %q", stderr.String())
+	}
+}
+
+func TestFailure(t *testing.T) {
+	a, st, _ := fake(t)
+	write(t, st, "fail-fresh", "")
+	err := a.Fresh(context.Background(), st, "refresh")
+	var e *Error
+	if !errors.As(err, &e) || e.Code != 1 || errors.Is(err, ErrNA) || err.Error() != "fakeadapter fresh refresh failed (exit 1)" {
+		t.Errorf("a failing fresh: %v", err)
+	}
+}
+
+func TestHealth(t *testing.T) {
+	a, st, _ := fake(t)
+	ctx := context.Background()
+	if ok, why, err := a.Health(ctx, st); !ok || why != "" || err != nil {
+		t.Errorf("healthy: %v %q %v", ok, why, err)
+	}
+	write(t, st, "unhealthy", "its discovery endpoint answers 502\n")
+	if ok, why, err := a.Health(ctx, st); ok || why != "its discovery endpoint answers 502" || err != nil {
+		t.Errorf("unhealthy: %v %q %v", ok, why, err)
+	}
+	gone := Adapter{Path: filepath.Join(st, "missing")}
+	if ok, _, err := gone.Health(ctx, st); ok || err == nil {
+		t.Errorf("a missing adapter: %v %v; want an error", ok, err)
+	}
+}
+
+func TestPools(t *testing.T) {
+	a, st, stderr := fake(t)
+	out := filepath.Join(st, "userinfo.pool")
+	if err := a.Pools(context.Background(), st, "userinfo", 256, out); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(out)
+	calls, _ := os.ReadFile(filepath.Join(st, "calls"))
+	if string(b) != "256 credentials\n" || string(calls) != "pools userinfo 256\n" || !strings.Contains(stderr.String(), "minted 256") {
+		t.Errorf("pool %q, calls %q, stderr %q", b, calls, stderr.String())
+	}
+}

@@ -1,0 +1,246 @@
+package ladder
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/placement"
+)
+
+// Options are a ladder's command line as given (cmd/ladder); "" or 0 where
+// a flag was not given.
+type Options struct {
+	Product, Scenario     string
+	Quick                 bool   // the smoke profile
+	Repeats, Round        string // --repeats, --round; "": IDPBENCH_REPEATS, IDPBENCH_ROUND
+	FullLadder            bool   // --full-ladder; false: IDPBENCH_FULL_LADDER
+	RunDir, StateDir      string // "": RUN_DIR, STATE_DIR
+	StepOffset, StepTotal int    // the step counter's start and bound (0: the ladder's bound)
+	Adapter               string // "": $IDPBENCH_ROOT/scripts/products/PRODUCT
+	Bin                   string // the built tools (loadstep); "": $IDPBENCH_BIN
+}
+
+// Config is one ladder to run, validated.
+type Config struct {
+	Product, Scenario string
+	Profile           string // quick or full (the label profile=)
+	Ladder            []int  // the connection counts, in order
+	WarmupS           int    // the warmup's floor, seconds
+	WarmupMaxS        int    // its cap, seconds; <= WarmupS: a fixed warmup
+	TolerancePct      string // loadstep --warmup-tolerance, as given
+	JITMaxPct         int    // loadstep --warmup-jit-max, percent of one core
+	DurationS         int    // the measured window, seconds
+	Repeats           int    // windows of each candidate level
+	Round             int    // the one round to measure; 0: round 1, then the repeats
+	FullLadder        bool   // measure every level of round 1
+	RunDir, StateDir  string
+	StepOffset        int
+	StepTotal         int     // 0: the ladder's bound
+	ReusePool         int     // a reuse pool's size
+	ReuseMaxAgeS      int     // a reuse pool at least this old is minted again; -1: not set
+	PerConnQPS        float64 // a consumed pool's first step: the rate assumed per connection
+	PoolCap           int     // a consumed pool's most credentials
+	Adapter           string  // the product's adapter executable
+	Loadstep          string  // the loadstep executable
+	DriverCPUs        string  // loadstep and the pools run on these CPUs; "": not pinned
+}
+
+// WarmMostS is the longest a window's warmup may be.
+func (c Config) WarmMostS() int { return max(c.WarmupS, c.WarmupMaxS) }
+
+// NewConfig resolves o and the environment (getenv: os.Getenv or a stand-in)
+// into a Config, or a usage error naming the flag or variable.
+func NewConfig(o Options, getenv func(string) string) (Config, error) {
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	c := Config{Product: o.Product, Scenario: o.Scenario, RunDir: o.RunDir, StateDir: o.StateDir,
+		StepOffset: o.StepOffset, StepTotal: o.StepTotal, DriverCPUs: getenv(placement.EnvDriver),
+		TolerancePct: env("IDPBENCH_WARMUP_TOLERANCE_PCT", "10"), ReuseMaxAgeS: -1}
+	if c.RunDir == "" {
+		c.RunDir = getenv("RUN_DIR")
+	}
+	if c.StateDir == "" {
+		c.StateDir = getenv("STATE_DIR")
+	}
+	if c.RunDir == "" || c.StateDir == "" {
+		return c, cli.Usagef("RUN_DIR and STATE_DIR (or --run-dir/--state-dir) are required")
+	}
+	if c.StepOffset < 0 || c.StepTotal < 0 {
+		return c, cli.Usagef("--step-offset %d, --step-total %d: want whole numbers", c.StepOffset, c.StepTotal)
+	}
+	ladder, warmup, warmupMax, duration := "2 4 8 16 32 64 128", "3", "60", "10"
+	c.Profile = "full"
+	if o.Quick {
+		ladder, warmup, warmupMax, duration, c.Profile = "2 8 32", "1", "5", "3", "quick"
+	}
+	var err error
+	if c.Ladder, err = parseLadder(env("IDPBENCH_LADDER", ladder)); err != nil {
+		return c, err
+	}
+	w, wm, d := env("IDPBENCH_WARMUP_S", warmup), env("IDPBENCH_WARMUP_MAX_S", warmupMax), env("IDPBENCH_DURATION_S", duration)
+	var okW, okWM, okD bool
+	c.WarmupS, okW = Whole(w)
+	c.WarmupMaxS, okWM = Whole(wm)
+	c.DurationS, okD = Whole(d)
+	if !okW || !okWM || !okD || c.DurationS < 1 {
+		return c, cli.Usagef("IDPBENCH_WARMUP_S %s, IDPBENCH_WARMUP_MAX_S %s, IDPBENCH_DURATION_S %s: want whole seconds", w, wm, d)
+	}
+	jit := env("IDPBENCH_WARMUP_JIT_MAX_PCT", "5")
+	var ok bool
+	if c.JITMaxPct, ok = Whole(jit); !ok {
+		return c, cli.Usagef("IDPBENCH_WARMUP_JIT_MAX_PCT %s: want a whole percent (0: record the JIT, do not wait for it)", jit)
+	}
+	if err := c.rounds(o, env); err != nil {
+		return c, err
+	}
+	if err := c.pools(env); err != nil {
+		return c, err
+	}
+	return c, c.tools(o, getenv)
+}
+
+// rounds resolves the repeats, the round and the full ladder.
+func (c *Config) rounds(o Options, env func(name, def string) string) error {
+	repeats, round := o.Repeats, o.Round
+	if repeats == "" {
+		repeats = env("IDPBENCH_REPEATS", "1")
+	}
+	if round == "" {
+		round = env("IDPBENCH_ROUND", "")
+	}
+	var ok bool
+	if c.Repeats, ok = Whole(repeats); !ok || c.Repeats < 1 {
+		return cli.Usagef("IDPBENCH_REPEATS (--repeats) %s: want a whole number >= 1", repeats)
+	}
+	if round != "" {
+		if c.Round, ok = Whole(round); !ok || c.Round < 1 || c.Round > c.Repeats {
+			return cli.Usagef("IDPBENCH_ROUND (--round) %s: want a whole number from 1 to the repeats (%d)", round, c.Repeats)
+		}
+	}
+	full := env("IDPBENCH_FULL_LADDER", "0")
+	if o.FullLadder {
+		full = "1"
+	}
+	if full != "0" && full != "1" {
+		return cli.Usagef("IDPBENCH_FULL_LADDER %s: want 0 or 1", full)
+	}
+	c.FullLadder = full == "1"
+	return nil
+}
+
+// pools resolves the pools' sizes and the reuse pool's age.
+func (c *Config) pools(env func(name, def string) string) error {
+	reuse, capN, qps := env("IDPBENCH_REUSE_POOL", "256"), env("IDPBENCH_POOL_CAP", "100000"), env("IDPBENCH_CONSUME_PER_CONN_QPS", "50")
+	var ok bool
+	if c.ReusePool, ok = Whole(reuse); !ok || c.ReusePool < 1 {
+		return cli.Usagef("IDPBENCH_REUSE_POOL %s: want a whole number >= 1", reuse)
+	}
+	if c.PoolCap, ok = Whole(capN); !ok || c.PoolCap < 1 {
+		return cli.Usagef("IDPBENCH_POOL_CAP %s: want a whole number >= 1", capN)
+	}
+	var err error
+	if c.PerConnQPS, err = strconv.ParseFloat(qps, 64); err != nil || !(c.PerConnQPS > 0) {
+		return cli.Usagef("IDPBENCH_CONSUME_PER_CONN_QPS %s: want a rate above 0", qps)
+	}
+	if age := env("IDPBENCH_REUSE_MAX_AGE_S", ""); age != "" {
+		if c.ReuseMaxAgeS, ok = Whole(age); !ok {
+			return cli.Usagef("IDPBENCH_REUSE_MAX_AGE_S %s: want whole seconds", age)
+		}
+	}
+	return nil
+}
+
+// tools resolves the adapter and loadstep.
+func (c *Config) tools(o Options, getenv func(string) string) error {
+	c.Adapter = o.Adapter
+	if c.Adapter == "" {
+		root := getenv("IDPBENCH_ROOT")
+		if root == "" {
+			return cli.Usagef("IDPBENCH_ROOT is not set: run scripts/ladder.sh, or name the adapter with --adapter")
+		}
+		c.Adapter = filepath.Join(root, "scripts", "products", c.Product)
+	}
+	bin := o.Bin
+	if bin == "" {
+		bin = getenv("IDPBENCH_BIN")
+	}
+	c.Loadstep = filepath.Join(bin, "loadstep")
+	return nil
+}
+
+// parseLadder reads IDPBENCH_LADDER: connection counts, space-separated.
+func parseLadder(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Fields(s) {
+		n, ok := Whole(f)
+		if !ok || n < 1 {
+			return nil, cli.Usagef("IDPBENCH_LADDER %q: %q is not a connection count (want whole numbers >= 1, space-separated)", s, f)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, cli.Usagef("IDPBENCH_LADDER %q: no connection count", s)
+	}
+	return out, nil
+}
+
+// Whole reads a whole number written as digits only (no sign, no space).
+func Whole(s string) (int, bool) {
+	if s == "" || strings.Trim(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
+}
+
+// Bound is the most windows a ladder of n levels goes through: round 1
+// may stop at its knee, and later rounds repeat at most 3 candidates.
+// round 0 is round 1 then the repeats; cands is how many levels a round
+// >= 2 repeats.
+func Bound(n, repeats, round, cands int) int {
+	switch {
+	case round == 0:
+		return n + (repeats-1)*min(n, 3)
+	case round == 1:
+		return n
+	}
+	return cands
+}
+
+// ReuseFresh reports whether a reuse pool ageS seconds old still serves a
+// step of at most stepS seconds: its tokens (ttlS seconds; 0: unknown)
+// outlive the step by 30 s, and it is younger than maxAgeS (-1: not set;
+// 120 when the ttl is unknown too).
+func ReuseFresh(ageS, stepS, ttlS, maxAgeS int) bool {
+	if ttlS == 0 && maxAgeS < 0 {
+		maxAgeS = 120
+	}
+	if maxAgeS >= 0 && ageS >= maxAgeS {
+		return false
+	}
+	return ttlS == 0 || ageS+stepS+TTLMarginS < ttlS
+}
+
+// TTLMarginS is how long a pool's tokens must outlive the step that uses
+// them (minting and startup slack), seconds.
+const TTLMarginS = 30
+
+// SizingStep is the step a consumed pool of window round at c connections
+// is sized from: the previous window of the ladder (prev), or in a later
+// round without one the same level's window of the round before when its
+// file is there (exists); "" for none.
+func SizingStep(prev, dir, scenario string, c, round int, exists func(string) bool) string {
+	if prev != "" || round <= 1 {
+		return prev
+	}
+	if before := StepPath(dir, scenario, c, round-1); exists(before) {
+		return before
+	}
+	return ""
+}

@@ -1,0 +1,425 @@
+package ladder
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/adapter"
+	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/placement"
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// Exit codes of a ladder beyond internal/cli's.
+const (
+	ExitNA   = 3 // the scenario is N/A for the product (its adapter said why)
+	ExitLost = 4 // the product stopped answering (STATE/lost says how)
+)
+
+// Exit ends a run with a code whose message, if any, is logged already.
+type Exit int
+
+func (e Exit) Error() string { return "exit " + strconv.Itoa(int(e)) }
+
+// WindowsFile is the file in the state directory where a ladder leaves how
+// many windows it went through (measured or skipped), for
+// scripts/run-comparison.sh's step counter.
+const WindowsFile = "ladder.windows"
+
+// Env is what a run takes from its surroundings.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Now            func() time.Time // nil: time.Now
+	// Interrupt tells a running child (loadstep, the adapter) to stop when
+	// the context ends (cli.Command); nil: cli.ForwardInterrupt.
+	Interrupt func(*os.Process) error
+}
+
+// runner runs one ladder; its fields are run_ladder's variables.
+type runner struct {
+	Config
+	env     Env
+	log     cli.Logger
+	ad      adapter.Adapter
+	dir     string // RUN_DIR/PRODUCT
+	url     string
+	extra   []string // the adapter's loadargs
+	mode    string   // their --pool-mode; "" for none
+	metrics []string
+	version string
+	bound   int // at most this many windows
+	total   int // the step counter's bound
+	n       int // windows gone through
+	prev    string
+}
+
+// Run runs the ladder c describes on a running product. Its errors: Exit
+// (ExitNA, ExitLost, cli.ExitInterrupted) once logged, else a failure.
+func Run(ctx context.Context, c Config, e Env) error {
+	r := &runner{Config: c, env: e, log: cli.Logger{W: e.Stderr, Tag: "ladder", Now: e.Now},
+		dir: filepath.Join(c.RunDir, c.Product)}
+	r.ad = adapter.Adapter{Path: c.Adapter, Stderr: e.Stderr, DriverCPUs: c.DriverCPUs, Interrupt: e.Interrupt}
+	err := r.run(ctx)
+	if ctx.Err() != nil && !errors.As(err, new(Exit)) {
+		r.log.Printf("interrupted at %s %s", r.Product, r.Scenario)
+		return Exit(cli.ExitInterrupted)
+	}
+	return err
+}
+
+func (r *runner) run(ctx context.Context) error {
+	if err := r.prepare(ctx); err != nil {
+		return err
+	}
+	var cands []int
+	if r.Round > 1 {
+		k, err := r.candidates()
+		if err != nil {
+			return err
+		}
+		cands = k.Candidates
+		r.log.Printf("%s %s round %d repeats c=%s: %s", r.Product, r.Scenario, r.Round, levels(cands), k.CandidatesReason)
+	}
+	r.bound = Bound(len(r.Ladder), r.Repeats, r.Round, len(cands))
+	r.total = cmp.Or(r.StepTotal, r.bound)
+	for _, f := range []string{"lost", WindowsFile} {
+		if err := os.Remove(filepath.Join(r.StateDir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	if err := r.checkHealth(ctx, "before the "+r.Scenario+" ladder"); err != nil {
+		return err
+	}
+	if r.Round > 1 {
+		for _, c := range cands {
+			if err := r.window(ctx, c, r.Round); err != nil {
+				return err
+			}
+		}
+	} else if err := r.round1(ctx); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(r.StateDir, WindowsFile), []byte(strconv.Itoa(r.n)+"\n"), 0o644)
+}
+
+// prepare asks the adapter what the ladder measures and makes its directories.
+func (r *runner) prepare(ctx context.Context) error {
+	if fi, err := os.Stat(r.Adapter); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return fmt.Errorf("no adapter %s", r.Adapter)
+	}
+	if fi, err := os.Stat(r.Loadstep); err != nil || fi.Mode()&0o111 == 0 {
+		return fmt.Errorf("tool loadstep is not built (%s); run build_tools (scripts/run-comparison.sh does)", r.Loadstep)
+	}
+	var err error
+	if r.url, err = r.ad.Endpoint(ctx, r.StateDir, r.Scenario); err != nil {
+		if errors.Is(err, adapter.ErrNA) {
+			return Exit(ExitNA)
+		}
+		return err
+	}
+	if r.extra, err = r.ad.Loadargs(ctx, r.StateDir, r.Scenario); err != nil {
+		return err
+	}
+	r.mode = PoolMode(r.extra)
+	if r.metrics, err = r.ad.Metricsargs(ctx, r.StateDir, r.Scenario); err != nil {
+		return err
+	}
+	if r.version, err = r.ad.Version(ctx); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return err
+	}
+	return os.MkdirAll(filepath.Join(r.StateDir, "pools"), 0o755)
+}
+
+// PoolMode is the value of --pool-mode in loadstep arguments, "" without one.
+func PoolMode(args []string) string {
+	if i := slices.Index(args, "--pool-mode"); i >= 0 && i+1 < len(args) {
+		return args[i+1]
+	}
+	return ""
+}
+
+// round1 measures round 1 up to its knee (every level with FullLadder),
+// then, when no round was named, the other windows of each candidate.
+func (r *runner) round1(ctx context.Context) error {
+	kneePath := KneePath(r.dir, r.Scenario)
+	var skipped []int
+	var knee *schema.Knee
+	if !r.FullLadder {
+		// A resumed round 1 that stopped at its knee does not measure what it skipped.
+		if k, err := ReadKnee(kneePath); err == nil && !k.FullLadder {
+			knee, skipped = k, k.Skipped
+		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	kc := KneeConfig{Dir: r.dir, Scenario: r.Scenario, Ladder: r.Ladder, NoisePct: DefaultNoisePct, FullLadder: r.FullLadder}
+	for _, c := range r.Ladder {
+		if slices.Contains(skipped, c) {
+			r.log.Printf("%s %s c=%d: skipped: round 1 stopped at its knee (%s)", r.Product, r.Scenario, c, knee.Reason)
+			continue
+		}
+		if err := r.window(ctx, c, 1); err != nil {
+			return err
+		}
+		kc.At = c
+		stop, rec, err := DecideKnee(kc)
+		if err != nil {
+			return err
+		}
+		if rec != nil {
+			if err := WriteKnee(kneePath, rec); err != nil {
+				return err
+			}
+		}
+		if stop {
+			r.log.Printf("%s %s: round 1 stops after c=%d: %s", r.Product, r.Scenario, c, rec.Reason)
+			break
+		}
+	}
+	if k, err := ReadKnee(kneePath); err == nil && r.FullLadder {
+		would := ""
+		if k.StoppedAfter > 0 {
+			would = fmt.Sprintf("the knee rule would have stopped after c=%d: ", k.StoppedAfter)
+		}
+		r.log.Printf("%s %s: --full-ladder: %s%s", r.Product, r.Scenario, would, k.Reason)
+	}
+	if r.Round != 0 || r.Repeats == 1 {
+		return nil
+	}
+	k, err := r.candidates()
+	if err != nil {
+		return err
+	}
+	r.log.Printf("%s %s repeats c=%s: %s", r.Product, r.Scenario, levels(k.Candidates), k.CandidatesReason)
+	for _, c := range k.Candidates {
+		for round := 2; round <= r.Repeats; round++ {
+			if err := r.window(ctx, c, round); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// candidates decides and records the levels later rounds repeat.
+func (r *runner) candidates() (*schema.Knee, error) {
+	k, err := DecideCandidates(r.dir, r.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	return k, WriteKnee(KneePath(r.dir, r.Scenario), k)
+}
+
+// levels prints connection counts as the log lines do: space-separated, "(none)" for none.
+func levels(cs []int) string {
+	if len(cs) == 0 {
+		return "(none)"
+	}
+	s := make([]string, len(cs))
+	for i, c := range cs {
+		s[i] = strconv.Itoa(c)
+	}
+	return strings.Join(s, " ")
+}
+
+// window measures (or, when its file is complete, skips) window round of
+// the level of c connections.
+func (r *runner) window(ctx context.Context, c, round int) error {
+	r.n++
+	name, replabel := fmt.Sprintf("c=%d", c), []string(nil)
+	if r.Repeats > 1 {
+		name, replabel = fmt.Sprintf("c=%d #%d/%d", c, round, r.Repeats), []string{"--label", fmt.Sprintf("repeat=%d", round)}
+	}
+	out := StepPath(r.dir, r.Scenario, c, round)
+	if Complete(out) {
+		r.step("%s %s %s: complete, skipped", r.Product, r.Scenario, name)
+		r.prev = out
+		return nil
+	}
+	wtext := fmt.Sprintf("%ds", r.WarmupS)
+	if r.WarmMostS() > r.WarmupS {
+		wtext = fmt.Sprintf("%d-%ds", r.WarmupS, r.WarmMostS())
+	}
+	r.step("%s %s %s (warmup %s + %ds; at most %d more windows in this ladder)", r.Product, r.Scenario, name, wtext, r.DurationS, r.bound-r.n)
+	// A product that keeps what it issues in memory starts again empty (the
+	// adapter's fresh: a no-op for the others), before its pools are minted.
+	if err := r.ad.Fresh(ctx, r.StateDir, r.Scenario); err != nil {
+		return fmt.Errorf("%s did not start again before %s %s: %w", r.Product, r.Scenario, name, err)
+	}
+	var pool string
+	var poolargs []string
+	if r.mode != "" {
+		var err error
+		if pool, err = r.stepPool(ctx, c, round); err != nil {
+			return err
+		}
+		poolargs = []string{"--pool", pool}
+	}
+	args := r.loadstepArgs(c, replabel, poolargs, out)
+	code, err := r.loadstep(ctx, args)
+	if r.mode != PoolReuse && pool != "" {
+		_ = os.Remove(pool)
+	}
+	switch {
+	case err != nil:
+		return err
+	case code == cli.ExitInterrupted || ctx.Err() != nil:
+		r.log.Printf("interrupted at %s %s %s", r.Product, r.Scenario, name)
+		return Exit(cli.ExitInterrupted)
+	case code != 0 && code != cli.ExitTargetLost:
+		return fmt.Errorf("loadstep failed at %s %s %s (exit %d)", r.Product, r.Scenario, name, code)
+	}
+	if err := r.checkHealth(ctx, fmt.Sprintf("in the %s ladder at c=%d", r.Scenario, c)); err != nil {
+		return err
+	}
+	if code == cli.ExitTargetLost {
+		// The product answers again, but the step lost it: not a measurement.
+		lost := fmt.Sprintf("lost its target in the %s ladder at c=%d, then answered again (the step is kept as target_lost; a rerun measures it again)", r.Scenario, c)
+		if err := os.WriteFile(filepath.Join(r.StateDir, "lost"), []byte(lost+"\n"), 0o644); err != nil {
+			return err
+		}
+		r.log.Printf("%s: %s", r.Product, lost)
+		return Exit(ExitLost)
+	}
+	r.prev = out
+	return nil
+}
+
+// step logs a window's line with the step counter: "[step N (of at most B)] ...".
+func (r *runner) step(format string, a ...any) {
+	r.log.Printf("[step %d (of at most %d)] %s", r.StepOffset+r.n, r.total, fmt.Sprintf(format, a...))
+}
+
+// loadstepArgs are one window's loadstep arguments.
+func (r *runner) loadstepArgs(c int, replabel, poolargs []string, out string) []string {
+	args := []string{"--url", r.url, "--scenario", r.Scenario, "-c", strconv.Itoa(c),
+		"--warmup", fmt.Sprintf("%ds", r.WarmupS), "--jit-pidfile", filepath.Join(r.StateDir, "pids", r.Product+".pid")}
+	if r.WarmupMaxS > r.WarmupS {
+		args = append(args, "--warmup-max", fmt.Sprintf("%ds", r.WarmupMaxS), "--warmup-stable", "3",
+			"--warmup-tolerance", r.TolerancePct, "--warmup-jit-max", strconv.Itoa(r.JITMaxPct))
+	}
+	args = append(args, "--duration", fmt.Sprintf("%ds", r.DurationS), "--interval", "1s", "--timeout", "10s",
+		"--product", r.Product, "--product-version", r.version,
+		"--label", "phase=ladder", "--label", "profile="+r.Profile)
+	args = append(append(append(append(args, replabel...), r.extra...), poolargs...), r.metrics...)
+	return append(args, "-o", out)
+}
+
+// loadstep runs loadstep on the driver CPUs and returns its exit code; an
+// error only when it could not be run.
+func (r *runner) loadstep(ctx context.Context, args []string) (int, error) {
+	return RunChild(ctx, r.env.Interrupt, placement.Pinned(r.DriverCPUs, append([]string{r.Loadstep}, args...)...), r.env.Stdout, r.env.Stderr)
+}
+
+// RunChild runs argv (interrupted by SIGINT when ctx ends: cli.Command) and
+// returns its exit code (cli.ExitInterrupted when a signal ended it); an
+// error only when it could not be run.
+func RunChild(ctx context.Context, interrupt func(*os.Process) error, argv []string, stdout, stderr io.Writer) (int, error) {
+	cmd := cli.Command(ctx, interrupt, argv...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &ee) && ee.ExitCode() < 0:
+		return cli.ExitInterrupted, nil
+	case errors.As(err, &ee):
+		return ee.ExitCode(), nil
+	}
+	return 0, fmt.Errorf("running %s: %w", argv[0], err)
+}
+
+// checkHealth ends the ladder with ExitLost, the reason logged and in
+// STATE/lost, when the product no longer runs or answers.
+func (r *runner) checkHealth(ctx context.Context, when string) error {
+	ok, why, err := r.ad.Health(ctx, r.StateDir)
+	if ok || err != nil {
+		return err
+	}
+	if why == "" {
+		why = "the health check of its adapter failed without a reason"
+	}
+	msg := fmt.Sprintf("stopped answering %s: %s", when, why)
+	if err := os.WriteFile(filepath.Join(r.StateDir, "lost"), []byte(msg+"\n"), 0o644); err != nil {
+		return err
+	}
+	r.log.Printf("%s: %s", r.ad.Name(), msg)
+	return Exit(ExitLost)
+}
+
+// stepPool mints (or reuses) the pool of one window and returns its path.
+func (r *runner) stepPool(ctx context.Context, c, round int) (string, error) {
+	p := PoolSizing{Mode: r.mode, Connections: c, WarmupS: float64(r.WarmMostS()), DurationS: float64(r.DurationS),
+		PerConnQPS: r.PerConnQPS, Cap: r.PoolCap, Reuse: r.ReusePool}
+	if from := SizingStep(r.prev, r.dir, r.Scenario, c, round, nonEmpty); from != "" && nonEmpty(from) {
+		s, err := ReadStep(from)
+		if err != nil {
+			return "", err
+		}
+		p.Prev = s
+	}
+	size, err := PoolSize(p)
+	if err != nil {
+		return "", err
+	}
+	pool := filepath.Join(r.StateDir, "pools", fmt.Sprintf("%s-c%d.pool", r.Scenario, c))
+	if r.mode == PoolReuse {
+		pool = filepath.Join(r.StateDir, "pools", r.Scenario+".pool")
+		if fresh, err := r.reuseFresh(ctx, pool); fresh || err != nil {
+			return pool, err
+		}
+	}
+	r.log.Printf("minting a %s pool of %d for %s c=%d", r.mode, size, r.Scenario, c)
+	return pool, r.ad.Pools(ctx, r.StateDir, r.Scenario, size, pool)
+}
+
+// reuseFresh reports whether the reuse pool is there and still serves a window.
+func (r *runner) reuseFresh(ctx context.Context, pool string) (bool, error) {
+	fi, err := os.Stat(pool)
+	if err != nil || fi.Size() == 0 {
+		return false, nil
+	}
+	ttl, err := r.ad.TTL(ctx, r.StateDir, r.Scenario)
+	if err != nil {
+		return false, err
+	}
+	return ReuseFresh(AgeS(fi, r.now()), r.WarmMostS()+r.DurationS, ttl, r.ReuseMaxAgeS), nil
+}
+
+func (r *runner) now() time.Time {
+	if r.env.Now != nil {
+		return r.env.Now()
+	}
+	return time.Now()
+}
+
+// AgeS is the whole seconds since fi's file was modified, as
+// $((EPOCHSECONDS - $(stat -c %Y FILE))) counts them.
+func AgeS(fi os.FileInfo, now time.Time) int {
+	return int(now.Unix() - fi.ModTime().Unix())
+}
+
+// Complete reports whether path holds a complete step record: a rerun keeps it.
+func Complete(path string) bool {
+	s, err := ReadStep(path)
+	return err == nil && s.Status == schema.StatusComplete
+}
+
+func nonEmpty(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Size() > 0
+}
