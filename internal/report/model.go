@@ -160,7 +160,12 @@ type Level struct {
 	// machine (results/reference/REPRODUCE.md), so this spread is what is
 	// left when the machine's own speed is taken out: the product's.
 	EqualHostQPS Spread
-	Flags        []string // "steady state", "unstable ...", the windows' flags
+	// Sessions is how many sessions of the runs its windows were measured
+	// in (phases.jsonl); 0 without phase records. Above 1 the product was
+	// started again between its windows (a resumed run): a JVM paid its
+	// JIT warmup again.
+	Sessions int
+	Flags    []string // "steady state", "unstable ...", "windows from N sessions ...", the windows' flags
 }
 
 // Windows is the number of measured windows of the level.
@@ -214,7 +219,7 @@ func Build(in *Inputs, opt Options) *Report {
 	r.header(in.Steps)
 	r.Products = products(in, ladders)
 	r.Scenarios = scenarios(r.Products, ladders)
-	r.cells(ladders)
+	r.cells(ladders, newSessionIndex(in.Phases))
 	r.perProduct()
 	r.serverSide(servermetrics.ParseFile)
 	r.charts()
@@ -364,11 +369,11 @@ func scenarios(ps []Product, ladders map[cellKey][]StepFile) []schema.ScenarioIn
 	return out
 }
 
-func (r *Report) cells(ladders map[cellKey][]StepFile) {
+func (r *Report) cells(ladders map[cellKey][]StepFile, sessions sessionIndex) {
 	probes := newProbeIndex(r.Samples)
 	for _, sc := range r.Scenarios {
 		for _, p := range r.Products {
-			c := buildCell(sc, p, ladders[cellKey{p.Name, sc.Name}], probes)
+			c := buildCell(sc, p, ladders[cellKey{p.Name, sc.Name}], probes, sessions)
 			r.Cells = append(r.Cells, c)
 			if c.Steady < 0 {
 				r.NA = append(r.NA, c)
@@ -377,7 +382,7 @@ func (r *Report) cells(ladders map[cellKey][]StepFile) {
 	}
 }
 
-func buildCell(sc schema.ScenarioInfo, p Product, files []StepFile, probes probeIndex) Cell {
+func buildCell(sc schema.ScenarioInfo, p Product, files []StepFile, probes probeIndex, sessions sessionIndex) Cell {
 	files = slices.Clone(files)
 	slices.SortStableFunc(files, func(a, b StepFile) int {
 		return cmp.Or(cmp.Compare(a.Step.Connections, b.Step.Connections), a.Step.Start.Compare(b.Step.Start))
@@ -386,7 +391,7 @@ func buildCell(sc schema.ScenarioInfo, p Product, files []StepFile, probes probe
 	for i, f := range files {
 		steps[i] = f.Step
 	}
-	c := Cell{Scenario: sc, Product: p.Name, Levels: levels(steps, probes), Steady: -1}
+	c := Cell{Scenario: sc, Product: p.Name, Levels: levels(steps, probes, sessions), Steady: -1}
 	c.SteadyLevel, c.NAReason = SelectSteadyLevel(levelSteps(c.Levels, steps), schema.ScenarioCheck(sc.Name))
 	if c.SteadyLevel >= 0 {
 		c.Steady = medianWindow(c.Levels[c.SteadyLevel], steps)
@@ -405,7 +410,7 @@ func buildCell(sc schema.ScenarioInfo, p Product, files []StepFile, probes probe
 
 // levels groups a ladder's steps (by connections, then start) into levels
 // by connections and rate, each with its windows' spread.
-func levels(steps []*schema.Step, probes probeIndex) []Level {
+func levels(steps []*schema.Step, probes probeIndex, sessions sessionIndex) []Level {
 	var out []Level
 	for i, s := range steps {
 		j := slices.IndexFunc(out, func(l Level) bool { return l.Connections == s.Connections && l.RateRPS == s.RateRPS })
@@ -420,6 +425,11 @@ func levels(steps []*schema.Step, probes probeIndex) []Level {
 	})
 	for i := range out {
 		out[i].spreads(steps, probes)
+		var starts []time.Time
+		for _, j := range out[i].Steps {
+			starts = append(starts, steps[j].Start)
+		}
+		out[i].Sessions = sessions.count(starts)
 	}
 	return out
 }
@@ -476,6 +486,9 @@ func levelFlags(l Level, ladder []LadderStep, steady bool) []string {
 	}
 	if l.Unstable() {
 		f = append(f, fmt.Sprintf("unstable: qps spread %.1f%% > %g%%", l.QPS.Pct(), UnstablePct)+l.hostProbeNote())
+	}
+	if l.Sessions > 1 {
+		f = append(f, fmt.Sprintf("windows from %d sessions: the product was started again between them (a resumed run)", l.Sessions))
 	}
 	count := map[string]int{}
 	var order []string

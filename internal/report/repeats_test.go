@@ -168,6 +168,39 @@ func TestRepeatsUnstableHostProbe(t *testing.T) {
 	}
 }
 
+// TestRepeatsSessions: a run resumed after its second round (two sessions
+// in phases.jsonl) flags every level whose windows span both, with how
+// many; one session flags none.
+func TestRepeatsSessions(t *testing.T) {
+	in := repeatInputs(t)
+	perRound := time.Duration(len(repeatLevels())) * 20 * time.Second
+	cut := fixtureStart.Add(2 * perRound)
+	session := func(id string, start, end time.Time) schema.Phase {
+		return schema.NewPhase(id, "hydra", schema.PhaseKindLadder, "hydra ladder", start, end)
+	}
+	in.Phases = []PhaseFile{{Path: "testdata/repeats/phases.jsonl", Phases: []schema.Phase{
+		session("s1", fixtureStart.Add(-time.Second), cut.Add(-time.Second)),
+		session("s2", cut, fixtureStart.Add(5*perRound)),
+	}}}
+	const want = "windows from 2 sessions: the product was started again between them (a resumed run)"
+	for _, c := range Build(in, Options{}).Cells {
+		for _, l := range c.Levels {
+			if !slices.Contains(l.Flags, want) || l.Sessions != 2 {
+				t.Errorf("%s c=%d: sessions %d, flags %v; want %q", c.Scenario.Name, l.Connections, l.Sessions, l.Flags, want)
+			}
+		}
+	}
+	in.Phases[0].Phases = in.Phases[0].Phases[:1]
+	in.Phases[0].Phases[0].End = fixtureStart.Add(5 * perRound)
+	for _, c := range Build(in, Options{}).Cells {
+		for _, l := range c.Levels {
+			if l.Sessions != 1 || slices.ContainsFunc(l.Flags, func(f string) bool { return strings.Contains(f, "sessions") }) {
+				t.Errorf("one session: %s c=%d: sessions %d, flags %v", c.Scenario.Name, l.Connections, l.Sessions, l.Flags)
+			}
+		}
+	}
+}
+
 func cellOf(t *testing.T, r *Report, product, scenario string) Cell {
 	t.Helper()
 	for _, c := range r.Cells {
