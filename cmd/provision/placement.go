@@ -7,7 +7,6 @@ import (
 
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/placement"
-	"github.com/idpbench/idpbench/internal/schema"
 )
 
 const placementHead = `Usage: provision placement [--format env|meta]
@@ -89,7 +88,7 @@ func (c placementCmd) run(_ context.Context, args []string, e env) error {
 		return cli.CodeError{Code: cli.ExitUsage, Err: err}
 	}
 	if format == placementMeta {
-		return printLines(e, placementMetaArgs(p.Meta()))
+		return printLines(e, placement.MetaArgs(p.Meta()))
 	}
 	return printLines(e, placementVars(p))
 }
@@ -104,14 +103,4 @@ func placementVars(p placement.Placement) []string {
 		"IDPBENCH_HOST_CPUS=" + strconv.Itoa(p.Allowed.Len()),
 		"IDPBENCH_CPUS_ALLOWED=" + p.Allowed.String(),
 	}
-}
-
-// placementMetaArgs is m as provision meta's flags.
-func placementMetaArgs(m schema.Placement) []string {
-	a := []string{"--placement-mode", m.Mode, "--driver-cpus", m.DriverCPUs, "--server-cpus", m.ServerCPUs,
-		"--host-cpus", strconv.Itoa(m.HostCPUs)}
-	if m.Reason != "" {
-		a = append(a, "--placement-reason", m.Reason)
-	}
-	return a
 }
