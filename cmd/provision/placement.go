@@ -22,8 +22,8 @@ quarter of them, the highest-numbered, at least one, for the driver and the
 rest for the server; fewer: shared.
 
 --format env (the default) prints one KEY=VALUE line a variable, in this
-order, the value as it is (never a newline in it), for common.sh's
-placement_init to export:
+order, the value as it is (never a newline in it), for a shell to
+export (the run tool resolves its placement itself, internal/placement):
   IDPBENCH_DRIVER_CPUS       the driver's CPUs; empty when shared
   IDPBENCH_SERVER_CPUS       the server's CPUs; empty when shared
   IDPBENCH_PLACEMENT         pinned or shared
