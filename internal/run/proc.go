@@ -18,7 +18,9 @@ import (
 	"github.com/idpbench/idpbench/internal/runstate"
 )
 
-var lookPath = exec.LookPath
+var lookPath = lookPathReal
+
+var lookPathReal = exec.LookPath
 
 // adapter is the path of p's adapter.
 func (r *runner) adapter(p string) string { return filepath.Join(r.root, "scripts", "products", p) }
