@@ -91,10 +91,7 @@ func (r *runner) ladder(ctx context.Context, p, s, state string, round int) (cod
 		StepOffset: r.step, StepTotal: r.stepTotal, Bin: r.bin}
 	c, err := ladder.NewConfig(o, r.env.Getenv)
 	if err == nil {
-		err = ladder.Run(ctx, c, ladder.Env{Stdout: r.env.Stdout, Stderr: r.env.Stderr})
-	}
-	if b, rerr := os.ReadFile(filepath.Join(state, ladder.WindowsFile)); rerr == nil {
-		windows, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		windows, err = ladder.Run(ctx, c, ladder.Env{Stdout: r.env.Stdout, Stderr: r.env.Stderr})
 	}
 	return exitOf(err, "ladder", r), windows
 }
