@@ -33,8 +33,7 @@ on the driver CPUs, into DIR/PRODUCT/SCENARIO-c<N>.json (repeat K >= 2:
 window the adapter's fresh runs and the window's pool is minted (or the reuse
 pool kept while its tokens outlive the window); after each, the adapter's
 health. Round 1 stops at its knee (DIR/PRODUCT/SCENARIO.knee.json says where
-and why); later rounds repeat its candidate levels. How many windows the
-ladder went through is left in STATE/ladder.windows. Rules and records:
+and why); later rounds repeat its candidate levels. Rules and records:
 docs/design.md#methodology-as-implemented (Ladder, Warmup, Knee, Repeats).
 
 Flags:
@@ -97,7 +96,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	f.o.Product, f.o.Scenario = fs.Arg(0), fs.Arg(1)
 	c, err := ladder.NewConfig(f.o, getenv)
 	if err == nil {
-		err = ladder.Run(ctx, c, ladder.Env{Stdout: stdout, Stderr: stderr, Interrupt: interrupt})
+		_, err = ladder.Run(ctx, c, ladder.Env{Stdout: stdout, Stderr: stderr, Interrupt: interrupt})
 	}
 	var e ladder.Exit
 	if errors.As(err, &e) {

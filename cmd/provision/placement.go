@@ -7,7 +7,6 @@ import (
 
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/placement"
-	"github.com/idpbench/idpbench/internal/schema"
 )
 
 const placementHead = `Usage: provision placement [--format env|meta]
@@ -23,8 +22,8 @@ quarter of them, the highest-numbered, at least one, for the driver and the
 rest for the server; fewer: shared.
 
 --format env (the default) prints one KEY=VALUE line a variable, in this
-order, the value as it is (never a newline in it), for common.sh's
-placement_init to export:
+order, the value as it is (never a newline in it), for a shell to
+export (the run tool resolves its placement itself, internal/placement):
   IDPBENCH_DRIVER_CPUS       the driver's CPUs; empty when shared
   IDPBENCH_SERVER_CPUS       the server's CPUs; empty when shared
   IDPBENCH_PLACEMENT         pinned or shared
@@ -89,7 +88,7 @@ func (c placementCmd) run(_ context.Context, args []string, e env) error {
 		return cli.CodeError{Code: cli.ExitUsage, Err: err}
 	}
 	if format == placementMeta {
-		return printLines(e, placementMetaArgs(p.Meta()))
+		return printLines(e, placement.MetaArgs(p.Meta()))
 	}
 	return printLines(e, placementVars(p))
 }
@@ -104,14 +103,4 @@ func placementVars(p placement.Placement) []string {
 		"IDPBENCH_HOST_CPUS=" + strconv.Itoa(p.Allowed.Len()),
 		"IDPBENCH_CPUS_ALLOWED=" + p.Allowed.String(),
 	}
-}
-
-// placementMetaArgs is m as provision meta's flags.
-func placementMetaArgs(m schema.Placement) []string {
-	a := []string{"--placement-mode", m.Mode, "--driver-cpus", m.DriverCPUs, "--server-cpus", m.ServerCPUs,
-		"--host-cpus", strconv.Itoa(m.HostCPUs)}
-	if m.Reason != "" {
-		a = append(a, "--placement-reason", m.Reason)
-	}
-	return a
 }

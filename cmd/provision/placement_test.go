@@ -28,7 +28,7 @@ func placementOn(t *testing.T, vars map[string]string, allowed string, args ...s
 	return cli.Done(&errb, "provision placement", err), out.String(), errb.String()
 }
 
-// TestPlacement: the variables placement_init exports, in their order, and
+// TestPlacement: the variables a shell exports, in their order, and
 // provision meta's flags; a bad placement exits 2 saying why in the flags
 // of run-comparison.sh, without pointing at provision's --help.
 func TestPlacement(t *testing.T) {

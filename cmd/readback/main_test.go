@@ -129,7 +129,7 @@ func TestListenersBeyondLoopback(t *testing.T) {
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("%s written after a failed read (%v)", out, err)
 	}
-	// The reason a run's N/A row gives (run-comparison.sh's with_reason).
+	// The reason a run's N/A row gives (the run tool's IDPBENCH_REASON_FILE).
 	if b, err := os.ReadFile(reason); err != nil || !strings.HasPrefix(string(b), "oidc listens beyond loopback") || !strings.Contains(string(b), want) {
 		t.Errorf("reason file: %q, %v; want the socket beyond loopback", b, err)
 	}

@@ -136,7 +136,7 @@ func name(cfg *Config) string {
 // on the second, the process's start time (clock ticks since boot, field 22
 // of /proc/PID/stat) and the boot id: a rerun after a crash stops the
 // recorded process only when both still match, never a later process given
-// the same pid (scripts/lib/common.sh, write_pidfile). The second line is
+// the same pid (internal/runstate, WritePidfile). The second line is
 // empty when the process has already gone.
 func pidfileContent(procRoot string, pid int) []byte {
 	procs := sample.NewProcTable(procRoot)

@@ -31,11 +31,6 @@ type Exit int
 
 func (e Exit) Error() string { return "exit " + strconv.Itoa(int(e)) }
 
-// WindowsFile is the file in the state directory where a ladder leaves how
-// many windows it went through (measured or skipped), for
-// scripts/run-comparison.sh's step counter.
-const WindowsFile = "ladder.windows"
-
 // Env is what a run takes from its surroundings.
 type Env struct {
 	Stdout, Stderr io.Writer
@@ -63,18 +58,23 @@ type runner struct {
 	prev    string
 }
 
-// Run runs the ladder c describes on a running product. Its errors: Exit
-// (ExitNA, ExitLost, cli.ExitInterrupted) once logged, else a failure.
-func Run(ctx context.Context, c Config, e Env) error {
+// Run runs the ladder c describes on a running product and returns how
+// many windows it went through (measured or skipped; the run's step
+// counter), 0 with an error. Its errors: Exit (ExitNA, ExitLost,
+// cli.ExitInterrupted) once logged, else a failure.
+func Run(ctx context.Context, c Config, e Env) (windows int, err error) {
 	r := &runner{Config: c, env: e, log: cli.Logger{W: e.Stderr, Tag: "ladder", Now: e.Now},
 		dir: filepath.Join(c.RunDir, c.Product)}
 	r.ad = adapter.Adapter{Path: c.Adapter, Stderr: e.Stderr, DriverCPUs: c.DriverCPUs, Interrupt: e.Interrupt}
-	err := r.run(ctx)
+	err = r.run(ctx)
 	if ctx.Err() != nil && !errors.As(err, new(Exit)) {
 		r.log.Printf("interrupted at %s %s", r.Product, r.Scenario)
-		return Exit(cli.ExitInterrupted)
+		return 0, Exit(cli.ExitInterrupted)
 	}
-	return err
+	if err != nil {
+		return 0, err
+	}
+	return r.n, nil
 }
 
 func (r *runner) run(ctx context.Context) error {
@@ -92,10 +92,8 @@ func (r *runner) run(ctx context.Context) error {
 	}
 	r.bound = Bound(len(r.Ladder), r.Repeats, r.Round, len(cands))
 	r.total = cmp.Or(r.StepTotal, r.bound)
-	for _, f := range []string{"lost", WindowsFile} {
-		if err := os.Remove(filepath.Join(r.StateDir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
+	if err := os.Remove(filepath.Join(r.StateDir, "lost")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
 	}
 	if err := r.checkHealth(ctx, "before the "+r.Scenario+" ladder"); err != nil {
 		return err
@@ -109,7 +107,7 @@ func (r *runner) run(ctx context.Context) error {
 	} else if err := r.round1(ctx); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(r.StateDir, WindowsFile), []byte(strconv.Itoa(r.n)+"\n"), 0o644)
+	return nil
 }
 
 // prepare asks the adapter what the ladder measures and makes its directories.

@@ -19,6 +19,7 @@ type fixture struct {
 	t                      *testing.T
 	runDir, state, argsLog string
 	cfg                    Config
+	windows                int // the last run's windows (Run)
 }
 
 func newFixture(t *testing.T, o Options, env map[string]string) *fixture {
@@ -41,10 +42,12 @@ func newFixture(t *testing.T, o Options, env map[string]string) *fixture {
 	return f
 }
 
-// run runs the ladder and returns its error and log.
+// run runs the ladder and returns its error and log; f.windows is how
+// many windows it went through.
 func (f *fixture) run(ctx context.Context) (error, string) {
 	var stderr strings.Builder
-	err := Run(ctx, f.cfg, Env{Stdout: &stderr, Stderr: &stderr, Interrupt: cli.Interrupt,
+	var err error
+	f.windows, err = Run(ctx, f.cfg, Env{Stdout: &stderr, Stderr: &stderr, Interrupt: cli.Interrupt,
 		Now: func() time.Time { return time.Now() }})
 	return err, stderr.String()
 }
@@ -114,8 +117,8 @@ func TestRunStopsAtKneeAndResumes(t *testing.T) {
 	if err != nil || k.StoppedAfter != 16 || !slices.Equal(k.Skipped, []int{32}) {
 		t.Errorf("knee record %+v, %v; want stopped after 16, 32 skipped", k, err)
 	}
-	if got := f.file(WindowsFile); got != "4\n" {
-		t.Errorf("ladder.windows %q, want 4", got)
+	if f.windows != 4 {
+		t.Errorf("windows %d, want 4", f.windows)
 	}
 	mustContain(t, log,
 		" ladder: [step 11 (of at most 40)] fake discovery c=2 (warmup 1-5s + 3s; at most 4 more windows in this ladder)",
@@ -131,8 +134,8 @@ func TestRunStopsAtKneeAndResumes(t *testing.T) {
 	}
 	mustContain(t, log, "[step 11 (of at most 40)] fake discovery c=2: complete, skipped",
 		"[step 14 (of at most 40)] fake discovery c=16: complete, skipped", "round 1 stops after c=16")
-	if got := f.file(WindowsFile); got != "4\n" {
-		t.Errorf("rerun: ladder.windows %q, want 4", got)
+	if f.windows != 4 {
+		t.Errorf("rerun: windows %d, want 4", f.windows)
 	}
 }
 
@@ -157,8 +160,8 @@ func TestRunRepeats(t *testing.T) {
 		t.Errorf("round 2 measured %v, want c=4 (within 10%%) and c=8, repeat=2", got)
 	}
 	mustContain(t, log, "fake discovery round 2 repeats c=4 8: c=8 has round 1's best qps", "[step 2 (of at most 2)] fake discovery c=8 #2/3 (warmup 1-5s + 3s; at most 0 more windows in this ladder)")
-	if got := f.file(WindowsFile); got != "2\n" {
-		t.Errorf("ladder.windows %q, want 2", got)
+	if f.windows != 2 {
+		t.Errorf("windows %d, want 2", f.windows)
 	}
 	if _, err := os.Stat(StepPath(filepath.Join(f.runDir, "fake"), "discovery", 4, 2)); err != nil {
 		t.Errorf("round 2's file: %v", err)
@@ -268,8 +271,8 @@ func TestRunNAAndLost(t *testing.T) {
 	if !errors.Is(err, Exit(ExitLost)) || !strings.HasPrefix(h.file("lost"), "lost its target in the discovery ladder at c=8, then answered again") {
 		t.Errorf("target lost: %v, lost %q", err, h.file("lost"))
 	}
-	if _, err := os.Stat(filepath.Join(h.state, WindowsFile)); err == nil {
-		t.Error("a lost ladder left ladder.windows")
+	if h.windows != 0 {
+		t.Errorf("a lost ladder counted %d windows, want 0", h.windows)
 	}
 }
 

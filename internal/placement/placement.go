@@ -11,6 +11,7 @@ package placement
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/idpbench/idpbench/internal/schema"
 )
@@ -128,4 +129,15 @@ func pinned(driver, server, allowed Set) Placement {
 
 func shared(allowed Set, why string) Placement {
 	return Placement{Mode: schema.PlacementShared, Reason: why, Allowed: allowed}
+}
+
+// MetaArgs is m as provision meta's flags (--placement-mode, --driver-cpus,
+// --server-cpus, --host-cpus and, when shared, --placement-reason).
+func MetaArgs(m schema.Placement) []string {
+	a := []string{"--placement-mode", m.Mode, "--driver-cpus", m.DriverCPUs, "--server-cpus", m.ServerCPUs,
+		"--host-cpus", strconv.Itoa(m.HostCPUs)}
+	if m.Reason != "" {
+		a = append(a, "--placement-reason", m.Reason)
+	}
+	return a
 }

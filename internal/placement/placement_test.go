@@ -99,7 +99,7 @@ func TestResolve(t *testing.T) {
 }
 
 // TestResolveIdempotent: what Resolve answers, given back as the request
-// (placement_init exports it; provision placement --format meta asks
+// (the run tool exports it to its children, which may resolve it
 // again), answers the same.
 func TestResolveIdempotent(t *testing.T) {
 	for _, allowed := range []string{"0", "0-2", "0-3", "0-7", "0-1,4-7"} {

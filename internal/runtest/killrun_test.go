@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idpbench/idpbench/internal/run"
 	"github.com/idpbench/idpbench/internal/runstate"
 )
 
@@ -62,7 +63,7 @@ func TestKillRun(t *testing.T) {
 		"IDPBENCH_LADDER=2 8", "IDPBENCH_GCJITTER_S=5", "IDPBENCH_REUSE_POOL=16", "IDPBENCH_PG_DIR")
 	args := []string{"--quick", "--only", "refop", "--run-id", "killrun"}
 	runDir := filepath.Join(results, "killrun")
-	state := strings.TrimSpace(h.bash(env, `run_state_dir killrun "$1"`, runDir))
+	state := run.StateDir(tmp, "killrun", runDir)
 	k := &killRun{h: h, env: env, args: args, runDir: runDir, state: state, kept: kept, tmp: tmp}
 
 	t.Log("[step 1/5] a real run in its own process group, until a ladder step is in progress")

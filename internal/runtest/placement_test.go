@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/placement"
+	"github.com/idpbench/idpbench/internal/run"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -20,7 +21,7 @@ import (
 //
 //  1. validation: overlapping sets, a CPU this process may not use, one flag
 //     without the other, a malformed list, --no-pin with sets: each exits 2
-//     naming the flag; what placement_init exports on this host with no
+//     naming the flag; what the run exports to its children on this host with no
 //     placement asked (shared below 4 CPUs, else a quarter of the CPUs, the
 //     highest, for the driver) and with --no-pin (the split on other hosts:
 //     internal/placement's tests)
@@ -89,7 +90,7 @@ func placementRefused(h *harness, driver, server, outside string) {
 	}
 }
 
-// placementDefaults: what placement_init exports on this host with no
+// placementDefaults: what the run exports to its children on this host with no
 // placement asked (shared below 4 CPUs, saying why; else the highest
 // quarter for the driver) and with --no-pin: shared, saying so.
 func placementDefaults(h *harness, allowed placement.Set) {
@@ -106,15 +107,18 @@ func placementDefaults(h *harness, allowed placement.Set) {
 		{"", here},
 		{"0", []string{"shared", "", "", fmt.Sprintf("pinning turned off (--no-pin, IDPBENCH_PIN=0): driver and server share %d CPUs", n)}},
 	} {
-		env := h.with("IDPBENCH_DRIVER_CPUS", "IDPBENCH_SERVER_CPUS", "IDPBENCH_PIN="+c.pin)
-		got := lines(h.bash(env, `placement_init 2>/dev/null
-			printf '%s\n' "$IDPBENCH_PLACEMENT" "$IDPBENCH_DRIVER_CPUS" "$IDPBENCH_SERVER_CPUS" "$IDPBENCH_PLACEMENT_REASON" \
-				"$IDPBENCH_HOST_CPUS" "$IDPBENCH_CPUS_ALLOWED"`))
-		if want := slices.Concat(c.want, []string{strconv.Itoa(n), allowed.String()}); !slices.Equal(got, want) {
-			h.t.Errorf("placement_init on this %d-CPU host, IDPBENCH_PIN=%q: exported %q, want %q", n, c.pin, got, want)
+		p, err := placement.Resolve(placement.Request{NoPin: c.pin == "0"}, allowed)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		got := run.PlacementEnv(p)
+		want := []string{"IDPBENCH_DRIVER_CPUS=" + c.want[1], "IDPBENCH_SERVER_CPUS=" + c.want[2], "IDPBENCH_PLACEMENT=" + c.want[0],
+			"IDPBENCH_PLACEMENT_REASON=" + c.want[3], "IDPBENCH_HOST_CPUS=" + strconv.Itoa(n)}
+		if !slices.Equal(got, want) {
+			h.t.Errorf("the run on this %d-CPU host, IDPBENCH_PIN=%q: exports %q, want %q", n, c.pin, got, want)
 			continue
 		}
-		h.t.Logf("ok: IDPBENCH_PIN=%q: placement_init exports %q", c.pin, got)
+		h.t.Logf("ok: IDPBENCH_PIN=%q: the run exports %q", c.pin, got)
 	}
 }
 
@@ -172,7 +176,7 @@ func placementRun(h *harness, driver, server string, hostCPUs int) {
 	results := filepath.Join(h.work, "results")
 	env := h.with("IDPBENCH_TMP="+h.work, "IDPBENCH_RESULTS="+results, "IDPBENCH_SCENARIOS=discovery",
 		"IDPBENCH_LADDER=2", "IDPBENCH_WARMUP_S=1", "IDPBENCH_DURATION_S=4", "IDPBENCH_GCJITTER_S=3", "IDPBENCH_REUSE_POOL=8")
-	state := strings.TrimSpace(h.bash(env, `run_state_dir placement "$1"`, filepath.Join(results, "placement")))
+	state := run.StateDir(h.work, "placement", filepath.Join(results, "placement"))
 	runLog := filepath.Join(h.work, "run.log")
 	run := h.start(env, runLog, h.script("run-comparison.sh"),
 		"--quick", "--only", "refop", "--run-id", "placement", "--driver-cpus", driver, "--server-cpus", server)

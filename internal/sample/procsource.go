@@ -137,7 +137,7 @@ func selfAndAncestors(t *ProcTable) map[int]bool {
 }
 
 // ReadPidfile returns the pid on the first line of path: coldstart's and
-// start_bg's pidfiles (a second line holds the start time), PostgreSQL's
+// the run tool's pidfiles (a second line holds the start time), PostgreSQL's
 // postmaster.pid.
 func ReadPidfile(path string) (int, error) {
 	b, err := os.ReadFile(path)

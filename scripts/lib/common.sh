@@ -205,19 +205,8 @@ script_help() {
 
 # --- processes ---------------------------------------------------------------
 
-# start_bg NAME PIDFILE LOGFILE CMD...: starts CMD in the background with
-# stdio on LOGFILE and records its pid. Secrets go through the environment
-# (VAR=value start_bg ...), never through CMD.
-start_bg() {
-	local name="$1" pidfile="$2" logfile="$3"
-	shift 3
-	"$@" >>"$logfile" 2>&1 </dev/null &
-	write_pidfile "$pidfile" "$!"
-	log "started $name (pid $!, log $logfile)"
-}
-
-# A pidfile: the pid, then "START BOOT_ID" (docs/design.md#the-scripts); start_bg
-# and coldstart write both lines.
+# A pidfile: the pid, then "START BOOT_ID" (docs/design.md#the-scripts); the run
+# tool and coldstart write both lines.
 
 # proc_identity PID prints "START BOOT_ID" of a running process; fails when there is none.
 proc_identity() {
@@ -226,11 +215,6 @@ proc_identity() {
 	# Fields counted after the command name's last ')': it may hold spaces and parentheses.
 	read -r -a fields <<<"${stat##*)}"
 	printf '%s %s\n' "${fields[19]}" "$(</proc/sys/kernel/random/boot_id)"
-}
-
-# write_pidfile PIDFILE PID records PID and its identity in PIDFILE.
-write_pidfile() {
-	printf '%s\n%s\n' "$2" "$(proc_identity "$2" || true)" >"$1"
 }
 
 # running PID succeeds when PID exists and is not a zombie (an orphan whose
@@ -247,31 +231,6 @@ pid_alive() {
 	[[ -s "$1" ]] || return 1
 	pid="$(head -n1 "$1")"
 	[[ "$pid" =~ ^[0-9]+$ ]] && running "$pid"
-}
-
-# stop_pid PIDFILE [TIMEOUT_S]: TERM the recorded process, wait, KILL after
-# TIMEOUT_S (default 20). Removes the pidfile once the process is gone.
-stop_pid() {
-	local pidfile="$1" timeout="${2:-20}" pid deadline
-	[[ -s "$pidfile" ]] || return 0
-	pid="$(head -n1 "$pidfile")"
-	[[ "$pid" =~ ^[0-9]+$ ]] || die "bad pidfile $pidfile"
-	if running "$pid"; then
-		kill -TERM "$pid" 2>/dev/null || true
-		deadline=$((SECONDS + timeout))
-		while running "$pid" && ((SECONDS < deadline)); do
-			sleep 0.1
-		done
-		if running "$pid"; then
-			warn "pid $pid ($pidfile) ignored TERM for ${timeout}s; sending KILL"
-			kill -KILL "$pid" 2>/dev/null || true
-			sleep 0.2
-		fi
-	fi
-	# A background child of this shell is reaped by wait; others by init.
-	wait "$pid" 2>/dev/null || true
-	running "$pid" && die "pid $pid ($pidfile) survived KILL"
-	rm -f "$pidfile"
 }
 
 # group_members PGID prints the pids of the live (non-zombie) processes of
@@ -308,28 +267,6 @@ stop_group() {
 	rm -f "$pidfile"
 }
 
-# signal_stop PIDFILE SIGNAL [TIMEOUT_S]: SIGNAL the recorded process, wait (then
-# stop_pid); returns its exit status when it is this shell's child, else 0.
-signal_stop() {
-	local pidfile="$1" sig="$2" timeout="${3:-20}" pid deadline rc=0
-	[[ -s "$pidfile" ]] || return 0
-	pid="$(head -n1 "$pidfile")"
-	[[ "$pid" =~ ^[0-9]+$ ]] || die "bad pidfile $pidfile"
-	if running "$pid"; then
-		kill "-$sig" "$pid" 2>/dev/null || true
-		deadline=$((SECONDS + timeout))
-		while running "$pid" && ((SECONDS < deadline)); do
-			sleep 0.1
-		done
-	fi
-	running "$pid" && { stop_pid "$pidfile" 5; return 1; }
-	wait "$pid" 2>/dev/null || rc=$?
-	# 127: not a child of this shell (its status is not ours to know).
-	((rc == 127)) && rc=0
-	rm -f "$pidfile"
-	return "$rc"
-}
-
 # make_tmpdir PREFIX prints a fresh scratch directory under $IDPBENCH_TMP.
 make_tmpdir() {
 	mktemp -d "$IDPBENCH_TMP/$1.XXXXXX"
@@ -337,28 +274,6 @@ make_tmpdir() {
 
 # --- placement: the driver and the server on disjoint CPU sets --------------
 # (docs/design.md#methodology-as-implemented, Placement)
-
-# placement_init exports the placement provision placement checks or picks; a
-# bad one exits 2, provision saying why and naming the flag.
-placement_init() {
-	local names=(IDPBENCH_DRIVER_CPUS IDPBENCH_SERVER_CPUS IDPBENCH_PLACEMENT IDPBENCH_PLACEMENT_REASON
-		IDPBENCH_HOST_CPUS IDPBENCH_CPUS_ALLOWED)
-	local provision txt vals=() i rc=0
-	provision="$(tool provision)" || exit 1
-	txt="$("$provision" placement)" || rc=$?
-	((rc == 0)) || exit "$rc"
-	# KEY=VALUE, one a line in the order of names: each value taken as it is.
-	mapfile -t vals <<<"$txt"
-	for i in "${!names[@]}"; do
-		[[ "${vals[i]:-}" == "${names[i]}="* ]] || die "provision placement: line $((i + 1)) is not ${names[i]}=...: ${vals[i]:-}"
-		export "${names[i]}=${vals[i]#*=}"
-	done
-	if [[ "$IDPBENCH_PLACEMENT" == shared ]]; then
-		log "placement: shared: $IDPBENCH_PLACEMENT_REASON"
-	else
-		log "placement: load generator and measurement tools on CPUs $IDPBENCH_DRIVER_CPUS, product and PostgreSQL on CPUs $IDPBENCH_SERVER_CPUS"
-	fi
-}
 
 # pin_prefix driver|server prints the command prefix that pins to that
 # role's CPUs (taskset -c LIST), one word a line, or nothing when unpinned.
@@ -380,20 +295,3 @@ pinned() {
 	shift
 	"${pre[@]}" "$@"
 }
-
-# --- the state of a run (run-comparison.sh; claimed, cleaned and released by
-# the runstate tool: docs/design.md#the-scripts, resumable runs) --------------
-
-# run_state_dir RUN_ID RUN_DIR prints the state directory of a run.
-run_state_dir() {
-	printf '%s/idpbench-run-%s-%s\n' "$IDPBENCH_TMP" "$1" "$(printf '%s' "$2" | cksum | cut -d' ' -f1)"
-}
-
-# --- records ------------------------------------------------------------------
-
-# record_complete FILE succeeds when FILE is a complete record (a step's, a
-# cold start's): a rerun keeps it.
-record_complete() {
-	[[ -s "$1" ]] && jq -e '.status == "complete"' "$1" >/dev/null 2>&1
-}
-

@@ -1,0 +1,246 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/ladder"
+	"github.com/idpbench/idpbench/internal/placement"
+)
+
+// Help is the run's --help (and usage) text, on stderr.
+const Help = `run-comparison.sh: the whole comparison, the products round by round.
+
+  scripts/run-comparison.sh [--quick] [--fresh] [--only P[,P]] [--run-id ID]
+                            [--repeats N] [--full-ladder]
+                            [--driver-cpus LIST --server-cpus LIST | --no-pin]
+
+Builds the tools, starts one shared PostgreSQL, then per product: install,
+cold starts A and B, setup, every scenario's ladder (scripts/ladder.sh) in
+each round, GC jitter (scripts/gcjitter.sh), meta, down; then
+results/ID/COMPARISON.md and results/latest. The full profile takes about
+an hour for refop, Hydra and Keycloak on 2 CPUs.
+
+  --quick        smoke profile: ladder 2 8 32, warmup 1-5 s, 3 s windows, 1 round,
+                 GC jitter 60 s (default: full, 2..128, 3-60 s, 10 s, 3 rounds, 2 min)
+  --fresh        delete the run directory first (default: resume it)
+  --only P,..    products (default: refop hydra keycloak zitadel; unknown: an N/A row)
+  --run-id ID    results/ID (default "quick", or "full-YYYYMMDD"); a rerun resumes
+  --repeats N    rounds, so a steady level has N windows (env IDPBENCH_REPEATS;
+                 default 3, --quick 1; aggregate compare needs >= 4, 5 is a good start)
+  --full-ladder  measure every ladder to its end (env IDPBENCH_FULL_LADDER=1)
+  --driver-cpus LIST, --server-cpus LIST
+                 pin loadstep, minting, sampler and coldstart to one set, the product
+                 and PostgreSQL to the other (taskset lists "3", "0-2", "0,2"; env
+                 IDPBENCH_DRIVER_CPUS, IDPBENCH_SERVER_CPUS); both or neither, disjoint.
+                 Default: with >= 4 CPUs a quarter, the highest, for the driver; else shared
+  --no-pin       share every CPU (env IDPBENCH_PIN=0)
+
+Environment: IDPBENCH_SCENARIOS, IDPBENCH_RESULTS (default <repo>/results),
+IDPBENCH_NO_BUILD=1 (use the tools in IDPBENCH_BIN), IDPBENCH_TMP, IDPBENCH_CACHE,
+ZITADEL_BIN, IDPBENCH_MODE, IDPBENCH_OIDC_CONFIG, and ladder.sh's and
+gcjitter.sh's variables.
+
+Exit codes: 0 ok (a product that cannot be installed here is an N/A row), 1 a
+product failed after install or left something behind, or the run id is
+held by a live session, 2 usage, 130 interrupted.
+
+  scripts/run-comparison.sh --quick --only refop,hydra
+  scripts/run-comparison.sh --repeats 5 --run-id base
+
+Rules and records: docs/design.md#the-scripts and #methodology-as-implemented.
+`
+
+// DefaultProducts are the products of a run without --only.
+var DefaultProducts = []string{"refop", "hydra", "keycloak", "zitadel"}
+
+// DefaultScenarios are the scenarios of a run without IDPBENCH_SCENARIOS.
+const DefaultScenarios = "discovery client_credentials client_credentials_login jwt_bearer introspect auth_code refresh userinfo"
+
+// Options are a run's command line and environment, validated.
+type Options struct {
+	Quick     bool
+	Fresh     bool
+	Products  []string
+	Scenarios []string
+	RunID     string
+	Profile   string // quick or full
+	Repeats   int    // rounds
+	LadderLen int    // the ladder's levels (IDPBENCH_LADDER or the profile's)
+	// Env are the variables the command line sets for every child
+	// (--repeats, --driver-cpus, --server-cpus, --no-pin, --full-ladder;
+	// IDPBENCH_REPEATS=3 by default in the full profile), "K=V".
+	Env []string
+}
+
+// errHelp is -h/--help: the help, exit 2.
+var errHelp = errors.New("help")
+
+// usageError is a bad command line: logged (when Msg is set), then the
+// help, exit 2.
+type usageError struct{ Msg string }
+
+func (e usageError) Error() string { return e.Msg }
+
+var (
+	runIDRe   = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+	productRe = regexp.MustCompile(`^[a-z0-9_-]+$`)
+	repeatsRe = regexp.MustCompile(`^[1-9][0-9]*$`)
+)
+
+// Parse reads the command line args and the environment (getenv); today
+// names the default full run id, full-YYYYMMDD.
+func Parse(args []string, getenv func(string) string, today time.Time) (Options, error) {
+	var o Options
+	only, runID, repeats := "", "", getenv("IDPBENCH_REPEATS")
+	set := map[string]string{}
+	var order []string
+	export := func(k, v string) {
+		if _, ok := set[k]; !ok {
+			order = append(order, k)
+		}
+		set[k] = v
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		value := func() (string, error) {
+			if i+1 >= len(args) {
+				return "", usageError{a + " needs a value"}
+			}
+			i++
+			return args[i], nil
+		}
+		var err error
+		switch a {
+		case "--quick":
+			o.Quick = true
+		case "--fresh":
+			o.Fresh = true
+		case "--only":
+			only, err = value()
+		case "--run-id":
+			runID, err = value()
+		case "--repeats":
+			if repeats, err = value(); err == nil {
+				export("IDPBENCH_REPEATS", repeats)
+			}
+		case "--driver-cpus", "--server-cpus":
+			var v string
+			if v, err = value(); err == nil {
+				export(map[string]string{"--driver-cpus": placement.EnvDriver, "--server-cpus": placement.EnvServer}[a], v)
+			}
+		case "--no-pin":
+			export(placement.EnvPin, "0")
+		case "--full-ladder":
+			export("IDPBENCH_FULL_LADDER", "1")
+		case "-h", "--help":
+			return o, errHelp
+		default:
+			return o, usageError{"unknown argument " + a}
+		}
+		if err != nil {
+			return o, err
+		}
+	}
+	o.Products = DefaultProducts
+	if only != "" {
+		o.Products = strings.Split(only, ",")
+	}
+	o.Scenarios = strings.Fields(cmpOr(getenv("IDPBENCH_SCENARIOS"), DefaultScenarios))
+	lad := getenv("IDPBENCH_LADDER")
+	if o.Quick {
+		o.Profile, o.RunID = "quick", cmpOr(runID, "quick")
+		o.LadderLen = len(strings.Fields(cmpOr(lad, "2 8 32")))
+	} else {
+		o.Profile, o.RunID = "full", cmpOr(runID, "full-"+today.Format("20060102"))
+		o.LadderLen = len(strings.Fields(cmpOr(lad, "2 4 8 16 32 64 128")))
+		// Every steady cell from >= 3 windows spread over the run.
+		if repeats == "" {
+			repeats = "3"
+			export("IDPBENCH_REPEATS", repeats)
+		}
+	}
+	if !runIDRe.MatchString(o.RunID) {
+		return o, usageError{"bad run id: " + o.RunID}
+	}
+	if repeats == "" {
+		repeats = "1"
+	}
+	if !repeatsRe.MatchString(repeats) {
+		return o, usageError{fmt.Sprintf("--repeats (IDPBENCH_REPEATS) %s: want a whole number >= 1", repeats)}
+	}
+	o.Repeats, _ = strconv.Atoi(repeats)
+	for _, k := range order {
+		o.Env = append(o.Env, k+"="+set[k])
+	}
+	return o, nil
+}
+
+// checkProducts names the first product whose name is not one an adapter
+// file may have.
+func checkProducts(products []string) error {
+	for _, p := range products {
+		if !productRe.MatchString(p) {
+			return fmt.Errorf("bad product name: %s", p)
+		}
+	}
+	return nil
+}
+
+// LadderBound is the most windows one scenario's ladder of length l goes
+// through over repeats rounds: round 1 the whole ladder, every later
+// round at most 3 candidate levels (ladder.Bound for one round).
+func LadderBound(l, repeats int) int {
+	return l + (repeats-1)*min(l, 3)
+}
+
+// StepTotal is the run's most load steps: every ladder window of every
+// product and scenario, plus one GC-jitter run per product.
+func StepTotal(products, scenarios, ladderLen, repeats int) int {
+	return products * (scenarios*LadderBound(ladderLen, repeats) + 1)
+}
+
+// Ladder exit codes and what the run does about them.
+type action int
+
+const (
+	actNext        action = iota // go on (0 ok, 3 the scenario N/A)
+	actLost                      // the product stopped answering: failed, with STATE/lost's reason
+	actInterrupted               // the run ends, exit 130
+	actFailed                    // failed, naming the exit code
+)
+
+// ladderAction is what an exit code of a ladder means for the run.
+func ladderAction(code int) action {
+	switch code {
+	case 0, ladder.ExitNA:
+		return actNext
+	case ladder.ExitLost:
+		return actLost
+	case 130:
+		return actInterrupted
+	}
+	return actFailed
+}
+
+// gcjitterAction is what an exit code of the GC-jitter run means.
+func gcjitterAction(code int) action {
+	switch code {
+	case 0:
+		return actNext
+	case 130:
+		return actInterrupted
+	}
+	return actFailed
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,139 @@
+package run
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/placement"
+)
+
+func TestParse(t *testing.T) {
+	day := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		want  Options
+		error string // "": none; "help"; else the usage message
+	}{
+		{name: "defaults", want: Options{Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios),
+			RunID: "full-20261203", Profile: "full", Repeats: 3, LadderLen: 7, Env: []string{"IDPBENCH_REPEATS=3"}}},
+		{name: "quick", args: []string{"--quick", "--fresh", "--only", "refop,hydra", "--run-id", "q"},
+			env: map[string]string{"IDPBENCH_SCENARIOS": "discovery userinfo", "IDPBENCH_LADDER": "2 8"},
+			want: Options{Quick: true, Fresh: true, Products: []string{"refop", "hydra"}, Scenarios: []string{"discovery", "userinfo"},
+				RunID: "q", Profile: "quick", Repeats: 1, LadderLen: 2}},
+		{name: "flags export", args: []string{"--quick", "--repeats", "2", "--driver-cpus", "1", "--server-cpus", "0", "--no-pin", "--full-ladder"},
+			want: Options{Quick: true, Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios), RunID: "quick", Profile: "quick",
+				Repeats: 2, LadderLen: 3, Env: []string{"IDPBENCH_REPEATS=2", placement.EnvDriver + "=1", placement.EnvServer + "=0",
+					placement.EnvPin + "=0", "IDPBENCH_FULL_LADDER=1"}}},
+		{name: "env repeats, full", env: map[string]string{"IDPBENCH_REPEATS": "5"},
+			want: Options{Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios), RunID: "full-20261203", Profile: "full", Repeats: 5, LadderLen: 7}},
+		{name: "help", args: []string{"--quick", "-h"}, error: "help"},
+		{name: "unknown", args: []string{"--nope"}, error: "unknown argument --nope"},
+		{name: "missing value", args: []string{"--only"}, error: "--only needs a value"},
+		{name: "bad run id", args: []string{"--run-id", "a/b"}, error: "bad run id: a/b"},
+		{name: "bad repeats", args: []string{"--repeats", "0"}, error: "--repeats (IDPBENCH_REPEATS) 0: want a whole number >= 1"},
+		{name: "bad env repeats", args: []string{"--quick"}, env: map[string]string{"IDPBENCH_REPEATS": "x"}, error: "--repeats (IDPBENCH_REPEATS) x: want a whole number >= 1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := Parse(c.args, func(k string) string { return c.env[k] }, day)
+			var u usageError
+			switch {
+			case c.error == "help":
+				if !errors.Is(err, errHelp) {
+					t.Fatalf("want the help, got %v", err)
+				}
+			case c.error != "":
+				if !errors.As(err, &u) || u.Msg != c.error {
+					t.Fatalf("want usage error %q, got %v", c.error, err)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case !equalOptions(got, c.want):
+				t.Fatalf("got %+v\nwant %+v", got, c.want)
+			}
+		})
+	}
+}
+
+func equalOptions(a, b Options) bool {
+	return a.Quick == b.Quick && a.Fresh == b.Fresh && slices.Equal(a.Products, b.Products) && slices.Equal(a.Scenarios, b.Scenarios) &&
+		a.RunID == b.RunID && a.Profile == b.Profile && a.Repeats == b.Repeats && a.LadderLen == b.LadderLen && slices.Equal(a.Env, b.Env)
+}
+
+func TestCheckProducts(t *testing.T) {
+	if err := checkProducts([]string{"refop", "my_idp-2"}); err != nil {
+		t.Error(err)
+	}
+	if err := checkProducts([]string{"refop", "Bad"}); err == nil || err.Error() != "bad product name: Bad" {
+		t.Errorf("want bad product name: Bad, got %v", err)
+	}
+}
+
+// TestStepTotal: products x (scenarios x ladder bound + 1), the bound
+// L + (repeats-1) x min(L, 3).
+func TestStepTotal(t *testing.T) {
+	for _, c := range []struct{ products, scenarios, l, repeats, want int }{
+		{4, 2, 2, 1, 4 * (2*2 + 1)},
+		{1, 1, 1, 2, 1 * (1*2 + 1)},
+		{3, 8, 7, 3, 3 * (8*(7+2*3) + 1)},
+		{2, 1, 3, 5, 2 * (1*(3+4*3) + 1)},
+	} {
+		if got := StepTotal(c.products, c.scenarios, c.l, c.repeats); got != c.want {
+			t.Errorf("StepTotal(%d, %d, %d, %d) = %d, want %d", c.products, c.scenarios, c.l, c.repeats, got, c.want)
+		}
+	}
+}
+
+func TestActions(t *testing.T) {
+	for code, want := range map[int]action{0: actNext, 3: actNext, 4: actLost, 130: actInterrupted, 1: actFailed, 2: actFailed, 137: actFailed} {
+		if got := ladderAction(code); got != want {
+			t.Errorf("ladderAction(%d) = %d, want %d", code, got, want)
+		}
+	}
+	for code, want := range map[int]action{0: actNext, 3: actFailed, 4: actFailed, 130: actInterrupted, 1: actFailed} {
+		if got := gcjitterAction(code); got != want {
+			t.Errorf("gcjitterAction(%d) = %d, want %d", code, got, want)
+		}
+	}
+}
+
+func TestMetaArgs(t *testing.T) {
+	place := []string{"--placement-mode", "shared", "--driver-cpus", "0-1", "--server-cpus", "0-1", "--host-cpus", "2", "--placement-reason", "why"}
+	got := MetaArgs([]string{"--base", "b.json"}, "ok", "quick", []string{"discovery", "userinfo"}, "2026-12-03T10:00:00Z", "", place, 1, "m.json")
+	want := []string{"meta", "--base", "b.json", "--status", "ok", "--profile", "quick", "--scenarios", "discovery userinfo",
+		"--start", "2026-12-03T10:00:00Z", "--placement-mode", "shared", "--driver-cpus", "0-1", "--server-cpus", "0-1", "--host-cpus", "2",
+		"--placement-reason", "why", "--rounds", "1", "-o", "m.json"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	got = MetaArgs([]string{"--product", "p", "--product-version", ""}, "na", "full", []string{"discovery"}, "", "down", nil, 3, "m.json")
+	want = []string{"meta", "--product", "p", "--product-version", "", "--status", "na", "--profile", "full", "--scenarios", "discovery",
+		"--na-reason", "down", "--rounds", "3", "--round-order", "interleaved", "-o", "m.json"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+// TestPlacementEnv: what every child inherits, for a pinned and a shared
+// placement (common.sh's placement_init exported the same).
+func TestPlacementEnv(t *testing.T) {
+	all, _ := placement.Parse("0-3")
+	p, err := placement.Resolve(placement.Request{}, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"IDPBENCH_DRIVER_CPUS=3", "IDPBENCH_SERVER_CPUS=0-2", "IDPBENCH_PLACEMENT=pinned", "IDPBENCH_PLACEMENT_REASON=", "IDPBENCH_HOST_CPUS=4"}
+	if got := PlacementEnv(p); !slices.Equal(got, want) {
+		t.Errorf("pinned: got %q, want %q", got, want)
+	}
+	p, _ = placement.Resolve(placement.Request{NoPin: true}, all)
+	want = []string{"IDPBENCH_DRIVER_CPUS=", "IDPBENCH_SERVER_CPUS=", "IDPBENCH_PLACEMENT=shared",
+		"IDPBENCH_PLACEMENT_REASON=pinning turned off (--no-pin, IDPBENCH_PIN=0): driver and server share 4 CPUs", "IDPBENCH_HOST_CPUS=4"}
+	if got := PlacementEnv(p); !slices.Equal(got, want) {
+		t.Errorf("shared: got %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,116 @@
+package run
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMainFlow: a whole run over stand-ins (testdata: adapters, the
+// PostgreSQL library, aggregate, provision) of five products: ok (its
+// GC-jitter record complete from an earlier session: skipped), noinstall
+// (install fails: an N/A row, the reason its adapter left), upfail (up
+// fails: N/A, downed), gcfail (the GC-jitter run fails: N/A, downed) and
+// nosuch (no adapter). Every scenario is N/A (the ladder exits 3: go on).
+// The run exits 1; each meta says why; every product that came up is
+// downed, PostgreSQL too; the phases end with the cleanup; the run state
+// is gone.
+func TestMainFlow(t *testing.T) {
+	t.Cleanup(func() { lookPath = lookPathReal })
+	lookPath = func(string) (string, error) { return "", nil }
+	root, _ := filepath.Abs(filepath.Join("testdata", "root"))
+	bin, _ := filepath.Abs(filepath.Join("testdata", "bin"))
+	tmp := t.TempDir()
+	if real, err := filepath.EvalSymlinks(tmp); err == nil {
+		tmp = real
+	}
+	results, calls := filepath.Join(tmp, "results"), filepath.Join(tmp, "calls")
+	for k, v := range map[string]string{"IDPBENCH_ROOT": root, "IDPBENCH_BIN": bin, "IDPBENCH_TMP": tmp, "IDPBENCH_RESULTS": results,
+		"IDPBENCH_SCENARIOS": "discovery userinfo", "IDPBENCH_PIN": "0", "FAKE_CALLS": calls, "FAKE_FAIL": "noinstall:install upfail:up",
+		"IDPBENCH_NO_BUILD": "1", "IDPBENCH_DRIVER_CPUS": "", "IDPBENCH_SERVER_CPUS": "", "IDPBENCH_REPEATS": "", "IDPBENCH_LADDER": "2",
+		"IDPBENCH_PG_DIR": "", "RUN_DIR": "", "STATE_DIR": "", "IDPBENCH_ROUND": "", "IDPBENCH_FULL_LADDER": "", "IDPBENCH_REASON_FILE": ""} {
+		t.Setenv(k, v)
+	}
+	runDir := filepath.Join(results, "t")
+	step, err := os.ReadFile(filepath.Join("..", "schema", "testdata", "step-v1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(runDir, "ok"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(runDir, "ok", "gcjitter.json"), step, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	e := Env{Stdout: &stdout, Stderr: &stderr, Getenv: os.Getenv,
+		Setenv:   func(k, v string) error { t.Setenv(k, v); return nil },
+		Unsetenv: func(k string) error { t.Setenv(k, ""); return os.Unsetenv(k) },
+		Now:      time.Now, Started: time.Now(), Pid: os.Getpid()}
+	code := Main(context.Background(), []string{"--quick", "--only", "ok,noinstall,upfail,gcfail,nosuch", "--run-id", "t"}, e)
+	log := stderr.String()
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; log:\n%s", code, log)
+	}
+	for p, want := range map[string][]string{
+		"ok":        {"--base", "--status\nok\n", "--rounds\n1\n"},
+		"noinstall": {"--status\nna\n", "--na-reason\nnoinstall: install broke\n"},
+		"upfail":    {"--base", "--status\nna\n", "--na-reason\nup failed: upfail: up broke\n"},
+		"gcfail":    {"--status\nna\n", "--na-reason\nfailed in the GC-jitter run (exit 1)\n"},
+		"nosuch":    {"--status\nna\n", "--na-reason\nno adapter scripts/products/nosuch in this tree yet\n"},
+	} {
+		b, err := os.ReadFile(filepath.Join(runDir, p, "meta.json"))
+		for _, w := range want {
+			if err != nil || !strings.Contains(string(b), w) {
+				t.Errorf("%s meta.json (provision meta's arguments): no %q in %q (%v)", p, w, b, err)
+			}
+		}
+	}
+	got := lines(t, calls)
+	for _, p := range []string{"ok", "upfail", "gcfail"} {
+		if !slices.Contains(got, p+" down") {
+			t.Errorf("%s was never downed; calls: %q", p, got)
+		}
+	}
+	if slices.Contains(got, "noinstall up") {
+		t.Errorf("noinstall was started after its install failed; calls: %q", got)
+	}
+	phases := slices.DeleteFunc(slices.Clone(got), func(s string) bool { return !strings.HasPrefix(s, "phase ") })
+	want := []string{"phase PostgreSQL up", "phase ok install", "phase ok up (cold start A: fresh database)",
+		"phase ok restart (cold start B: initialised database)", "phase ok setup", "phase ok ladder discovery", "phase ok ladder userinfo",
+		"phase ok gcjitter", "phase ok meta + down", "phase noinstall install", "phase upfail install",
+		"phase upfail up (cold start A: fresh database)", "phase upfail meta + down after a failure",
+		"phase gcfail install", "phase gcfail up (cold start A: fresh database)", "phase gcfail restart (cold start B: initialised database)",
+		"phase gcfail setup", "phase gcfail ladder discovery", "phase gcfail ladder userinfo", "phase gcfail gcjitter",
+		"phase gcfail meta + down after a failure", "phase PostgreSQL down", "phase aggregate report", "phase cleanup (exit 1)", "phase end"}
+	if !slices.Equal(phases, want) {
+		t.Errorf("phases:\n%q\nwant\n%q", phases, want)
+	}
+	if !slices.Contains(got, "pg_down "+strings.TrimPrefix(got[slices.IndexFunc(got, func(s string) bool { return strings.HasPrefix(s, "pg_up ") })], "pg_up ")) {
+		t.Errorf("PostgreSQL was not downed; calls: %q", got)
+	}
+	if _, err := os.Stat(StateDir(tmp, "t", runDir)); !os.IsNotExist(err) {
+		t.Errorf("the run state is left (%v)", err)
+	}
+	if l, err := os.Readlink(filepath.Join(results, "latest")); err != nil || l != "t" {
+		t.Errorf("results/latest -> %q (%v), want t", l, err)
+	}
+	for _, w := range []string{"run: == ok ladder discovery\n", "run: gcfail: failed in the GC-jitter run (exit 1)",
+		"run: some products failed; see their meta.json", "[step 1/15] ok gcjitter: complete, skipped"} {
+		if !strings.Contains(log, w) {
+			t.Errorf("no %q in the log:\n%s", w, log)
+		}
+	}
+}
+
+func lines(t *testing.T, path string) []string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+}

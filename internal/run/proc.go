@@ -1,0 +1,213 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/placement"
+	"github.com/idpbench/idpbench/internal/runstate"
+)
+
+var lookPath = lookPathReal
+
+var lookPathReal = exec.LookPath
+
+// adapter is the path of p's adapter.
+func (r *runner) adapter(p string) string { return filepath.Join(r.root, "scripts", "products", p) }
+
+// child runs argv[0] with args (interrupted by SIGINT when ctx ends:
+// cli.Command), its stdout to stdout (nil: the run's), its stderr the
+// run's, with this process's environment plus env; it returns the exit
+// code (130 when a signal ended it), an error only when it could not run.
+func (r *runner) child(ctx context.Context, stdout io.Writer, env []string, name string, args ...string) (int, error) {
+	cmd := cli.Command(ctx, nil, append([]string{name}, args...)...)
+	cmd.Stdout, cmd.Stderr = cmpOrW(stdout, r.env.Stdout), r.env.Stderr
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &ee) && ee.ExitCode() < 0:
+		return cli.ExitInterrupted, nil
+	case errors.As(err, &ee):
+		return ee.ExitCode(), nil
+	}
+	return 0, fmt.Errorf("running %s: %w", name, err)
+}
+
+// tool runs the built tool name with args; an error unless it exits 0.
+func (r *runner) tool(ctx context.Context, name string, args ...string) error {
+	code, err := r.child(ctx, nil, nil, filepath.Join(r.bin, name), args...)
+	if err == nil && code != 0 {
+		err = fmt.Errorf("%s %s failed (exit %d)", name, args[0], code)
+	}
+	return err
+}
+
+func cmpOrW(w, def io.Writer) io.Writer {
+	if w != nil {
+		return w
+	}
+	return def
+}
+
+// pgLib runs a function of scripts/lib/postgres.sh with args, with env added.
+func (r *runner) pgLib(ctx context.Context, stdout io.Writer, env []string, fn string, args ...string) (int, error) {
+	script := `source "$IDPBENCH_ROOT/scripts/lib/common.sh"; source "$IDPBENCH_ROOT/scripts/lib/postgres.sh"; ` + fn + ` "$@"`
+	return r.child(ctx, stdout, env, "bash", append([]string{"-c", script, "_"}, args...)...)
+}
+
+// pgUp starts the run's shared PostgreSQL in a directory outside the run
+// state (0700, this user's: the server runs as its own OS user), made under
+// tmp, and records its directory and pid.
+func (r *runner) pgUp(ctx context.Context, tmp string) error {
+	var out strings.Builder
+	if code, err := r.pgLib(ctx, &out, []string{"IDPBENCH_TMP=" + tmp}, "pg_make_dir"); err != nil || code != 0 {
+		return cmpErr(err, fmt.Errorf("making PostgreSQL's directory failed (exit %d)", code))
+	}
+	dir := strings.TrimSpace(out.String())
+	f, err := os.OpenFile(filepath.Join(r.work, "tmpdirs"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(f, dir)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	r.pgDir = dir
+	if code, err := r.pgLib(ctx, nil, nil, "pg_up", dir); err != nil || code != 0 {
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
+		return cmpErr(err, fmt.Errorf("PostgreSQL did not start (exit %d)", code))
+	}
+	r.env.Setenv("IDPBENCH_PG_DIR", dir)
+	b, err := os.ReadFile(filepath.Join(dir, "data", "postmaster.pid"))
+	if err != nil {
+		return err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		return fmt.Errorf("%s: no pid on its first line", filepath.Join(dir, "data", "postmaster.pid"))
+	}
+	return runstate.WritePidfile(filepath.Join(r.work, "pids", "postgres.pid"), pid)
+}
+
+// pgDown stops the run's shared PostgreSQL (pg_down).
+func (r *runner) pgDown(ctx context.Context) error {
+	if r.pgDir == "" {
+		return nil
+	}
+	code, err := r.pgLib(ctx, nil, []string{"IDPBENCH_PG_DIR=" + r.pgDir}, "pg_down")
+	if err == nil && code == 0 {
+		r.pgDir = ""
+		r.env.Unsetenv("IDPBENCH_PG_DIR")
+		return nil
+	}
+	return cmpErr(err, fmt.Errorf("PostgreSQL down failed (exit %d)", code))
+}
+
+// sampler is the running sampler.
+type sampler struct {
+	cmd     *exec.Cmd
+	done    chan struct{}
+	err     error
+	pidfile string
+	log     string
+}
+
+// startSampler samples the product, its database and the host until
+// stopSampler (docs/design.md#the-scripts, sampler). Never fatal.
+func (r *runner) startSampler(ctx context.Context, p, state string) {
+	bin := filepath.Join(r.bin, "sampler")
+	if fi, err := os.Stat(bin); err != nil || fi.Mode()&0o111 == 0 {
+		r.log.Printf("warning: sampler is not built: no memory/CPU samples")
+		return
+	}
+	var out strings.Builder
+	code, err := r.child(ctx, &out, nil, r.adapter(p), "sampleargs", state)
+	args := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	if err != nil || code != 0 || out.Len() == 0 {
+		r.log.Printf("warning: %s sampleargs failed: no memory/CPU samples", p)
+		return
+	}
+	args = append(args, "--every", "1s", "--pss-every", "2s", "-o",
+		filepath.Join(r.runDir, p, "samples-"+r.env.Now().UTC().Format("20060102T150405Z")+".jsonl"))
+	// The sampler measures: it runs with the load generator, on the driver
+	// CPUs (taskset execs it, so the recorded pid is the sampler's).
+	argv := placement.Pinned(r.place.Driver.String(), append([]string{bin}, args...)...)
+	s := &sampler{pidfile: filepath.Join(r.work, "pids", "sampler.pid"), log: filepath.Join(r.work, "sampler.log"), done: make(chan struct{})}
+	logf, err := os.OpenFile(s.log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		r.log.Printf("warning: sampler: %v: no memory/CPU samples", err)
+		return
+	}
+	defer logf.Close()
+	s.cmd = exec.Command(argv[0], argv[1:]...)
+	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	if fi, err := os.Stat(filepath.Join(state, "secrets", "pgpass")); err == nil && fi.Size() > 0 {
+		s.cmd.Env = append(os.Environ(), "PGPASSFILE="+filepath.Join(state, "secrets", "pgpass"))
+	}
+	if err := s.cmd.Start(); err != nil {
+		r.log.Printf("warning: sampler did not start: %v: no memory/CPU samples", err)
+		return
+	}
+	go func() { s.err = s.cmd.Wait(); close(s.done) }()
+	if err := runstate.WritePidfile(s.pidfile, s.cmd.Process.Pid); err != nil {
+		r.log.Printf("warning: %v", err)
+	}
+	r.log.Printf("started sampler (pid %d, log %s)", s.cmd.Process.Pid, s.log)
+	r.sampler = s
+}
+
+// stopSampler stops the sampler with SIGINT (its normal stop) and waits
+// for it: 30 s, then TERM, then KILL.
+func (r *runner) stopSampler() {
+	s := r.sampler
+	if s == nil {
+		return
+	}
+	r.sampler = nil
+	s.cmd.Process.Signal(syscall.SIGINT)
+	clean := waitDone(s.done, 30*time.Second)
+	if !clean {
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		if !waitDone(s.done, 5*time.Second) {
+			s.cmd.Process.Kill()
+			<-s.done
+		}
+	}
+	if !clean || s.err != nil {
+		r.log.Printf("warning: sampler did not stop cleanly (log: %s)", s.log)
+	}
+	os.Remove(s.pidfile)
+}
+
+// waitDone reports whether done closes within d.
+func waitDone(done <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}

@@ -1,0 +1,337 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/idpbench/idpbench/internal/adapter"
+	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/gcjitter"
+	"github.com/idpbench/idpbench/internal/ladder"
+	"github.com/idpbench/idpbench/internal/placement"
+)
+
+// runProduct is round ROUND of one product (round 1 opens it, the last
+// closes it; docs/design.md#the-scripts). errProductFailed when it failed
+// (the meta says why), errInterrupted when interrupted.
+func (r *runner) runProduct(ctx context.Context, p string, round int) error {
+	state := filepath.Join(r.work, p)
+	if round == 1 {
+		if err := r.openProduct(ctx, p); err != nil || r.out[p] {
+			return err // N/A here, or failed: nothing more to run
+		}
+	} else {
+		ad := adapter.Adapter{Path: r.adapter(p), Stderr: r.env.Stderr}
+		ok, why, err := ad.Health(ctx, state)
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
+		if !ok {
+			if err != nil {
+				why = err.Error()
+			}
+			return r.productFailed(ctx, p, state, r.start[p], fmt.Sprintf("stopped answering while idle before round %d: %s", round, why))
+		}
+	}
+	start := r.start[p]
+	r.startSampler(ctx, p, state)
+	for _, s := range r.Scenarios {
+		what := s
+		if r.Repeats > 1 {
+			what = fmt.Sprintf("%s (round %d/%d)", s, round, r.Repeats)
+		}
+		r.phase("ladder", p, p+" ladder "+what)
+		code, windows := r.ladder(ctx, p, s, state, round)
+		r.step += windows
+		switch ladderAction(code) {
+		case actLost:
+			why := fmt.Sprintf("stopped answering in the %s ladder", what)
+			if b, err := os.ReadFile(filepath.Join(state, "lost")); err == nil && len(strings.TrimRight(string(b), "\n")) > 0 {
+				why = strings.TrimRight(string(b), "\n")
+			}
+			return r.productFailed(ctx, p, state, start, why)
+		case actInterrupted:
+			return errInterrupted
+		case actFailed:
+			return r.productFailed(ctx, p, state, start, fmt.Sprintf("failed in the %s ladder (exit %d)", what, code))
+		}
+	}
+	if round < r.Repeats {
+		r.stopSampler()
+		return nil
+	}
+	r.phase("gcjitter", p, p+" gcjitter")
+	code := r.gcjitter(ctx, p, state)
+	r.step++
+	switch gcjitterAction(code) {
+	case actInterrupted:
+		return errInterrupted
+	case actFailed:
+		return r.productFailed(ctx, p, state, start, fmt.Sprintf("failed in the GC-jitter run (exit %d)", code))
+	}
+	r.stopSampler()
+	r.phase("teardown", p, p+" meta + down")
+	if err := r.productMeta(ctx, p, state, start, "ok", ""); err != nil {
+		return err
+	}
+	return r.productDown(ctx, p, state)
+}
+
+// ladder runs one scenario's ladder in-process; it returns the ladder's
+// exit code and how many windows it went through.
+func (r *runner) ladder(ctx context.Context, p, s, state string, round int) (code, windows int) {
+	o := ladder.Options{Product: p, Scenario: s, Quick: r.Quick, Round: strconv.Itoa(round), RunDir: r.runDir, StateDir: state,
+		StepOffset: r.step, StepTotal: r.stepTotal, Bin: r.bin}
+	c, err := ladder.NewConfig(o, r.env.Getenv)
+	if err == nil {
+		windows, err = ladder.Run(ctx, c, ladder.Env{Stdout: r.env.Stdout, Stderr: r.env.Stderr})
+	}
+	return exitOf(err, "ladder", r), windows
+}
+
+// gcjitter runs the GC-jitter run in-process; it returns its exit code.
+func (r *runner) gcjitter(ctx context.Context, p, state string) int {
+	o := gcjitter.Options{Product: p, Quick: r.Quick, RunDir: r.runDir, StateDir: state,
+		StepOffset: r.step, StepTotal: r.stepTotal, Bin: r.bin}
+	c, err := gcjitter.NewConfig(o, r.env.Getenv)
+	if err == nil {
+		err = gcjitter.Run(ctx, c, gcjitter.Env{Stdout: r.env.Stdout, Stderr: r.env.Stderr})
+	}
+	return exitOf(err, "gcjitter", r)
+}
+
+// exitOf is the exit code the tool would have exited with for err, which
+// it prints as the tool would.
+func exitOf(err error, tool string, r *runner) int {
+	var e ladder.Exit
+	if errors.As(err, &e) {
+		return int(e)
+	}
+	return cli.Fail(r.env.Stderr, tool, err)
+}
+
+// openProduct installs, starts (cold start A), restarts (cold start B)
+// and sets up p; one that cannot be installed gets its N/A meta and is out.
+func (r *runner) openProduct(ctx context.Context, p string) error {
+	a, state := r.adapter(p), filepath.Join(r.work, p)
+	noStart := "no reason given (see the run's log)"
+	if err := os.MkdirAll(filepath.Join(r.runDir, p), 0o755); err != nil {
+		return err
+	}
+	start := r.env.Now().UTC().Format("2006-01-02T15:04:05Z")
+	r.start[p] = start
+	if fi, err := os.Stat(a); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		r.log.Printf("%s: no adapter %s: N/A", p, a)
+		r.out[p] = true
+		return r.naMeta(ctx, p, "", "no adapter scripts/products/"+p+" in this tree yet")
+	}
+	version, err := adapter.Adapter{Path: a, Stderr: r.env.Stderr}.Version(ctx)
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	if err != nil {
+		return err
+	}
+	r.phase("install", p, p+" install")
+	if ok, err := r.withReason(ctx, p, "install"); err != nil {
+		return err
+	} else if !ok {
+		reason := r.failureReason(p, "install failed on this machine (see the log of the run)")
+		r.out[p] = true
+		if err := r.naMeta(ctx, p, version, reason); err != nil {
+			return err
+		}
+		// Not a failure of the run: a product that cannot run here is an N/A row.
+		r.log.Printf("warning: %s cannot run on this machine: N/A in the report", p)
+		return nil
+	}
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		return err
+	}
+	r.ups = append(r.ups, up{p, state})
+	steps := []struct {
+		verb, mode, phase, kind, fails, def string
+	}{
+		{"up", "A", p + " up (cold start A: fresh database)", "coldstart", "up failed: ", noStart},
+		{"restart", "B", p + " restart (cold start B: initialised database)", "coldstart", "restart failed: ", noStart},
+		{"setup", "", p + " setup", "setup", "setup failed: ", "provisioning through the admin API failed"},
+	}
+	for _, s := range steps {
+		if s.mode == "B" && recordComplete(filepath.Join(r.runDir, p, "coldstart-B.json")) {
+			r.log.Printf("%s: coldstart-B.json is complete: restart skipped", p)
+			continue
+		}
+		r.phase(s.kind, p, s.phase)
+		ok, err := r.withReason(ctx, p, s.verb, state)
+		if err != nil {
+			return err
+		}
+		if s.mode != "" {
+			if err := r.keepColdstart(p, state, s.mode); err != nil {
+				return err
+			}
+		}
+		if !ok {
+			return r.productFailed(ctx, p, state, start, s.fails+r.failureReason(p, s.def))
+		}
+	}
+	return nil
+}
+
+// keepColdstart copies this session's coldstart record of mode into the
+// run, unless the run already holds a complete one.
+func (r *runner) keepColdstart(p, state, mode string) error {
+	name := "coldstart-" + mode + ".json"
+	src, dst := filepath.Join(state, name), filepath.Join(r.runDir, p, name)
+	b, err := os.ReadFile(src)
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	if recordComplete(dst) {
+		r.log.Printf("%s: kept the complete %s of an earlier session", p, name)
+		return nil
+	}
+	if err := os.WriteFile(dst+".tmp", b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(dst+".tmp", dst)
+}
+
+// withReason runs the adapter's verb with IDPBENCH_REASON_FILE naming a
+// fresh WORK/PRODUCT.reason: the first failure of the adapter or a tool it
+// runs leaves its reason there. false: it failed; errInterrupted when the
+// run was interrupted.
+func (r *runner) withReason(ctx context.Context, p string, args ...string) (bool, error) {
+	f := filepath.Join(r.work, p+".reason")
+	os.Remove(f)
+	code, err := r.child(ctx, nil, []string{cli.ReasonFileEnv + "=" + f}, r.adapter(p), args...)
+	if ctx.Err() != nil {
+		return false, errInterrupted
+	}
+	return err == nil && code == 0, err
+}
+
+// failureReason is the reason withReason's command left, else def.
+func (r *runner) failureReason(p, def string) string {
+	b, _ := os.ReadFile(filepath.Join(r.work, p+".reason"))
+	line, _, _ := strings.Cut(string(b), "\n")
+	return cmpOr(line, def)
+}
+
+// productFailed writes p's meta with status na, then downs it; it returns
+// errProductFailed.
+func (r *runner) productFailed(ctx context.Context, p, state, start, reason string) error {
+	r.log.Printf("%s: %s", p, reason)
+	r.phase("teardown", p, p+" meta + down after a failure")
+	if err := r.productMeta(ctx, p, state, start, "na", reason); err != nil {
+		r.log.Printf("warning: %s: %v", p, err)
+	}
+	r.out[p] = true
+	r.productDown(ctx, p, state)
+	return errProductFailed
+}
+
+// productDown stops p and asserts nothing is left; what down could not
+// stop stays recorded in its state, for a rerun to clean.
+func (r *runner) productDown(ctx context.Context, p, state string) error {
+	r.stopSampler()
+	code, err := r.child(context.WithoutCancel(ctx), nil, nil, r.adapter(p), "down", state)
+	r.ups = slices.DeleteFunc(r.ups, func(u up) bool { return u.product == p })
+	if err != nil || code != 0 {
+		r.log.Printf("%s: down left something behind (kept in %s for a rerun to clean)", p, state)
+		return errProductFailed
+	}
+	return os.RemoveAll(state)
+}
+
+// afterFailure: when runProduct ended before writing p's meta or stopping
+// it, both are done here. p is out of the later rounds.
+func (r *runner) afterFailure(ctx context.Context, p string, code int) {
+	r.out[p] = true
+	reason := fmt.Sprintf("the run of %s stopped unexpectedly (exit %d)", p, code)
+	meta := filepath.Join(r.runDir, p, "meta.json")
+	i := slices.IndexFunc(r.ups, func(u up) bool { return u.product == p })
+	if i >= 0 {
+		state := r.ups[i].state
+		r.phase("teardown", p, p+" meta + down after it stopped unexpectedly")
+		if metaStatus(meta) != "na" {
+			if err := r.productMeta(ctx, p, state, "", "na", reason); err != nil {
+				r.log.Printf("warning: %s: %v", p, err)
+			}
+		}
+		r.productDown(ctx, p, state)
+		return
+	}
+	if fi, err := os.Stat(meta); err != nil || fi.Size() == 0 {
+		if err := r.naMeta(ctx, p, "", reason); err != nil {
+			r.log.Printf("warning: %s: %v", p, err)
+		}
+	}
+}
+
+// naMeta writes the meta of a product that did not run (provision meta
+// writes it atomically).
+func (r *runner) naMeta(ctx context.Context, p, version, reason string) error {
+	return r.tool(context.WithoutCancel(ctx), "provision", "meta", "--product", p, "--product-version", version, "--status", "na",
+		"--na-reason", reason, "-o", filepath.Join(r.runDir, p, "meta.json"))
+}
+
+// productMeta writes RUN_DIR/PRODUCT/meta.json: the adapter's meta (else a
+// bare one) completed with the run's part (provision meta).
+func (r *runner) productMeta(ctx context.Context, p, state, start, status, reason string) error {
+	ctx = context.WithoutCancel(ctx)
+	file := filepath.Join(r.work, p+"-meta.json")
+	var base []string
+	var out strings.Builder
+	if code, err := r.child(ctx, &out, nil, r.adapter(p), "meta", state); err == nil && code == 0 && os.WriteFile(file, []byte(out.String()), 0o644) == nil {
+		base = []string{"--base", file}
+	} else {
+		var v strings.Builder
+		r.child(ctx, &v, nil, r.adapter(p), "version")
+		base = []string{"--product", p, "--product-version", strings.TrimRight(v.String(), "\n")}
+	}
+	return r.tool(ctx, "provision", MetaArgs(base, status, r.Profile, r.Scenarios, start, reason,
+		placement.MetaArgs(r.place.Meta()), r.Repeats, filepath.Join(r.runDir, p, "meta.json"))...)
+}
+
+// MetaArgs are provision's arguments for a product's meta.json: base (--base
+// FILE, or --product and --product-version), the status, profile and
+// scenarios, the start and N/A reason when given, the placement's flags,
+// the rounds (and their interleaved order when more than one), -o out.
+func MetaArgs(base []string, status, profile string, scenarios []string, start, reason string, place []string, rounds int, out string) []string {
+	a := slices.Concat([]string{"meta"}, base, []string{"--status", status, "--profile", profile, "--scenarios", strings.Join(scenarios, " ")})
+	if start != "" {
+		a = append(a, "--start", start)
+	}
+	if reason != "" {
+		a = append(a, "--na-reason", reason)
+	}
+	a = append(append(a, place...), "--rounds", strconv.Itoa(rounds))
+	if rounds != 1 {
+		a = append(a, "--round-order", "interleaved")
+	}
+	return append(a, "-o", out)
+}
+
+// metaStatus is the status a meta.json records ("" when none).
+func metaStatus(path string) string {
+	var m struct{ Status string }
+	b, err := os.ReadFile(path)
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		return ""
+	}
+	return m.Status
+}
+
+// recordComplete reports whether path is a complete record (a step's, a
+// cold start's): a rerun keeps it.
+func recordComplete(path string) bool {
+	return metaStatus(path) == "complete"
+}

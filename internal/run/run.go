@@ -1,0 +1,346 @@
+// Package run is the whole comparison (cmd/run, behind
+// scripts/run-comparison.sh): one shared PostgreSQL, then the products
+// round by round -- install, cold starts A and B, setup, every scenario's
+// ladder (internal/ladder) in each round, the GC-jitter run
+// (internal/gcjitter), meta, down -- then RUN_DIR/COMPARISON.md and
+// results/latest. It orders, resumes, isolates failures and writes the
+// records; the adapters (scripts/products/<name>) and the PostgreSQL
+// library (scripts/lib/postgres.sh) start and stop the processes.
+// docs/design.md#the-scripts and #methodology-as-implemented.
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/placement"
+	"github.com/idpbench/idpbench/internal/runstate"
+)
+
+// Env is what a run takes from its surroundings.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	Setenv         func(k, v string) error // the variables every child inherits
+	Unsetenv       func(string) error
+	Now            func() time.Time
+	Started        time.Time // when the session began (the wrapper that built the tools)
+	Pid            int       // the session's process: the run state's owner
+}
+
+// errInterrupted ends the run with exit 130.
+var errInterrupted = errors.New("interrupted")
+
+// errProductFailed is a product that failed; its meta says why.
+var errProductFailed = errors.New("product failed")
+
+// runner is one session of a run.
+type runner struct {
+	Options
+	env       Env
+	log       cli.Logger
+	place     placement.Placement
+	root, bin string
+	results   string
+	runDir    string
+	work      string // the run state, "" until claimed
+	pgDir     string // the shared PostgreSQL's directory while it may run
+	session   string
+	sessStart string // the first phase's start ("" once it began)
+	step      int
+	stepTotal int
+	ups       []up            // the products that are up, in the order they came up
+	out       map[string]bool // products out of the later rounds
+	start     map[string]string
+	sampler   *sampler
+	failed    bool
+}
+
+type up struct{ product, state string }
+
+// Main runs the comparison with args; it returns the exit code.
+func Main(ctx context.Context, args []string, e Env) int {
+	r := &runner{env: e, log: cli.Logger{W: e.Stderr, Tag: "run", Now: e.Now}, out: map[string]bool{}, start: map[string]string{}}
+	o, err := Parse(args, e.Getenv, e.Now())
+	var u usageError
+	switch {
+	case errors.Is(err, errHelp):
+		fmt.Fprint(e.Stderr, Help)
+		return cli.ExitUsage
+	case errors.As(err, &u):
+		r.log.Printf("%s", u.Msg)
+		fmt.Fprint(e.Stderr, Help)
+		return cli.ExitUsage
+	}
+	r.Options = o
+	// This session's id and start: its phases are its own.
+	r.session = e.Started.UTC().Format("20060102T150405Z") + "-" + strconv.Itoa(e.Pid)
+	r.sessStart = e.Started.UTC().Format("2006-01-02T15:04:05.000Z")
+	code := r.prepare()
+	if code != 0 {
+		return code
+	}
+	if err := r.claim(); err != nil {
+		r.log.Printf("error: %v", err)
+		return cli.ExitRuntime
+	}
+	err = r.run(ctx)
+	code = cli.ExitOK
+	switch {
+	case ctx.Err() != nil || errors.Is(err, errInterrupted):
+		code = cli.ExitInterrupted
+	case err != nil:
+		if !errors.Is(err, errProductFailed) {
+			r.log.Printf("error: %v", err)
+		}
+		code = cli.ExitRuntime
+	}
+	return r.cleanup(code)
+}
+
+// prepare checks what the run needs, resolves the placement and sets the
+// variables every child inherits; non-zero: the exit code.
+func (r *runner) prepare() int {
+	r.env.Setenv("IDPBENCH_LOG_TAG", "run")
+	for _, kv := range r.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		r.env.Setenv(k, v)
+	}
+	for _, c := range []string{"jq", "curl", "python3"} {
+		if _, err := lookPath(c); err != nil {
+			r.log.Printf("error: required command not found: %s", c)
+			return cli.ExitRuntime
+		}
+	}
+	r.root, r.bin = r.env.Getenv("IDPBENCH_ROOT"), r.env.Getenv("IDPBENCH_BIN")
+	if r.root == "" || r.bin == "" {
+		r.log.Printf("error: IDPBENCH_ROOT and IDPBENCH_BIN are not set: run scripts/run-comparison.sh")
+		return cli.ExitRuntime
+	}
+	allowed, err := placement.Allowed()
+	if err != nil {
+		r.log.Printf("error: %v", err)
+		return cli.ExitRuntime
+	}
+	if r.place, err = placement.Resolve(placement.FromEnv(r.env.Getenv), allowed); err != nil {
+		r.log.Printf("error: %v", err)
+		return cli.ExitUsage
+	}
+	for _, kv := range PlacementEnv(r.place) {
+		k, v, _ := strings.Cut(kv, "=")
+		r.env.Setenv(k, v)
+	}
+	if r.place.Mode == "shared" {
+		r.log.Printf("placement: shared: %s", r.place.Reason)
+	} else {
+		r.log.Printf("placement: load generator and measurement tools on CPUs %s, product and PostgreSQL on CPUs %s", r.place.Driver, r.place.Server)
+	}
+	if err := checkProducts(r.Products); err != nil {
+		r.log.Printf("error: %v", err)
+		return cli.ExitRuntime
+	}
+	// Only the cluster this session starts is ever stopped (cleanup).
+	r.env.Unsetenv("IDPBENCH_PG_DIR")
+	r.results = cmpOr(r.env.Getenv("IDPBENCH_RESULTS"), filepath.Join(r.root, "results"))
+	if err := os.MkdirAll(r.results, 0o755); err != nil {
+		r.log.Printf("error: %v", err)
+		return cli.ExitRuntime
+	}
+	if abs, err := filepath.Abs(r.results); err == nil {
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			r.results = real
+		}
+	}
+	r.runDir = filepath.Join(r.results, r.RunID)
+	r.env.Setenv("RUN_DIR", r.runDir)
+	return 0
+}
+
+// PlacementEnv is what every child of a run placed by p inherits, "K=V".
+func PlacementEnv(p placement.Placement) []string {
+	return []string{
+		placement.EnvDriver + "=" + p.Driver.String(),
+		placement.EnvServer + "=" + p.Server.String(),
+		"IDPBENCH_PLACEMENT=" + p.Mode,
+		"IDPBENCH_PLACEMENT_REASON=" + p.Reason,
+		"IDPBENCH_HOST_CPUS=" + strconv.Itoa(p.Allowed.Len()),
+	}
+}
+
+// claim takes the run state for this session and clears what an earlier
+// one left.
+func (r *runner) claim() error {
+	tmp := cmpOr(r.env.Getenv("IDPBENCH_TMP"), cmpOr(r.env.Getenv("TMPDIR"), "/tmp"))
+	state := StateDir(tmp, r.RunID, r.runDir)
+	say := func(s string) { fmt.Fprintf(r.env.Stderr, "runstate: %s\n", s) }
+	if err := runstate.Claim(state, r.env.Pid, say); err != nil {
+		return err
+	}
+	r.work = state
+	return nil
+}
+
+// say writes runstate's "cleaned: ..." lines.
+func (r *runner) say(s string) { fmt.Fprintf(r.env.Stderr, "runstate: cleaned: %s\n", s) }
+
+func (r *runner) run(ctx context.Context) error {
+	if err := runstate.Clean(r.work, r.runDir, r.say); err != nil {
+		return err
+	}
+	for _, d := range []string{"pids", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(r.work, d), 0o755); err != nil {
+			return err
+		}
+	}
+	// Every scratch directory of the run's tools and adapters lives in its state.
+	tmpParent := cmpOr(r.env.Getenv("IDPBENCH_TMP"), cmpOr(r.env.Getenv("TMPDIR"), "/tmp"))
+	r.env.Setenv("IDPBENCH_TMP", filepath.Join(r.work, "tmp"))
+	if _, err := os.Stat(r.runDir); r.Fresh && err == nil {
+		r.log.Printf("--fresh: deleting %s", r.runDir)
+		if err := os.RemoveAll(r.runDir); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(r.runDir, 0o755); err != nil {
+		return err
+	}
+	r.stepTotal = StepTotal(len(r.Products), len(r.Scenarios), r.LadderLen, r.Repeats)
+	r.log.Printf("run %s (%s): products %s; scenarios %s; at most %d load steps; results in %s", r.RunID, r.Profile,
+		strings.Join(r.Products, " "), strings.Join(r.Scenarios, " "), r.stepTotal, r.runDir)
+	// The build (the wrapper's) is the session's first phase: it began when the session did.
+	if r.env.Getenv("IDPBENCH_NO_BUILD") == "" {
+		r.phase("build", "", "build tools")
+	}
+	r.phase("database", "", "PostgreSQL up")
+	if err := r.pgUp(ctx, tmpParent); err != nil {
+		return err
+	}
+	// Round by round: round 1 of every product, then round 2 of every product, ...
+	for round := 1; round <= r.Repeats; round++ {
+		for _, p := range r.Products {
+			if r.out[p] {
+				continue
+			}
+			t0 := r.env.Now()
+			err := r.runProduct(ctx, p, round)
+			if ctx.Err() != nil || errors.Is(err, errInterrupted) {
+				return errInterrupted
+			}
+			if err != nil {
+				r.failed = true
+				if !errors.Is(err, errProductFailed) {
+					r.log.Printf("%s: error: %v", p, err)
+				}
+				r.afterFailure(ctx, p, 1)
+			}
+			r.log.Printf("%s: round %d/%d done in %d s", p, round, r.Repeats, int(r.env.Now().Sub(t0).Seconds()))
+		}
+	}
+	r.phase("database", "", "PostgreSQL down")
+	if err := r.pgDown(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	r.phase("report", "", "aggregate report")
+	if code, err := r.child(ctx, nil, nil, filepath.Join(r.bin, "aggregate"), "report", r.runDir, "-o", filepath.Join(r.runDir, "COMPARISON.md")); err != nil || code != 0 {
+		return cmpErr(err, fmt.Errorf("aggregate report failed (exit %d)", code))
+	}
+	if err := symlink(r.RunID, filepath.Join(r.results, "latest")); err != nil {
+		return err
+	}
+	r.log.Printf("report: %s (results/latest -> %s); run took %d s", filepath.Join(r.runDir, "COMPARISON.md"), r.RunID, int(r.env.Now().Sub(r.env.Started).Seconds()))
+	if r.failed {
+		r.log.Printf("some products failed; see their meta.json")
+		return errProductFailed
+	}
+	return nil
+}
+
+// cleanup ends the session on every path: the running phase, the sampler,
+// every product that is up, PostgreSQL, what the run recorded; then it
+// releases the run state. It returns code.
+func (r *runner) cleanup(code int) int {
+	ctx := context.Background()
+	p := ""
+	if len(r.ups) > 0 {
+		p = r.ups[0].product
+	}
+	// The phase that ran (an interrupted one too) ends here; cleanup is the last.
+	if fi, err := os.Stat(filepath.Join(r.work, "phase")); err == nil && fi.Size() > 0 {
+		r.phase("teardown", p, fmt.Sprintf("cleanup (exit %d)", code))
+	}
+	r.stopSampler()
+	for _, u := range r.ups {
+		r.log.Printf("cleanup: stopping %s", u.product)
+		if c, err := r.child(ctx, nil, nil, r.adapter(u.product), "down", u.state); err != nil || c != 0 {
+			r.log.Printf("warning: %s: down during cleanup failed", u.product)
+		}
+	}
+	if r.pgDir != "" {
+		if err := r.pgDown(ctx); err != nil {
+			r.log.Printf("warning: PostgreSQL: down during cleanup failed")
+		}
+	}
+	// What a failed down left is stopped here, by its recorded identity.
+	if err := runstate.Stop(r.work, r.say); err != nil {
+		fmt.Fprintf(r.env.Stderr, "runstate stop: %v\n", err)
+		r.log.Printf("warning: something the run recorded could not be stopped or removed (above)")
+	}
+	r.phase("", "", "")
+	if err := runstate.Release(r.work); err != nil {
+		r.log.Printf("warning: the run state %s could not be deleted", r.work)
+	}
+	return code
+}
+
+// phase ends the running phase (its record to RUN_DIR/phases.jsonl) and
+// begins NAME of KIND for PRODUCT ("" = run-wide); name "": only ends it.
+// The running phase lives in WORK/phase (aggregate phase --running). Never fatal.
+func (r *runner) phase(kind, product, name string) {
+	args := []string{"phase", "--running", filepath.Join(r.work, "phase"), "--out", filepath.Join(r.runDir, "phases.jsonl"), "--session", r.session}
+	if name != "" {
+		args = append(args, "--kind", kind, "--product", product, "--name", name)
+	}
+	if r.sessStart != "" {
+		args = append(args, "--start", r.sessStart)
+	}
+	var out strings.Builder
+	took := ""
+	if c, err := r.child(context.Background(), &out, nil, filepath.Join(r.bin, "aggregate"), args...); err != nil || c != 0 {
+		r.log.Printf("warning: phase not recorded in %s", filepath.Join(r.runDir, "phases.jsonl"))
+	} else if s := strings.TrimRight(out.String(), "\n"); s != "" {
+		took = " (after: " + s + ")"
+	}
+	if name == "" {
+		if took != "" {
+			r.log.Printf("==%s", took)
+		}
+		return
+	}
+	r.log.Printf("== %s%s", name, took)
+	r.sessStart = ""
+}
+
+// symlink points link at target, replacing what link was (ln -sfn).
+func symlink(target, link string) error {
+	tmp := link + ".tmp"
+	os.Remove(tmp)
+	if err := os.Symlink(target, tmp); err != nil {
+		return err
+	}
+	return os.Rename(tmp, link)
+}
+
+func cmpErr(err, def error) error {
+	if err != nil {
+		return err
+	}
+	return def
+}
