@@ -12,7 +12,8 @@ import (
 	"github.com/idpbench/idpbench/internal/placement"
 )
 
-// Help is the run's --help (and usage) text, on stderr.
+// Help is the run's --help, on stdout (exit 0, as every tool's); a bad
+// command line is one line naming what is wrong, exit 2.
 const Help = `run-comparison.sh: the whole comparison, the products round by round.
 
   scripts/run-comparison.sh [--quick] [--fresh] [--only P[,P]] [--run-id ID]
@@ -77,11 +78,10 @@ type Options struct {
 	Env []string
 }
 
-// errHelp is -h/--help: the help, exit 2.
+// errHelp is -h/--help: the help, exit 0.
 var errHelp = errors.New("help")
 
-// usageError is a bad command line: logged (when Msg is set), then the
-// help, exit 2.
+// usageError is a bad command line: logged, exit 2.
 type usageError struct{ Msg string }
 
 func (e usageError) Error() string { return e.Msg }

@@ -114,3 +114,26 @@ func lines(t *testing.T, path string) []string {
 	}
 	return strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 }
+
+// TestMainHelpAndUsage: --help prints the help on stdout and exits 0; a
+// bad command line is one line naming it, exit 2, and nothing is run.
+func TestMainHelpAndUsage(t *testing.T) {
+	for _, c := range []struct {
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{[]string{"--help"}, 0, "Exit codes: 0 ok", ""},
+		{[]string{"--quick", "--bogus"}, 2, "", "run: unknown argument --bogus (see --help)"},
+		{[]string{"--run-id", "a/b"}, 2, "", "run: bad run id: a/b (see --help)"},
+	} {
+		var stdout, stderr strings.Builder
+		e := Env{Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }, Now: time.Now, Started: time.Now(), Pid: os.Getpid()}
+		code := Main(context.Background(), c.args, e)
+		if code != c.code || !strings.Contains(stdout.String(), c.stdout) || !strings.Contains(stderr.String(), c.stderr) ||
+			(c.code == 2 && strings.Count(stderr.String(), "\n") != 1) {
+			t.Errorf("run %q: exit %d, stdout %q, stderr %q; want %d, %q on stdout, one line %q on stderr",
+				c.args, code, stdout.String(), stderr.String(), c.code, c.stdout, c.stderr)
+		}
+	}
+}

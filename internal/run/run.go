@@ -73,11 +73,10 @@ func Main(ctx context.Context, args []string, e Env) int {
 	var u usageError
 	switch {
 	case errors.Is(err, errHelp):
-		fmt.Fprint(e.Stderr, Help)
-		return cli.ExitUsage
+		fmt.Fprint(e.Stdout, Help)
+		return cli.ExitOK
 	case errors.As(err, &u):
-		r.log.Printf("%s", u.Msg)
-		fmt.Fprint(e.Stderr, Help)
+		r.log.Printf("%s (see --help)", u.Msg)
 		return cli.ExitUsage
 	}
 	r.Options = o
