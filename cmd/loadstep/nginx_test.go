@@ -123,8 +123,8 @@ func checkDriverLimited(t *testing.T, name string, s *schema.Step, want bool) {
 //   - it does not spin: its CPU from 0.5 s to 3 s after the kill, read
 //     from /proc, stays under 20% of one core (each connection backs off
 //     1 ms, doubling to the 1 s interval);
-//   - the step is not complete for a resumed run (ladder.sh's
-//     record_complete), and the same step against nginx started again
+//   - the step is not complete for a resumed run (ladder.Complete:
+//     a rerun measures it again), and the same step against nginx started again
 //     completes.
 func TestTargetLost(t *testing.T) {
 	if testing.Short() {

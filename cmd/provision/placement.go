@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"strconv"
 
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/placement"
@@ -29,7 +28,6 @@ export (the run tool resolves its placement itself, internal/placement):
   IDPBENCH_PLACEMENT         pinned or shared
   IDPBENCH_PLACEMENT_REASON  why shared; empty when pinned
   IDPBENCH_HOST_CPUS         how many CPUs this process may use
-  IDPBENCH_CPUS_ALLOWED      those CPUs
 --format meta prints the placement as provision meta's flags, one a line (a
 shared run's sets: every CPU it may use).
 
@@ -90,17 +88,5 @@ func (c placementCmd) run(_ context.Context, args []string, e env) error {
 	if format == placementMeta {
 		return printLines(e, placement.MetaArgs(p.Meta()))
 	}
-	return printLines(e, placementVars(p))
-}
-
-// placementVars is --format env's lines, in their order.
-func placementVars(p placement.Placement) []string {
-	return []string{
-		placement.EnvDriver + "=" + p.Driver.String(),
-		placement.EnvServer + "=" + p.Server.String(),
-		"IDPBENCH_PLACEMENT=" + p.Mode,
-		"IDPBENCH_PLACEMENT_REASON=" + p.Reason,
-		"IDPBENCH_HOST_CPUS=" + strconv.Itoa(p.Allowed.Len()),
-		"IDPBENCH_CPUS_ALLOWED=" + p.Allowed.String(),
-	}
+	return printLines(e, placement.Env(p))
 }

@@ -43,16 +43,16 @@ func TestPlacement(t *testing.T) {
 		stderr  string
 	}{
 		{"default on 4", nil, "0-3", nil, 0, lines("IDPBENCH_DRIVER_CPUS=3", "IDPBENCH_SERVER_CPUS=0-2",
-			"IDPBENCH_PLACEMENT=pinned", "IDPBENCH_PLACEMENT_REASON=", "IDPBENCH_HOST_CPUS=4", "IDPBENCH_CPUS_ALLOWED=0-3"), ""},
+			"IDPBENCH_PLACEMENT=pinned", "IDPBENCH_PLACEMENT_REASON=", "IDPBENCH_HOST_CPUS=4"), ""},
 		{"default on 2", nil, "0-1", []string{"--format", "env"}, 0, lines("IDPBENCH_DRIVER_CPUS=", "IDPBENCH_SERVER_CPUS=",
 			"IDPBENCH_PLACEMENT=shared", "IDPBENCH_PLACEMENT_REASON=2 CPUs: fewer than 4, driver and server share them",
-			"IDPBENCH_HOST_CPUS=2", "IDPBENCH_CPUS_ALLOWED=0-1"), ""},
+			"IDPBENCH_HOST_CPUS=2"), ""},
 		{"no pin", map[string]string{"IDPBENCH_PIN": "0"}, "0-7", nil, 0, lines("IDPBENCH_DRIVER_CPUS=", "IDPBENCH_SERVER_CPUS=",
 			"IDPBENCH_PLACEMENT=shared", "IDPBENCH_PLACEMENT_REASON=pinning turned off (--no-pin, IDPBENCH_PIN=0): driver and server share 8 CPUs",
-			"IDPBENCH_HOST_CPUS=8", "IDPBENCH_CPUS_ALLOWED=0-7"), ""},
+			"IDPBENCH_HOST_CPUS=8"), ""},
 		{"given", map[string]string{"IDPBENCH_DRIVER_CPUS": "7,6", "IDPBENCH_SERVER_CPUS": "0-3"}, "0-7", nil, 0,
 			lines("IDPBENCH_DRIVER_CPUS=6-7", "IDPBENCH_SERVER_CPUS=0-3", "IDPBENCH_PLACEMENT=pinned", "IDPBENCH_PLACEMENT_REASON=",
-				"IDPBENCH_HOST_CPUS=8", "IDPBENCH_CPUS_ALLOWED=0-7"), ""},
+				"IDPBENCH_HOST_CPUS=8"), ""},
 		{"meta pinned", map[string]string{"IDPBENCH_DRIVER_CPUS": "1", "IDPBENCH_SERVER_CPUS": "0"}, "0-1", []string{"--format", "meta"}, 0,
 			lines("--placement-mode", "pinned", "--driver-cpus", "1", "--server-cpus", "0", "--host-cpus", "2"), ""},
 		{"meta shared", nil, "0-1", []string{"--format=meta"}, 0,
@@ -86,7 +86,7 @@ func TestPlacementHere(t *testing.T) {
 	}
 	code, stdout, stderr := runArgs(t, context.Background(), "placement")
 	got := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
-	want := []string{"IDPBENCH_DRIVER_CPUS", "IDPBENCH_SERVER_CPUS", "IDPBENCH_PLACEMENT", "IDPBENCH_PLACEMENT_REASON", "IDPBENCH_HOST_CPUS", "IDPBENCH_CPUS_ALLOWED"}
+	want := []string{"IDPBENCH_DRIVER_CPUS", "IDPBENCH_SERVER_CPUS", "IDPBENCH_PLACEMENT", "IDPBENCH_PLACEMENT_REASON", "IDPBENCH_HOST_CPUS"}
 	if code != 0 || stderr != "" || len(got) != len(want) {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want the %d variables", code, stdout, stderr, len(want))
 	}
@@ -96,7 +96,7 @@ func TestPlacementHere(t *testing.T) {
 		}
 	}
 	code, stdout, _ = runArgs(t, context.Background(), "placement", "--help")
-	for _, w := range []string{"Usage: provision placement", "--format", "IDPBENCH_CPUS_ALLOWED", "Examples:", "provision placement --format meta"} {
+	for _, w := range []string{"Usage: provision placement", "--format", "IDPBENCH_HOST_CPUS", "Examples:", "provision placement --format meta"} {
 		if code != 0 || !strings.Contains(stdout, w) {
 			t.Errorf("--help: exit %d, no %q in:\n%s", code, w, stdout)
 		}

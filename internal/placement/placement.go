@@ -131,6 +131,18 @@ func shared(allowed Set, why string) Placement {
 	return Placement{Mode: schema.PlacementShared, Reason: why, Allowed: allowed}
 }
 
+// Env is what every child of a run placed by p inherits, "K=V" in a fixed
+// order (the run tool exports it; provision placement prints it).
+func Env(p Placement) []string {
+	return []string{
+		EnvDriver + "=" + p.Driver.String(),
+		EnvServer + "=" + p.Server.String(),
+		"IDPBENCH_PLACEMENT=" + p.Mode,
+		"IDPBENCH_PLACEMENT_REASON=" + p.Reason,
+		"IDPBENCH_HOST_CPUS=" + strconv.Itoa(p.Allowed.Len()),
+	}
+}
+
 // MetaArgs is m as provision meta's flags (--placement-mode, --driver-cpus,
 // --server-cpus, --host-cpus and, when shared, --placement-reason).
 func MetaArgs(m schema.Placement) []string {

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/idpbench/idpbench/internal/schema"
@@ -151,5 +152,25 @@ func TestFromEnv(t *testing.T) {
 		if got := FromEnv(func(k string) string { return tt.env[k] }); got != tt.want {
 			t.Errorf("FromEnv(%v) = %+v, want %+v", tt.env, got, tt.want)
 		}
+	}
+}
+
+// TestEnv: what every child inherits, for a pinned and a shared
+// placement.
+func TestEnv(t *testing.T) {
+	all, _ := Parse("0-3")
+	p, err := Resolve(Request{}, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"IDPBENCH_DRIVER_CPUS=3", "IDPBENCH_SERVER_CPUS=0-2", "IDPBENCH_PLACEMENT=pinned", "IDPBENCH_PLACEMENT_REASON=", "IDPBENCH_HOST_CPUS=4"}
+	if got := Env(p); !slices.Equal(got, want) {
+		t.Errorf("pinned: got %q, want %q", got, want)
+	}
+	p, _ = Resolve(Request{NoPin: true}, all)
+	want = []string{"IDPBENCH_DRIVER_CPUS=", "IDPBENCH_SERVER_CPUS=", "IDPBENCH_PLACEMENT=shared",
+		"IDPBENCH_PLACEMENT_REASON=pinning turned off (--no-pin, IDPBENCH_PIN=0): driver and server share 4 CPUs", "IDPBENCH_HOST_CPUS=4"}
+	if got := Env(p); !slices.Equal(got, want) {
+		t.Errorf("shared: got %q, want %q", got, want)
 	}
 }

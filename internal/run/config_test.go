@@ -117,23 +117,3 @@ func TestMetaArgs(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
-
-// TestPlacementEnv: what every child inherits, for a pinned and a shared
-// placement (common.sh's placement_init exported the same).
-func TestPlacementEnv(t *testing.T) {
-	all, _ := placement.Parse("0-3")
-	p, err := placement.Resolve(placement.Request{}, all)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"IDPBENCH_DRIVER_CPUS=3", "IDPBENCH_SERVER_CPUS=0-2", "IDPBENCH_PLACEMENT=pinned", "IDPBENCH_PLACEMENT_REASON=", "IDPBENCH_HOST_CPUS=4"}
-	if got := PlacementEnv(p); !slices.Equal(got, want) {
-		t.Errorf("pinned: got %q, want %q", got, want)
-	}
-	p, _ = placement.Resolve(placement.Request{NoPin: true}, all)
-	want = []string{"IDPBENCH_DRIVER_CPUS=", "IDPBENCH_SERVER_CPUS=", "IDPBENCH_PLACEMENT=shared",
-		"IDPBENCH_PLACEMENT_REASON=pinning turned off (--no-pin, IDPBENCH_PIN=0): driver and server share 4 CPUs", "IDPBENCH_HOST_CPUS=4"}
-	if got := PlacementEnv(p); !slices.Equal(got, want) {
-		t.Errorf("shared: got %q, want %q", got, want)
-	}
-}

@@ -133,7 +133,7 @@ func (r *runner) prepare() int {
 		r.log.Printf("error: %v", err)
 		return cli.ExitUsage
 	}
-	for _, kv := range PlacementEnv(r.place) {
+	for _, kv := range placement.Env(r.place) {
 		k, v, _ := strings.Cut(kv, "=")
 		r.env.Setenv(k, v)
 	}
@@ -161,17 +161,6 @@ func (r *runner) prepare() int {
 	r.runDir = filepath.Join(r.results, r.RunID)
 	r.env.Setenv("RUN_DIR", r.runDir)
 	return 0
-}
-
-// PlacementEnv is what every child of a run placed by p inherits, "K=V".
-func PlacementEnv(p placement.Placement) []string {
-	return []string{
-		placement.EnvDriver + "=" + p.Driver.String(),
-		placement.EnvServer + "=" + p.Server.String(),
-		"IDPBENCH_PLACEMENT=" + p.Mode,
-		"IDPBENCH_PLACEMENT_REASON=" + p.Reason,
-		"IDPBENCH_HOST_CPUS=" + strconv.Itoa(p.Allowed.Len()),
-	}
 }
 
 // claim takes the run state for this session and clears what an earlier

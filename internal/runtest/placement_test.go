@@ -111,7 +111,7 @@ func placementDefaults(h *harness, allowed placement.Set) {
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		got := run.PlacementEnv(p)
+		got := placement.Env(p)
 		want := []string{"IDPBENCH_DRIVER_CPUS=" + c.want[1], "IDPBENCH_SERVER_CPUS=" + c.want[2], "IDPBENCH_PLACEMENT=" + c.want[0],
 			"IDPBENCH_PLACEMENT_REASON=" + c.want[3], "IDPBENCH_HOST_CPUS=" + strconv.Itoa(n)}
 		if !slices.Equal(got, want) {
