@@ -57,21 +57,22 @@ func row(scenario string, c int, status string, qps, p50, p99 compare.Delta) com
 
 // TestTally: the counts and flagged lines of summary.txt, the expected text
 // written by hand from the awk program of scripts/false-alarms.sh for the
-// same rows (as their TSV held them).
+// same rows (as their TSV held them; the file named as in the committed
+// summaries, relative to DIR).
 func TestTally(t *testing.T) {
 	sig := func(pct, p float64) compare.Delta {
 		return compare.Delta{Pct: pct, P: p, Testable: true, Significant: true}
 	}
 	not := compare.Delta{Pct: 1.5, P: 0.69, Testable: true}
 	pairs := []PairRows{
-		{File: "out/pair-1.window.tsv", Rows: []compare.Row{
+		{File: "pair-1.window.tsv", Rows: []compare.Row{
 			row("discovery", 8, compare.StatusCompared, sig(-6.25, 0.0079), not, sig(12.5, 0.0159)),
 			row("introspect", 8, compare.StatusCompared, not, sig(3, 0.03), not),
 			// Not compared: neither counted nor flagged, whatever its deltas.
 			row("userinfo", 8, compare.StatusNotComparable, sig(50, 0.001), not, not),
 			row("client_credentials", 8, compare.StatusOldOnly, compare.Delta{}, compare.Delta{}, compare.Delta{}),
 		}},
-		{File: "out/pair-2.window.tsv", Rows: []compare.Row{
+		{File: "pair-2.window.tsv", Rows: []compare.Row{
 			row("discovery", 8, compare.StatusCompared, not, not, not),
 			row("introspect", 8, compare.StatusCompared, not, not, not),
 			row("userinfo", 8, compare.StatusCompared, not, not, not),
@@ -82,8 +83,8 @@ func TestTally(t *testing.T) {
 	}
 	want := `
 samples: one per window
-  flagged qps: out/pair-1.window.tsv discovery c=8 -6.25% (p=0.0079)
-  flagged qps: out/pair-2.window.tsv client_credentials c=32 1e-05% (p=1e-05)
+  flagged qps: pair-1.window.tsv discovery c=8 -6.25% (p=0.0079)
+  flagged qps: pair-2.window.tsv client_credentials c=32 1e-05% (p=1e-05)
   compared cells: 8
   significant qps: 2 of 8 (25%)
   significant p50: 1 of 8 (12%)
@@ -91,6 +92,12 @@ samples: one per window
 `
 	if got := Tally("window", pairs); got != want {
 		t.Errorf("Tally:\n%s\nwant:\n%s", got, want)
+	}
+	// A line of results/false-alarms/rounds-19068bb/summary.txt, from its row.
+	flagged := Tally("window", []PairRows{{File: "pair-2.window.tsv", Rows: []compare.Row{
+		row("discovery", 8, compare.StatusCompared, sig(-10.367892976588621, 0.03174603174603175), not, not)}}})
+	if want := "  flagged qps: pair-2.window.tsv discovery c=8 -10.367892976588621% (p=0.03174603174603175)\n"; !strings.Contains(flagged, want) {
+		t.Errorf("Tally:\n%s\nwant a line\n%s", flagged, want)
 	}
 	// Nothing compared: 0 of 0, 0% (awk's "rows ? ... : 0").
 	want = `

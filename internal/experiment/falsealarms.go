@@ -156,7 +156,7 @@ func (f FalseAlarms) comparePairs(ctx context.Context, runs, out string, sum *by
 					return nil, err
 				}
 			}
-			pairs[unit] = append(pairs[unit], PairRows{File: filepath.Join(out, name), Rows: res.Rows})
+			pairs[unit] = append(pairs[unit], PairRows{File: name, Rows: res.Rows})
 		}
 	}
 	return pairs, nil
@@ -178,8 +178,8 @@ func writeResult(path string, res compare.Result, format string) error {
 	return atomicfile.Write(path, 0o644, b.Bytes(), nil)
 }
 
-// PairRows are one pair's compared rows of one unit and the file they
-// were written to (named in the flagged lines).
+// PairRows are one pair's compared rows of one unit and the name of the
+// file they were written to in DIR (named in the flagged lines).
 type PairRows struct {
 	File string
 	Rows []compare.Row
