@@ -71,23 +71,9 @@ func (f FalseAlarms) Run(ctx context.Context, e Env) error {
 	ladder := e.getenvOr("IDPBENCH_LADDER", "8")
 	vars := []string{"IDPBENCH_RESULTS=" + runs, "IDPBENCH_SCENARIOS=" + scenarios, "IDPBENCH_LADDER=" + ladder,
 		"IDPBENCH_GCJITTER_S=" + e.getenvOr("IDPBENCH_GCJITTER_S", "5")}
-	failed := false
-	for i := 1; i <= 2*f.Pairs; i++ {
-		e.Log.Printf("[step %d/%d] run %d: scenarios %s, ladder %s, %d windows each", i, 2*f.Pairs, i, scenarios, ladder, f.Repeats)
-		id := "run-" + strconv.Itoa(i)
-		if finished(filepath.Join(runs, id)) {
-			e.Log.Printf("run %d: finished before (its meta.json exists), kept", i)
-			continue
-		}
-		logPath := filepath.Join(runs, id+".log")
-		args := []string{"--quick", "--only", "oidc", "--repeats", strconv.Itoa(f.Repeats), "--run-id", id}
-		if err := runTool(ctx, e, bin, logPath, args, vars); err != nil {
-			if errors.Is(err, context.Canceled) {
-				return err
-			}
-			e.Log.Printf("run %d failed (log: %s): %v", i, logPath, err)
-			failed = true
-		}
+	failed, err := f.runAll(ctx, e, bin, runs, vars, scenarios, ladder)
+	if err != nil {
+		return err
 	}
 	var sum bytes.Buffer
 	fmt.Fprintf(&sum, "false alarms of aggregate compare: %d pairs of back-to-back runs of one unchanged target\n", f.Pairs)
@@ -112,6 +98,29 @@ func (f FalseAlarms) Run(ctx context.Context, e Env) error {
 		return cli.CodeError{Code: cli.ExitRuntime, Err: ErrRunFailed}
 	}
 	return nil
+}
+
+// runAll runs the runs not finished before; failed says whether one failed
+// (the others still run). Only an interrupt ends it early.
+func (f FalseAlarms) runAll(ctx context.Context, e Env, bin, runs string, vars []string, scenarios, ladder string) (failed bool, err error) {
+	for i := 1; i <= 2*f.Pairs; i++ {
+		e.Log.Printf("[step %d/%d] run %d: scenarios %s, ladder %s, %d windows each", i, 2*f.Pairs, i, scenarios, ladder, f.Repeats)
+		id := "run-" + strconv.Itoa(i)
+		if finished(filepath.Join(runs, id)) {
+			e.Log.Printf("run %d: finished before (its meta.json exists), kept", i)
+			continue
+		}
+		logPath := filepath.Join(runs, id+".log")
+		args := []string{"--quick", "--only", "oidc", "--repeats", strconv.Itoa(f.Repeats), "--run-id", id}
+		if err := runTool(ctx, e, bin, logPath, args, vars); err != nil {
+			if errors.Is(err, context.Canceled) {
+				return failed, err
+			}
+			e.Log.Printf("run %d failed (log: %s): %v", i, logPath, err)
+			failed = true
+		}
+	}
+	return failed, nil
 }
 
 // finished: the run directory holds the oidc product's meta.json, which
