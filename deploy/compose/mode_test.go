@@ -144,23 +144,23 @@ esac
 exit 0
 `
 
-// buildTools builds cmd/coldstart (adapter_coldstart needs it) and
+// buildTools builds cmd/coldstart (adapter_coldstart needs it),
 // cmd/provision (the meta, the N/A reasons, the placement override and the
-// limits) into dir/bin.
+// limits) and cmd/runstate (down's check of what is left) into dir/bin.
 func buildTools(t *testing.T, dir string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, "bin")+"/", "../../cmd/coldstart", "../../cmd/provision")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, "bin")+"/", "../../cmd/coldstart", "../../cmd/provision", "../../cmd/runstate")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building coldstart and provision: %v: %s", err, out)
+		t.Fatalf("building coldstart, provision and runstate: %v: %s", err, out)
 	}
 }
 
 func TestComposeLifecycle(t *testing.T) {
 	needTools(t, "bash", "jq", "python3", "curl", "go")
 	if testing.Short() {
-		t.Skip("-short: builds coldstart and provision and starts stand-in servers")
+		t.Skip("-short: builds coldstart, provision and runstate and starts stand-in servers")
 	}
 	dir := t.TempDir()
 	buildTools(t, dir)
