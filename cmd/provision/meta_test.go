@@ -56,14 +56,14 @@ func TestAdapterMetaGolden(t *testing.T) {
 	}{
 		{"hydra", "v2.3.0", "native", nil},
 		{"hydra", "v2.3.0", "compose", []string{"--compose-file", "deploy/compose/compose.hydra.yml",
-			"--memory-limit", "every service 2G (read from compose.hydra.yml and compose.postgres.yml)"}},
+			"--memory-limit", "postgres 2G, hydra-migrate 2G, hydra 2G"}},
 		{"keycloak", "26.7.3", "native", keycloakParams},
 		{"keycloak", "26.7.3", "compose", append([]string{"--compose-file", "deploy/compose/compose.keycloak.yml",
-			"--memory-limit", "every service 2G (read from compose.keycloak.yml and compose.postgres.yml)"}, keycloakParams...)},
+			"--memory-limit", "postgres 2G, keycloak 2G"}, keycloakParams...)},
 		{"refop", "v3.52.0", "native", nil},
 		{"zitadel", "v4.19.4", "native", nil},
 		{"zitadel", "v4.19.4", "compose", []string{"--compose-file", "deploy/compose/compose.zitadel.yml",
-			"--memory-limit", "every service 2G (read from compose.zitadel.yml and compose.postgres.yml)"}},
+			"--memory-limit", "postgres 2G, zitadel 2G"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.product+"-"+tt.mode, func(t *testing.T) {

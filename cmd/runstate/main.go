@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -40,12 +41,14 @@ func tool() cli.Tool {
 		Examples: []string{
 			`runstate claim --owner $$ "$state" && runstate clean --run-dir results/quick "$state"`,
 			`runstate stop "$state" && runstate release "$state"`,
+			`runstate left --product hydra "$state"`,
 		},
 		Subcommands: []cli.Subcommand{
 			{Name: "claim", Summary: "make STATE the session's whose process is --owner; fail when a live session holds it", Run: runClaim},
 			{Name: "clean", Summary: "clear what a killed session left: its processes, directories, files, and --run-dir's unfinished writes", Run: runClean},
 			{Name: "stop", Summary: "stop what STATE's pidfiles record (products first) and remove the directories it lists", Run: runStop},
 			{Name: "release", Summary: "delete STATE, which the calling session holds", Run: runRelease},
+			{Name: "left", Summary: "after a product's down: print what its adapter's STATE records that is still there, one a line; exit 1 when anything is", Run: runLeft},
 		},
 	}
 }
@@ -121,4 +124,49 @@ func runRelease(_ context.Context, args []string, e cli.Env) error {
 		return err
 	}
 	return runstate.Release(state)
+}
+
+const leftHead = `Usage: runstate left --product PRODUCT STATE
+
+After a product's down (scripts/lib/adapter.sh adapter_down), prints what
+the adapter's state directory STATE records that is still there, one line
+each, and exits 1 when anything is ("runstate left: left after down: ..." on
+stderr naming it all), 0 and nothing when nothing is:
+  process PID (NAME)          STATE/pids/NAME.pid's pid still runs
+  process group G: PID...     live members of a group STATE/pgids lists
+  port N (KEY)                a *_PORT value of STATE/state.env still bound on 127.0.0.1
+  database NAME               a database STATE/dbs lists still on the product's
+                              PostgreSQL cluster (asked while its pg.env exists)
+  directory DIR               a directory STATE/dirs lists still exists
+It exits 1 too, saying why, when it cannot tell (an unreadable record, a
+cluster that does not answer).
+
+Flags:
+`
+
+func runLeft(ctx context.Context, args []string, e cli.Env) error {
+	var product string
+	state, err := parseState("left", leftHead, args, e, func(fs *pflag.FlagSet) {
+		fs.StringVar(&product, "product", "", "the product whose adapter wrote STATE (names STATE/PRODUCT-setup.json)")
+	})
+	if err != nil {
+		return err
+	}
+	if product == "" {
+		return cli.Usagef("--product PRODUCT is required")
+	}
+	if fi, err := os.Stat(state); err != nil || !fi.IsDir() {
+		return fmt.Errorf("no state directory %s", state)
+	}
+	left, err := runstate.Left(ctx, state, product)
+	for _, l := range left {
+		fmt.Fprintln(e.Stdout, l)
+	}
+	if err != nil {
+		return err
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("left after down: %s", strings.Join(left, ", "))
+	}
+	return nil
 }

@@ -22,7 +22,7 @@ func TestUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "a subcommand is required: claim, clean, stop, release"},
+		{nil, "a subcommand is required: claim, clean, stop, release, left"},
 		{[]string{"claim", state}, "runstate claim: --owner PID is required"},
 		{[]string{"claim", "--owner", "1"}, "runstate claim: want one argument, the state directory STATE"},
 		{[]string{"clean", state}, "runstate clean: --run-dir DIR is required"},
@@ -52,5 +52,35 @@ func TestClaimTwice(t *testing.T) {
 	}
 	if _, err := os.Stat(state); !os.IsNotExist(err) {
 		t.Errorf("%s after release: %v", state, err)
+	}
+}
+
+// TestLeft: something left is one stdout line each, exit 1 and the
+// "left after down: ..." line naming it all; nothing left is exit 0 and no
+// output; a missing state directory or --product is an error.
+func TestLeft(t *testing.T) {
+	state := t.TempDir()
+	left := filepath.Join(state, "data")
+	if err := os.Mkdir(left, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "dirs"), []byte(left+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runArgs("left", "--product", "refop", state)
+	if code != 1 || stdout != "directory "+left+"\n" || !strings.Contains(stderr, "runstate left: left after down: directory "+left) {
+		t.Errorf("left: exit %d, stdout %q, stderr %q; want 1, the directory, left after down", code, stdout, stderr)
+	}
+	if err := os.Remove(left); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := runArgs("left", "--product", "refop", state); code != 0 || stdout != "" || stderr != "" {
+		t.Errorf("nothing left: exit %d, stdout %q, stderr %q; want 0 and nothing", code, stdout, stderr)
+	}
+	if code, _, stderr := runArgs("left", "--product", "refop", filepath.Join(state, "none")); code != 1 || !strings.Contains(stderr, "no state directory") {
+		t.Errorf("no state directory: exit %d, stderr %q", code, stderr)
+	}
+	if code, _, _ := runArgs("left", state); code != 2 {
+		t.Errorf("no --product: exit %d, want 2", code)
 	}
 }

@@ -38,9 +38,9 @@ func TestComposeFilesPassChecks(t *testing.T) {
 		}
 		for _, r := range rules {
 			t.Run(file+"/"+r.name, func(t *testing.T) {
-				for _, name := range p.names() {
-					for _, pr := range r.check(p, name, p.services[name]) {
-						pr.rule, pr.file, pr.service = r.name, p.file, name
+				for _, name := range p.Names() {
+					for _, pr := range r.check(p, name, p.Services[name]) {
+						pr.rule, pr.file, pr.service = r.name, p.File, name
 						t.Error(pr)
 					}
 				}
@@ -86,12 +86,12 @@ func TestChecksRejectBadDocument(t *testing.T) {
 		{"depends-missing", "depends_on", "depends_on.nowhere"},
 		{"depends-unhealthy", "depends_on", "depends_on.healthcheck-missing"},
 	}
-	if len(cases) != len(p.services) {
-		t.Errorf("%d cases for %d services in the bad document", len(cases), len(p.services))
+	if len(cases) != len(p.Services) {
+		t.Errorf("%d cases for %d services in the bad document", len(cases), len(p.Services))
 	}
 	for _, tc := range cases {
 		t.Run(tc.service, func(t *testing.T) {
-			if _, ok := p.services[tc.service]; !ok {
+			if _, ok := p.Services[tc.service]; !ok {
 				t.Fatalf("no service %q in the bad document", tc.service)
 			}
 			got := checkService(p, tc.service)

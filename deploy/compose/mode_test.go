@@ -109,9 +109,7 @@ func TestModeSelection(t *testing.T) {
 
 // fakeCompose is the stand-in compose command: it appends its arguments to
 // $FAKE_COMPOSE_LOG; `up` serves 200 on every IDPBENCH_*_PORT of the env
-// file except PostgreSQL's, until stopped; `config` prints
-// $FAKE_COMPOSE_CONFIG when set (else fails, as without a compose CLI); `ps`
-// prints $FAKE_COMPOSE_LEFT, or fails as an unreachable engine does when
+// file except PostgreSQL's, until stopped; `ps` prints $FAKE_COMPOSE_LEFT, or fails as an unreachable engine does when
 // $FAKE_COMPOSE_PS_FAIL is set.
 const fakeCompose = `#!/usr/bin/env bash
 printf '%s\n' "$*" >>"$FAKE_COMPOSE_LOG"
@@ -136,7 +134,6 @@ servers = [http.server.ThreadingHTTPServer(("127.0.0.1", int(p)), H) for p in sy
 for s in servers[1:]:
     threading.Thread(target=s.serve_forever, daemon=True).start()
 servers[0].serve_forever()' $ports ;;
-config) [[ -n "${FAKE_COMPOSE_CONFIG:-}" ]] && exec cat "$FAKE_COMPOSE_CONFIG"; exit 1 ;;
 ps)
 	if [[ -n "${FAKE_COMPOSE_PS_FAIL:-}" ]]; then
 		echo "Cannot connect to the Docker daemon at unix:///var/run/docker.sock" >&2
@@ -147,22 +144,23 @@ esac
 exit 0
 `
 
-// buildTools builds cmd/coldstart (adapter_coldstart needs it) and
-// cmd/provision (the meta and the N/A reasons) into dir/bin.
+// buildTools builds cmd/coldstart (adapter_coldstart needs it),
+// cmd/provision (the meta, the N/A reasons, the placement override and the
+// limits) and cmd/runstate (down's check of what is left) into dir/bin.
 func buildTools(t *testing.T, dir string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, "bin")+"/", "../../cmd/coldstart", "../../cmd/provision")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, "bin")+"/", "../../cmd/coldstart", "../../cmd/provision", "../../cmd/runstate")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building coldstart and provision: %v: %s", err, out)
+		t.Fatalf("building coldstart, provision and runstate: %v: %s", err, out)
 	}
 }
 
 func TestComposeLifecycle(t *testing.T) {
 	needTools(t, "bash", "jq", "python3", "curl", "go")
 	if testing.Short() {
-		t.Skip("-short: builds coldstart and provision and starts stand-in servers")
+		t.Skip("-short: builds coldstart, provision and runstate and starts stand-in servers")
 	}
 	dir := t.TempDir()
 	buildTools(t, dir)
@@ -170,23 +168,20 @@ func TestComposeLifecycle(t *testing.T) {
 	if err := os.WriteFile(fake, []byte(fakeCompose), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	config := filepath.Join(dir, "config.json")
-	writeFile(t, config, `{"services": {"hydra": {"deploy": {"resources": {"limits": {"memory": "2147483648"}}}},
-		"postgres": {"deploy": {"resources": {"limits": {"memory": "2147483648"}}}}}}`)
 
 	cases := []struct {
-		product, db, heapDeviation string
+		product, db, heapDeviation, limits string
 	}{
-		{"hydra", "hydra", ""},
-		{"keycloak", "keycloak", "JAVA_OPTS_KC_HEAP"},
-		{"zitadel", "zitadel", "native mode connects as the cluster superuser"},
+		{"hydra", "hydra", "", "hydra-migrate 2G, hydra 2G"},
+		{"keycloak", "keycloak", "JAVA_OPTS_KC_HEAP", "keycloak 2G"},
+		{"zitadel", "zitadel", "native mode connects as the cluster superuser", "zitadel 2G"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.product, func(t *testing.T) {
 			log := filepath.Join(dir, tc.product+".log")
 			state := filepath.Join(dir, tc.product+"-state")
 			env := modeEnv(dir, "IDPBENCH_MODE=compose", "IDPBENCH_DOCKER_COMPOSE="+fake,
-				"FAKE_COMPOSE_LOG="+log, "FAKE_COMPOSE_CONFIG="+config)
+				"FAKE_COMPOSE_LOG="+log)
 			adapter := `"$1/scripts/products/` + tc.product + `" `
 			run := func(args string, extra ...string) string {
 				t.Helper()
@@ -224,26 +219,17 @@ func TestComposeLifecycle(t *testing.T) {
 			if err := json.Unmarshal([]byte(run("meta "+state)), &meta); err != nil {
 				t.Fatalf("meta: %v", err)
 			}
-			if meta.Settings["mode"] != "compose" || !strings.Contains(meta.Settings["memory_limit"], "2048 MiB") ||
+			// The limits come from the file (provision compose limits), in its order.
+			if meta.Settings["mode"] != "compose" || meta.Settings["memory_limit"] != "postgres 2G, "+tc.limits ||
 				!strings.Contains(meta.Settings["compose_validation"], "static only") {
-				t.Errorf("meta settings: mode %q, memory_limit %q, compose_validation %q; want compose, 2048 MiB, static only",
-					meta.Settings["mode"], meta.Settings["memory_limit"], meta.Settings["compose_validation"])
+				t.Errorf("meta settings: mode %q, memory_limit %q, compose_validation %q; want compose, %q, static only",
+					meta.Settings["mode"], meta.Settings["memory_limit"], meta.Settings["compose_validation"], "postgres 2G, "+tc.limits)
 			}
 			for _, d := range meta.Deviations {
 				if tc.heapDeviation != "" && strings.HasPrefix(d.What, tc.heapDeviation) {
 					t.Errorf("meta keeps the native-only deviation %q in compose mode", d.What)
 				}
 			}
-			// Without a compose CLI to ask, the limits come from the files.
-			var static struct{ Settings map[string]string }
-			out, err := modeBash(t, append(env, "FAKE_COMPOSE_CONFIG="), adapter+"meta "+state)
-			if err != nil || json.Unmarshal([]byte(out), &static) != nil {
-				t.Fatalf("meta without compose config: %v\n%s", err, out)
-			}
-			if !strings.Contains(static.Settings["memory_limit"], "every service 2G") {
-				t.Errorf("static memory_limit = %q, want every service 2G", static.Settings["memory_limit"])
-			}
-
 			// A container left after down fails down, naming it.
 			if out, err := modeBash(t, append(env, "FAKE_COMPOSE_LEFT=0123abcd"), adapter+"down "+state); err == nil ||
 				!strings.Contains(out, "0123abcd") {

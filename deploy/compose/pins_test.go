@@ -117,9 +117,9 @@ func mustLoad(t *testing.T, file string) project {
 
 func mustService(t *testing.T, p project, name string) service {
 	t.Helper()
-	s, ok := p.services[name]
+	s, ok := p.Services[name]
 	if !ok {
-		t.Fatalf("%s: no service %q", p.file, name)
+		t.Fatalf("%s: no service %q", p.File, name)
 	}
 	return s
 }
@@ -185,12 +185,12 @@ func TestZitadelPinnedV4(t *testing.T) {
 	if repo != "ghcr.io/zitadel/zitadel" || !regexp.MustCompile(`^v4\.\d+\.\d+$`).MatchString(tag) {
 		t.Errorf("compose.zitadel.yml: service \"zitadel\": image: %q, want ghcr.io/zitadel/zitadel:v4.x.y", s.Image)
 	}
-	args := strings.Join(s.args(), " ")
+	args := strings.Join(s.Args(), " ")
 	if !strings.HasPrefix(args, "start-from-init") || !strings.Contains(args, "--masterkeyFromEnv") ||
 		!strings.Contains(args, "--tlsMode disabled") {
 		t.Errorf("compose.zitadel.yml: service \"zitadel\": command: %q, want start-from-init --masterkeyFromEnv --tlsMode disabled", args)
 	}
-	env := s.env()
+	env := s.Env()
 	for k, want := range map[string]string{
 		"ZITADEL_EXTERNALDOMAIN": "localhost",
 		"ZITADEL_EXTERNALSECURE": "false",
@@ -226,7 +226,7 @@ func TestPostgresMatchesNative(t *testing.T) {
 			if repo != "postgres" || !strings.HasPrefix(tag, postgresMajor+".") {
 				t.Errorf("%s: service \"postgres\": image: %q, want postgres:%s.x", file, s.Image, postgresMajor)
 			}
-			args := s.args()
+			args := s.Args()
 			for _, want := range settings {
 				i := slices.Index(args, want)
 				if i < 1 || args[i-1] != "-c" {
@@ -251,7 +251,7 @@ func TestProductSettingsMatchNative(t *testing.T) {
 	keycloak := mustLoad(t, "compose.keycloak.yml")
 	type check func(s service) (got string, ok bool)
 	envIs := func(k, want string) check {
-		return func(s service) (string, bool) { return s.env()[k], s.env()[k] == want }
+		return func(s service) (string, bool) { return s.Env()[k], s.Env()[k] == want }
 	}
 	cases := []struct {
 		p            project
@@ -260,36 +260,36 @@ func TestProductSettingsMatchNative(t *testing.T) {
 		check        check
 	}{
 		{hydra, "hydra", "environment.DSN", "contains " + dsnOpts, func(s service) (string, bool) {
-			return s.env()["DSN"], strings.Contains(s.env()["DSN"], dsnOpts)
+			return s.Env()["DSN"], strings.Contains(s.Env()["DSN"], dsnOpts)
 		}},
 		{hydra, "hydra-migrate", "environment.DSN", "contains " + dsnOpts, func(s service) (string, bool) {
-			return s.env()["DSN"], strings.Contains(s.env()["DSN"], dsnOpts)
+			return s.Env()["DSN"], strings.Contains(s.Env()["DSN"], dsnOpts)
 		}},
 		{hydra, "hydra", "environment.STRATEGIES_ACCESS_TOKEN", "opaque", envIs("STRATEGIES_ACCESS_TOKEN", "opaque")},
 		{hydra, "hydra", "environment.LOG_LEVEL", "warn", envIs("LOG_LEVEL", "warn")},
 		{hydra, "hydra", "command", "serve all --dev", func(s service) (string, bool) {
-			got := strings.Join(s.args(), " ")
+			got := strings.Join(s.Args(), " ")
 			return got, got == "serve all --dev"
 		}},
 		{keycloak, "keycloak", "environment.KC_DB_POOL_INITIAL_SIZE", pool, envIs("KC_DB_POOL_INITIAL_SIZE", pool)},
 		{keycloak, "keycloak", "environment.KC_DB_POOL_MIN_SIZE", pool, envIs("KC_DB_POOL_MIN_SIZE", pool)},
 		{keycloak, "keycloak", "environment.KC_DB_POOL_MAX_SIZE", pool, envIs("KC_DB_POOL_MAX_SIZE", pool)},
 		{keycloak, "keycloak", "command", "start --optimized", func(s service) (string, bool) {
-			got := strings.Join(s.args(), " ")
+			got := strings.Join(s.Args(), " ")
 			return got, got == "start --optimized"
 		}},
 		{keycloak, "keycloak", "deploy.resources.limits.memory", keycloakMemory, func(s service) (string, bool) {
-			return s.memory(), s.memory() == keycloakMemory
+			return s.Memory(), s.Memory() == keycloakMemory
 		}},
 		{keycloak, "keycloak", "environment.JAVA_OPTS_KC_HEAP", "unset (the container default: heap 70% of the limit)", func(s service) (string, bool) {
-			v, set := s.env()["JAVA_OPTS_KC_HEAP"]
+			v, set := s.Env()["JAVA_OPTS_KC_HEAP"]
 			return v, !set
 		}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.p.file+"/"+tc.service+"/"+tc.key, func(t *testing.T) {
+		t.Run(tc.p.File+"/"+tc.service+"/"+tc.key, func(t *testing.T) {
 			if got, ok := tc.check(mustService(t, tc.p, tc.service)); !ok {
-				t.Errorf("%s: service %q: %s: %q, want %s", tc.p.file, tc.service, tc.key, got, tc.want)
+				t.Errorf("%s: service %q: %s: %q, want %s", tc.p.File, tc.service, tc.key, got, tc.want)
 			}
 		})
 	}

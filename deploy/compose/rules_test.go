@@ -36,7 +36,7 @@ var rules = []rule{
 // checkProject runs every rule on every service.
 func checkProject(p project) []problem {
 	var out []problem
-	for _, name := range p.names() {
+	for _, name := range p.Names() {
 		out = append(out, checkService(p, name)...)
 	}
 	return out
@@ -45,8 +45,8 @@ func checkProject(p project) []problem {
 func checkService(p project, name string) []problem {
 	var out []problem
 	for _, r := range rules {
-		for _, pr := range r.check(p, name, p.services[name]) {
-			pr.rule, pr.file, pr.service = r.name, p.file, name
+		for _, pr := range r.check(p, name, p.Services[name]) {
+			pr.rule, pr.file, pr.service = r.name, p.File, name
 			out = append(out, pr)
 		}
 	}
@@ -97,8 +97,8 @@ func checkImage(_ project, _ string, s service) []problem {
 // job (a database migration) that exits, for which a health check has no
 // meaning.
 func oneShot(p project, name string) bool {
-	for other, s := range p.services {
-		if other != name && s.dependencies()[name] == "service_completed_successfully" {
+	for other, s := range p.Services {
+		if other != name && s.Dependencies()[name] == "service_completed_successfully" {
 			return true
 		}
 	}
@@ -160,7 +160,7 @@ func checkContainerName(_ project, _ string, s service) []problem {
 var memoryRe = regexp.MustCompile(`^\d+(\.\d+)?[kKmMgG]?[bB]?$`)
 
 func checkMemory(_ project, _ string, s service) []problem {
-	m := s.memory()
+	m := s.Memory()
 	if m == "" {
 		return []problem{{key: "deploy.resources.limits.memory", msg: "missing (or mem_limit)"}}
 	}
@@ -186,7 +186,7 @@ var (
 
 func checkSecrets(_ project, _ string, s service) []problem {
 	var out []problem
-	env := s.env()
+	env := s.Env()
 	for _, k := range sortedKeys(env) {
 		v, key := env[k], "environment."+k
 		if re, ok := notSecret[k]; ok && re.MatchString(v) {
@@ -199,7 +199,7 @@ func checkSecrets(_ project, _ string, s service) []problem {
 			out = append(out, problem{key: key, msg: "URL with a literal password; use a ${VAR} reference"})
 		}
 	}
-	return append(out, commandSecrets(s.args())...)
+	return append(out, commandSecrets(s.Args())...)
 }
 
 // commandSecrets finds secret-looking flags given a literal value in argv
@@ -229,10 +229,10 @@ func checkDependsOn(p project, _ string, s service) []problem {
 		return []problem{{key: "depends_on", msg: "list form has no condition; use condition: service_healthy"}}
 	}
 	var out []problem
-	deps := s.dependencies()
+	deps := s.Dependencies()
 	for _, dep := range sortedKeys(deps) {
 		cond, key := deps[dep], "depends_on."+dep
-		target, ok := p.services[dep]
+		target, ok := p.Services[dep]
 		switch {
 		case !ok:
 			out = append(out, problem{key: key, msg: "no such service"})

@@ -6,7 +6,7 @@ import "github.com/idpbench/idpbench/internal/schema"
 // product's meta.
 type Compose struct {
 	File        string // the compose file, as deploy/compose/NAME
-	MemoryLimit string // the services' memory limits, as compose_limits read them from the files
+	MemoryLimit string // "service LIMIT, ..." in the file's order (provision compose limits)
 }
 
 // apply adds compose mode's settings and notes to m.

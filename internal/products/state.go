@@ -69,6 +69,28 @@ func (s *State) Secret(name string) string { return s.Path("secrets", name) }
 // (scripts/lib/compose.sh records MODE=compose).
 func (s *State) Compose() bool { return s.env["MODE"] == ModeCompose }
 
+// Ports returns the recorded values whose key ends in _PORT (the ports the
+// product and its helpers were given), by key.
+func (s *State) Ports() map[string]string {
+	out := map[string]string{}
+	for k, v := range s.env {
+		if strings.HasSuffix(k, "_PORT") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// PGDir returns the directory of the PostgreSQL cluster the product uses:
+// its private one, else the shared one (adapter_pg_use's order); "" when
+// it recorded none.
+func (s *State) PGDir() string {
+	if dir := s.env["PG_PRIVATE_DIR"]; dir != "" {
+		return dir
+	}
+	return s.env["PG_SHARED_DIR"]
+}
+
 // PGPort returns the port of the PostgreSQL cluster the product uses: its
 // private one, else the shared one (adapter_pg_use's order), as that
 // cluster's pg.env records it.

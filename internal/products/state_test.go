@@ -195,3 +195,27 @@ func TestSampleArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestPortsAndPGDir: the *_PORT values by key (printf %q's quoting undone),
+// nothing else; the private cluster before the shared one, "" for none.
+func TestPortsAndPGDir(t *testing.T) {
+	dir := t.TempDir()
+	env := "PUBLIC_PORT=4444\nADMIN_PORT=$'4445'\nPORTS=1\nISSUER=http://127.0.0.1:4444/\nPG_SHARED_DIR=/s\nPG_PRIVATE_DIR=/p\n"
+	if err := os.WriteFile(filepath.Join(dir, "state.env"), []byte(env), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ReadState(dir, "hydra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEnv(t, st.Ports(), map[string]string{"PUBLIC_PORT": "4444", "ADMIN_PORT": "4445"})
+	if st.PGDir() != "/p" {
+		t.Errorf("PGDir = %q, want the private /p", st.PGDir())
+	}
+	if err := os.WriteFile(filepath.Join(dir, "state.env"), []byte("PUBLIC_PORT=1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ = ReadState(dir, "hydra"); st.PGDir() != "" {
+		t.Errorf("PGDir without a cluster = %q, want none", st.PGDir())
+	}
+}

@@ -10,6 +10,9 @@
 // lock (flock, held only around a claim or a release: a lock held for the
 // run would be inherited by every process it starts).
 // docs/design.md#the-scripts, resumable runs.
+//
+// Left checks a product adapter's own state directory after its down
+// (scripts/lib/adapter.sh): what it recorded that is still there.
 package runstate
 
 import (

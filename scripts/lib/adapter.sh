@@ -382,41 +382,12 @@ adapter_health() {
 }
 
 # adapter_down STATE stops the product, then fails naming anything recorded
-# that is left (process, group member, port, database, directory).
+# that is left (runstate left: process, group member, port, database, directory).
 adapter_down() {
-	local state="$1" f left=() port d g
+	local state="$1"
 	[[ -d "$state" ]] || die "no state directory $state"
 	product_down "$state"
-	for f in "$state"/pids/*.pid; do
-		[[ -e "$f" ]] || continue
-		if pid_alive "$f"; then left+=("process $(head -n1 "$f") ($(basename "$f" .pid))"); fi
-	done
-	if [[ -s "$state/pgids" ]]; then
-		while IFS= read -r g; do
-			d="$(group_members "$g" | tr '\n' ' ')"
-			[[ -z "$d" ]] || left+=("process group $g: ${d% }")
-		done <"$state/pgids"
-	fi
-	if [[ -s "$state/state.env" ]]; then
-		while IFS='=' read -r key _; do
-			[[ "$key" == *_PORT ]] || continue
-			port="$(state_get_opt "$state" "$key")"
-			port_free "$port" || left+=("port $port ($key)")
-		done <"$state/state.env"
-	fi
-	if [[ -s "$state/dbs" ]] && adapter_pg_use "$state" && [[ -s "$IDPBENCH_PG_DIR/pg.env" ]]; then
-		while IFS= read -r d; do
-			pg_db_exists "$d" && left+=("database $d")
-		done <"$state/dbs"
-	fi
-	if [[ -s "$state/dirs" ]]; then
-		while IFS= read -r d; do
-			[[ -e "$d" ]] && left+=("directory $d")
-		done <"$state/dirs"
-	fi
-	if ((${#left[@]} > 0)); then
-		log "left after down: ${left[*]}"
-		exit 1
-	fi
+	# runstate left names what is left on stderr ("left after down: ...").
+	"$(tool runstate)" left --product "$PRODUCT" "$state" >/dev/null || exit 1
 	log "down; no process, port or data directory left"
 }

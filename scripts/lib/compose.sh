@@ -77,25 +77,11 @@ compose_override_args() {
 	[[ ! -s "$f" ]] || printf '%s\n' -f "$f"
 }
 
-# compose_services FILE prints the service names of a compose file (the keys
-# under its top-level services:), one a line.
-compose_services() {
-	sed -n '/^services:/,/^[^[:space:]#]/s/^  \([A-Za-z0-9_.-]*\):[[:space:]]*$/\1/p' "$1"
-}
-
 # compose_placement STATE: with IDPBENCH_SERVER_CPUS, STATE/compose.placement.yml
-# giving every service of the product's file `cpuset:` that list.
+# giving every service of the product's file `cpuset:` that list; else none.
 compose_placement() {
-	local state="$1" f="$1/compose.placement.yml" svc
-	rm -f "$f"
-	[[ -n "${IDPBENCH_SERVER_CPUS:-}" ]] || return 0
-	{
-		echo "# idpbench placement: the server CPUs for every service (IDPBENCH_SERVER_CPUS)"
-		echo "services:"
-		while IFS= read -r svc; do
-			printf '  %s:\n    cpuset: "%s"\n' "$svc" "$IDPBENCH_SERVER_CPUS"
-		done < <(compose_services "$(state_get "$state" COMPOSE_FILE)")
-	} >"$f"
+	"$(tool provision)" compose placement --cpus "${IDPBENCH_SERVER_CPUS:-}" \
+		"$(state_get "$1" COMPOSE_FILE)" -o "$1/compose.placement.yml"
 }
 
 # compose_install NAME builds and pulls the images of compose.NAME.yml; the files
@@ -175,19 +161,8 @@ compose_sampleargs() {
 		--pg-reset
 }
 
-# compose_limits STATE prints "service limit, ..." (the meta's memory_limit) from
-# `compose config`, else from the files' memory: lines.
+# compose_limits STATE prints "service LIMIT, ..." (the meta's memory_limit)
+# from the product's file, in its order.
 compose_limits() {
-	local state="$1" file out
-	file="$(state_get "$state" COMPOSE_FILE)"
-	if out="$(compose "$state" config --format json 2>/dev/null | jq -r '[.services | to_entries[]
-		| "\(.key) \(.value.deploy.resources.limits.memory // "none" | tostring
-		| if test("^[0-9]+$") then "\(tonumber / 1048576 | floor) MiB" else . end)"] | join(", ")')" &&
-		[[ -n "$out" ]]; then
-		printf '%s\n' "$out"
-		return 0
-	fi
-	out="$(sed -n 's/^ *memory: *//p' "$file" "$COMPOSE_DIR/compose.postgres.yml" | sort -u | paste -sd/ -)"
-	printf 'every service %s (read from %s and compose.postgres.yml)\n' "${out:-unknown}" "$(basename "$file")"
+	"$(tool provision)" compose limits "$(state_get "$1" COMPOSE_FILE)"
 }
-

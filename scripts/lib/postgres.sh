@@ -169,11 +169,6 @@ pg_dropdb() {
 	pg_psql postgres -c "DROP DATABASE IF EXISTS $name WITH (FORCE)" >/dev/null
 }
 
-# pg_db_exists NAME succeeds when the database exists.
-pg_db_exists() {
-	[[ "$(pg_psql postgres -At -c "SELECT count(*) FROM pg_database WHERE datname = '$1'")" == 1 ]]
-}
-
 # pg_dsn NAME prints the DSN products use.
 pg_dsn() {
 	pg_env
