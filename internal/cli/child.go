@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,6 +24,22 @@ func Command(ctx context.Context, interrupt func(*os.Process) error, argv ...str
 	}
 	cmd.Cancel = func() error { return interrupt(cmd.Process) }
 	return cmd
+}
+
+// RunCode runs cmd and returns its exit code (ExitInterrupted when a
+// signal ended it); an error only when it could not be run.
+func RunCode(cmd *exec.Cmd) (int, error) {
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return ExitOK, nil
+	case errors.As(err, &ee) && ee.ExitCode() < 0:
+		return ExitInterrupted, nil
+	case errors.As(err, &ee):
+		return ee.ExitCode(), nil
+	}
+	return 0, fmt.Errorf("running %s: %w", cmd.Path, err)
 }
 
 // ForwardInterrupt sends p SIGINT, unless p is in the foreground process

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -328,17 +327,7 @@ func (r *runner) loadstep(ctx context.Context, args []string) (int, error) {
 func RunChild(ctx context.Context, interrupt func(*os.Process) error, argv []string, stdout, stderr io.Writer) (int, error) {
 	cmd := cli.Command(ctx, interrupt, argv...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, nil
-	case errors.As(err, &ee) && ee.ExitCode() < 0:
-		return cli.ExitInterrupted, nil
-	case errors.As(err, &ee):
-		return ee.ExitCode(), nil
-	}
-	return 0, fmt.Errorf("running %s: %w", argv[0], err)
+	return cli.RunCode(cmd)
 }
 
 // checkHealth ends the ladder with ExitLost, the reason logged and in

@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -35,17 +34,7 @@ func (r *runner) child(ctx context.Context, stdout io.Writer, env []string, name
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, nil
-	case errors.As(err, &ee) && ee.ExitCode() < 0:
-		return cli.ExitInterrupted, nil
-	case errors.As(err, &ee):
-		return ee.ExitCode(), nil
-	}
-	return 0, fmt.Errorf("running %s: %w", name, err)
+	return cli.RunCode(cmd)
 }
 
 // tool runs the built tool name with args; an error unless it exits 0.
