@@ -46,58 +46,34 @@ require_cmd() {
 
 # --- the Go tools ------------------------------------------------------------
 
-# tools_rev prints the short git revision of the tree ("devel" outside git),
-# with -dirty-<hash of the checkout's path> when the tree has changes.
-tools_rev() {
-	local rev
-	rev="$(git -C "$IDPBENCH_ROOT" rev-parse --short HEAD 2>/dev/null)" || {
-		echo devel
-		return 0
-	}
-	if tree_edited; then
-		rev+="-dirty-$(printf '%s' "$IDPBENCH_ROOT" | cksum | cut -d' ' -f1)"
-	fi
-	printf '%s\n' "$rev"
-}
-
-# tree_edited: the checkout has changes outside results/ (a run writing or
-# deleting its own results does not change the tools it runs).
-tree_edited() {
-	[[ -n "$(git -C "$IDPBENCH_ROOT" status --porcelain -- . ':(exclude)results' 2>/dev/null)" ]]
-}
-
-# tools_version prints the version stamped into the tools.
+# tools_version prints the tree's short revision ("devel" outside git), with
+# -dirty when it has changes outside results/ (a run writing or deleting its
+# own results does not change the tools it runs): stamped into the tools.
 tools_version() {
 	local v
-	v="$(git -C "$IDPBENCH_ROOT" describe --always 2>/dev/null)" || {
-		echo devel
-		return 0
-	}
-	if tree_edited; then v+="-dirty"; fi
+	v="$(git -C "$IDPBENCH_ROOT" describe --always 2>/dev/null)" || { echo devel; return 0; }
+	[[ -z "$(git -C "$IDPBENCH_ROOT" status --porcelain -- . ':(exclude)results' 2>/dev/null)" ]] || v+="-dirty"
 	printf '%s\n' "$v"
 }
 
-IDPBENCH_BIN="${IDPBENCH_BIN:-$IDPBENCH_CACHE/tools-$(tools_rev)}"
+# The built tools; a dirty tree's carry the cksum of the checkout's path, so
+# two checkouts of one commit never share them.
+TOOLS_VERSION="$(tools_version)"
+if [[ -z "${IDPBENCH_BIN:-}" ]]; then
+	IDPBENCH_BIN="$IDPBENCH_CACHE/tools-$TOOLS_VERSION"
+	[[ "$TOOLS_VERSION" != *-dirty ]] || IDPBENCH_BIN+="-$(printf '%s' "$IDPBENCH_ROOT" | cksum | cut -d' ' -f1)"
+fi
 export IDPBENCH_BIN
 
 # build_tools builds every cmd/* of the tree into $IDPBENCH_BIN, always (the
-# build cache makes it cheap); dies naming the tools that failed.
+# build cache makes it cheap); dies when one fails (go build names it).
 build_tools() {
 	require_cmd go
-	local version dir name failed=()
-	version="$(tools_version)"
 	mkdir -p "$IDPBENCH_BIN"
-	for dir in "$IDPBENCH_ROOT"/cmd/*/; do
-		[[ -d "$dir" ]] || continue
-		name="$(basename "$dir")"
-		log "building $name ($version) into $IDPBENCH_BIN"
-		if ! (cd "$IDPBENCH_ROOT" && go build -buildvcs=false \
-			-ldflags "-X github.com/idpbench/idpbench/internal/cli.buildVersion=$version" \
-			-o "$IDPBENCH_BIN/$name" "./cmd/$name"); then
-			failed+=("$name")
-		fi
-	done
-	((${#failed[@]} == 0)) || die "build failed: ${failed[*]}"
+	log "building the tools ($TOOLS_VERSION) into $IDPBENCH_BIN"
+	(cd "$IDPBENCH_ROOT" && go build -buildvcs=false -o "$IDPBENCH_BIN/" \
+		-ldflags "-X github.com/idpbench/idpbench/internal/cli.buildVersion=$TOOLS_VERSION" ./cmd/...) ||
+		die "building the tools failed (go build's errors above)"
 }
 
 # ensure_pkg COMMAND PACKAGE installs the OS package PACKAGE when COMMAND
