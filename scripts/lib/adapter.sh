@@ -148,17 +148,6 @@ adapter_usage() {
 	exit 2
 }
 
-adapter_need() {
-	(($1 == $2)) || adapter_usage
-}
-
-adapter_scenario_ok() {
-	local s
-	for s in "${ADAPTER_SCENARIOS[@]}"; do [[ "$s" == "$1" ]] && return 0; done
-	log "$PRODUCT: unknown scenario: $1"
-	exit 2
-}
-
 # adapter_na SCENARIO exits 3 with the reason when SCENARIO is N/A.
 adapter_na() {
 	local reason
@@ -168,89 +157,68 @@ adapter_na() {
 	exit 3
 }
 
+# adapter_main CMD ARGS...: checks the count of ARGS and the scenario, then
+# runs the entry point (no `a && b` here: errexit does not reach into b).
 adapter_main() {
 	export IDPBENCH_LOG_TAG="$PRODUCT"
-	(($# >= 1)) || adapter_usage
-	local cmd="$1"
-	shift
+	local cmd="${1:-}" want before
 	case "$cmd" in
-	install)
-		adapter_need $# 0
-		product_install
+	install | version) want=0 ;;
+	up | restart | setup | meta | sampleargs | health | down) want=1 ;;
+	endpoint | loadargs | metricsargs | ttl | fresh) want=2 ;;
+	pools) want=4 ;;
+	-h | --help | help | "") adapter_usage ;;
+	*)
+		log "unknown subcommand: $cmd"
+		adapter_usage
 		;;
-	version)
-		adapter_need $# 0
-		printf '%s\n' "$PRODUCT_VERSION"
-		;;
+	esac
+	shift
+	(($# == want)) || adapter_usage
+	if ((want >= 2)) && ! printf '%s\n' "${ADAPTER_SCENARIOS[@]}" | grep -qxF -- "$2"; then
+		log "$PRODUCT: unknown scenario: $2"
+		exit 2
+	fi
+	case "$cmd" in
+	install) product_install ;;
+	version) printf '%s\n' "$PRODUCT_VERSION" ;;
 	up)
-		adapter_need $# 1
 		state_init "$1"
 		product_up "$1"
 		adapter_listeners "$1"
 		;;
 	restart)
-		adapter_need $# 1
 		[[ -s "$1/state.env" ]] || die "no state in $1 (run up first)"
 		product_stop "$1"
 		product_start "$1" B
 		adapter_listeners "$1"
 		;;
-	fresh)
-		# A no-op unless the adapter defines product_fresh, so ladders call it for all.
-		adapter_need $# 2
-		adapter_scenario_ok "$2"
+	fresh) # a no-op unless the adapter defines product_fresh, so ladders call it for all
 		declare -F product_fresh >/dev/null || exit 0
 		[[ -s "$1/state.env" ]] || die "no state in $1 (run up first)"
-		local before
 		before="$(head -n1 "$(state_pidfile "$1" "$PRODUCT")" 2>/dev/null || true)"
 		product_fresh "$1" "$2"
 		# Only a new process has new sockets to check.
 		[[ "$(head -n1 "$(state_pidfile "$1" "$PRODUCT")" 2>/dev/null || true)" == "$before" ]] || adapter_listeners "$1"
 		;;
 	setup)
-		adapter_need $# 1
 		product_setup "$1"
 		adapter_readback "$1"
 		;;
 	endpoint | loadargs)
-		adapter_need $# 2
-		adapter_scenario_ok "$2"
 		adapter_na "$2"
 		"product_$cmd" "$1" "$2"
 		;;
 	pools)
-		adapter_need $# 4
-		adapter_scenario_ok "$2"
 		adapter_na "$2"
 		[[ "$3" =~ ^[1-9][0-9]*$ ]] || adapter_usage
 		product_pools "$1" "$2" "$3" "$4"
 		;;
-	metricsargs | ttl)
-		adapter_need $# 2
-		adapter_scenario_ok "$2"
-		"product_$cmd" "$1" "$2"
-		;;
-	meta)
-		adapter_need $# 1
-		adapter_meta "$1"
-		;;
-	sampleargs)
-		adapter_need $# 1
-		product_sampleargs "$1"
-		;;
-	health)
-		adapter_need $# 1
-		adapter_health "$1"
-		;;
-	down)
-		adapter_need $# 1
-		adapter_down "$1"
-		;;
-	-h | --help | help) adapter_usage ;;
-	*)
-		log "unknown subcommand: $cmd"
-		adapter_usage
-		;;
+	metricsargs | ttl) "product_$cmd" "$1" "$2" ;;
+	meta) adapter_meta "$1" ;;
+	sampleargs) product_sampleargs "$1" ;;
+	health) adapter_health "$1" ;;
+	down) adapter_down "$1" ;;
 	esac
 }
 
