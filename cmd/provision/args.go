@@ -36,7 +36,8 @@ setup summary (DIR/NAME-setup.json). One value a line:
   config                the configuration file written before the first start
   start                 the start command's arguments after the program
   sampleargs            the sampler's arguments: the product's process group
-                        and, when it uses PostgreSQL, its database
+                        and, when it uses PostgreSQL, its database; in compose
+                        mode its containers and the compose PostgreSQL
 
 endpoint, ttl and metricsargs need what up recorded; loadargs, pool and
 readback also what setup wrote. A scenario the product cannot run (provision

@@ -119,8 +119,14 @@ func (s *State) PGPort() string {
 // itself: its process group (pids/PRODUCT.pid) and, when it recorded a
 // PostgreSQL cluster and a database (the first line of DIR/dbs), that
 // database, its statistics reset first (--pg-reset) so that the top queries
-// are this product's. Compose mode and the generic adapter answer their own.
+// are this product's. In compose mode: the project's containers (idpbench-*)
+// and its database on the compose PostgreSQL's port. The generic adapter
+// answers its own.
 func (s *State) SampleArgs() []string {
+	if s.Compose() {
+		dsn := fmt.Sprintf("postgres://%s@127.0.0.1:%s/%s?sslmode=disable", PGUser, s.Get("COMPOSE_PG_PORT"), s.Get("COMPOSE_DB"))
+		return []string{"--docker", "idpbench-*", "--postgres", dsn, "--pg-reset"}
+	}
 	args := []string{"--pidfile", s.Path("pids", s.Product+".pid"), "--name", s.Product}
 	if s.env["PG_PRIVATE_DIR"] == "" && s.env["PG_SHARED_DIR"] == "" {
 		return args

@@ -161,7 +161,8 @@ func TestPGUser(t *testing.T) {
 }
 
 // TestSampleArgs: the sampler follows the product's process group, and its
-// database on the cluster it recorded (the first of DIR/dbs) when it has one.
+// database on the cluster it recorded (the first of DIR/dbs) when it has one;
+// in compose mode, the project's containers and the compose PostgreSQL.
 func TestSampleArgs(t *testing.T) {
 	write := func(path, data string) {
 		t.Helper()
@@ -179,6 +180,8 @@ func TestSampleArgs(t *testing.T) {
 		{"a cluster, no database yet", "PG_SHARED_DIR=" + pg + "\n", "", []string{"--pidfile", filepath.Join(dir, "pids", "refop.pid"), "--name", "refop"}},
 		{"its database", "PG_PRIVATE_DIR=" + pg + "\n", "hydra_db\nother_db\n", []string{"--pidfile", filepath.Join(dir, "pids", "refop.pid"), "--name", "refop",
 			"--postgres", "postgres://idpbench@127.0.0.1:54321/hydra_db?sslmode=disable", "--pg-reset"}},
+		{"compose mode", "MODE=compose\nCOMPOSE_PG_PORT=45678\nCOMPOSE_DB=hydra\n", "", []string{"--docker", "idpbench-*",
+			"--postgres", "postgres://idpbench@127.0.0.1:45678/hydra?sslmode=disable", "--pg-reset"}},
 	}
 	for _, tt := range tests {
 		write(filepath.Join(dir, "state.env"), tt.env)

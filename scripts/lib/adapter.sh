@@ -296,7 +296,7 @@ product_loadargs() { adapter_args "$1" loadargs "$2"; }
 product_metricsargs() { adapter_args "$1" metricsargs "$2"; }
 product_ttl() { adapter_args "$1" ttl "$2"; }
 product_setup() { adapter_setup "$1"; }
-product_sampleargs() { if compose_mode "$1"; then compose_sampleargs "$1"; else adapter_args "$1" sampleargs; fi; }
+product_sampleargs() { adapter_args "$1" sampleargs; }
 
 # product_down STATE: compose_down, or product_stop and drop what up created.
 product_down() {

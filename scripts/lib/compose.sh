@@ -153,14 +153,6 @@ compose_down() {
 	[[ -z "${left// /}" ]] || die "containers left after compose down: ${left% }"
 }
 
-# compose_sampleargs STATE prints the sampler's --docker and --postgres arguments.
-compose_sampleargs() {
-	local state="$1"
-	printf '%s\n' --docker 'idpbench-*' --postgres \
-		"postgres://idpbench@127.0.0.1:$(state_get "$state" COMPOSE_PG_PORT)/$(state_get "$state" COMPOSE_DB)?sslmode=disable" \
-		--pg-reset
-}
-
 # compose_limits STATE prints "service LIMIT, ..." (the meta's memory_limit)
 # from the product's file, in its order.
 compose_limits() {
