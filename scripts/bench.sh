@@ -4,19 +4,12 @@
 #   scripts/bench.sh [bench flags...]
 #
 # Installs wrk and nginx-light from the OS packages when missing (as root),
-# builds the tools and the reference OP, then runs `bench` with the flags given
-# and prints markdown tables on stdout. The flags are bench's: -c, --duration,
-# --rounds, --engines, --targets, --rate, --rate-conns, --rss-conns,
-# --raw FILE (every run's figures as JSON lines), --metrics-overhead;
-# `scripts/bench.sh --help` prints them (after the build; nothing installed).
-#
-# Environment: IDPBENCH_CACHE, IDPBENCH_BIN. Exit codes: bench's (0 ok, 1
-# failure, 2 usage, 130 interrupted); 1 when the install or the build fails.
+# builds the tools and the reference OP, then runs `bench` with the flags given;
+# markdown tables on stdout. `scripts/bench.sh --help` prints bench's flags and
+# exit codes (after the build; nothing installed). The README's run:
 #
 #   scripts/bench.sh -c 16,128 --duration 5s --rounds 3 \
-#     --raw results/bench/bench.jsonl >results/bench/bench.md   # the README's run
-#   scripts/bench.sh --metrics-overhead --engines epoll -c 16,128 --duration 5s --rounds 10 \
-#     --raw results/bench/metrics-overhead.jsonl >results/bench/metrics-overhead.md
+#     --raw results/bench/bench.jsonl >results/bench/bench.md
 #
 # Rules and records: docs/design.md#command-lines (bench), results/bench/.
 set -o errexit -o nounset -o pipefail
