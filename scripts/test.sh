@@ -117,14 +117,13 @@ WORK="$(make_tmpdir idpbench-test)"
 build_tools
 for p in refop hydra; do "$IDPBENCH_ROOT/scripts/products/$p" install; done
 pg_up "$(pg_make_dir)"
-pg_addrs="$(pg_listeners)"
 REFOP_STATE="$WORK/refop"
 "$IDPBENCH_ROOT/scripts/products/refop" up "$REFOP_STATE"
 HYDRA_STATE="$WORK/hydra"
 "$IDPBENCH_ROOT/scripts/products/hydra" up "$HYDRA_STATE"
 "$IDPBENCH_ROOT/scripts/products/hydra" setup "$HYDRA_STATE"
 # PostgreSQL on loopback only; a server beyond loopback refused by the adapters
-IDPBENCH_PG_LISTENERS="$pg_addrs" e2e 'PostgresLoopback|BeyondLoopback'
+e2e 'PostgresLoopback|BeyondLoopback'
 
 phase "go test -race ./... (unit and integration)"
 # shellcheck source=/dev/null # a product's state.env, written by state_set

@@ -13,7 +13,7 @@
 // each at its phase (go test -run '^TestE2EQuickRun$' ./internal/e2e) and
 // skips them in its go test ./... pass (-skip '^TestE2E'):
 //
-//	TestE2EPostgresLoopback  IDPBENCH_PG_LISTENERS (PostgreSQL's listening sockets, as readback lists them)
+//	TestE2EPostgresLoopback  IDPBENCH_PG_DIR (the shared PostgreSQL; its sockets read by readback)
 //	TestE2EBeyondLoopback    IDPBENCH_BIN (the built tools; runs the generic oidc adapter itself)
 //	TestE2ERefopGrants       IDPBENCH_BIN, IDPBENCH_REFOP_URL (its issuer), IDPBENCH_REFOP_KEY (service-key1.pem)
 //	TestE2ERefopFresh        IDPBENCH_REFOP_STATE, IDPBENCH_HYDRA_STATE (the adapters' state directories)

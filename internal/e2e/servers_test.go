@@ -10,16 +10,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idpbench/idpbench/internal/readback"
+	"github.com/idpbench/idpbench/internal/sample"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
 // TestE2EPostgresLoopback: the PostgreSQL test.sh started for the
-// integration tests listens on loopback only. IDPBENCH_PG_LISTENERS is its
-// listening sockets as readback reads them from /proc (pg_listeners).
+// integration tests (IDPBENCH_PG_DIR) listens on loopback only, its sockets
+// read from /proc by readback as for every product (--listeners).
 func TestE2EPostgresLoopback(t *testing.T) {
-	addrs, ok := os.LookupEnv("IDPBENCH_PG_LISTENERS")
-	if !ok {
-		need(t, "IDPBENCH_PG_LISTENERS")
+	dir := need(t, "IDPBENCH_PG_DIR")[0]
+	pid, err := sample.ReadPidfile(filepath.Join(dir, "data", "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	facts, err := readback.Read(t.Context(), readback.Config{Product: "postgresql", Group: pid, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addrs string
+	for _, f := range facts.Facts {
+		if f.Name == "listeners" {
+			addrs = f.Value
+		}
 	}
 	if err := LoopbackOnly("PostgreSQL", addrs); err != nil {
 		t.Fatal(err)

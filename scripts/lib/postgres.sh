@@ -116,18 +116,9 @@ pg_up() {
 	EOF
 	IDPBENCH_PG_DIR="$dir"
 	export IDPBENCH_PG_DIR
-	log "PostgreSQL: listening on loopback only: $(pg_listeners)"
-	pg_psql postgres -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' >/dev/null
-}
-
-# pg_listeners prints the server's listening TCP sockets (readback --listeners);
-# dies naming one bound beyond loopback.
-pg_listeners() {
-	local out
-	pg_env
-	out="$("$(tool readback)" --product postgresql --listeners "$PG_DIR/data/postmaster.pid")" ||
+	"$(tool readback)" --product postgresql --listeners "$dir/data/postmaster.pid" >/dev/null ||
 		die "PostgreSQL must listen on loopback only (see above)"
-	jq -r '.facts[] | select(.name == "listeners") | .value' <<<"$out"
+	pg_psql postgres -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' >/dev/null
 }
 
 # pg_configure DIR OSUSER PORT writes the settings and the access rules.
