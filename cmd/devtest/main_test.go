@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+func runArgs(args ...string) (int, string, string) {
+	var out, errb strings.Builder
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestUsage: a bad command line is one line naming the flag or argument
+// and pointing at --help, exit 2; nothing runs.
+func TestUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, "devtest: error: a subcommand is required: fuzz, busy (see --help)"},
+		{[]string{"fuzzz"}, `devtest: error: unknown subcommand "fuzzz"`},
+		{[]string{"fuzz", "--bogus"}, "fuzz: error: unknown flag: --bogus (see --help)"},
+		{[]string{"fuzz", "--time"}, "fuzz: error: flag needs an argument: --time (see --help)"},
+		{[]string{"fuzz", "--time", ""}, "fuzz: error: --time needs a duration (3s, 5m, 10000x) (see --help)"},
+		{[]string{"fuzz", "FuzzNoSuchTarget"}, "fuzz: error: no fuzz target FuzzNoSuchTarget (see --list)"},
+		{[]string{"fuzz", "--root", "/", "--list"}, "fuzz: error: --root /: no go.mod of module github.com/idpbench/idpbench there"},
+		{[]string{"busy", "--runs", "0"}, "test-busy: error: --runs wants a positive number (see --help)"},
+		{[]string{"busy", "--runs", "x"}, `test-busy: error: invalid argument "x" for "--runs"`},
+		{[]string{"busy", "extra"}, "test-busy: error: unknown argument: extra (see --help)"},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := runArgs(tt.args...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("devtest %q: exit %d, stdout %q, stderr %q; want 2 and one line %q", tt.args, code, stdout, stderr, tt.want)
+		}
+	}
+}
+
+// TestHelp: each --help goes to stdout with exit 0.
+func TestHelp(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--help"}, []string{"Usage: devtest SUBCOMMAND", "fuzz", "busy"}},
+		{[]string{"fuzz", "--help"}, []string{"Usage: scripts/fuzz.sh [--time D] [--list] [TARGET...]", "golang/go#75804",
+			"testdata/fuzz/FuzzXxx/", `(default "3s")`, "--list", "Examples:", "scripts/fuzz.sh --time 1m FuzzMember"}},
+		{[]string{"busy", "-h"}, []string{"Usage: scripts/test-busy.sh [--runs N]", "runs in a row, N (default 5)", "Example:"}},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := runArgs(tt.args...)
+		for _, w := range tt.want {
+			if code != 0 || stderr != "" || !strings.Contains(stdout, w) {
+				t.Errorf("devtest %q: exit %d, stderr %q; stdout lacks %q:\n%s", tt.args, code, stderr, w, stdout)
+			}
+		}
+	}
+}
+
+// TestListRepository: --list, run inside the repository, finds its targets.
+func TestListRepository(t *testing.T) {
+	code, stdout, stderr := runArgs("fuzz", "--list")
+	for _, w := range []string{"./internal/load FuzzResponse\n", "./internal/schema FuzzDecodeStep\n"} {
+		if code != 0 || stderr != "" || !strings.Contains(stdout, w) {
+			t.Errorf("devtest fuzz --list: exit %d, stderr %q; stdout lacks %q:\n%s", code, stderr, w, stdout)
+		}
+	}
+}
