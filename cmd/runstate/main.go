@@ -3,10 +3,14 @@
 // session after a kill -9 stops what the killed one started (by its
 // recorded identity) and removes what it wrote, and a session that ends
 // stops what it recorded and deletes the directory (internal/runstate).
+// For the scripts it also stops a recorded process group, tells whether a
+// recorded process runs or a port is free, finds a free port, waits for a
+// URL, and checks an adapter's product (its health entry point).
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,18 +34,27 @@ func main() {
 func tool() cli.Tool {
 	return cli.Tool{
 		Name:     toolName,
-		Synopsis: "SUBCOMMAND [FLAGS] STATE",
+		Synopsis: "SUBCOMMAND [FLAGS] [STATE|PIDFILE|PORT]",
 		About: "Keeps a run's state directory STATE (run-comparison.sh: IDPBENCH_TMP/\n" +
 			"idpbench-run-ID-HASH): its pidfiles (pids/*.pid, PRODUCT/pids/*.pid: the pid,\n" +
 			"then its start time and the boot id), tmpdirs (directories made outside it),\n" +
 			"owner (the holding session's pidfile) and lock. A recorded process is stopped\n" +
 			"only while its start time and boot id match. What it does is said on stderr,\n" +
-			"one \"cleaned: ...\" line each. docs/design.md#the-scripts (resumable runs).\n",
-		Exits: "Exit status: 0 ok, 1 a live session holds STATE or something could not be\nstopped or removed, 2 usage error.",
+			"one \"cleaned: ...\" line each. docs/design.md#the-scripts (resumable runs).\n\n" +
+			"The scripts' process, port and HTTP helpers (scripts/lib/common.sh,\n" +
+			"adapter.sh) are subcommands too: stop-group, alive, free-port, port-free,\n" +
+			"wait-http, health. A question's answer is its exit status (alive,\n" +
+			"port-free, health: 0 yes, 1 no).\n",
+		Exits: "Exit status: 0 ok, 1 a live session holds STATE, something could not be\nstopped or removed, or the answer is no, 2 usage error, 130 interrupted.",
 		Examples: []string{
 			`runstate claim --owner $$ "$state" && runstate clean --run-dir results/quick "$state"`,
 			`runstate stop "$state" && runstate release "$state"`,
 			`runstate left --product hydra "$state"`,
+			`runstate stop-group --timeout 60s "$state/pids/keycloak.pid"`,
+			`runstate alive "$state/pids/refop.pid" || echo "refop has exited"`,
+			`port="$(runstate free-port)" && runstate port-free "$port"`,
+			`runstate wait-http --url http://127.0.0.1:8080/ready --timeout 30s`,
+			`runstate health --product refop --url "$issuer/.well-known/openid-configuration" "$state"`,
 		},
 		Subcommands: []cli.Subcommand{
 			{Name: "claim", Summary: "make STATE the session's whose process is --owner; fail when a live session holds it", Run: runClaim},
@@ -49,12 +62,26 @@ func tool() cli.Tool {
 			{Name: "stop", Summary: "stop what STATE's pidfiles record (products first) and remove the directories it lists", Run: runStop},
 			{Name: "release", Summary: "delete STATE, which the calling session holds", Run: runRelease},
 			{Name: "left", Summary: "after a product's down: print what its adapter's STATE records that is still there, one a line; exit 1 when anything is", Run: runLeft},
+			{Name: "stop-group", Summary: "TERM the process group PIDFILE's process leads, KILL it after --timeout; remove PIDFILE", Run: runStopGroup},
+			{Name: "alive", Summary: "exit 0 when the process PIDFILE records (or --pid) runs, 1 when not", Run: runAlive},
+			{Name: "free-port", Summary: "print a loopback TCP port free right now", Run: runFreePort},
+			{Name: "port-free", Summary: "exit 0 when nothing holds 127.0.0.1:PORT, 1 when something does", Run: runPortFree},
+			{Name: "wait-http", Summary: "poll --url until it answers --status, for at most --timeout", Run: runWaitHTTP},
+			{Name: "health", Summary: "an adapter's health: its process group lives and --url answers 200 within 10 s; else print why, exit 1", Run: runHealth},
 		},
 	}
 }
 
+// errNo is a question's answer no (alive, port-free, health, wait-http):
+// exit 1 with nothing more said, and no reason noted (IDPBENCH_REASON_FILE):
+// the script that asked says what it means.
+var errNo = errors.New("no")
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	sub, err := tool().Dispatch(ctx, args, cli.Env{Stdout: stdout, Stderr: stderr})
+	if errors.Is(err, errNo) {
+		return cli.ExitRuntime
+	}
 	who := toolName
 	if sub != "" {
 		who += " " + sub
@@ -64,6 +91,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // parseState parses a subcommand's flags and its one argument, STATE.
 func parseState(name, head string, args []string, e cli.Env, flags func(*pflag.FlagSet)) (string, error) {
+	return parseArgs(name, head, "the state directory STATE", 1, args, e, flags)
+}
+
+// parseArgs parses a subcommand's flags and its n arguments (what names
+// them when they are missing); the one argument, or "" when n is 0.
+func parseArgs(name, head, what string, n int, args []string, e cli.Env, flags func(*pflag.FlagSet)) (string, error) {
 	fs := cli.NewFlagSet(name)
 	if flags != nil {
 		flags(fs)
@@ -71,8 +104,14 @@ func parseState(name, head string, args []string, e cli.Env, flags func(*pflag.F
 	if err := (cli.Help{Tool: toolName, Head: head}).ParseSub(fs, args, e.Stdout); err != nil {
 		return "", err
 	}
+	if n == 0 && fs.NArg() > 0 {
+		return "", cli.Usagef("want no argument, got %q", fs.Args())
+	}
+	if n == 0 {
+		return "", nil
+	}
 	if fs.NArg() != 1 || fs.Arg(0) == "" {
-		return "", cli.Usagef("want one argument, the state directory STATE")
+		return "", cli.Usagef("want one argument, %s", what)
 	}
 	return fs.Arg(0), nil
 }

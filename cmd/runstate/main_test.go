@@ -22,12 +22,23 @@ func TestUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "a subcommand is required: claim, clean, stop, release, left"},
+		{nil, "a subcommand is required: claim, clean, stop, release, left, stop-group, alive, free-port, port-free, wait-http, health"},
 		{[]string{"claim", state}, "runstate claim: --owner PID is required"},
 		{[]string{"claim", "--owner", "1"}, "runstate claim: want one argument, the state directory STATE"},
 		{[]string{"clean", state}, "runstate clean: --run-dir DIR is required"},
 		{[]string{"stop", state, state}, "runstate stop: want one argument"},
 		{[]string{"release", "--force", state}, "unknown flag: --force"},
+		{[]string{"stop-group", "--timeout", "0s", "x.pid"}, "runstate stop-group: --timeout must be positive"},
+		{[]string{"stop-group"}, "runstate stop-group: want one argument, the pidfile PIDFILE"},
+		{[]string{"alive", "--pid", "1", "x.pid"}, "runstate alive: want one of a pidfile PIDFILE and --pid PID"},
+		{[]string{"alive"}, "runstate alive: want one of a pidfile PIDFILE and --pid PID"},
+		{[]string{"free-port", "8080"}, "runstate free-port: want no argument"},
+		{[]string{"port-free", "http"}, `runstate port-free: "http" is not a port`},
+		{[]string{"port-free", "70000"}, `runstate port-free: "70000" is not a port`},
+		{[]string{"wait-http", "--timeout", "1s"}, "runstate wait-http: --url URL is required"},
+		{[]string{"wait-http", "--url", "http://127.0.0.1:1/"}, "runstate wait-http: --timeout D is required"},
+		{[]string{"health", "--url", "http://127.0.0.1:1/", state}, "runstate health: --product PRODUCT is required"},
+		{[]string{"health", "--product", "refop", state}, "runstate health: --url URL is required"},
 	}
 	for _, tt := range tests {
 		if code, _, stderr := runArgs(tt.args...); code != 2 || !strings.Contains(stderr, tt.want) {

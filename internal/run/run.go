@@ -113,7 +113,7 @@ func (r *runner) prepare() int {
 		k, v, _ := strings.Cut(kv, "=")
 		r.env.Setenv(k, v)
 	}
-	for _, c := range []string{"jq", "curl", "python3"} {
+	for _, c := range []string{"jq", "curl"} {
 		if _, err := lookPath(c); err != nil {
 			r.log.Printf("error: required command not found: %s", c)
 			return cli.ExitRuntime

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -117,22 +116,11 @@ func leftPorts(ports map[string]string) ([]string, error) {
 		if err != nil || port <= 0 || port > 65535 {
 			return left, fmt.Errorf("state.env: %s=%q is not a port", k, ports[k])
 		}
-		if !portFree(port) {
+		if !PortFree(port) {
 			left = append(left, fmt.Sprintf("port %d (%s)", port, k))
 		}
 	}
 	return left, nil
-}
-
-// portFree reports whether 127.0.0.1:port can be bound (a listener on the
-// wildcard address holds it too), as scripts/lib/common.sh port_free asks.
-func portFree(port int) bool {
-	l, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		return false
-	}
-	l.Close()
-	return true
 }
 
 // leftDatabases: "database NAME" for each database of STATE/dbs that still

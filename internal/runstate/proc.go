@@ -1,7 +1,9 @@
 package runstate
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -49,6 +51,12 @@ func readPidfile(path string) (pid int, id string, err error) {
 	if err != nil {
 		return 0, "", err
 	}
+	pid, id = parsePidfile(b)
+	return pid, id, nil
+}
+
+// parsePidfile is readPidfile on a pidfile's bytes.
+func parsePidfile(b []byte) (pid int, id string) {
 	lines := strings.SplitN(string(b), "\n", 3)
 	pid, perr := strconv.Atoi(strings.TrimSpace(lines[0]))
 	if perr != nil || pid <= 0 {
@@ -57,7 +65,31 @@ func readPidfile(path string) (pid int, id string, err error) {
 	if len(lines) > 1 {
 		id = strings.TrimSpace(lines[1])
 	}
-	return pid, id, nil
+	return pid, id
+}
+
+// recordedPID is the pid path records, by pid alone (as the adapters'
+// pidfiles are read); 0 when path does not exist or is empty, an error
+// when its first line is not a pid.
+func recordedPID(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) || err == nil && len(b) == 0 {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if pid, _ := parsePidfile(b); pid != 0 {
+		return pid, nil
+	}
+	return 0, fmt.Errorf("bad pidfile %s: its first line is not a pid", path)
+}
+
+// Alive reports whether the process path records runs (and is not a
+// zombie), by pid alone: false without path, or when it is empty or bad.
+func Alive(path string) bool {
+	pid, err := recordedPID(path)
+	return err == nil && pid != 0 && Running(pid)
 }
 
 // PidfileCurrent reports whether the process path records runs with the
@@ -92,9 +124,10 @@ func leadsGroup(pid int) bool {
 	return ok && p.PGRP == pid
 }
 
-// stopGroup sends TERM to process group pgid, KILL after timeout, and fails
-// naming the members that survive.
-func stopGroup(pgid int, timeout time.Duration) error {
+// stopGroup sends TERM to process group pgid, KILL after timeout (saying
+// so first, when warn is not nil), and fails naming the members that
+// survive.
+func stopGroup(pgid int, timeout time.Duration, warn func(string)) error {
 	if len(groupMembers(pgid)) == 0 {
 		return nil
 	}
@@ -102,11 +135,31 @@ func stopGroup(pgid int, timeout time.Duration) error {
 	if waitFor(timeout, 200*time.Millisecond, func() bool { return len(groupMembers(pgid)) == 0 }) {
 		return nil
 	}
+	if warn != nil {
+		warn(fmt.Sprintf("process group %d ignored TERM for %s; sending KILL", pgid, timeout))
+	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	if waitFor(5*time.Second, 100*time.Millisecond, func() bool { return len(groupMembers(pgid)) == 0 }) {
 		return nil
 	}
-	return fmt.Errorf("process group %d survived KILL: %v", pgid, groupMembers(pgid))
+	return fmt.Errorf("process group %d survived KILL: %s", pgid, strings.Trim(fmt.Sprint(groupMembers(pgid)), "[]"))
+}
+
+// StopGroup stops the process group whose leader path records (an
+// adapter's pids/PRODUCT.pid, as coldstart writes it): TERM to the group,
+// KILL after timeout with a warning (warn), and removes path once no member
+// is left; it fails naming the survivors. Nothing to stop when path does
+// not exist or is empty. By the group id alone, as the adapters stop what
+// they started: the members outlive a leader that exited.
+func StopGroup(path string, timeout time.Duration, warn func(string)) error {
+	pgid, err := recordedPID(path)
+	if err != nil || pgid == 0 {
+		return err
+	}
+	if err := stopGroup(pgid, timeout, func(s string) { warn(s + " (" + path + ")") }); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return os.Remove(path)
 }
 
 // stopPID sends TERM to pid, KILL after timeout.
@@ -148,7 +201,7 @@ func StopLeftover(path string, say func(string)) error {
 	case !PidfileCurrent(path):
 		say(fmt.Sprintf("left pid %d alone: another process than the %s (its start time differs)", pid, what))
 	case leadsGroup(pid):
-		if err := stopGroup(pid, 20*time.Second); err != nil {
+		if err := stopGroup(pid, 20*time.Second, say); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		say(fmt.Sprintf("stopped process group %d, %s", pid, what))

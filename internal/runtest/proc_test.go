@@ -84,8 +84,8 @@ func cpusAllowed(pid int) (string, bool) {
 }
 
 // identity is what a pidfile's second line records of a running process:
-// "START BOOT_ID" (common.sh's proc_identity); false when pid is not running
-// (a zombie is not).
+// "START BOOT_ID" (as runstate.Identity reads it, on its own here); false
+// when pid is not running (a zombie is not).
 func identity(pid int) (string, bool) {
 	tab := sample.NewProcTable("")
 	p, ok := tab.Read(pid)
@@ -112,8 +112,8 @@ func pidfilePID(path string) int {
 }
 
 // pidfileCurrent reports whether the process a pidfile records runs with
-// the recorded identity: it is the process that was started (common.sh's
-// pidfile_current).
+// the recorded identity: it is the process that was started (as
+// runstate.PidfileCurrent asks it).
 func pidfileCurrent(path string) bool {
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -86,7 +86,7 @@ adapter_coldstart() {
 	shift 4
 	coldstart="$(tool coldstart)" || return 1 # errexit is off under `adapter_coldstart ... || die`
 	pidfile="$(state_pidfile "$state" "$PRODUCT")"
-	[[ ! -s "$pidfile" ]] || ! pid_alive "$pidfile" || die "$PRODUCT is already running ($pidfile)"
+	! runstate alive "$pidfile" || die "$PRODUCT is already running ($pidfile)"
 	# MODE fresh: a start before a load step (the fresh entry point), not a
 	# cold-start measurement: no --mode in the record, which the report skips.
 	what="cold start $mode" && modeargs=(--mode "$mode")
@@ -335,18 +335,9 @@ adapter_setup() {
 # adapter_health STATE succeeds when the product's process group (if it started
 # one) has a live member and its discovery answers 200 within 10 s; else prints why.
 adapter_health() {
-	local state="$1" pidfile url code
-	pidfile="$(state_pidfile "$state" "$PRODUCT")"
-	if [[ -s "$pidfile" && -z "$(group_members "$(head -n1 "$pidfile")")" ]]; then
-		echo "its process group $(head -n1 "$pidfile") has exited (logs: $state/logs)"
-		return 1
-	fi
-	url="$(product_endpoint "$state" discovery)"
-	code="$(curl -s -o /dev/null -m 10 -w '%{http_code}' "$url" || true)"
-	if [[ "$code" != 200 ]]; then
-		echo "its discovery endpoint $url answers ${code/#000/no HTTP response}"
-		return 1
-	fi
+	local url
+	url="$(product_endpoint "$1" discovery)"
+	runstate health --product "$PRODUCT" --url "$url" "$1"
 }
 
 # adapter_down STATE stops the product, then fails naming anything recorded
@@ -356,6 +347,6 @@ adapter_down() {
 	[[ -d "$state" ]] || die "no state directory $state"
 	product_down "$state"
 	# runstate left names what is left on stderr ("left after down: ...").
-	"$(tool runstate)" left --product "$PRODUCT" "$state" >/dev/null || exit 1
+	runstate left --product "$PRODUCT" "$state" >/dev/null || exit 1
 	log "down; no process, port or data directory left"
 }

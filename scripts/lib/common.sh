@@ -93,53 +93,6 @@ tool() {
 	printf '%s\n' "$p"
 }
 
-# --- ports -------------------------------------------------------------------
-
-# free_port prints a loopback TCP port the kernel reports free right now.
-free_port() {
-	python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
-
-# port_free PORT succeeds when nothing listens on 127.0.0.1:PORT (or on the
-# wildcard address: binding the loopback address then fails too).
-port_free() {
-	python3 -c 'import socket, sys
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-try:
-    s.bind(("127.0.0.1", int(sys.argv[1])))
-except OSError:
-    sys.exit(1)' "$1"
-}
-
-# assert_port_free PORT dies when something still listens on PORT.
-assert_port_free() {
-	port_free "$1" || die "port $1 is still in use"
-}
-
-# --- HTTP --------------------------------------------------------------------
-
-# wait_http URL STATUS TIMEOUT_S [PIDFILE]: polls URL until it answers STATUS.
-# Fails early when the process of PIDFILE has died.
-wait_http() {
-	local url="$1" want="$2" timeout="$3" pidfile="${4:-}" got deadline
-	deadline=$((SECONDS + timeout))
-	while ((SECONDS < deadline)); do
-		got="$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$url" || true)"
-		[[ "$got" == "$want" ]] && return 0
-		if [[ -n "$pidfile" ]] && ! pid_alive "$pidfile"; then
-			log "process of $pidfile exited while waiting for $url"
-			return 1
-		fi
-		sleep 0.2
-	done
-	log "timeout after ${timeout}s waiting for $url to answer $want (last: $got)"
-	return 1
-}
-
 # --- secrets -----------------------------------------------------------------
 
 # random_secret prints a fresh 24-character alphanumeric secret.
@@ -179,69 +132,21 @@ script_help() {
 	sed -n '2,/^set -o/p' "${BASH_SOURCE[-1]}" | sed -n 's/^# \{0,1\}//p' >&2
 }
 
-# --- processes ---------------------------------------------------------------
-
+# --- processes and ports: the runstate tool (runstate --help) --------------
 # A pidfile: the pid, then "START BOOT_ID" (docs/design.md#the-scripts); the run
 # tool and coldstart write both lines.
 
-# proc_identity PID prints "START BOOT_ID" of a running process; fails when there is none.
-proc_identity() {
-	local stat fields
-	stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
-	# Fields counted after the command name's last ')': it may hold spaces and parentheses.
-	read -r -a fields <<<"${stat##*)}"
-	printf '%s %s\n' "${fields[19]}" "$(</proc/sys/kernel/random/boot_id)"
+# runstate ARGS... runs the built runstate tool; exits when it is not built.
+runstate() {
+	local t
+	t="$(tool runstate)" || exit 1
+	"$t" "$@"
 }
-
-# running PID succeeds when PID exists and is not a zombie (an orphan whose
-# parent does not reap it still answers kill -0).
-running() {
-	local st
-	st="$(ps -o stat= -p "$1" 2>/dev/null || true)"
-	[[ -n "$st" && "$st" != Z* ]]
-}
-
-# pid_alive PIDFILE succeeds when the recorded process still runs.
-pid_alive() {
-	local pid
-	[[ -s "$1" ]] || return 1
-	pid="$(head -n1 "$1")"
-	[[ "$pid" =~ ^[0-9]+$ ]] && running "$pid"
-}
-
-# group_members PGID prints the pids of the live (non-zombie) processes of
-# process group PGID, one a line.
-group_members() {
-	local pid
-	for pid in $(pgrep -g "$1" 2>/dev/null || true); do
-		running "$pid" && echo "$pid"
-	done
-	return 0
-}
-
+# free_port prints a loopback TCP port the kernel reports free right now.
+free_port() { runstate free-port; }
 # stop_group PIDFILE [TIMEOUT_S]: TERM the process group PIDFILE's process leads,
 # KILL it after TIMEOUT_S (default 20); removes PIDFILE, or dies naming survivors.
-stop_group() {
-	local pidfile="$1" timeout="${2:-20}" pgid deadline left
-	[[ -s "$pidfile" ]] || return 0
-	pgid="$(head -n1 "$pidfile")"
-	[[ "$pgid" =~ ^[0-9]+$ ]] || die "bad pidfile $pidfile"
-	if [[ -n "$(group_members "$pgid")" ]]; then
-		kill -TERM -- "-$pgid" 2>/dev/null || true
-		deadline=$((SECONDS + timeout))
-		while [[ -n "$(group_members "$pgid")" ]] && ((SECONDS < deadline)); do
-			sleep 0.2
-		done
-		if [[ -n "$(group_members "$pgid")" ]]; then
-			warn "process group $pgid ($pidfile) ignored TERM for ${timeout}s; sending KILL"
-			kill -KILL -- "-$pgid" 2>/dev/null || true
-			sleep 0.5
-		fi
-	fi
-	left="$(group_members "$pgid" | tr '\n' ' ')"
-	[[ -z "$left" ]] || die "process group $pgid ($pidfile) survived KILL: ${left% }"
-	rm -f "$pidfile"
-}
+stop_group() { runstate stop-group --timeout "${2:-20}s" "$1" || exit 1; }
 
 # make_tmpdir PREFIX prints a fresh scratch directory under $IDPBENCH_TMP.
 make_tmpdir() {

@@ -186,8 +186,8 @@ pg_down() {
 	log "PostgreSQL: stopping (pid ${pid:-?}, port $PG_PORT)"
 	pg_as "$PG_OSUSER" "$PG_BINDIR/pg_ctl" stop -w -t 60 -m fast -D "$PG_DIR/data" >/dev/null ||
 		warn "pg_ctl stop failed"
-	if [[ -n "$pid" ]] && running "$pid"; then die "PostgreSQL pid $pid is still running"; fi
-	assert_port_free "$PG_PORT"
+	if [[ -n "$pid" ]] && runstate alive --pid "$pid"; then die "PostgreSQL pid $pid is still running"; fi
+	runstate port-free "$PG_PORT" || die "port $PG_PORT is still in use"
 	rm -rf "$PG_DIR"
 	[[ ! -e "$PG_DIR" ]] || die "PostgreSQL directory $PG_DIR is left"
 	unset IDPBENCH_PG_DIR

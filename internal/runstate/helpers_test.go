@@ -1,0 +1,221 @@
+package runstate
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// group starts script under sh as the leader of its own process group,
+// returns once it printed its first line (it is set up), and kills the
+// group when the test ends.
+func group(t *testing.T, script string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = bufio.NewReader(out).ReadString('\n')
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }() // reaps the leader: a stopped one is no zombie
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); <-done })
+	if err != nil {
+		t.Fatalf("%q never said it was ready: %v", script, err)
+	}
+	return cmd
+}
+
+// TestStopGroup: a group that ends on TERM is stopped, leader and child,
+// without a warning, and its pidfile removed; a group that ignores TERM
+// is warned about and killed; a missing or empty pidfile is nothing to
+// stop; a pidfile without a pid fails naming it.
+func TestStopGroup(t *testing.T) {
+	dir := t.TempDir()
+	for name, c := range map[string]struct {
+		script string
+		warned bool
+	}{
+		"ends on TERM":   {"sleep 600 & echo ready; wait", false},
+		"ignores TERM":   {"trap '' TERM; sleep 600 & echo ready; wait", true},
+		"child TERMless": {"(trap '' TERM; sleep 600) & echo ready; wait", true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cmd := group(t, c.script)
+			pgid := cmd.Process.Pid
+			if n := len(groupMembers(pgid)); n < 2 {
+				t.Fatalf("the group has %d members, want the shell and its child", n)
+			}
+			pidfile := filepath.Join(dir, name+".pid")
+			writePid(t, pidfile, pgid)
+			var warned said
+			if err := StopGroup(pidfile, 300*time.Millisecond, warned.say); err != nil {
+				t.Fatal(err)
+			}
+			if m := groupMembers(pgid); len(m) != 0 {
+				t.Errorf("members %v left after StopGroup", m)
+			}
+			if _, err := os.Stat(pidfile); !os.IsNotExist(err) {
+				t.Errorf("pidfile after StopGroup: %v, want it removed", err)
+			}
+			if c.warned {
+				warned.has(t, fmt.Sprintf("process group %d ignored TERM for 300ms; sending KILL (%s)", pgid, pidfile))
+			} else if len(warned) > 0 {
+				t.Errorf("warned %q about a group that ended on TERM", warned)
+			}
+		})
+	}
+	empty := filepath.Join(dir, "empty.pid")
+	writeFile(t, empty, "")
+	for _, p := range []string{filepath.Join(dir, "none.pid"), empty} {
+		if err := StopGroup(p, time.Second, nil); err != nil {
+			t.Errorf("StopGroup(%s) = %v, want nothing to stop", p, err)
+		}
+	}
+	bad := filepath.Join(dir, "bad.pid")
+	writeFile(t, bad, "refop\n")
+	if err := StopGroup(bad, time.Second, nil); err == nil || !strings.Contains(err.Error(), "bad pidfile "+bad) {
+		t.Errorf("StopGroup of a pidfile without a pid = %v", err)
+	}
+}
+
+// TestAlive: a running process's pidfile is alive; a reaped one's, a
+// missing, an empty one and one without a pid are not.
+func TestAlive(t *testing.T) {
+	dir := t.TempDir()
+	live, dead, empty, bad := filepath.Join(dir, "live.pid"), filepath.Join(dir, "dead.pid"), filepath.Join(dir, "empty.pid"), filepath.Join(dir, "bad.pid")
+	writePid(t, live, sleeper(t, dir, false).Process.Pid)
+	writePid(t, dead, deadPID(t))
+	writeFile(t, empty, "")
+	writeFile(t, bad, "x\n")
+	if !Alive(live) {
+		t.Errorf("Alive(%s) = false for a running sleep", live)
+	}
+	for _, p := range []string{dead, empty, bad, filepath.Join(dir, "none.pid")} {
+		if Alive(p) {
+			t.Errorf("Alive(%s) = true", p)
+		}
+	}
+}
+
+// TestPorts: FreePort's port is free; bound on loopback or on the
+// wildcard address, it is not.
+func TestPorts(t *testing.T) {
+	for _, host := range []string{"127.0.0.1", "0.0.0.0"} {
+		port, err := FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !PortFree(port) {
+			t.Errorf("FreePort's %d is not free", port)
+		}
+		l, err := net.Listen("tcp4", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if PortFree(port) {
+			t.Errorf("port %d free while listening on %s", port, host)
+		}
+		l.Close()
+	}
+}
+
+// statusServer answers 503 to its first n requests, then code.
+func statusServer(t *testing.T, n int64, code int) *httptest.Server {
+	var seen atomic.Int64
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if seen.Add(1) <= n {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		if code == http.StatusFound {
+			http.Redirect(w, r, "/elsewhere", code)
+			return
+		}
+		w.WriteHeader(code)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// closedURL is a loopback URL nothing answers on.
+func closedURL(t *testing.T) string {
+	return fmt.Sprintf("http://127.0.0.1:%d/", freePort(t))
+}
+
+// TestWaitHTTP: a server answering 200 after three 503s is waited for; one
+// that never does, or nothing listening, times out naming the last
+// status; a recorded process that has exited ends the wait at once.
+func TestWaitHTTP(t *testing.T) {
+	ctx := context.Background()
+	s := statusServer(t, 3, http.StatusOK)
+	if err := WaitHTTP(ctx, s.URL, 200, time.Minute, ""); err != nil {
+		t.Errorf("WaitHTTP of a server that answers 200 on its 4th request: %v", err)
+	}
+	never := statusServer(t, 1<<40, http.StatusOK)
+	for url, last := range map[string]string{never.URL: "503", closedURL(t): "000"} {
+		err := WaitHTTP(ctx, url, 200, 300*time.Millisecond, "")
+		if want := fmt.Sprintf("timeout after 300ms waiting for %s to answer 200 (last: %s)", url, last); err == nil || err.Error() != want {
+			t.Errorf("WaitHTTP(%s) = %v, want %q", url, err, want)
+		}
+	}
+	dead := filepath.Join(t.TempDir(), "dead.pid")
+	writePid(t, dead, deadPID(t))
+	err := WaitHTTP(ctx, never.URL, 200, time.Hour, dead)
+	if want := "process of " + dead + " exited while waiting for " + never.URL; err == nil || err.Error() != want {
+		t.Errorf("WaitHTTP with a dead pidfile = %v, want %q", err, want)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := WaitHTTP(cancelled, never.URL, 200, time.Hour, ""); err != context.Canceled {
+		t.Errorf("WaitHTTP interrupted = %v, want context.Canceled", err)
+	}
+}
+
+// TestHealth: a live group and a discovery answering 200 is healthy, and
+// so is a discovery answering 200 without a pidfile; a group without a live
+// member, a discovery answering 502 or a redirect, or nothing listening,
+// each says why in the adapter's words.
+func TestHealth(t *testing.T) {
+	ok, bad, moved := statusServer(t, 0, 200), statusServer(t, 0, 502), statusServer(t, 0, http.StatusFound)
+	live, gone, closed := group(t, "sleep 600 & echo ready; wait").Process.Pid, deadPID(t), closedURL(t)
+	for _, c := range []struct {
+		name, url string
+		pgid      int // 0: no pidfile
+		want      string
+	}{
+		{"healthy", ok.URL, live, ""},
+		{"no pidfile", ok.URL, 0, ""},
+		{"group exited", ok.URL, gone, fmt.Sprintf("its process group %d has exited (logs: STATE/logs)", gone)},
+		{"502", bad.URL, live, "its discovery endpoint " + bad.URL + " answers 502"},
+		{"redirect", moved.URL, live, "its discovery endpoint " + moved.URL + " answers 302"},
+		{"nothing listens", closed, 0, "its discovery endpoint " + closed + " answers no HTTP response"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			state := filepath.Join(t.TempDir(), "state")
+			if c.pgid != 0 {
+				writeFile(t, filepath.Join(state, "pids", "refop.pid"), fmt.Sprintf("%d\n", c.pgid))
+			}
+			why := Health(context.Background(), Prober{Timeout: 5 * time.Second}, state, "refop", c.url)
+			if want := strings.ReplaceAll(c.want, "STATE", state); why != want {
+				t.Errorf("Health = %q, want %q", why, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,124 @@
+package runstate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FreePort is a loopback TCP port the kernel reports free right now.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free loopback port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// PortFree reports whether 127.0.0.1:port can be bound (with SO_REUSEADDR,
+// as Go's listeners set it: a socket in TIME_WAIT does not hold the port, a
+// listener on the wildcard address does).
+func PortFree(port int) bool {
+	l, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
+// Prober asks a URL for its HTTP status, as curl -o /dev/null -w
+// '%{http_code}' does: one GET, redirects not followed, the body read to
+// its end, within Timeout; 0 when no HTTP response came.
+type Prober struct {
+	Client  *http.Client // nil: a client of its own (the environment's proxy, a connection an ask, no redirects)
+	Timeout time.Duration
+}
+
+// Status is url's status code, 0 when it did not answer.
+func (p Prober) Status(ctx context.Context, url string) int {
+	c := p.Client
+	if c == nil {
+		c = &http.Client{
+			Transport:     &http.Transport{Proxy: http.ProxyFromEnvironment, DisableKeepAlives: true},
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
+
+// WaitHTTP polls url every 200 ms (each ask at most 2 s) until it answers
+// want, for at most timeout; it fails early when pidfile (when not "")
+// records a process that no longer runs.
+func WaitHTTP(ctx context.Context, url string, want int, timeout time.Duration, pidfile string) error {
+	p := Prober{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(timeout)
+	for {
+		got := p.Status(ctx, url)
+		switch {
+		case got == want:
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case pidfile != "" && !Alive(pidfile):
+			return fmt.Errorf("process of %s exited while waiting for %s", pidfile, url)
+		case time.Now().After(deadline):
+			return fmt.Errorf("timeout after %s waiting for %s to answer %d (last: %03d)", timeout, url, want, got)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// Health checks a product an adapter started (its health entry point,
+// scripts/lib/adapter.sh): the process group dir/pids/PRODUCT.pid records,
+// when there is one, has a live member, and its discovery endpoint url
+// answers 200 within 10 s (p's Timeout when not 0). When not, why says so in
+// the words the ladder's lost file and the run's log keep:
+//
+//	its process group N has exited (logs: DIR/logs)
+//	its discovery endpoint URL answers CODE
+//	its discovery endpoint URL answers no HTTP response
+func Health(ctx context.Context, p Prober, dir, product, url string) (why string) {
+	pidfile := filepath.Join(dir, "pids", product+".pid")
+	if b, err := os.ReadFile(pidfile); err == nil && len(b) > 0 {
+		if pgid, _ := parsePidfile(b); pgid == 0 || len(groupMembers(pgid)) == 0 {
+			first, _, _ := strings.Cut(string(b), "\n")
+			return fmt.Sprintf("its process group %s has exited (logs: %s)", first, filepath.Join(dir, "logs"))
+		}
+	}
+	if p.Timeout == 0 {
+		p.Timeout = 10 * time.Second
+	}
+	switch code := p.Status(ctx, url); code {
+	case http.StatusOK:
+		return ""
+	case 0:
+		return fmt.Sprintf("its discovery endpoint %s answers no HTTP response", url)
+	default:
+		return fmt.Sprintf("its discovery endpoint %s answers %d", url, code)
+	}
+}
