@@ -160,9 +160,3 @@ compose_sampleargs() {
 		"postgres://idpbench@127.0.0.1:$(state_get "$state" COMPOSE_PG_PORT)/$(state_get "$state" COMPOSE_DB)?sslmode=disable" \
 		--pg-reset
 }
-
-# compose_limits STATE prints "service LIMIT, ..." (the meta's memory_limit)
-# from the product's file, in its order.
-compose_limits() {
-	"$(tool provision)" compose limits "$(state_get "$1" COMPOSE_FILE)"
-}
