@@ -27,14 +27,20 @@ Writes a product's idpbench.meta/v1 record (schema.Meta), built from what
 internal/products knows of the product and what the shell knows of the run.
 Three uses, which combine:
 
-  adapter:  --product NAME --product-version V --state DIR [--mode] [--compose-file
-            --memory-limit] [--param K=V]... [--endpoint S=URL]...
-            [--scenario-na S=WHY]... [--database FILE] [--entry NAME]
+  adapter:  --product NAME --product-version V --state DIR [--param K=V]...
+            [--endpoint S=URL]... [--scenario-na S=WHY]... [--entry NAME]
             the product's part (settings, config sources, deviations with
             why, notes, known limitations, its static N/A reasons) and the
-            run's: STATE/pools.jsonl, STATE/facts.json then
-            STATE/listeners.json (each optional), the database settings,
-            endpoints and N/A reasons; status ok.
+            run's, from DIR: STATE/pools.jsonl, STATE/facts.json then
+            STATE/listeners.json (each optional); from STATE/state.env
+            (none without one) compose mode (MODE=compose: its COMPOSE_FILE's
+            name and memory limits), the endpoints of the product's scenario
+            table (provision args endpoint's), and the server version and
+            settings of its PostgreSQL cluster (PG_PRIVATE_DIR, else
+            PG_SHARED_DIR, while its pg.env is there), asked over loopback;
+            status ok. --endpoint flags replace the table's endpoints and
+            --scenario-na reasons go over the product's (the generic
+            adapter passes both: provision oidc meta).
   not run:  --product NAME --product-version V --status na --na-reason WHY
             the bare record of a product that did not run.
   run:      [--base FILE] --profile P --status ok|na [--na-reason]
@@ -59,18 +65,15 @@ Exit status: 0 ok, 1 runtime error, 2 usage error (bad input names its flag or
 file), 130 interrupted.
 
 Example (an adapter's meta, then run-comparison.sh's record):
-  provision meta --product hydra --product-version v2.3.0 --state "$state" \
-    --database "$state/database.json" --endpoint discovery=http://127.0.0.1:4444/.well-known/openid-configuration \
-    -o "$state/meta.json" &&
+  provision meta --product hydra --product-version v2.3.0 --state "$state" -o "$state/meta.json" &&
   provision meta --base "$state/meta.json" --profile quick --status ok --start 2026-12-02T13:02:10Z \
     --scenarios "discovery client_credentials" --placement-mode shared --driver-cpus 0-1 \
     --server-cpus 0-1 --host-cpus 2 --placement-reason "2 CPUs: fewer than 4" -o results/quick/hydra/meta.json
 `
 
 type metaFlags struct {
-	base, product, version, state, mode   string
-	composeFile, memoryLimit, database    string
-	entry, out                            string
+	base, product, version, state, entry  string
+	out                                   string
 	notes, deviations, sources, settings  []string
 	params, endpoints, scenarioNA         []string
 	status, naReason, start, end, profile string
@@ -85,13 +88,9 @@ func metaFlagSet(f *metaFlags) *pflag.FlagSet {
 	fs.StringVar(&f.product, "product", "", "the product (adapter) name")
 	fs.StringVar(&f.version, "product-version", "", "the product version (may be empty for a product that did not run)")
 	fs.StringVar(&f.state, "state", "", "the adapter's state directory: builds the adapter's part")
-	fs.StringVar(&f.mode, "mode", products.ModeNative, "native or compose")
-	fs.StringVar(&f.composeFile, "compose-file", "", "compose mode: the compose file's name in deploy/compose")
-	fs.StringVar(&f.memoryLimit, "memory-limit", "", "compose mode: the services' memory limits, in words")
 	fs.StringArrayVar(&f.params, "param", nil, "KEY=VALUE: a value of the run the product's part needs (repeatable)")
-	fs.StringArrayVar(&f.endpoints, "endpoint", nil, "SCENARIO=URL measured (repeatable)")
+	fs.StringArrayVar(&f.endpoints, "endpoint", nil, "SCENARIO=URL measured (repeatable; replaces the product's table's)")
 	fs.StringArrayVar(&f.scenarioNA, "scenario-na", nil, "SCENARIO=WHY it is N/A here (repeatable; over the product's own reasons)")
-	fs.StringVar(&f.database, "database", "", "JSON object of strings: PostgreSQL's version and settings")
 	fs.StringVar(&f.entry, "entry", "", "the product's entry in internal/products (default: --product)")
 	fs.StringArrayVar(&f.notes, "note", nil, "--entry oidc: a NOTE of the configuration (repeatable, in order)")
 	fs.StringArrayVar(&f.deviations, "deviation", nil, "--entry oidc: 'WHAT | WHY', a DEVIATION of the configuration (repeatable)")
@@ -132,7 +131,7 @@ func paramHelp() string {
 }
 
 // runMeta is "provision meta".
-func runMeta(_ context.Context, args []string, e env) error {
+func runMeta(ctx context.Context, args []string, e env) error {
 	var f metaFlags
 	fs := metaFlagSet(&f)
 	head := fmt.Sprintf(metaHead, strings.Join(products.Names(), ", "), paramHelp())
@@ -142,15 +141,15 @@ func runMeta(_ context.Context, args []string, e env) error {
 	if fs.NArg() > 0 {
 		return cli.Usagef("unexpected argument %q (provision meta takes flags only)", fs.Arg(0))
 	}
-	m, err := buildMeta(f, fs.Changed)
+	m, err := buildMeta(ctx, f, fs.Changed, e.Stderr)
 	if err != nil {
 		return err
 	}
 	return writeMeta(m, f.out, e.Stdout)
 }
 
-// buildMeta builds the record the flags describe.
-func buildMeta(f metaFlags, changed func(string) bool) (schema.Meta, error) {
+// buildMeta builds the record the flags describe; warnings go to stderr.
+func buildMeta(ctx context.Context, f metaFlags, changed func(string) bool, stderr io.Writer) (schema.Meta, error) {
 	if err := checkCombination(f, changed); err != nil {
 		return schema.Meta{}, err
 	}
@@ -160,7 +159,7 @@ func buildMeta(f metaFlags, changed func(string) bool) (schema.Meta, error) {
 	case f.base != "":
 		m, err = readBase(f.base)
 	case f.state != "":
-		m, err = adapterMeta(f)
+		m, err = adapterMeta(ctx, f, stderr)
 	default:
 		m = products.NA(f.product, f.version, f.naReason)
 	}
@@ -177,7 +176,7 @@ func buildMeta(f metaFlags, changed func(string) bool) (schema.Meta, error) {
 
 // checkCombination refuses flags that do not go together.
 func checkCombination(f metaFlags, changed func(string) bool) error {
-	adapterOnly := []string{"state", "mode", "compose-file", "memory-limit", "param", "endpoint", "scenario-na", "database",
+	adapterOnly := []string{"state", "param", "endpoint", "scenario-na",
 		"entry", "note", "deviation", "config-source", "setting"}
 	runOnly := []string{"start", "end", "scenarios", "placement-mode", "driver-cpus", "server-cpus", "host-cpus", "placement-reason", "rounds", "round-order"}
 	switch {
@@ -226,9 +225,9 @@ func readBase(name string) (schema.Meta, error) {
 }
 
 // adapterMeta builds an adapter's record from the flags and the state
-// directory's files.
-func adapterMeta(f metaFlags) (schema.Meta, error) {
-	a := products.Adapter{Name: f.product, Inputs: products.Inputs{Version: f.version, Mode: f.mode}}
+// directory.
+func adapterMeta(ctx context.Context, f metaFlags, stderr io.Writer) (schema.Meta, error) {
+	a := products.Adapter{Name: f.product, Inputs: products.Inputs{Version: f.version, Mode: products.ModeNative}}
 	entry, flag := f.entry, "--entry"
 	if entry == "" {
 		entry, flag = f.product, "--product"
@@ -238,15 +237,10 @@ func adapterMeta(f metaFlags) (schema.Meta, error) {
 		return schema.Meta{}, cli.Usagef("%s %q: no entry in internal/products (want %s)", flag, entry, strings.Join(products.Names(), ", "))
 	}
 	a.Product = p
-	if f.mode != products.ModeNative && f.mode != products.ModeCompose {
-		return schema.Meta{}, cli.Usagef("--mode %q: want native or compose", f.mode)
-	}
-	if f.mode == products.ModeCompose {
-		a.Compose = &products.Compose{File: f.composeFile, MemoryLimit: f.memoryLimit}
-	} else if f.composeFile != "" || f.memoryLimit != "" {
-		return schema.Meta{}, cli.Usagef("--compose-file and --memory-limit go with --mode compose")
-	}
 	if err := fillAdapter(&a, f); err != nil {
+		return schema.Meta{}, err
+	}
+	if err := runValues(ctx, &a, f.state, stderr); err != nil {
 		return schema.Meta{}, err
 	}
 	m, err := products.AdapterMeta(a)
@@ -270,11 +264,6 @@ func fillAdapter(a *products.Adapter, f metaFlags) error {
 	}
 	if a.Inputs.Config, err = config(f); err != nil {
 		return err
-	}
-	if f.database != "" {
-		if err := readJSON("--database", f.database, &a.Database); err != nil {
-			return err
-		}
 	}
 	if a.Pools, err = readPools(filepath.Join(f.state, "pools.jsonl")); err != nil {
 		return err
@@ -339,23 +328,6 @@ func config(f metaFlags) (products.Config, error) {
 // scenarioNames are the benchmark's scenarios (schema.Scenarios but the
 // custom request).
 func scenarioNames() []string { return products.Scenarios() }
-
-// readJSON decodes the one JSON value of file into v; an error names the
-// flag and file (usage error: bad input).
-func readJSON(flag, name string, v any) error {
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return cli.UsageError{Err: fmt.Errorf("%s: %w", flag, err)}
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(v); err != nil {
-		return cli.UsageError{Err: fmt.Errorf("%s %s: %w", flag, name, err)}
-	}
-	if dec.More() {
-		return cli.UsageError{Err: fmt.Errorf("%s %s: more than one JSON value", flag, name)}
-	}
-	return nil
-}
 
 // readPools reads STATE/pools.jsonl (one schema.PoolInfo a line); a
 // missing or empty file is no pools.

@@ -47,23 +47,22 @@ var keycloakParams = []string{"--param", "jdk=OpenJDK 21.0.9", "--param", "heap=
 // produced from the same state before the products became Go data (zitadel's
 // with its note naming provision zitadel, and without the empty scenario_na
 // that omitempty leaves out). The endpoints are the golden's own (passed
-// through); the product's part, N/A reasons, pools, facts and compose mode's
-// additions are built.
+// through: they replace the table's); the product's part, N/A reasons,
+// pools, facts and compose mode's additions are built, compose mode from a
+// state.env that says MODE=compose and names the product's file of
+// deploy/compose (whose memory limits the golden records).
 func TestAdapterMetaGolden(t *testing.T) {
 	tests := []struct {
 		product, version, mode string
 		args                   []string
 	}{
 		{"hydra", "v2.3.0", "native", nil},
-		{"hydra", "v2.3.0", "compose", []string{"--compose-file", "deploy/compose/compose.hydra.yml",
-			"--memory-limit", "postgres 2G, hydra-migrate 2G, hydra 2G"}},
+		{"hydra", "v2.3.0", "compose", nil},
 		{"keycloak", "26.7.3", "native", keycloakParams},
-		{"keycloak", "26.7.3", "compose", append([]string{"--compose-file", "deploy/compose/compose.keycloak.yml",
-			"--memory-limit", "postgres 2G, keycloak 2G"}, keycloakParams...)},
+		{"keycloak", "26.7.3", "compose", keycloakParams},
 		{"refop", "v3.52.0", "native", nil},
 		{"zitadel", "v4.19.4", "native", nil},
-		{"zitadel", "v4.19.4", "compose", []string{"--compose-file", "deploy/compose/compose.zitadel.yml",
-			"--memory-limit", "postgres 2G, zitadel 2G"}},
+		{"zitadel", "v4.19.4", "compose", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.product+"-"+tt.mode, func(t *testing.T) {
@@ -79,7 +78,15 @@ func TestAdapterMetaGolden(t *testing.T) {
 			if g.ProductVersion != tt.version {
 				t.Fatalf("%s is of version %s, the test gives %s", golden, g.ProductVersion, tt.version)
 			}
-			args := []string{"meta", "--product", tt.product, "--product-version", tt.version, "--state", testState(t, tt.product), "--mode", tt.mode}
+			st := testState(t, tt.product)
+			if tt.mode == "compose" {
+				file, err := filepath.Abs(filepath.Join("..", "..", "deploy", "compose", "compose."+tt.product+".yml"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				write(t, filepath.Join(st, "state.env"), "MODE=compose\nCOMPOSE_FILE="+file+"\n")
+			}
+			args := []string{"meta", "--product", tt.product, "--product-version", tt.version, "--state", st}
 			for s, u := range g.Endpoints {
 				args = append(args, "--endpoint", s+"="+u)
 			}
@@ -124,15 +131,12 @@ func decode(t *testing.T, s string) schema.Meta {
 }
 
 // TestAdapterMetaInputs: what the shell passes lands in the record: the
-// adapter's N/A reason over the product's, the database, the facts in
-// order (readback, then listeners), the Keycloak values in its settings
+// adapter's N/A reason over the product's, the facts in order (readback, then listeners), the Keycloak values in its settings
 // and deviations; the generic adapter's configuration entries, under its
 // product's own name.
 func TestAdapterMetaInputs(t *testing.T) {
 	st := testState(t, "keycloak")
-	db := filepath.Join(st, "database.json")
-	write(t, db, `{"server_version":"15.14","max_connections":"200"}`)
-	args := append([]string{"meta", "--product", "keycloak", "--product-version", "26.7.3", "--state", st, "--database", db,
+	args := append([]string{"meta", "--product", "keycloak", "--product-version", "26.7.3", "--state", st,
 		"--scenario-na", "jwt_bearer=not here", "--scenario-na", "refresh=no refresh today", "--endpoint", "discovery=http://x/d"}, keycloakParams...)
 	code, stdout, stderr := runArgs(t, context.Background(), args...)
 	if code != 0 {
@@ -142,8 +146,7 @@ func TestAdapterMetaInputs(t *testing.T) {
 	if m.Status != "ok" || m.ScenarioNA["jwt_bearer"] != "not here" || m.ScenarioNA["refresh"] != "no refresh today" || len(m.ScenarioNA) != 2 {
 		t.Errorf("status %q, scenario_na %v", m.Status, m.ScenarioNA)
 	}
-	if !reflect.DeepEqual(m.Database, map[string]string{"server_version": "15.14", "max_connections": "200"}) ||
-		!reflect.DeepEqual(m.Endpoints, map[string]string{"discovery": "http://x/d"}) {
+	if m.Database != nil || !reflect.DeepEqual(m.Endpoints, map[string]string{"discovery": "http://x/d"}) {
 		t.Errorf("database %v, endpoints %v", m.Database, m.Endpoints)
 	}
 	if len(m.Facts) != 2 || m.Facts[0].Name != "a" || m.Facts[1].Name != "listeners" || len(m.Pools) != 2 || m.Pools[1].Size != 256 {
@@ -263,8 +266,6 @@ func TestMetaBadInput(t *testing.T) {
 	write(t, filepath.Join(badPools, "pools.jsonl"), `{"scenario":"refresh","size":1}`+"\n"+`{"scenario":`+"\n")
 	badFacts := t.TempDir()
 	write(t, filepath.Join(badFacts, "facts.json"), `{"schema":"idpbench.step/v1","facts":[]}`)
-	notJSON := filepath.Join(t.TempDir(), "db.json")
-	write(t, notJSON, "server_version=15\n")
 	base := filepath.Join(t.TempDir(), "base.json")
 	write(t, base, `{"schema":"idpbench.meta/v2","product":"x"}`)
 	hydra := []string{"meta", "--product", "hydra", "--product-version", "v2.3.0", "--state", st}
@@ -285,12 +286,8 @@ func TestMetaBadInput(t *testing.T) {
 		{"endpoint of an unknown scenario", append(hydra, "--endpoint", "login=http://x"), `unknown scenario "login"`},
 		{"endpoint of an N/A scenario", append(hydra, "--endpoint", "jwt_bearer=http://x"), "jwt_bearer has an endpoint and is N/A"},
 		{"twice", append(hydra, "--endpoint", "discovery=a", "--endpoint", "discovery=b"), "--endpoint: discovery given twice"},
-		{"bad mode", append(hydra, "--mode", "docker"), `--mode "docker"`},
-		{"compose file when native", append(hydra, "--compose-file", "x.yml"), "--compose-file"},
 		{"pools line", []string{"meta", "--product", "hydra", "--product-version", "v", "--state", badPools}, filepath.Join(badPools, "pools.jsonl") + ":2"},
 		{"facts of another kind", []string{"meta", "--product", "hydra", "--product-version", "v", "--state", badFacts}, filepath.Join(badFacts, "facts.json")},
-		{"database not JSON", append(hydra, "--database", notJSON), "--database " + notJSON},
-		{"database missing", append(hydra, "--database", notJSON+".nope"), "--database"},
 		{"base of another major", append([]string{"meta", "--base", base}, run...), "--base"},
 		{"base and product", append([]string{"meta", "--base", base, "--product", "x"}, run...), "--base gives the product"},
 		{"bare record without na", []string{"meta", "--product", "x"}, "--status na --na-reason"},

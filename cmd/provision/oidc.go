@@ -42,9 +42,11 @@ FILE:LINE and the key; exit 1) and answers the adapter, one value a line:
   metricsargs SCENARIO loadstep's --server-metrics arguments, or nothing
   ttl SCENARIO         the pool's lifetime, s, or nothing
   sampleargs           the sampler's arguments (--pidfile: the adapter's process group)
-  meta                 provision meta's arguments (--entry oidc, its params and lines)
+  meta                 provision meta's arguments: --entry oidc, its params and
+                       lines, then every scenario's --scenario-na S=WHY or
+                       --endpoint S=URL (na's and endpoint's answers)
 
-na, endpoint and pool read the discovery document from --state, when it is
+na, endpoint, pool and meta read the discovery document from --state, when it is
 there. The file: KEY=value lines, read and never evaluated: one optional pair
 of surrounding quotes, no expansion, no inline comments, # comment lines, a
 later line wins, an empty value is unset; a file may start with ~/ or be
@@ -84,9 +86,7 @@ var oidcVerbs = map[string]struct {
 	"metricsargs": {true, lines((*products.OIDCConfig).MetricsArgs)},
 	"ttl":         {true, oidcTTL},
 	"sampleargs":  {false, oidcSampleArgs},
-	"meta": {false, func(_ context.Context, c *products.OIDCConfig, _ oidcFlags, _ string, e env) error {
-		return printLines(e, c.MetaArgs())
-	}},
+	"meta":        {false, oidcMeta},
 }
 
 func oidcKeyHelp() string {
@@ -185,6 +185,14 @@ func oidcNA(_ context.Context, c *products.OIDCConfig, f oidcFlags, s string, e 
 		return say(e, why+"\n")
 	}
 	return nil
+}
+
+func oidcMeta(_ context.Context, c *products.OIDCConfig, f oidcFlags, _ string, e env) error {
+	d, err := discovery(f)
+	if err != nil {
+		return err
+	}
+	return printLines(e, append(c.MetaArgs(), c.MetaScenarioArgs(d)...))
 }
 
 func oidcEndpoint(_ context.Context, c *products.OIDCConfig, f oidcFlags, s string, e env) error {

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -118,9 +119,24 @@ func TestOIDCVerbs(t *testing.T) {
 		stdout != "--match\nidp serve\n--name\noidc:x\n" || stderr != "" {
 		t.Errorf("sampleargs: %d %q %q", code, stdout, stderr)
 	}
-	if code, stdout, _ := oidcRun(t, "", "meta", "--config", cfg); code != 0 || !strings.HasPrefix(stdout, "--entry\noidc\n--param\nconfig_file="+cfg+"\n") ||
-		!strings.HasSuffix(stdout, "--note\nn\n") {
+	// meta: the part's arguments, then each scenario's N/A reason or
+	// endpoint by the discovery document, which provision meta takes as
+	// they are.
+	code, stdout, _ = oidcRun(t, "", append([]string{"meta"}, cf...)...)
+	if code != 0 || !strings.HasPrefix(stdout, "--entry\noidc\n--param\nconfig_file="+cfg+"\n") ||
+		!strings.Contains(stdout, "--note\nn\n--endpoint\ndiscovery="+srv.URL+"/.well-known/openid-configuration\n--endpoint\nclient_credentials="+srv.URL+"/token\n") ||
+		!strings.HasSuffix(stdout, "--scenario-na\nuserinfo=the discovery document ("+srv.URL+"/.well-known/openid-configuration) has no userinfo_endpoint, and USERINFO_ENDPOINT is not set\n") {
 		t.Errorf("meta: %d %q", code, stdout)
+	}
+	args := append([]string{"meta", "--product", "oidc:x", "--product-version", "1", "--state", state}, strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")...)
+	code, out, stderr := runArgs(t, context.Background(), args...)
+	if code != 0 {
+		t.Fatalf("provision meta on oidc meta's arguments: exit %d: %s", code, stderr)
+	}
+	m := decode(t, out)
+	if want := map[string]string{"discovery": srv.URL + "/.well-known/openid-configuration", "client_credentials": srv.URL + "/token"}; !reflect.DeepEqual(m.Endpoints, want) ||
+		len(m.ScenarioNA) != 6 || m.ScenarioNA["refresh"] != `discovery grant_types_supported is ["client_credentials"]: no "refresh_token"` {
+		t.Errorf("endpoints %v, scenario_na %v", m.Endpoints, m.ScenarioNA)
 	}
 	if code, stdout, _ := oidcRun(t, "", "env", "--config", cfg); code != 0 || !strings.Contains(stdout, "\nCLIENT_SECRET_FILE="+filepath.Join(dir, "c.secret")+"\n") ||
 		strings.Contains(stdout, "s3cr3t") {

@@ -29,6 +29,27 @@ type Answers struct {
 	Start func(st *State) []string
 }
 
+// Endpoints returns the URL measured of every scenario p runs, from its
+// scenario table on st (each what "provision args endpoint" answers); nil
+// for a product without answers (the generic adapter passes its own). An
+// error is a value up has not recorded.
+func (p Product) Endpoints(st *State) (map[string]string, error) {
+	if p.Answers == nil {
+		return nil, nil
+	}
+	t := p.Answers.Table(st)
+	if err := st.Err(); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, s := range Scenarios() {
+		if r, ok := t.Scenarios[s]; ok && p.NA[s] == "" && r.Endpoint != "" {
+			out[s] = r.Endpoint
+		}
+	}
+	return out, nil
+}
+
 // Table is a product's scenario table for one run.
 type Table struct {
 	// Scenarios has a row for every scenario the product runs and none for

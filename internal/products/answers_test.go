@@ -2,6 +2,7 @@ package products
 
 import (
 	"bufio"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -166,6 +167,17 @@ func TestAnswersMatchTheAdapters(t *testing.T) {
 				}
 			}
 			checkRunArgs(t, p, st, gold)
+			// The meta's endpoints: the adapter's endpoint answer of every scenario it ran.
+			eps, err := p.Endpoints(st)
+			want := map[string]string{}
+			for _, s := range Scenarios() {
+				if g := gold["endpoint "+s]; g.rc == "0" {
+					want[s] = g.out[0]
+				}
+			}
+			if err != nil || !maps.Equal(eps, want) {
+				t.Errorf("Endpoints = %v, %v; want %v", eps, err, want)
+			}
 		})
 	}
 }

@@ -21,7 +21,8 @@ import (
 // described by a KEY=value configuration file (OIDCConfig, below).
 // Its product name is the file's NAME, its N/A reasons depend on the file
 // and the discovery document (OIDCConfig.NA; the adapter passes them to
-// provision meta as --scenario-na, so its entry has no NA), and the file's NOTE,
+// provision meta as --scenario-na, with its --endpoint URLs:
+// MetaScenarioArgs, so its entry has no NA and no answers), and the file's NOTE,
 // DEVIATION, CONFIG_SOURCE and SETTING lines come in as Inputs.Config.
 func OIDC() Product {
 	return Product{
@@ -717,6 +718,22 @@ func (c *OIDCConfig) MetaArgs() []string {
 	}{{"--note", c.Notes}, {"--deviation", c.Deviations}, {"--config-source", c.Sources}, {"--setting", c.Settings}} {
 		for _, v := range l.vals {
 			args = append(args, l.flag, v)
+		}
+	}
+	return args
+}
+
+// MetaScenarioArgs are provision meta's --scenario-na S=WHY or --endpoint
+// S=URL of every scenario, by the configuration and discovery document d
+// (what the adapter's na and endpoint answer); a scenario with neither
+// (no URL known) gets none.
+func (c *OIDCConfig) MetaScenarioArgs(d OIDCDiscovery) []string {
+	var args []string
+	for _, s := range Scenarios() {
+		if why := c.NA(s, d); why != "" {
+			args = append(args, "--scenario-na", s+"="+why)
+		} else if url, err := c.Endpoint(s, d); err == nil {
+			args = append(args, "--endpoint", s+"="+url)
 		}
 	}
 	return args

@@ -325,3 +325,24 @@ func TestOIDCMetaArgs(t *testing.T) {
 		t.Errorf("params: %v", in.Params)
 	}
 }
+
+// TestOIDCMetaScenarioArgs: every scenario gets its N/A reason, else its
+// endpoint, by the configuration and the discovery document.
+func TestOIDCMetaScenarioArgs(t *testing.T) {
+	c := mustOIDC(t, oidcBase+"CLIENT_ID=c\n")
+	d, err := ParseOIDCDiscovery([]byte(`{"token_endpoint":"http://i/t","grant_types_supported":["client_credentials"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := c.MetaScenarioArgs(d)
+	var got []string
+	for i := 0; i+1 < len(args); i += 2 {
+		name, _, _ := strings.Cut(args[i+1], "=")
+		got = append(got, args[i]+" "+name)
+	}
+	want := []string{"--endpoint discovery", "--endpoint client_credentials", "--scenario-na client_credentials_login", "--scenario-na jwt_bearer",
+		"--scenario-na introspect", "--scenario-na auth_code", "--scenario-na refresh", "--scenario-na userinfo"}
+	if !slices.Equal(got, want) || !slices.Contains(args, "client_credentials=http://i/t") || !slices.Contains(args, "refresh="+c.NA("refresh", d)) {
+		t.Errorf("%q", args)
+	}
+}

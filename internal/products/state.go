@@ -91,6 +91,25 @@ func (s *State) PGDir() string {
 	return s.env["PG_SHARED_DIR"]
 }
 
+// PGCluster returns PGDir while the cluster's pg.env is there; "" when
+// the product recorded no cluster or it is gone (a private cluster's down
+// removes its directory).
+func (s *State) PGCluster() string {
+	dir := s.PGDir()
+	if fi, err := os.Stat(filepath.Join(dir, "pg.env")); dir == "" || err != nil || fi.Size() == 0 {
+		return ""
+	}
+	return dir
+}
+
+// PGReported are the PostgreSQL settings a meta records in its database
+// field, after server_version: the ones idpbench sets for every product
+// (scripts/lib/postgres.sh PG_SETTINGS) and defaults that shape a
+// product's database time.
+var PGReported = []string{"max_connections", "shared_buffers", "shared_preload_libraries", "pg_stat_statements.track",
+	"fsync", "synchronous_commit", "full_page_writes", "wal_level", "max_wal_size", "checkpoint_timeout",
+	"work_mem", "effective_cache_size", "random_page_cost", "listen_addresses"}
+
 // PGPort returns the port of the PostgreSQL cluster the product uses: its
 // private one, else the shared one (adapter_pg_use's order), as that
 // cluster's pg.env records it.

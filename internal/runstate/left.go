@@ -130,8 +130,8 @@ func leftDatabases(ctx context.Context, st *products.State) ([]string, error) {
 	if err != nil || len(names) == 0 {
 		return nil, err
 	}
-	pgdir := st.PGDir()
-	if fi, err := os.Stat(filepath.Join(pgdir, "pg.env")); pgdir == "" || err != nil || fi.Size() == 0 {
+	pgdir := st.PGCluster()
+	if pgdir == "" {
 		return nil, nil
 	}
 	dsn := st.PGDSN("postgres")

@@ -76,6 +76,10 @@ func TestRounds(t *testing.T) {
 		if m.Status != "ok" || m.Rounds == nil || *m.Rounds != (schema.Rounds{Count: 2, Order: schema.RoundsInterleaved}) {
 			t.Errorf("%s meta.json: want status ok and rounds {count 2, order interleaved}, got status %q (%s), rounds %+v", p, m.Status, m.NAReason, m.Rounds)
 		}
+		// provision meta's endpoints: refop's scenario table, the generic adapter's own (provision oidc meta).
+		if !strings.HasSuffix(m.Endpoints["discovery"], "/.well-known/openid-configuration") {
+			t.Errorf("%s meta.json: endpoints %v, scenario_na %v", p, m.Endpoints, m.ScenarioNA)
+		}
 	}
 	// While the other product runs, each stays up: no start of it from then
 	// on (the generic adapter logs as its NAME, oidc:refop).

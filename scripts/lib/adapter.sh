@@ -245,31 +245,14 @@ adapter_readback() {
 		die "reading back the configuration in force failed (see above)"
 }
 
-# adapter_meta STATE prints the meta (provision meta) from internal/products,
-# product_meta's arguments and STATE.
+# adapter_meta STATE prints the meta: provision meta builds it from
+# internal/products and STATE (endpoints, database settings, compose mode)
+# with product_meta's arguments.
 adapter_meta() {
-	local state="$1" s reason url args=() more=() txt
-	for s in "${ADAPTER_SCENARIOS[@]}"; do
-		reason="$(product_na_reason "$s")"
-		if [[ -n "$reason" ]]; then
-			args+=(--scenario-na "$s=$reason")
-		elif url="$(product_endpoint "$state" "$s" 2>/dev/null)" && [[ -n "$url" ]]; then
-			args+=(--endpoint "$s=$url")
-		fi
-	done
-	rm -f "$state/database.json"
-	if adapter_pg_use "$state" 2>/dev/null && [[ -s "$IDPBENCH_PG_DIR/pg.env" ]]; then
-		pg_meta_json >"$state/database.json"
-		args+=(--database "$state/database.json")
-	fi
-	if compose_mode "$state"; then
-		args+=(--mode compose --compose-file "deploy/compose/$(basename "$(state_get "$state" COMPOSE_FILE)")"
-			--memory-limit "$(compose_limits "$state")")
-	fi
-	if declare -F product_meta >/dev/null; then txt="$(product_meta "$state")"; fi
+	local more=() txt
+	if declare -F product_meta >/dev/null; then txt="$(product_meta "$1")"; fi
 	[[ -z "${txt:-}" ]] || mapfile -t more <<<"$txt"
-	"$(tool provision)" meta --product "$PRODUCT" --product-version "$PRODUCT_VERSION" --state "$state" \
-		"${args[@]}" "${more[@]}"
+	"$(tool provision)" meta --product "$PRODUCT" --product-version "$PRODUCT_VERSION" --state "$1" "${more[@]}"
 }
 
 # --- answers from internal/products -------------------------------------------

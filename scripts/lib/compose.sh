@@ -152,9 +152,3 @@ compose_down() {
 	left="${left//$'\n'/ }"
 	[[ -z "${left// /}" ]] || die "containers left after compose down: ${left% }"
 }
-
-# compose_limits STATE prints "service LIMIT, ..." (the meta's memory_limit)
-# from the product's file, in its order.
-compose_limits() {
-	"$(tool provision)" compose limits "$(state_get "$1" COMPOSE_FILE)"
-}

@@ -6,18 +6,14 @@
 
 PG_DB_USER=idpbench
 
-# Settings every product gets; the rest stay at PostgreSQL's defaults (pg_meta_json records them).
+# Settings every product gets; the rest stay at PostgreSQL's defaults (the
+# meta records them: provision meta, products.PGReported).
 PG_SETTINGS=(
 	"max_connections = 200"
 	"shared_buffers = 256MB"
 	"shared_preload_libraries = 'pg_stat_statements'"
 	"pg_stat_statements.track = all"
 )
-
-# Settings reported in the meta (name list for current_setting()).
-PG_REPORTED=(max_connections shared_buffers shared_preload_libraries pg_stat_statements.track
-	fsync synchronous_commit full_page_writes wal_level max_wal_size checkpoint_timeout
-	work_mem effective_cache_size random_page_cost listen_addresses)
 
 # pg_bindir prints the directory of the newest PostgreSQL server binaries:
 # pg_config --bindir, else /usr/lib/postgresql/<newest>/bin, else PATH.
@@ -164,17 +160,6 @@ pg_dropdb() {
 pg_dsn() {
 	pg_env
 	printf 'postgres://%s@127.0.0.1:%s/%s?sslmode=disable\n' "$PG_DB_USER" "$PG_PORT" "$1"
-}
-
-# pg_meta_json prints the server version and the reported settings as one flat
-# JSON object of strings (the meta's "database" field).
-pg_meta_json() {
-	local names
-	names="$(printf "'%s'," "${PG_REPORTED[@]}")"
-	pg_psql postgres -At -c "SELECT json_object_agg(k, v) FROM (
-		SELECT 'server_version' AS k, current_setting('server_version') AS v
-		UNION ALL SELECT name, current_setting(name) FROM pg_settings
-		WHERE name IN (${names%,})) s"
 }
 
 # pg_down stops the cluster and deletes its directory; dies naming what is left.

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/idpbench/idpbench/internal/composefile"
+	"github.com/idpbench/idpbench/internal/products"
+)
+
+// runValues reads into a what the adapter's state directory dir records
+// of the run: compose mode (MODE=compose: its COMPOSE_FILE's name in
+// deploy/compose and memory limits), the endpoints of the product's
+// scenario table unless the flags gave them (a table the state cannot
+// fill is a warning and no endpoints, as the shell's loop left them out),
+// and the version and settings of the product's PostgreSQL cluster while
+// its pg.env is there. A directory without state.env (up never ran)
+// records none of them.
+func runValues(ctx context.Context, a *products.Adapter, dir string, stderr io.Writer) error {
+	if _, err := os.Stat(filepath.Join(dir, "state.env")); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	st, err := products.ReadState(dir, a.Name)
+	if err != nil {
+		return err
+	}
+	if st.Compose() {
+		if a.Compose, err = composeOf(st); err != nil {
+			return err
+		}
+		a.Inputs.Mode = products.ModeCompose
+	}
+	if a.Endpoints == nil {
+		if a.Endpoints, err = a.Product.Endpoints(st); err != nil {
+			fmt.Fprintf(stderr, "provision meta: warning: the record has no endpoints: %v\n", err)
+		}
+	}
+	if pg := st.PGCluster(); pg != "" {
+		if a.Database, err = readDatabase(ctx, st); err != nil {
+			return fmt.Errorf("reading the version and settings of the PostgreSQL cluster %s: %w", pg, err)
+		}
+	}
+	return nil
+}
+
+// composeOf is compose mode's additions: the file up recorded, by its name
+// in deploy/compose, and its services' memory limits.
+func composeOf(st *products.State) (*products.Compose, error) {
+	file := st.Get("COMPOSE_FILE")
+	if err := st.Err(); err != nil {
+		return nil, err
+	}
+	p, err := composefile.Load(file)
+	if err != nil {
+		return nil, err
+	}
+	return &products.Compose{File: "deploy/compose/" + filepath.Base(file), MemoryLimit: memoryLimits(p)}, nil
+}
+
+// readDatabase asks the product's cluster (its pg.env's port, on
+// loopback) for server_version and the products.PGReported settings, as
+// current_setting shows them ("256MB").
+func readDatabase(ctx context.Context, st *products.State) (map[string]string, error) {
+	dsn := st.PGDSN("postgres")
+	if err := st.Err(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(ctx, `SELECT 'server_version', current_setting('server_version')
+		UNION ALL SELECT name, current_setting(name) FROM pg_settings WHERE name = ANY($1)`, products.PGReported)
+	if err != nil {
+		return nil, err
+	}
+	db := map[string]string{}
+	var k, v string
+	_, err = pgx.ForEachRow(rows, []any{&k, &v}, func() error {
+		db[k] = v
+		return nil
+	})
+	return db, err
+}
