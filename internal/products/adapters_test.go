@@ -33,10 +33,10 @@ func TestAdaptersPrintTheGoldens(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	build := exec.CommandContext(ctx, "go", "build", "-o", dir+"/", "./cmd/provision")
+	build := exec.CommandContext(ctx, "go", "build", "-o", dir+"/", "./cmd/provision", "./cmd/runstate")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building provision: %v\n%s", err, out)
+		t.Fatalf("building provision and runstate: %v\n%s", err, out)
 	}
 	if err := os.CopyFS(filepath.Join(dir, "testdata"), os.DirFS("testdata")); err != nil {
 		t.Fatal(err)
@@ -47,7 +47,8 @@ func TestAdaptersPrintTheGoldens(t *testing.T) {
 	}
 	run := exec.CommandContext(ctx, "bash", "testdata/args/adapters.sh")
 	run.Dir = dir
-	run.Env = append(os.Environ(), "ROOT="+root, "BIN="+filepath.Join(dir, "provision"), "OUT="+out)
+	run.Env = append(os.Environ(), "ROOT="+root, "BIN="+filepath.Join(dir, "provision"),
+		"RUNSTATE="+filepath.Join(dir, "runstate"), "OUT="+out)
 	if b, err := run.CombinedOutput(); err != nil {
 		t.Fatalf("adapters.sh: %v\n%s", err, b)
 	}

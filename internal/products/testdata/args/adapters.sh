@@ -6,7 +6,7 @@
 # metricsargs for every scenario; pools; setup) and what it called, with the
 # tools it calls replaced by recorders (mintpool, provision
 # pool/hydra/keycloak/zitadel, readback, coldstart, loadstep; every other
-# provision subcommand is BIN's); then what three of the adapters' own
+# provision subcommand is BIN's, runstate is RUNSTATE); then what three of the adapters' own
 # functions printed or called (hydra_config, zitadel_config, keycloak's
 # product_start), nothing where a function is gone.
 #
@@ -15,12 +15,13 @@
 # tests hold internal/products' answers to them (TestAnswersMatchTheAdapters)
 # and run this again on today's adapters (TestAdaptersPrintTheGoldens).
 #
-#   ROOT=/path/to/checkout BIN=/path/to/its/provision [OUT=DIR] \
+#   ROOT=/path/to/checkout BIN=/path/to/its/provision RUNSTATE=/path/to/its/runstate [OUT=DIR] \
 #     testdata/args/adapters.sh            (from internal/products; writes into the states)
 set -o errexit -o nounset -o pipefail
 
 ROOT="${ROOT:?the checkout whose adapters run}"
 BIN="${BIN:?its provision binary}"
+RUNSTATE="${RUNSTATE:?its runstate binary (processes and ports; not recorded)}"
 OUT="${OUT:-testdata/args}"
 here=testdata/args
 fakes="$(mktemp -d)"
@@ -49,6 +50,7 @@ pool | hydra | keycloak | zitadel) { echo "provision"; printf '%s\n' "\$@"; echo
 esac
 EOS
 chmod +x "$fakes/provision"
+ln -s "$RUNSTATE" "$fakes/runstate"
 
 scenarios=(discovery client_credentials client_credentials_login jwt_bearer introspect auth_code refresh userinfo)
 
