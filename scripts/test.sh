@@ -7,8 +7,9 @@
 #            skip themselves; those that start nginx run when it is installed)
 #   --keep   keep the integration run's directory (logged at the end)
 #
-# Phases, each logged as "=== NAME": static checks (gofmt, go vet,
-# bash -n, shellcheck); deploy/kubernetes's tests; the reference OP and Hydra on
+# Phases, each logged as "=== NAME": static checks (the tools built, then
+# `devtest static`: gofmt, go vet, bash -n, shellcheck; its --help says
+# how); deploy/kubernetes's tests; the reference OP and Hydra on
 # PostgreSQL; go test -race -p 1 ./... with IDPBENCH_INTEGRATION=1; every fuzz
 # target 3 s; jwt-bearer and private_key_jwt on the reference OP; its fresh
 # start; internal/runtest's TestPlacement, TestRounds, TestKillRun; the Zitadel
@@ -17,7 +18,8 @@
 #
 # Environment: IDPBENCH_CACHE (products installed or built on first use, then
 # cached), IDPBENCH_TMP, ZITADEL_BIN. As root it installs what it needs from the
-# OS packages (PostgreSQL, jq, gcc, nginx); otherwise it fails naming it.
+# OS packages (PostgreSQL, jq, curl, shellcheck, gcc, nginx); otherwise it
+# fails naming it.
 #
 # Exit codes: 0 when all of it passes, 1 a failure, 2 an unknown argument,
 # 130 interrupted.
@@ -78,24 +80,12 @@ e2e() {
 }
 
 phase "static checks"
-require_cmd go
 ensure_pkg jq jq
 ensure_pkg curl curl
-cd "$IDPBENCH_ROOT"
-unformatted="$(find . -name '*.go' -not -path './.git/*' -print0 | xargs -0 gofmt -l)"
-[[ -z "$unformatted" ]] || die "gofmt would change: $unformatted"
-go vet ./...
-(cd deploy/refop && go vet ./...) # the reference OP's main: its own module, outside ./...
-(cd deploy/kubernetes && go vet ./...) # the Kubernetes manifests' tests: their own module too
-shell_files=(scripts/*.sh scripts/lib/*.sh scripts/products/*)
-for f in "${shell_files[@]}"; do
-	bash -n "$f" || die "syntax error in $f"
-done
-# Static analysis at shellcheck's default severity (style and up), following every source
 ensure_pkg shellcheck shellcheck
-shellcheck -x "${shell_files[@]}" >&2 ||
-	die "shellcheck reports findings in scripts/ (above)"
-log "ok: shellcheck $(shellcheck --version | sed -n 's/^version: //p'): nothing to report in scripts/"
+build_tools
+cd "$IDPBENCH_ROOT"
+"$(tool devtest)" static # gofmt, go vet, bash -n, shellcheck: devtest static --help
 IDPBENCH_ZITADEL_PROTO="$(zitadel_proto_dir)" # Zitadel's API definitions, for the Go tests
 export IDPBENCH_ZITADEL_PROTO
 
@@ -114,7 +104,6 @@ phase "servers for the integration tests"
 ensure_pkg gcc gcc
 ensure_pkg nginx nginx-light # the Go tests start their own (internal/nginxtest)
 WORK="$(make_tmpdir idpbench-test)"
-build_tools
 for p in refop hydra; do "$IDPBENCH_ROOT/scripts/products/$p" install; done
 pg_up "$(pg_make_dir)"
 REFOP_STATE="$WORK/refop"

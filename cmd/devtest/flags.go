@@ -109,3 +109,52 @@ func runBusy(ctx context.Context, args []string, e cli.Env) error {
 	}
 	return b.Run(ctx, env("busy", e))
 }
+
+const staticHead = `Usage: devtest static [--root DIR]
+
+The repository's static checks, scripts/test.sh's first phase (it builds
+the tools and runs this):
+  gofmt -l        every *.go file of the tree (directories named .git left
+                  out); a file it would change is a finding
+  go vet ./...    in every module: the root and each directory with a go.mod
+                  of its own (deploy/refop, deploy/kubernetes; testdata and
+                  directories starting with . or _ left out, as go does)
+  bash -n         scripts/*.sh scripts/lib/*.sh scripts/products/*, one at a
+                  time
+  shellcheck -x   the same files at its default severity (style and up),
+                  following every source; its report goes to stderr
+
+Each check is logged as it starts. Every check runs, and it fails at the
+end naming what each failed one found (the files, or the module), so one
+run shows every kind of finding. go, gofmt, bash and shellcheck must be on
+PATH (test.sh installs shellcheck from the OS packages as root).
+
+Flags:
+`
+
+const staticTail = `
+Exit status: 0 every check passed, 1 one failed (named at the end), 2 a bad
+argument, 130 interrupted. Rules and records: docs/design.md#the-scripts.
+
+Examples:
+  go run ./cmd/devtest static    # the static checks alone, from anywhere in the repository
+  scripts/test.sh --unit         # them first, then the Go tests and the fuzz targets
+`
+
+func runStatic(ctx context.Context, args []string, e cli.Env) error {
+	var root string
+	fs := cli.NewFlagSet("static")
+	fs.StringVar(&root, "root", "", "the repository, `DIR` (default: found from the working directory up)")
+	if err := (cli.Help{Tool: "devtest static", Head: staticHead, Tail: staticTail}).ParseSub(fs, args, e.Stdout); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("unknown argument: %s", fs.Arg(0))
+	}
+	s := devtest.Static{}
+	var err error
+	if s.Root, err = devtest.Root(root); err != nil {
+		return err
+	}
+	return s.Run(ctx, env("static", e))
+}

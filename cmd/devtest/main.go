@@ -1,8 +1,10 @@
 // Command devtest runs the developer's test runs that are neither unit
 // tests nor benchmarks (internal/devtest): "devtest fuzz", every Go fuzz
-// target of the repository one at a time, and "devtest busy", the Go tests
-// several times beside a busy loop. scripts/fuzz.sh and scripts/test-busy.sh
-// build the tools and exec it from the repository's root.
+// target of the repository one at a time, "devtest busy", the Go tests
+// several times beside a busy loop, and "devtest static", the static checks
+// (gofmt, go vet, bash -n, shellcheck). scripts/fuzz.sh and
+// scripts/test-busy.sh build the tools and exec it from the repository's
+// root; scripts/test.sh builds them and runs "devtest static" first.
 package main
 
 import (
@@ -24,7 +26,7 @@ func main() {
 }
 
 // logTags are the subcommands' log tags: their scripts'.
-var logTags = map[string]string{"fuzz": "fuzz", "busy": "test-busy"}
+var logTags = map[string]string{"fuzz": "fuzz", "busy": "test-busy", "static": "test"}
 
 func tool() cli.Tool {
 	return cli.Tool{
@@ -32,16 +34,18 @@ func tool() cli.Tool {
 		Synopsis: "SUBCOMMAND [FLAGS]",
 		About: "Runs the developer's test runs that are neither unit tests nor benchmarks,\n" +
 			"from the repository's root (found from the working directory up, or --root).\n" +
-			"Their scripts (scripts/fuzz.sh, scripts/test-busy.sh) build the tools and\n" +
-			"exec it. docs/design.md#the-scripts.\n",
-		Exits: "Exit status: 0 passed, 1 a target or a run failed, 2 usage error, 130 interrupted.",
+			"Their scripts (scripts/fuzz.sh, scripts/test-busy.sh; scripts/test.sh for\n" +
+			"static) build the tools and run it. docs/design.md#the-scripts.\n",
+		Exits: "Exit status: 0 passed, 1 a target, a run or a check failed, 2 usage error, 130 interrupted.",
 		Examples: []string{
 			"scripts/fuzz.sh --time 5m",
 			"scripts/test-busy.sh --runs 5 2>&1 | tee results/test-busy/\"$(git rev-parse --short HEAD)\".log",
+			"go run ./cmd/devtest static",
 		},
 		Subcommands: []cli.Subcommand{
 			{Name: "fuzz", Summary: "every Go fuzz target of the repository, one at a time (fuzz.sh)", Run: runFuzz},
 			{Name: "busy", Summary: "go test -race -count=1 -p 1 ./... N times beside a busy loop (test-busy.sh)", Run: runBusy},
+			{Name: "static", Summary: "gofmt, go vet, bash -n and shellcheck on the repository (test.sh's first phase)", Run: runStatic},
 		},
 	}
 }

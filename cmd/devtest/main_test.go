@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -19,7 +20,7 @@ func TestUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "devtest: error: a subcommand is required: fuzz, busy (see --help)"},
+		{nil, "devtest: error: a subcommand is required: fuzz, busy, static (see --help)"},
 		{[]string{"fuzzz"}, `devtest: error: unknown subcommand "fuzzz"`},
 		{[]string{"fuzz", "--bogus"}, "fuzz: error: unknown flag: --bogus (see --help)"},
 		{[]string{"fuzz", "--time"}, "fuzz: error: flag needs an argument: --time (see --help)"},
@@ -29,6 +30,9 @@ func TestUsage(t *testing.T) {
 		{[]string{"busy", "--runs", "0"}, "test-busy: error: --runs wants a positive number (see --help)"},
 		{[]string{"busy", "--runs", "x"}, `test-busy: error: invalid argument "x" for "--runs"`},
 		{[]string{"busy", "extra"}, "test-busy: error: unknown argument: extra (see --help)"},
+		{[]string{"static", "extra"}, "test: error: unknown argument: extra (see --help)"},
+		{[]string{"static", "--bogus"}, "test: error: unknown flag: --bogus (see --help)"},
+		{[]string{"static", "--root", "/"}, "test: error: --root /: no go.mod of module github.com/idpbench/idpbench there"},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := runArgs(tt.args...)
@@ -44,10 +48,12 @@ func TestHelp(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--help"}, []string{"Usage: devtest SUBCOMMAND", "fuzz", "busy"}},
+		{[]string{"--help"}, []string{"Usage: devtest SUBCOMMAND", "fuzz", "busy", "static", "go run ./cmd/devtest static"}},
 		{[]string{"fuzz", "--help"}, []string{"Usage: scripts/fuzz.sh [--time D] [--list] [TARGET...]", "golang/go#75804",
 			"testdata/fuzz/FuzzXxx/", `(default "3s")`, "--list", "Examples:", "scripts/fuzz.sh --time 1m FuzzMember"}},
 		{[]string{"busy", "-h"}, []string{"Usage: scripts/test-busy.sh [--runs N]", "runs in a row, N (default 5)", "Example:"}},
+		{[]string{"static", "--help"}, []string{"Usage: devtest static [--root DIR]", "gofmt -l", "go vet ./...", "bash -n", "shellcheck -x",
+			"--root DIR", "Examples:", "go run ./cmd/devtest static"}},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := runArgs(tt.args...)
@@ -65,6 +71,21 @@ func TestListRepository(t *testing.T) {
 	for _, w := range []string{"./internal/load FuzzResponse\n", "./internal/schema FuzzDecodeStep\n"} {
 		if code != 0 || stderr != "" || !strings.Contains(stdout, w) {
 			t.Errorf("devtest fuzz --list: exit %d, stderr %q; stdout lacks %q:\n%s", code, stderr, w, stdout)
+		}
+	}
+}
+
+// TestStaticRepository: the repository itself passes its static checks with
+// the real tools. It skips only without shellcheck (CI installs it; go,
+// gofmt and bash are there wherever the tests run, and their absence fails).
+func TestStaticRepository(t *testing.T) {
+	if _, err := exec.LookPath("shellcheck"); err != nil {
+		t.Skip("shellcheck is not installed (scripts/test.sh installs it as root)")
+	}
+	code, stdout, stderr := runArgs("static")
+	for _, w := range []string{"test: [step 1/", "go vet ./... in deploy/refop", "test: ok: shellcheck ", ": nothing to report in scripts/\n", " static checks passed\n"} {
+		if code != 0 || !strings.Contains(stderr, w) {
+			t.Errorf("devtest static: exit %d, stdout %q; stderr lacks %q:\n%s", code, stdout, w, stderr)
 		}
 	}
 }

@@ -34,7 +34,7 @@ func (b Busy) Validate() error {
 // result, wall time and the load average after it; it stops at the first
 // run that fails. The busy loop ends with Run, whatever ends it.
 func (b Busy) Run(ctx context.Context, e Env) error {
-	if err := requireGo(); err != nil {
+	if err := requireCmds("go"); err != nil {
 		return err
 	}
 	e.Log.Printf("commit %s; load %s", commit(ctx, b.Root), loadAvg())

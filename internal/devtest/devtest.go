@@ -1,7 +1,9 @@
 // Package devtest holds the developer's test runs that are neither unit
 // tests nor benchmarks (cmd/devtest; scripts/fuzz.sh and scripts/test-busy.sh
-// exec it): Fuzz runs every Go fuzz target of the repository one at a time,
-// Busy runs the Go tests several times beside a busy loop.
+// exec it, scripts/test.sh runs it): Fuzz runs every Go fuzz target of the
+// repository one at a time, Busy runs the Go tests several times beside a
+// busy loop, Static runs the static checks (gofmt, go vet, bash -n,
+// shellcheck).
 package devtest
 
 import (
@@ -76,10 +78,13 @@ func modulePath(gomod string) string {
 	return ""
 }
 
-// requireGo fails as the scripts' require_cmd did when go is not on PATH.
-func requireGo() error {
-	if _, err := exec.LookPath("go"); err != nil {
-		return errors.New("required command not found: go")
+// requireCmds fails as the scripts' require_cmd did, naming the first of
+// names that is not on PATH.
+func requireCmds(names ...string) error {
+	for _, n := range names {
+		if _, err := exec.LookPath(n); err != nil {
+			return fmt.Errorf("required command not found: %s", n)
+		}
 	}
 	return nil
 }

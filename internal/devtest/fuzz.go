@@ -41,7 +41,7 @@ func (f Fuzz) Validate() error {
 // Run lists the targets or runs the chosen ones, each on its own with its
 // output streamed; it fails at the end naming those that failed.
 func (f Fuzz) Run(ctx context.Context, e Env) error {
-	if err := requireGo(); err != nil {
+	if err := requireCmds("go"); err != nil {
 		return err
 	}
 	all, err := FindTargets(f.Root)
