@@ -77,7 +77,7 @@ func TestReportToFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"# Test run", "| S1 discovery | hydra | 12,400 |", "| S6 userinfo | keycloak | 4,700 |"} {
+	for _, want := range []string{"# Test run", "| S1 discovery | hydra | 12,400 (1 window, no 95% interval: needs 6) |", "| S6 userinfo | keycloak | 4,700 (1 window, no 95% interval: needs 6) |"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("report lacks %q", want)
 		}

@@ -30,13 +30,38 @@ type Agreement struct {
 	// host probe.
 	HostAgree, HostTotal int
 	HostMedianPct        float64
+	// Capacity is the agreement of the capacities (report.Capacity): raw,
+	// and at one host speed (both at OLD's reference probe).
+	Capacity, CapacityAdjusted CapacityAgreement
 }
+
+// CapacityAgreement is how two runs agree on one kind of capacity figure.
+type CapacityAgreement struct {
+	Agree, Total int     // cells within the bound, cells with the figure on both sides
+	MedianPct    float64 // median |Δ|, percent; NaN without cells
+	// Narrow of Intervals: the capacities (of both runs) whose 95%
+	// interval is at most ±NarrowPct of the median, of those with a figure.
+	Narrow, Intervals int
+	// Honest of Paired: the cells whose two intervals exist and whose
+	// difference lies within √(h₁² + h₂²) of the two half-widths.
+	Honest, Paired int
+}
+
+// NarrowPct is the half-width (percent of the median) under which a
+// capacity interval counts as narrow in CapacityAgreement.
+const NarrowPct = 5.0
 
 // AgreeCell is one cell of an Agreement.
 type AgreeCell struct {
 	Row      Row
 	DeltaPct float64 // NEW's steady median qps against OLD's, percent; NaN without both
 	Within   bool
+	// CapPct, CapAdjPct: NEW's capacity against OLD's, raw and at OLD's
+	// reference host speed, percent; NaN without both. CapHonest,
+	// CapAdjHonest: the difference lies within the combined half-widths
+	// (false also without both intervals).
+	CapPct, CapAdjPct       float64
+	CapHonest, CapAdjHonest bool
 	// EffDeltaPct: NEW's requests per IdP CPU-second against OLD's,
 	// percent; NaN where either report has no figure.
 	EffDeltaPct float64
@@ -65,7 +90,8 @@ func Agree(rows []Row, within float64) Agreement {
 		if rep == nil || row.Status == StatusNA {
 			continue
 		}
-		c := AgreeCell{Row: row, DeltaPct: math.NaN(), EffDeltaPct: math.NaN(), HostDeltaPct: math.NaN(), EqualHostDeltaPct: math.NaN()}
+		c := AgreeCell{Row: row, DeltaPct: math.NaN(), EffDeltaPct: math.NaN(), HostDeltaPct: math.NaN(), EqualHostDeltaPct: math.NaN(),
+			CapPct: math.NaN(), CapAdjPct: math.NaN()}
 		switch {
 		case rep.Old == nil && rep.New == nil:
 			c.Why = "no steady state in either run"
@@ -92,6 +118,10 @@ func Agree(rows []Row, within float64) Agreement {
 					a.HostAgree++
 				}
 			}
+			if rep.OldCap != nil && rep.NewCap != nil {
+				c.CapPct, c.CapHonest = a.Capacity.add(rep.OldCap.Raw, rep.NewCap.Raw, within)
+				c.CapAdjPct, c.CapAdjHonest = a.CapacityAdjusted.add(rep.OldCap.Adjusted, rep.NewCapAtOld, within)
+			}
 			if rep.OldEff.OK && rep.NewEff.OK && rep.OldEff.Value > 0 {
 				c.EffDeltaPct = 100 * (rep.NewEff.Value/rep.OldEff.Value - 1)
 				c.EffWithin = math.Abs(c.EffDeltaPct) <= within
@@ -106,7 +136,46 @@ func Agree(rows []Row, within float64) Agreement {
 	a.MedianPct = medianAbs(a.Cells, func(c AgreeCell) float64 { return c.DeltaPct })
 	a.EffMedianPct = medianAbs(a.Cells, func(c AgreeCell) float64 { return c.EffDeltaPct })
 	a.HostMedianPct = medianAbs(a.Cells, func(c AgreeCell) float64 { return c.EqualHostDeltaPct })
+	a.Capacity.MedianPct = medianAbs(a.Cells, func(c AgreeCell) float64 { return c.CapPct })
+	a.CapacityAdjusted.MedianPct = medianAbs(a.Cells, func(c AgreeCell) float64 { return c.CapAdjPct })
 	return a
+}
+
+// add counts one cell's two capacities (OLD's o, NEW's n): its Δ percent
+// (NaN when a side has no median) and whether the difference lies within
+// the combined half-widths of the two intervals.
+func (ca *CapacityAgreement) add(o, n report.Interval, within float64) (float64, bool) {
+	for _, iv := range []report.Interval{o, n} {
+		if iv.N > 0 && iv.Center > 0 {
+			ca.Intervals++
+			if iv.OK() && iv.HalfPct() <= NarrowPct {
+				ca.Narrow++
+			}
+		}
+	}
+	if o.Center <= 0 || n.Center <= 0 {
+		return math.NaN(), false
+	}
+	pct := 100 * (n.Center/o.Center - 1)
+	ca.Total++
+	if math.Abs(pct) <= within {
+		ca.Agree++
+	}
+	if !o.OK() || !n.OK() {
+		return pct, false
+	}
+	ca.Paired++
+	h := math.Hypot(halfWidth(o), halfWidth(n))
+	honest := math.Abs(n.Center-o.Center) <= h
+	if honest {
+		ca.Honest++
+	}
+	return pct, honest
+}
+
+// halfWidth is the interval's farther end from its center, in its unit.
+func halfWidth(iv report.Interval) float64 {
+	return math.Max(iv.Hi-iv.Center, iv.Center-iv.Lo)
 }
 
 // medianAbs is the median of |get(c)| over the cells where it is a number;
@@ -137,6 +206,7 @@ func writeAgreement(b *strings.Builder, a Agreement) {
 		a.Agree, a.Total, a.Within, pctOf(a.Agree, a.Total), medianPct(a.MedianPct), a.SameLvl, a.Total,
 		a.EffAgree, a.EffTotal, a.Within, pctOf(a.EffAgree, a.EffTotal), medianPct(a.EffMedianPct),
 		a.HostAgree, a.HostTotal, a.Within, pctOf(a.HostAgree, a.HostTotal), medianPct(a.HostMedianPct))
+	defer writeCapacityAgreement(b, a)
 	b.WriteString("| product | scenario | steady level OLD → NEW | qps OLD → NEW | spread OLD / NEW | Δ qps | within | req/CPU-s OLD → NEW | Δ req/CPU-s | Δ host speed | Δ qps at one host speed |\n")
 	b.WriteString("|---|---|---|--:|--:|--:|---|--:|--:|--:|--:|\n")
 	for _, c := range a.Cells {
@@ -198,4 +268,47 @@ func pctOf(n, total int) string {
 		return "no cells"
 	}
 	return fmt.Sprintf("%.0f%%", 100*float64(n)/float64(total))
+}
+
+// writeCapacityAgreement renders the capacities' agreement: raw, at one
+// host speed, the intervals' widths and whether they cover the difference.
+func writeCapacityAgreement(b *strings.Builder, a Agreement) {
+	fmt.Fprintf(b, "\n### Agreement of the capacities\n\n"+
+		"Capacity: the median over the windows of every level on the plateau, with its distribution-free 95%% interval "+
+		"(at one host speed: each window's qps at OLD's reference host probe, each run's own slope).\n\n")
+	b.WriteString("| figure | within ±" + fmt.Sprintf("%g%%", a.Within) + " | median abs(Δ) | intervals within ±" + fmt.Sprintf("%g%%", NarrowPct) + " | Δ within √(h₁²+h₂²) |\n|---|--:|--:|--:|--:|\n")
+	for _, x := range []struct {
+		name string
+		ca   CapacityAgreement
+	}{{"capacity, raw", a.Capacity}, {"capacity at one host speed", a.CapacityAdjusted}} {
+		fmt.Fprintf(b, "| %s | %d of %d (%s) | %s | %d of %d (%s) | %d of %d (%s) |\n", x.name,
+			x.ca.Agree, x.ca.Total, pctOf(x.ca.Agree, x.ca.Total), medianPct(x.ca.MedianPct),
+			x.ca.Narrow, x.ca.Intervals, pctOf(x.ca.Narrow, x.ca.Intervals), x.ca.Honest, x.ca.Paired, pctOf(x.ca.Honest, x.ca.Paired))
+	}
+	b.WriteString("\n| product | scenario | levels OLD / NEW | capacity OLD | capacity NEW | Δ | covered | at one host speed OLD | NEW | Δ | covered |\n")
+	b.WriteString("|---|---|---|--:|--:|--:|---|--:|--:|--:|---|\n")
+	for _, c := range a.Cells {
+		rep := c.Row.Reported
+		if rep.OldCap == nil || rep.NewCap == nil {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %s | %d / %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCell(c.Row.Product), c.Row.Scenario,
+			len(rep.OldCap.Levels), len(rep.NewCap.Levels),
+			report.FormatInterval(rep.OldCap.Raw, report.FormatQPS, ""), report.FormatInterval(rep.NewCap.Raw, report.FormatQPS, ""),
+			pctOrDash(c.CapPct), covered(c.CapHonest, rep.OldCap.Raw, rep.NewCap.Raw),
+			report.FormatInterval(rep.OldCap.Adjusted, report.FormatQPS, ""), report.FormatInterval(rep.NewCapAtOld, report.FormatQPS, ""),
+			pctOrDash(c.CapAdjPct), covered(c.CapAdjHonest, rep.OldCap.Adjusted, rep.NewCapAtOld))
+	}
+}
+
+// covered renders whether the difference lies within the combined
+// half-widths: "yes", "**no**", "–" without both intervals.
+func covered(ok bool, o, n report.Interval) string {
+	switch {
+	case !o.OK() || !n.OK():
+		return "–"
+	case ok:
+		return "yes"
+	}
+	return "**no**"
 }

@@ -91,6 +91,12 @@ type Reported struct {
 	// OldProbe, NewProbe: each side's host probe over the windows of its
 	// steady level (report.Level.HostProbe, µs; N 0 without one).
 	OldProbe, NewProbe report.Spread
+	// OldCap, NewCap: each side's capacity (report.Capacity), raw and at
+	// its own run's reference host speed; NewCapAtOld is NEW's at OLD's
+	// reference host speed (NEW's own slope), so the two adjusted figures
+	// are at one host speed. Nil where a side has no steady state.
+	OldCap, NewCap *report.Capacity
+	NewCapAtOld    report.Interval
 }
 
 // Key names the row: "hydra discovery c=8".
@@ -182,6 +188,10 @@ func Compare(old, new Side, opt Options) []Row {
 			row := steadyRow(k, oc[k], nc[k], alpha)
 			row.Reported.OldEff, row.Reported.NewEff = ob.efficiency(k), nb.efficiency(k)
 			row.Reported.OldProbe, row.Reported.NewProbe = ob.probe[k], nb.probe[k]
+			row.Reported.OldCap, row.Reported.NewCap = ob.capacity[k], nb.capacity[k]
+			if c := nb.capacity[k]; c != nil {
+				row.Reported.NewCapAtOld, _ = c.AdjustedAt(nb.slopes[k.product], ob.hostRef)
+			}
 			rows = append(rows, row)
 		}
 		last := &rows[len(rows)-1]
@@ -211,12 +221,21 @@ type sideReport struct {
 	na    map[cellKey]string
 	eff   map[cellKey]report.Efficiency
 	probe map[cellKey]report.Spread // the steady level's host probe
+	// capacity is each cell's capacity (nil entries absent); slopes each
+	// product's host slope; hostRef the run's reference probe.
+	capacity map[cellKey]*report.Capacity
+	slopes   map[string]report.HostSlope
+	hostRef  float64
 }
 
 // built builds a side's report once.
 func built(in *report.Inputs) sideReport {
 	r := report.Build(in, report.Options{})
-	s := sideReport{na: map[cellKey]string{}, eff: map[cellKey]report.Efficiency{}, probe: map[cellKey]report.Spread{}}
+	s := sideReport{na: map[cellKey]string{}, eff: map[cellKey]report.Efficiency{}, probe: map[cellKey]report.Spread{},
+		capacity: map[cellKey]*report.Capacity{}, slopes: map[string]report.HostSlope{}, hostRef: r.HostRefUS}
+	for _, h := range r.Slopes {
+		s.slopes[h.Product] = h
+	}
 	for _, c := range r.Cells {
 		k := cellKey{c.Product, c.Scenario.Name}
 		if len(c.Ladder) == 0 {
@@ -226,6 +245,7 @@ func built(in *report.Inputs) sideReport {
 		s.eff[k] = r.EfficiencyOf(c)
 		if l := c.SteadyWindows(); l != nil {
 			s.probe[k] = l.HostProbe
+			s.capacity[k] = &c.Capacity
 		}
 	}
 	return s

@@ -42,6 +42,44 @@ type CellRow struct {
 	// Server is the server side of the steady step (serverside.go);
 	// absent for an N/A cell.
 	Server *ServerRow `json:"server,omitempty"`
+	// Capacity is the cell's capacity (Capacity): raw and at one host
+	// speed, each a median with its 95% interval; absent for an N/A cell.
+	Capacity *CapacityRow `json:"capacity,omitempty"`
+}
+
+// CapacityRow is a cell's capacity as data.
+type CapacityRow struct {
+	Levels   []int       `json:"levels"` // the plateau's connection counts
+	Windows  int         `json:"windows"`
+	Raw      IntervalRow `json:"raw"`
+	Adjusted IntervalRow `json:"adjusted"`
+	Headline string      `json:"headline"` // "adjusted" or "raw": the figure the main table leads with
+}
+
+// IntervalRow is an Interval as data: lo and hi absent (and na set)
+// without an interval.
+type IntervalRow struct {
+	N      int     `json:"n"`
+	Median float64 `json:"median,omitempty"`
+	Lo     float64 `json:"lo,omitempty"`
+	Hi     float64 `json:"hi,omitempty"`
+	NA     string  `json:"na,omitempty"`
+}
+
+func intervalRow(iv Interval) IntervalRow {
+	return IntervalRow{N: iv.N, Median: iv.Center, Lo: iv.Lo, Hi: iv.Hi, NA: iv.NA}
+}
+
+func capacityRow(c Cell) *CapacityRow {
+	row := &CapacityRow{Windows: c.Capacity.Windows(), Raw: intervalRow(c.Capacity.Raw),
+		Adjusted: intervalRow(c.Capacity.Adjusted), Headline: "raw"}
+	for _, i := range c.Capacity.Levels {
+		row.Levels = append(row.Levels, c.Levels[i].Connections)
+	}
+	if c.Capacity.HeadlineIsAdjusted() {
+		row.Headline = "adjusted"
+	}
+	return row
 }
 
 // NameRow is one named request of an iteration's steady step.
@@ -68,6 +106,7 @@ func CellRows(r *Report) []CellRow {
 			row.File, row.Check = st.Path, s.Check
 			row.Unit = s.CountUnit
 			row.Server = r.serverRow(c)
+			row.Capacity = capacityRow(c)
 			for name, nr := range s.RequestsByName {
 				if row.ByName == nil {
 					row.ByName = map[string]NameRow{}

@@ -155,13 +155,18 @@ func orUnknown(s string) string {
 
 func (m *md) mainTable() {
 	m.printf("## Results at steady state\n\n")
-	m.printf("| Scenario | Product | QPS | P50 ms | P95 ms | P99 ms | Errors | req/CPU-s (IdP / +PG) | Steady step |\n")
-	m.printf("|---|---|--:|--:|--:|--:|--:|--:|---|\n")
+	m.printf("These figures hold for this machine and this run: products are compared with each other only\n")
+	m.printf("within one run (the ratios below), never with figures from another run or machine.\n")
+	m.printf("**Capacity** is the median throughput over the windows of every ladder level on the plateau\n")
+	m.printf("(levels whose throughput cannot be told from the best's), with its distribution-free 95%% interval;\n")
+	m.printf("%s. Latency, errors and efficiency are the steady step's: the plateau's fewest connections.\n\n", capacityLead(m.r))
+	m.printf("| Scenario | Product | Capacity [95%%] | raw [95%%] | Plateau: levels (windows) | P50 ms | P95 ms | P99 ms | Errors | req/CPU-s (IdP / +PG) | Steady step |\n")
+	m.printf("|---|---|--:|--:|---|--:|--:|--:|--:|--:|---|\n")
 	for _, c := range m.r.Cells {
 		sc := c.Scenario.ID + " " + c.Scenario.Name
 		s := c.SteadyStep()
 		if s == nil {
-			m.printf("| %s | %s | N/A | – | – | – | – | – | N/A: %s |\n", sc, c.Product, cell(c.NAReason))
+			m.printf("| %s | %s | N/A | – | – | – | – | – | – | – | N/A: %s |\n", sc, c.Product, cell(c.NAReason))
 			continue
 		}
 		st, l := s.Step, c.SteadyWindows()
@@ -172,7 +177,16 @@ func (m *md) mainTable() {
 		if mixedChecks(m.r.Cells, c.Scenario.Name) {
 			known += fmt.Sprintf("; judged by `%s`, which differs between products: not comparable", st.Check)
 		}
-		m.printf("| %s | %s | %s | %s | %s | %s | %s | %s | c=%d%s |\n", sc, c.Product, rateText(c, l.QPS.Median)+spreadText(l.QPS),
+		unit := ""
+		if c.Iterations() {
+			unit = " iter/s"
+		}
+		raw := "–"
+		if c.Capacity.HeadlineIsAdjusted() {
+			raw = FormatInterval(c.Capacity.Raw, FormatQPS, unit)
+		}
+		m.printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | c=%d%s |\n", sc, c.Product,
+			FormatInterval(c.Capacity.Headline(), FormatQPS, unit), raw, plateauText(c),
 			FormatMS(l.P50MS.Median), FormatMS(l.P95MS.Median), FormatMS(l.P99MS.Median),
 			formatPct(l.ErrorRate.Median), efficiencyText(m.r.EfficiencyOf(c)), st.Connections, known)
 	}
@@ -182,6 +196,64 @@ func (m *md) mainTable() {
 		m.printf("%s count iterations of several requests: their QPS is iterations/s (iter/s), their\n", strings.Join(ids, " and "))
 		m.printf("latencies and errors are per iteration (see Requests per iteration below).\n\n")
 	}
+	m.ratioTable()
+}
+
+// capacityLead says which capacity the table leads with: at the run's
+// reference host speed (each product's slope) or raw.
+func capacityLead(r *Report) string {
+	if !HeadlineAdjusted {
+		return "it is the windows' raw throughput"
+	}
+	var parts []string
+	for _, h := range r.Slopes {
+		if h.NA == "" {
+			parts = append(parts, fmt.Sprintf("%s %.2f (r %.2f, %d windows)", h.Product, h.Slope, h.Corr, h.Windows))
+		} else {
+			parts = append(parts, h.Product+": "+h.NA)
+		}
+	}
+	if r.HostRefUS == 0 {
+		return "it is the windows' raw throughput: the run recorded no host probe to take the machine's speed out"
+	}
+	return fmt.Sprintf("it is taken at one host speed where the product has a slope (`raw` is then the windows as\n"+
+		"measured): each window's throughput moved to the run's median host probe (%s µs of CPU for the\n"+
+		"sampler's fixed work) by the product's own slope of ln qps on ln probe within levels (%s)",
+		FormatMS(r.HostRefUS), strings.Join(parts, "; "))
+}
+
+// plateauText lists the plateau's levels with their windows: "c=4 (3), c=8 (3)".
+func plateauText(c Cell) string {
+	var parts []string
+	for _, i := range c.Capacity.Levels {
+		l := c.Levels[i]
+		parts = append(parts, fmt.Sprintf("%s (%d)", levelLabel(l), l.Windows()))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// levelLabel is "c=8", "c=8 rate=100/s".
+func levelLabel(l Level) string {
+	if l.RateRPS > 0 {
+		return fmt.Sprintf("c=%d rate=%s/s", l.Connections, FormatQPS(l.RateRPS))
+	}
+	return fmt.Sprintf("c=%d", l.Connections)
+}
+
+// ratioTable renders each scenario's capacity ratios between products.
+func (m *md) ratioTable() {
+	if len(m.r.Ratios) == 0 {
+		return
+	}
+	m.printf("### Ratios between products, in this run\n\n")
+	m.printf("A / B is A's capacity over B's (the main table's figures), with a percentile bootstrap\n")
+	m.printf("95%% interval over their windows (%d resamples, seeded: the same every time). Within one\n", ratioResamples)
+	m.printf("machine and run this is the figure to quote; it needs %d windows on each side.\n\n", minIntervalSamples)
+	m.printf("| Scenario | A / B | Ratio [95%% interval] |\n|---|---|--:|\n")
+	for _, x := range m.r.Ratios {
+		m.printf("| %s %s | %s / %s | %s |\n", x.Scenario.ID, x.Scenario.Name, x.A, x.B, FormatInterval(x.Interval, FormatRatio, ""))
+	}
+	m.printf("\n")
 }
 
 // spreadText is " ±3.2%" for a figure of several windows, "" for one.

@@ -72,6 +72,13 @@ type Report struct {
 	// Server is the server side of each cell with a steady window
 	// (serverside.go), in Cells order.
 	Server []ServerSide
+	// HostRefUS is the run's reference host probe (µs): the median over
+	// every ladder window with a probe; the adjusted capacities are at it.
+	HostRefUS float64
+	// Slopes is each product's HostSlope, in Products order.
+	Slopes []HostSlope
+	// Ratios is each scenario's capacity ratios between products (ratios.go).
+	Ratios []Ratio
 }
 
 // ColdstartRow is one product's cold starts.
@@ -109,6 +116,9 @@ type Cell struct {
 	// -1 when N/A.
 	Steady   int
 	NAReason string // why there is no steady state
+	// Capacity is the cell's throughput from every level of the plateau
+	// (capacity.go); zero when N/A.
+	Capacity Capacity
 }
 
 // SteadyStep returns the steady level's median window, nil when the cell is N/A.
@@ -153,6 +163,9 @@ type Level struct {
 	// the windows that have one: how much the host's own speed moved
 	// between them. N is 0 where none has.
 	HostProbe Spread
+	// Probes is each window's host probe (µs), in Steps order; 0 where
+	// the window has none.
+	Probes []float64
 	// EqualHostQPS is the windows' qps at one host speed: each window's qps
 	// times its probe over the level's median probe (a window on cores 10%
 	// slower counts 10% more), when every window has a probe; N is 0
@@ -220,6 +233,8 @@ func Build(in *Inputs, opt Options) *Report {
 	r.Products = products(in, ladders)
 	r.Scenarios = scenarios(r.Products, ladders)
 	r.cells(ladders, newSessionIndex(in.Phases))
+	r.hostModel()
+	r.ratios()
 	r.perProduct()
 	r.serverSide(servermetrics.ParseFile)
 	r.charts()
@@ -392,9 +407,12 @@ func buildCell(sc schema.ScenarioInfo, p Product, files []StepFile, probes probe
 		steps[i] = f.Step
 	}
 	c := Cell{Scenario: sc, Product: p.Name, Levels: levels(steps, probes, sessions), Steady: -1}
-	c.SteadyLevel, c.NAReason = SelectSteadyLevel(levelSteps(c.Levels, steps), schema.ScenarioCheck(sc.Name))
-	if c.SteadyLevel >= 0 {
+	plateau, why := Plateau(levelSteps(c.Levels, steps), schema.ScenarioCheck(sc.Name))
+	c.SteadyLevel, c.NAReason = -1, why
+	if len(plateau) > 0 {
+		c.SteadyLevel = plateau[0]
 		c.Steady = medianWindow(c.Levels[c.SteadyLevel], steps)
+		c.Capacity = capacityOf(plateau, c.Levels, steps)
 	}
 	if len(files) == 0 {
 		c.NAReason = naReason(p, sc.Name)
@@ -441,9 +459,11 @@ func (l *Level) spreads(steps []*schema.Step, probes probeIndex) {
 		s := steps[i]
 		qps, errs = append(qps, s.QPS), append(errs, s.ErrorRate)
 		p50, p95, p99 = append(p50, s.LatencyMS.P50), append(p95, s.LatencyMS.P95), append(p99, s.LatencyMS.P99)
-		if us, ok := probes.window(s.Start, s.End); ok {
+		us, ok := probes.window(s.Start, s.End)
+		if ok {
 			probe = append(probe, us)
 		}
+		l.Probes = append(l.Probes, us)
 	}
 	l.QPS, l.P50MS, l.P95MS, l.P99MS, l.ErrorRate = SpreadOf(qps), SpreadOf(p50), SpreadOf(p95), SpreadOf(p99), SpreadOf(errs)
 	l.HostProbe = SpreadOf(probe)

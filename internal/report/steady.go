@@ -185,19 +185,32 @@ const preferWindows = 3
 
 // SelectSteadyLevel picks a ladder's steady level: levels are in ladder
 // order (by connections), each the windows measured at one connection count
-// (and rate). A level qualifies when every window was judged by rule and
-// Qualifies. When some qualifying levels have 3 or more windows (the
-// candidates later rounds repeat), only those are considered. The best is
-// the considered level with the highest median qps (the fewer connections
-// on a tie). The steady level is the first considered level whose
-// throughput is within noise of the best: with 4 or more windows each, a
-// two-sided Mann-Whitney U test finds no difference at NoiseAlpha; with 2
-// or more each but fewer than 4 on one side, the [min, max] ranges of their
-// window qps overlap. A level of one window has no noise estimate, so only
-// the best itself is (single-window ladders: SelectSteady's pick). It
-// returns the index into levels, or -1 and SelectSteady's reason when no
-// level qualifies.
+// (and rate). It is the first level of the plateau (Plateau): the fewest
+// connections whose throughput cannot be told from the best's. It returns
+// the index into levels, or -1 and SelectSteady's reason when no level
+// qualifies.
 func SelectSteadyLevel(levels [][]*schema.Step, rule string) (int, string) {
+	p, why := Plateau(levels, rule)
+	if len(p) == 0 {
+		return -1, why
+	}
+	return p[0], ""
+}
+
+// Plateau returns the levels of a ladder whose throughput cannot be told
+// from the best's, in ladder order: the capacity's levels (Capacity). A
+// level qualifies when every window was judged by rule and Qualifies. When
+// some qualifying levels have 3 or more windows (the candidates later
+// rounds repeat), only those are considered. The best is the considered
+// level with the highest median qps (the fewer connections on a tie); a
+// considered level is on the plateau when it is the best or its throughput
+// is within noise of the best's: with 4 or more windows each, a two-sided
+// Mann-Whitney U test finds no difference at NoiseAlpha; with 2 or more
+// each but fewer than 4 on one side, the [min, max] ranges of their window
+// qps overlap. A level of one window has no noise estimate, so only the
+// best itself is (single-window ladders: SelectSteady's pick). Without a
+// qualifying level it returns nil and SelectSteady's reason.
+func Plateau(levels [][]*schema.Step, rule string) ([]int, string) {
 	var ok []int
 	for i, ws := range levels {
 		if levelQualifies(ws, rule) {
@@ -205,7 +218,7 @@ func SelectSteadyLevel(levels [][]*schema.Step, rule string) (int, string) {
 		}
 	}
 	if len(ok) == 0 {
-		return -1, noSteadyLevelReason(levels, rule)
+		return nil, noSteadyLevelReason(levels, rule)
 	}
 	if many := slices.DeleteFunc(slices.Clone(ok), func(i int) bool { return len(levels[i]) < preferWindows }); len(many) > 0 {
 		ok = many
@@ -216,12 +229,13 @@ func SelectSteadyLevel(levels [][]*schema.Step, rule string) (int, string) {
 			best = i
 		}
 	}
+	var out []int
 	for _, i := range ok {
 		if i == best || withinNoise(levels[i], levels[best]) {
-			return i, ""
+			out = append(out, i)
 		}
 	}
-	return best, ""
+	return out, ""
 }
 
 // noSteadyLevelReason explains a ladder without a qualifying level:

@@ -1,0 +1,81 @@
+package report
+
+import (
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// Ratio is one product's capacity over another's in one scenario of one
+// run (A / B), with a bootstrap interval over their windows: within one
+// machine and run, the ratio is the figure a reader can quote.
+type Ratio struct {
+	Scenario schema.ScenarioInfo
+	A, B     string
+	Interval // Center = A's headline median over B's
+}
+
+// ratioResamples is the number of bootstrap resamples of a ratio.
+const ratioResamples = 4000
+
+// ratios computes, per scenario, the headline capacity ratio of every pair
+// of products with a capacity (A before B in Products order).
+func (r *Report) ratios() {
+	for _, sc := range r.Scenarios {
+		var cs []Cell
+		for _, c := range r.Cells {
+			if c.Scenario.Name == sc.Name && c.SteadyLevel >= 0 {
+				cs = append(cs, c)
+			}
+		}
+		for i, a := range cs {
+			for _, b := range cs[i+1:] {
+				r.Ratios = append(r.Ratios, Ratio{Scenario: sc, A: a.Product, B: b.Product,
+					Interval: RatioInterval(a.Capacity.HeadlineQPS(), b.Capacity.HeadlineQPS(), sc.Name+"/"+a.Product+"/"+b.Product)})
+			}
+		}
+	}
+}
+
+// RatioInterval is median(a) / median(b) with a percentile bootstrap
+// interval at CapacityConfidence: each resample draws len(a) windows of a
+// and len(b) of b with replacement (the windows are the independent
+// blocks). The generator is seeded from key, so a report renders the same
+// interval every time. Each side needs minIntervalSamples windows, as a
+// capacity interval does.
+func RatioInterval(a, b []float64, key string) Interval {
+	ma, _ := Median(a)
+	mb, _ := Median(b)
+	iv := Interval{N: min(len(a), len(b))}
+	if mb > 0 {
+		iv.Center = ma / mb
+	}
+	if n := min(len(a), len(b)); n < minIntervalSamples {
+		iv.NA = "too few windows for an interval"
+		return iv
+	}
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	rng := rand.New(rand.NewPCG(h.Sum64(), 0x9e3779b97f4a7c15))
+	ra, rb := make([]float64, len(a)), make([]float64, len(b))
+	rs := make([]float64, 0, ratioResamples)
+	for range ratioResamples {
+		for i := range ra {
+			ra[i] = a[rng.IntN(len(a))]
+		}
+		for i := range rb {
+			rb[i] = b[rng.IntN(len(b))]
+		}
+		x, _ := Median(ra)
+		y, _ := Median(rb)
+		if y > 0 {
+			rs = append(rs, x/y)
+		}
+	}
+	slices.Sort(rs)
+	tail := (1 - CapacityConfidence) / 2
+	iv.Lo, iv.Hi = rs[int(tail*float64(len(rs)))], rs[int((1-tail)*float64(len(rs)))-1]
+	return iv
+}
