@@ -34,6 +34,14 @@ an hour for refop, Hydra and Keycloak on 2 CPUs.
   --repeats N    rounds, so a steady level has N windows (env IDPBENCH_REPEATS;
                  default 3, --quick 1; aggregate compare needs >= 4, 5 is a good start)
   --full-ladder  measure every ladder to its end (env IDPBENCH_FULL_LADDER=1)
+
+Precision rounds (full profile): after the fixed rounds, up to
+IDPBENCH_PRECISION_ROUNDS more (default 3, --quick 0) measure again the
+candidate levels of only the scenarios whose capacity interval is missing or
+wider than ±IDPBENCH_PRECISION_PCT (default 5) of its median; a product's
+round starts only while the session's elapsed time plus its last round stays
+within IDPBENCH_BUDGET_S (default 3540, --quick 0 = none). The log says what
+each round measures and why.
   --driver-cpus LIST, --server-cpus LIST
                  pin loadstep, minting, sampler and coldstart to one set, the product
                  and PostgreSQL to the other (taskset lists "3", "0-2", "0,2"; env
@@ -72,11 +80,28 @@ type Options struct {
 	Profile   string // quick or full
 	Repeats   int    // rounds
 	LadderLen int    // the ladder's levels (IDPBENCH_LADDER or the profile's)
+	Precision Precision
 	// Env are the variables the command line sets for every child
 	// (--repeats, --driver-cpus, --server-cpus, --no-pin, --full-ladder;
 	// IDPBENCH_REPEATS=3 by default in the full profile), "K=V".
 	Env []string
 }
+
+// Precision is how the run spends time where the capacity intervals are
+// widest (docs/design.md, "Precision rounds"): after the fixed rounds, up
+// to Rounds more, each measuring again (the candidates of) only the
+// scenarios whose capacity interval is wider than ±Pct% of the median, and
+// started for a product only while the session's elapsed time plus the
+// product's last round stays within BudgetS (0: no budget). The rule looks
+// at an interval's width only, never at a comparison's outcome.
+type Precision struct {
+	Rounds  int     // IDPBENCH_PRECISION_ROUNDS: full 3, quick 0
+	Pct     float64 // IDPBENCH_PRECISION_PCT: 5
+	BudgetS int     // IDPBENCH_BUDGET_S: full 3540 (59 min), quick 0
+}
+
+// MaxRounds is the most rounds a product may be measured in.
+func (o Options) MaxRounds() int { return o.Repeats + o.Precision.Rounds }
 
 // errHelp is -h/--help: the help, exit 0.
 var errHelp = errors.New("help")
@@ -174,10 +199,40 @@ func Parse(args []string, getenv func(string) string, today time.Time) (Options,
 		return o, usageError{fmt.Sprintf("--repeats (IDPBENCH_REPEATS) %s: want a whole number >= 1", repeats)}
 	}
 	o.Repeats, _ = strconv.Atoi(repeats)
+	var err error
+	if o.Precision, err = parsePrecision(getenv, o.Quick); err != nil {
+		return o, err
+	}
 	for _, k := range order {
 		o.Env = append(o.Env, k+"="+set[k])
 	}
 	return o, nil
+}
+
+// parsePrecision reads the precision rounds' variables; a bad value is a
+// usage error naming the variable.
+func parsePrecision(getenv func(string) string, quick bool) (Precision, error) {
+	rounds, budget := "3", "3540"
+	if quick {
+		rounds, budget = "0", "0"
+	}
+	var p Precision
+	var ok bool
+	v := cmpOr(getenv("IDPBENCH_PRECISION_ROUNDS"), rounds)
+	if p.Rounds, ok = ladder.Whole(v); !ok {
+		return p, usageError{fmt.Sprintf("IDPBENCH_PRECISION_ROUNDS %s: want a whole number (0: none)", v)}
+	}
+	v = cmpOr(getenv("IDPBENCH_BUDGET_S"), budget)
+	if p.BudgetS, ok = ladder.Whole(v); !ok {
+		return p, usageError{fmt.Sprintf("IDPBENCH_BUDGET_S %s: want whole seconds (0: no budget)", v)}
+	}
+	v = cmpOr(getenv("IDPBENCH_PRECISION_PCT"), "5")
+	pct, err := strconv.ParseFloat(v, 64)
+	if err != nil || pct <= 0 || pct >= 100 {
+		return p, usageError{fmt.Sprintf("IDPBENCH_PRECISION_PCT %s: want a percentage above 0 and below 100", v)}
+	}
+	p.Pct = pct
+	return p, nil
 }
 
 // checkProducts names the first product whose name is not one an adapter

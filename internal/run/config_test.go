@@ -20,17 +20,23 @@ func TestParse(t *testing.T) {
 		error string // "": none; "help"; else the usage message
 	}{
 		{name: "defaults", want: Options{Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios),
-			RunID: "full-20261203", Profile: "full", Repeats: 3, LadderLen: 7, Env: []string{"IDPBENCH_REPEATS=3"}}},
+			RunID: "full-20261203", Profile: "full", Repeats: 3, LadderLen: 7, Env: []string{"IDPBENCH_REPEATS=3"}, Precision: Precision{Rounds: 3, Pct: 5, BudgetS: 3540}}},
 		{name: "quick", args: []string{"--quick", "--fresh", "--only", "refop,hydra", "--run-id", "q"},
 			env: map[string]string{"IDPBENCH_SCENARIOS": "discovery userinfo", "IDPBENCH_LADDER": "2 8"},
 			want: Options{Quick: true, Fresh: true, Products: []string{"refop", "hydra"}, Scenarios: []string{"discovery", "userinfo"},
-				RunID: "q", Profile: "quick", Repeats: 1, LadderLen: 2}},
+				RunID: "q", Profile: "quick", Repeats: 1, LadderLen: 2, Precision: Precision{Pct: 5}}},
 		{name: "flags export", args: []string{"--quick", "--repeats", "2", "--driver-cpus", "1", "--server-cpus", "0", "--no-pin", "--full-ladder"},
 			want: Options{Quick: true, Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios), RunID: "quick", Profile: "quick",
 				Repeats: 2, LadderLen: 3, Env: []string{"IDPBENCH_REPEATS=2", placement.EnvDriver + "=1", placement.EnvServer + "=0",
-					placement.EnvPin + "=0", "IDPBENCH_FULL_LADDER=1"}}},
+					placement.EnvPin + "=0", "IDPBENCH_FULL_LADDER=1"}, Precision: Precision{Pct: 5}}},
 		{name: "env repeats, full", env: map[string]string{"IDPBENCH_REPEATS": "5"},
-			want: Options{Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios), RunID: "full-20261203", Profile: "full", Repeats: 5, LadderLen: 7}},
+			want: Options{Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios), RunID: "full-20261203", Profile: "full", Repeats: 5, LadderLen: 7, Precision: Precision{Rounds: 3, Pct: 5, BudgetS: 3540}}},
+		{name: "precision from the environment", env: map[string]string{"IDPBENCH_PRECISION_ROUNDS": "2", "IDPBENCH_PRECISION_PCT": "2.5", "IDPBENCH_BUDGET_S": "600"},
+			want: Options{Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios), RunID: "full-20261203", Profile: "full", Repeats: 3, LadderLen: 7,
+				Env: []string{"IDPBENCH_REPEATS=3"}, Precision: Precision{Rounds: 2, Pct: 2.5, BudgetS: 600}}},
+		{name: "bad precision rounds", env: map[string]string{"IDPBENCH_PRECISION_ROUNDS": "-1"}, error: "IDPBENCH_PRECISION_ROUNDS -1: want a whole number (0: none)"},
+		{name: "bad precision pct", env: map[string]string{"IDPBENCH_PRECISION_PCT": "0"}, error: "IDPBENCH_PRECISION_PCT 0: want a percentage above 0 and below 100"},
+		{name: "bad budget", env: map[string]string{"IDPBENCH_BUDGET_S": "1h"}, error: "IDPBENCH_BUDGET_S 1h: want whole seconds (0: no budget)"},
 		{name: "help", args: []string{"--quick", "-h"}, error: "help"},
 		{name: "unknown", args: []string{"--nope"}, error: "unknown argument --nope"},
 		{name: "missing value", args: []string{"--only"}, error: "--only needs a value"},
@@ -61,7 +67,8 @@ func TestParse(t *testing.T) {
 
 func equalOptions(a, b Options) bool {
 	return a.Quick == b.Quick && a.Fresh == b.Fresh && slices.Equal(a.Products, b.Products) && slices.Equal(a.Scenarios, b.Scenarios) &&
-		a.RunID == b.RunID && a.Profile == b.Profile && a.Repeats == b.Repeats && a.LadderLen == b.LadderLen && slices.Equal(a.Env, b.Env)
+		a.RunID == b.RunID && a.Profile == b.Profile && a.Repeats == b.Repeats && a.LadderLen == b.LadderLen && slices.Equal(a.Env, b.Env) &&
+		a.Precision == b.Precision
 }
 
 func TestCheckProducts(t *testing.T) {

@@ -18,11 +18,13 @@ import (
 	"github.com/idpbench/idpbench/internal/placement"
 )
 
-// runProduct is round ROUND of one product (round 1 opens it, the last
-// closes it; docs/design.md#the-scripts). errProductFailed when it failed
-// (the meta says why), errInterrupted when interrupted.
-func (r *runner) runProduct(ctx context.Context, p string, round int) error {
+// runProduct is round ROUND of one product: the ladders of scenarios
+// (round 1 opens it; the last closes it with the GC-jitter run, meta and
+// down; docs/design.md#the-scripts). errProductFailed when it failed (the
+// meta says why), errInterrupted when interrupted.
+func (r *runner) runProduct(ctx context.Context, p string, round int, scenarios []string, last bool) error {
 	state := filepath.Join(r.work, p)
+	r.rounds[p] = round
 	if round == 1 {
 		if err := r.openProduct(ctx, p); err != nil || r.out[p] {
 			return err // N/A here, or failed: nothing more to run
@@ -42,9 +44,12 @@ func (r *runner) runProduct(ctx context.Context, p string, round int) error {
 	}
 	start := r.start[p]
 	r.startSampler(ctx, p, state)
-	for _, s := range r.Scenarios {
+	for _, s := range scenarios {
 		what := s
-		if r.Repeats > 1 {
+		switch {
+		case round > r.Repeats:
+			what = fmt.Sprintf("%s (precision round %d/%d)", s, round, r.MaxRounds())
+		case r.Repeats > 1:
 			what = fmt.Sprintf("%s (round %d/%d)", s, round, r.Repeats)
 		}
 		r.phase("ladder", p, p+" ladder "+what)
@@ -63,7 +68,7 @@ func (r *runner) runProduct(ctx context.Context, p string, round int) error {
 			return r.productFailed(ctx, p, state, start, fmt.Sprintf("failed in the %s ladder (exit %d)", what, code))
 		}
 	}
-	if round < r.Repeats {
+	if !last {
 		r.stopSampler()
 		return nil
 	}
@@ -87,7 +92,7 @@ func (r *runner) runProduct(ctx context.Context, p string, round int) error {
 // ladder runs one scenario's ladder in-process; it returns the ladder's
 // exit code and how many windows it went through.
 func (r *runner) ladder(ctx context.Context, p, s, state string, round int) (code, windows int) {
-	o := ladder.Options{Product: p, Scenario: s, Quick: r.Quick, Round: strconv.Itoa(round), RunDir: r.runDir, StateDir: state,
+	o := ladder.Options{Product: p, Scenario: s, Quick: r.Quick, Round: strconv.Itoa(round), Repeats: strconv.Itoa(r.MaxRounds()), RunDir: r.runDir, StateDir: state,
 		StepOffset: r.step, StepTotal: r.stepTotal, Bin: r.bin}
 	c, err := ladder.NewConfig(o, r.env.Getenv)
 	if err == nil {
@@ -298,7 +303,7 @@ func (r *runner) productMeta(ctx context.Context, p, state, start, status, reaso
 		base = []string{"--product", p, "--product-version", strings.TrimRight(v.String(), "\n")}
 	}
 	return r.tool(ctx, "provision", MetaArgs(base, status, r.Profile, r.Scenarios, start, reason,
-		placement.MetaArgs(r.place.Meta()), r.Repeats, filepath.Join(r.runDir, p, "meta.json"))...)
+		placement.MetaArgs(r.place.Meta()), r.rounds[p], filepath.Join(r.runDir, p, "meta.json"))...)
 }
 
 // MetaArgs are provision's arguments for a product's meta.json: base (--base

@@ -60,6 +60,8 @@ type runner struct {
 	ups       []up            // the products that are up, in the order they came up
 	out       map[string]bool // products out of the later rounds
 	start     map[string]string
+	roundS    map[string]float64 // each product's last round, seconds (the precision rounds' budget)
+	rounds    map[string]int     // the last round each product was measured in (its meta's rounds)
 	sampler   *sampler
 	failed    bool
 }
@@ -68,7 +70,7 @@ type up struct{ product, state string }
 
 // Main runs the comparison with args; it returns the exit code.
 func Main(ctx context.Context, args []string, e Env) int {
-	r := &runner{env: e, log: cli.Logger{W: e.Stderr, Tag: "run", Now: e.Now}, out: map[string]bool{}, start: map[string]string{}}
+	r := &runner{env: e, log: cli.Logger{W: e.Stderr, Tag: "run", Now: e.Now}, out: map[string]bool{}, start: map[string]string{}, roundS: map[string]float64{}, rounds: map[string]int{}}
 	o, err := Parse(args, e.Getenv, e.Now())
 	var u usageError
 	switch {
@@ -200,7 +202,7 @@ func (r *runner) run(ctx context.Context) error {
 	if err := os.MkdirAll(r.runDir, 0o755); err != nil {
 		return err
 	}
-	r.stepTotal = StepTotal(len(r.Products), len(r.Scenarios), r.LadderLen, r.Repeats)
+	r.stepTotal = StepTotal(len(r.Products), len(r.Scenarios), r.LadderLen, r.MaxRounds())
 	r.log.Printf("run %s (%s): products %s; scenarios %s; at most %d load steps; results in %s", r.RunID, r.Profile,
 		strings.Join(r.Products, " "), strings.Join(r.Scenarios, " "), r.stepTotal, r.runDir)
 	// The build (the wrapper's) is the session's first phase: it began when the session did.
@@ -211,14 +213,23 @@ func (r *runner) run(ctx context.Context) error {
 	if err := r.pgUp(ctx, tmpParent); err != nil {
 		return err
 	}
-	// Round by round: round 1 of every product, then round 2 of every product, ...
-	for round := 1; round <= r.Repeats; round++ {
+	// Round by round: round 1 of every product, then round 2 of every
+	// product, ...; after the fixed rounds, the precision rounds measure
+	// again only the scenarios whose capacity interval is still wide. A
+	// product's last round ends with its GC-jitter run, meta and down.
+	closed := map[string]bool{}
+	for round := 1; round <= r.MaxRounds(); round++ {
 		for _, p := range r.Products {
-			if r.out[p] {
+			if r.out[p] || closed[p] {
 				continue
 			}
+			scenarios := r.Scenarios
+			if round > r.Repeats {
+				scenarios = r.wide(ctx, p, round)
+			}
+			last := round == r.MaxRounds() || (round > r.Repeats && len(scenarios) == 0) || (round == r.Repeats && r.Precision.Rounds == 0)
 			t0 := r.env.Now()
-			err := r.runProduct(ctx, p, round)
+			err := r.runProduct(ctx, p, round, scenarios, last)
 			if ctx.Err() != nil || errors.Is(err, errInterrupted) {
 				return errInterrupted
 			}
@@ -229,7 +240,9 @@ func (r *runner) run(ctx context.Context) error {
 				}
 				r.afterFailure(ctx, p, 1)
 			}
-			r.log.Printf("%s: round %d/%d done in %d s", p, round, r.Repeats, int(r.env.Now().Sub(t0).Seconds()))
+			closed[p] = last
+			r.roundS[p] = r.env.Now().Sub(t0).Seconds()
+			r.log.Printf("%s: round %d/%d done in %d s", p, round, r.MaxRounds(), int(r.roundS[p]))
 		}
 	}
 	r.phase("database", "", "PostgreSQL down")

@@ -1,0 +1,70 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/idpbench/idpbench/internal/report"
+)
+
+// wide returns the scenarios of product p that precision round round
+// measures again: those whose capacity (report.Capacity, the figure the
+// main table leads with) has no 95% interval yet or one wider than
+// ±Precision.Pct of its median. None when the budget cannot hold the
+// product's round: the session's elapsed time plus the product's last
+// round would pass Precision.BudgetS. Each decision is logged.
+func (r *runner) wide(ctx context.Context, p string, round int) []string {
+	if b := r.Precision.BudgetS; b > 0 {
+		elapsed := r.env.Now().Sub(r.env.Started).Seconds()
+		if elapsed+r.roundS[p] > float64(b) {
+			r.log.Printf("%s: precision round %d not started: %d s elapsed + %d s (its last round) > the budget of %d s (IDPBENCH_BUDGET_S)",
+				p, round, int(elapsed), int(r.roundS[p]), b)
+			return nil
+		}
+	}
+	in, err := report.Load(ctx, []string{filepath.Join(r.runDir, p)}, nil, func(string) {})
+	if err != nil {
+		r.log.Printf("%s: precision round %d not started: reading its records: %v", p, round, err)
+		return nil
+	}
+	widths := CapacityWidths(report.Build(in, report.Options{}), p)
+	var out, said []string
+	for _, s := range r.Scenarios {
+		w, ok := widths[s]
+		switch {
+		case !ok:
+			continue // no steady state: nothing a later round repeats
+		case w.OK() && w.HalfPct() <= r.Precision.Pct:
+			said = append(said, fmt.Sprintf("%s ±%.1f%% (%d windows)", s, w.HalfPct(), w.N))
+		case w.OK():
+			out = append(out, s)
+			said = append(said, fmt.Sprintf("%s ±%.1f%% (%d windows): again", s, w.HalfPct(), w.N))
+		default:
+			out = append(out, s)
+			said = append(said, fmt.Sprintf("%s %s: again", s, w.NA))
+		}
+	}
+	r.log.Printf("%s: precision round %d (capacity intervals within ±%g%% are done): %s", p, round, r.Precision.Pct, orNone(strings.Join(said, "; ")))
+	return out
+}
+
+// CapacityWidths is each steady cell's headline capacity of product p in
+// rep, by scenario.
+func CapacityWidths(rep *report.Report, p string) map[string]report.Interval {
+	out := map[string]report.Interval{}
+	for _, c := range rep.Cells {
+		if c.Product == p && c.SteadyLevel >= 0 {
+			out[c.Scenario.Name] = c.Capacity.Headline()
+		}
+	}
+	return out
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no steady cell"
+	}
+	return s
+}
