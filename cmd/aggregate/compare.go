@@ -46,8 +46,11 @@ windows on either side that are not a steady state (errors, an
 interrupted window, failed connects, a driver-limited step).
 
 --fail-on SPEC is a regression gate: comma-separated rules METRIC<-N% or
-METRIC>+N% (METRIC: qps, p50, p99) and the word missing. A rule fails when a
-SIGNIFICANT change crosses it (qps<-5%: qps fell by more than 5%); missing
+METRIC>+N% (METRIC: qps, p50, p99, capacity) and the word missing. A rule
+fails when a SIGNIFICANT change crosses it (qps<-5%: qps fell by more than
+5%). capacity tests the windows of each side's plateau (the report's
+capacity), at OLD's reference host speed where both sides have a host slope,
+whatever level each side's steady state fell on; missing
 fails when a cell of OLD is absent, N/A or not comparable in NEW. The gate's
 verdict follows the table, and the failing rows go to stderr.
 

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/idpbench/idpbench/internal/report"
@@ -25,5 +26,32 @@ func TestCapacityAgreementAdd(t *testing.T) {
 	want := CapacityAgreement{Agree: 2, Total: 3, Narrow: 4, Intervals: 6, Honest: 1, Paired: 2}
 	if ca != want {
 		t.Errorf("agreement %+v, want %+v", ca, want)
+	}
+}
+
+// TestGateCapacity: a capacity rule judges the capacities even where the
+// steady levels differ (the row is not compared), fails a significant drop
+// and leaves an untestable one undecided.
+func TestGateCapacity(t *testing.T) {
+	g, err := ParseGate("capacity<-5%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(old, new []float64) Row {
+		rep := &Reported{OldCap: &report.Capacity{QPS: old}, NewCap: &report.Capacity{QPS: new}}
+		return Row{Product: "p", Scenario: "discovery", Status: StatusNotComparable, Reported: rep, Capacity: capacityDelta(rep, nil, DefaultAlpha)}
+	}
+	drop := mk([]float64{100, 101, 99, 100, 102, 98}, []float64{80, 81, 79, 80, 82, 78})
+	few := mk([]float64{100, 101, 99}, []float64{80, 81, 79})
+	same := mk([]float64{100, 101, 99, 100, 102, 98}, []float64{100, 99, 101, 100, 98, 102})
+	v := g.Check([]Row{drop, few, same})
+	if len(v.Failed) != 1 || v.Failed[0].Row.Capacity != drop.Capacity || len(v.Undecided) != 1 || v.Undecided[0].Row.Capacity != few.Capacity {
+		t.Fatalf("verdict %+v, want the drop failed and the 3+3 windows undecided", v)
+	}
+	if want := "capacity -20% (p="; !strings.HasPrefix(v.Failed[0].Why, want) || !strings.Contains(v.Failed[0].Why, "raw") {
+		t.Errorf("why %q, want it to start %q and name the basis", v.Failed[0].Why, want)
+	}
+	if _, err := ParseGate("capacity>+5%,cap<-1%"); err == nil || !strings.Contains(err.Error(), "capacity") {
+		t.Errorf("an unknown metric: %v, want an error listing capacity", err)
 	}
 }

@@ -74,9 +74,34 @@ type Row struct {
 	Notes             []string // facts a reader needs beside the figures
 	Old, New          *Figures // nil for the side that lacks the cell
 	QPS, P50, P99     Delta    // set when Status is StatusCompared
+	// Capacity is the capacities' difference (steady mode, both sides with
+	// a capacity); nil otherwise.
+	Capacity *CapacityDelta
 	// Reported is what each side's own report shows for the cell (steady
 	// mode only): each side's steady level, which may differ.
 	Reported *Reported
+}
+
+// CapacityDelta tests two capacities: the pooled plateau windows of each
+// side, at OLD's reference host speed where both sides have a slope.
+type CapacityDelta struct {
+	Old, New Stat
+	Delta
+	Basis string // "at one host speed" or "raw"
+}
+
+// capacityDelta tests OLD's capacity windows against NEW's.
+func capacityDelta(rep *Reported, newAtOld []float64, alpha float64) *CapacityDelta {
+	if rep.OldCap == nil || rep.NewCap == nil {
+		return nil
+	}
+	o, n, basis := rep.OldCap.QPS, rep.NewCap.QPS, "raw"
+	if rep.OldCap.AdjQPS != nil && newAtOld != nil {
+		o, n, basis = rep.OldCap.AdjQPS, newAtOld, "at one host speed"
+	}
+	cd := &CapacityDelta{Old: summarise(slices.Clone(o)), New: summarise(slices.Clone(n)), Basis: basis}
+	cd.Delta = test(cd.Old, cd.New, alpha)
+	return cd
 }
 
 // Reported is each side's own steady cell: the level its report picks and
@@ -189,9 +214,11 @@ func Compare(old, new Side, opt Options) []Row {
 			row.Reported.OldEff, row.Reported.NewEff = ob.efficiency(k), nb.efficiency(k)
 			row.Reported.OldProbe, row.Reported.NewProbe = ob.probe[k], nb.probe[k]
 			row.Reported.OldCap, row.Reported.NewCap = ob.capacity[k], nb.capacity[k]
+			var newAtOld []float64
 			if c := nb.capacity[k]; c != nil {
-				row.Reported.NewCapAtOld, _ = c.AdjustedAt(nb.slopes[k.product], ob.hostRef)
+				row.Reported.NewCapAtOld, newAtOld = c.AdjustedAt(nb.slopes[k.product], ob.hostRef)
 			}
+			row.Capacity = capacityDelta(row.Reported, newAtOld, alpha)
 			rows = append(rows, row)
 		}
 		last := &rows[len(rows)-1]

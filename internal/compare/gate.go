@@ -12,6 +12,10 @@ const (
 	MetricQPS = "qps"
 	MetricP50 = "p50"
 	MetricP99 = "p99"
+	// MetricCapacity is the cell's capacity (report.Capacity): the windows
+	// of each side's plateau, at OLD's reference host speed where both
+	// sides have a host slope; each side at its own plateau.
+	MetricCapacity = "capacity"
 )
 
 // Gate is a parsed --fail-on: thresholds on significant changes, and
@@ -65,13 +69,13 @@ func parseRule(tok string) (Rule, error) {
 		return Rule{}, fmt.Errorf("empty rule (two commas in a row?)")
 	}
 	if i < 0 {
-		return Rule{}, fmt.Errorf("want METRIC<-N%% or METRIC>+N%% (METRIC: qps, p50, p99), or missing")
+		return Rule{}, fmt.Errorf("want METRIC<-N%% or METRIC>+N%% (METRIC: qps, p50, p99, capacity), or missing")
 	}
 	r := Rule{Metric: strings.TrimSpace(tok[:i]), Below: tok[i] == '<', Token: tok}
 	switch r.Metric {
-	case MetricQPS, MetricP50, MetricP99:
+	case MetricQPS, MetricP50, MetricP99, MetricCapacity:
 	default:
-		return Rule{}, fmt.Errorf("unknown metric %q: want qps, p50 or p99", r.Metric)
+		return Rule{}, fmt.Errorf("unknown metric %q: want qps, p50, p99 or capacity", r.Metric)
 	}
 	num, ok := strings.CutSuffix(strings.TrimSpace(tok[i+1:]), "%")
 	if !ok {
@@ -110,6 +114,7 @@ type Verdict struct {
 func (g Gate) Check(rows []Row) Verdict {
 	var v Verdict
 	for _, row := range rows {
+		g.checkCapacity(row, &v)
 		if row.Status != StatusCompared {
 			if g.Missing && row.Status != StatusNewOnly && row.Status != StatusNA {
 				v.Failed = append(v.Failed, Finding{row, "missing from NEW or not comparable: " + row.Reason, "missing"})
@@ -117,6 +122,9 @@ func (g Gate) Check(rows []Row) Verdict {
 			continue
 		}
 		for _, r := range g.Rules {
+			if r.Metric == MetricCapacity {
+				continue
+			}
 			d := row.delta(r.Metric)
 			if !r.crossed(d.Pct) {
 				continue
@@ -131,6 +139,28 @@ func (g Gate) Check(rows []Row) Verdict {
 		}
 	}
 	return v
+}
+
+// checkCapacity judges the capacity rules on a row whose both sides have
+// a capacity, whatever their steady levels (the capacity pools the
+// plateau, so it does not hang on which level won).
+func (g Gate) checkCapacity(row Row, v *Verdict) {
+	if row.Capacity == nil {
+		return
+	}
+	d := row.Capacity.Delta
+	for _, r := range g.Rules {
+		if r.Metric != MetricCapacity || !r.crossed(d.Pct) {
+			continue
+		}
+		why := fmt.Sprintf("capacity %s (%s, %s) crosses %s", formatPct(d.Pct), formatP(d), row.Capacity.Basis, r.Token)
+		switch {
+		case d.Significant:
+			v.Failed = append(v.Failed, Finding{row, why, r.Token})
+		case !d.Testable:
+			v.Undecided = append(v.Undecided, Finding{row, why + fmt.Sprintf(", but %d+%d windows are too few to tell", row.Capacity.Old.N, row.Capacity.New.N), r.Token})
+		}
+	}
 }
 
 func (r Row) delta(metric string) Delta {
