@@ -39,8 +39,9 @@ Precision rounds (full profile): after the fixed rounds, up to
 IDPBENCH_PRECISION_ROUNDS more (default 3, --quick 0) measure again the
 candidate levels of only the scenarios whose capacity interval is missing or
 wider than ±IDPBENCH_PRECISION_PCT (default 5) of its median; a product's
-round starts only while the session's elapsed time plus its last round stays
-within IDPBENCH_BUDGET_S (default 3540, --quick 0 = none). The log says what
+round starts only while the session's elapsed time plus its last round plus
+closing every open product (GC jitter + 40 s each) stays within
+IDPBENCH_BUDGET_S (default 3540, --quick 0 = none). The log says what
 each round measures and why.
   --driver-cpus LIST, --server-cpus LIST
                  pin loadstep, minting, sampler and coldstart to one set, the product
@@ -92,7 +93,8 @@ type Options struct {
 // to Rounds more, each measuring again (the candidates of) only the
 // scenarios whose capacity interval is wider than ±Pct% of the median, and
 // started for a product only while the session's elapsed time plus the
-// product's last round stays within BudgetS (0: no budget). The rule looks
+// product's last round and the closing of every open product stays within
+// BudgetS (0: no budget). The rule looks
 // at an interval's width only, never at a comparison's outcome.
 type Precision struct {
 	Rounds  int     // IDPBENCH_PRECISION_ROUNDS: full 3, quick 0

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/idpbench/idpbench/internal/ladder"
 	"github.com/idpbench/idpbench/internal/report"
 )
 
@@ -14,13 +15,16 @@ import (
 // main table leads with) has no 95% interval yet or one wider than
 // ±Precision.Pct of its median. None when the budget cannot hold the
 // product's round: the session's elapsed time plus the product's last
-// round would pass Precision.BudgetS. Each decision is logged.
+// round plus what closing every open product still costs (its GC-jitter
+// run and teardown, closeReserveS each) would pass Precision.BudgetS.
+// Each decision is logged.
 func (r *runner) wide(ctx context.Context, p string, round int) []string {
 	if b := r.Precision.BudgetS; b > 0 {
 		elapsed := r.env.Now().Sub(r.env.Started).Seconds()
-		if elapsed+r.roundS[p] > float64(b) {
-			r.log.Printf("%s: precision round %d not started: %d s elapsed + %d s (its last round) > the budget of %d s (IDPBENCH_BUDGET_S)",
-				p, round, int(elapsed), int(r.roundS[p]), b)
+		reserve := r.closeReserveS() * r.open()
+		if elapsed+r.roundS[p]+reserve > float64(b) {
+			r.log.Printf("%s: precision round %d not started: %d s elapsed + %d s (its last round) + %d s (closing %d products) > the budget of %d s (IDPBENCH_BUDGET_S)",
+				p, round, int(elapsed), int(r.roundS[p]), int(reserve), int(r.open()), b)
 			return nil
 		}
 	}
@@ -48,6 +52,31 @@ func (r *runner) wide(ctx context.Context, p string, round int) []string {
 	}
 	r.log.Printf("%s: precision round %d (capacity intervals within ±%g%% are done): %s", p, round, r.Precision.Pct, orNone(strings.Join(said, "; ")))
 	return out
+}
+
+// closeReserveS is what closing one product costs, seconds: its GC-jitter
+// window (IDPBENCH_GCJITTER_S, else the profile's 120 s or 60 s quick)
+// and 40 s for its warmup, pool, meta and down.
+func (r *runner) closeReserveS() float64 {
+	d := 120
+	if r.Quick {
+		d = 60
+	}
+	if v, ok := ladder.Whole(r.env.Getenv("IDPBENCH_GCJITTER_S")); ok {
+		d = v
+	}
+	return float64(d + 40)
+}
+
+// open is the number of products still up for a later round.
+func (r *runner) open() float64 {
+	n := 0
+	for _, p := range r.Products {
+		if !r.out[p] && !r.closed[p] {
+			n++
+		}
+	}
+	return float64(n)
 }
 
 // CapacityWidths is each steady cell's headline capacity of product p in

@@ -62,6 +62,7 @@ type runner struct {
 	start     map[string]string
 	roundS    map[string]float64 // each product's last round, seconds (the precision rounds' budget)
 	rounds    map[string]int     // the last round each product was measured in (its meta's rounds)
+	closed    map[string]bool    // products whose last round is done
 	sampler   *sampler
 	failed    bool
 }
@@ -70,7 +71,7 @@ type up struct{ product, state string }
 
 // Main runs the comparison with args; it returns the exit code.
 func Main(ctx context.Context, args []string, e Env) int {
-	r := &runner{env: e, log: cli.Logger{W: e.Stderr, Tag: "run", Now: e.Now}, out: map[string]bool{}, start: map[string]string{}, roundS: map[string]float64{}, rounds: map[string]int{}}
+	r := &runner{env: e, log: cli.Logger{W: e.Stderr, Tag: "run", Now: e.Now}, out: map[string]bool{}, start: map[string]string{}, roundS: map[string]float64{}, rounds: map[string]int{}, closed: map[string]bool{}}
 	o, err := Parse(args, e.Getenv, e.Now())
 	var u usageError
 	switch {
@@ -217,10 +218,9 @@ func (r *runner) run(ctx context.Context) error {
 	// product, ...; after the fixed rounds, the precision rounds measure
 	// again only the scenarios whose capacity interval is still wide. A
 	// product's last round ends with its GC-jitter run, meta and down.
-	closed := map[string]bool{}
 	for round := 1; round <= r.MaxRounds(); round++ {
 		for _, p := range r.Products {
-			if r.out[p] || closed[p] {
+			if r.out[p] || r.closed[p] {
 				continue
 			}
 			scenarios := r.Scenarios
@@ -240,7 +240,7 @@ func (r *runner) run(ctx context.Context) error {
 				}
 				r.afterFailure(ctx, p, 1)
 			}
-			closed[p] = last
+			r.closed[p] = last
 			r.roundS[p] = r.env.Now().Sub(t0).Seconds()
 			r.log.Printf("%s: round %d/%d done in %d s", p, round, r.MaxRounds(), int(r.roundS[p]))
 		}
