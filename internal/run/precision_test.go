@@ -59,7 +59,7 @@ func TestWide(t *testing.T) {
 	now := time.Date(2026, 12, 4, 11, 0, 0, 0, time.UTC)
 	var log strings.Builder
 	r := &runner{runDir: runDir, roundS: map[string]float64{"p": 300}, log: cli.Logger{W: &log, Tag: "run"},
-		env: Env{Now: func() time.Time { return now }, Started: now.Add(-1000 * time.Second), Getenv: func(string) string { return "" }},
+		env:    Env{Now: func() time.Time { return now }, Started: now.Add(-1000 * time.Second), Getenv: func(string) string { return "" }},
 		closed: map[string]bool{"done": true}, out: map[string]bool{"na": true}}
 	r.Products = []string{"p", "q", "done", "na"} // p and q still to close: 2 x (120 + 40) s
 	r.Scenarios = []string{schema.ScenarioDiscovery, schema.ScenarioClientCredentials, schema.ScenarioIntrospect, schema.ScenarioUserinfo}
