@@ -206,7 +206,6 @@ func writeAgreement(b *strings.Builder, a Agreement) {
 		a.Agree, a.Total, a.Within, pctOf(a.Agree, a.Total), medianPct(a.MedianPct), a.SameLvl, a.Total,
 		a.EffAgree, a.EffTotal, a.Within, pctOf(a.EffAgree, a.EffTotal), medianPct(a.EffMedianPct),
 		a.HostAgree, a.HostTotal, a.Within, pctOf(a.HostAgree, a.HostTotal), medianPct(a.HostMedianPct))
-	defer writeCapacityAgreement(b, a)
 	b.WriteString("| product | scenario | steady level OLD → NEW | qps OLD → NEW | spread OLD / NEW | Δ qps | within | req/CPU-s OLD → NEW | Δ req/CPU-s | Δ host speed | Δ qps at one host speed |\n")
 	b.WriteString("|---|---|---|--:|--:|--:|---|--:|--:|--:|--:|\n")
 	for _, c := range a.Cells {
@@ -225,6 +224,7 @@ func writeAgreement(b *strings.Builder, a Agreement) {
 			spreadOf(rep.Old.QPS), spreadOf(rep.New.QPS), formatPct(c.DeltaPct), mark,
 			effOf(rep.OldEff), effOf(rep.NewEff), effDelta(c), pctOrDash(c.HostDeltaPct), pctOrDash(c.EqualHostDeltaPct))
 	}
+	writeCapacityAgreement(b, a)
 }
 
 // pctOrDash is formatPct, "–" for NaN.

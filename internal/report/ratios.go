@@ -68,14 +68,27 @@ func RatioInterval(a, b []float64, key string) Interval {
 		for i := range rb {
 			rb[i] = b[rng.IntN(len(b))]
 		}
-		x, _ := Median(ra)
-		y, _ := Median(rb)
-		if y > 0 {
-			rs = append(rs, x/y)
+		if y := medianInPlace(rb); y > 0 {
+			rs = append(rs, medianInPlace(ra)/y)
 		}
+	}
+	if len(rs) == 0 {
+		iv.NA = "no resample of B has a median above 0"
+		return iv
 	}
 	slices.Sort(rs)
 	tail := (1 - CapacityConfidence) / 2
 	iv.Lo, iv.Hi = rs[int(tail*float64(len(rs)))], rs[int((1-tail)*float64(len(rs)))-1]
 	return iv
+}
+
+// medianInPlace is Median for a scratch slice: it sorts vs instead of a
+// copy (a bootstrap draws thousands of resamples). vs is not empty.
+func medianInPlace(vs []float64) float64 {
+	slices.Sort(vs)
+	n := len(vs)
+	if n%2 == 1 {
+		return vs[n/2]
+	}
+	return (vs[n/2-1] + vs[n/2]) / 2
 }
