@@ -24,7 +24,9 @@ import (
 // meta says why), errInterrupted when interrupted.
 func (r *runner) runProduct(ctx context.Context, p string, round int, scenarios []string, last bool) error {
 	state := filepath.Join(r.work, p)
-	r.rounds[p] = round
+	if len(scenarios) > 0 {
+		r.rounds[p] = round // a closing round without ladders measured nothing
+	}
 	if round == 1 {
 		if err := r.openProduct(ctx, p); err != nil || r.out[p] {
 			return err // N/A here, or failed: nothing more to run

@@ -227,7 +227,7 @@ func (r *runner) run(ctx context.Context) error {
 			if round > r.Repeats {
 				scenarios = r.wide(ctx, p, round)
 			}
-			last := round == r.MaxRounds() || (round > r.Repeats && len(scenarios) == 0) || (round == r.Repeats && r.Precision.Rounds == 0)
+			last := round == r.MaxRounds() || (round > r.Repeats && len(scenarios) == 0)
 			t0 := r.env.Now()
 			err := r.runProduct(ctx, p, round, scenarios, last)
 			if ctx.Err() != nil || errors.Is(err, errInterrupted) {
