@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/idpbench/idpbench/internal/report"
@@ -33,6 +34,30 @@ type Agreement struct {
 	// Capacity is the agreement of the capacities (report.Capacity): raw,
 	// and at one host speed (both at OLD's reference probe).
 	Capacity, CapacityAdjusted CapacityAgreement
+	// Shares is the agreement of the P99 at each share of capacity both
+	// runs measured (report.ShareLatency), within ±LatencyWithinPct, by
+	// share.
+	Shares []ShareAgreement
+}
+
+// LatencyWithinPct is the bound a latency at a share of capacity is
+// checked against in Agreement.Shares (the issue's ±10%).
+const LatencyWithinPct = 10.0
+
+// ShareAgreement is how two runs agree on the P99 at one share of each
+// cell's own capacity.
+type ShareAgreement struct {
+	Share int
+	CapacityAgreement
+	Cells []ShareCell
+}
+
+// ShareCell is one cell's P99 at a share on both sides.
+type ShareCell struct {
+	Product, Scenario string
+	Old, New          report.Interval
+	Pct               float64 // NaN without both
+	Honest            bool
 }
 
 // CapacityAgreement is how two runs agree on one kind of capacity figure.
@@ -138,7 +163,44 @@ func Agree(rows []Row, within float64) Agreement {
 	a.HostMedianPct = medianAbs(a.Cells, func(c AgreeCell) float64 { return c.EqualHostDeltaPct })
 	a.Capacity.MedianPct = medianAbs(a.Cells, func(c AgreeCell) float64 { return c.CapPct })
 	a.CapacityAdjusted.MedianPct = medianAbs(a.Cells, func(c AgreeCell) float64 { return c.CapAdjPct })
+	a.Shares = agreeShares(a.Cells)
 	return a
+}
+
+// agreeShares is the agreement of the P99 at every share a cell has on
+// both sides, by share.
+func agreeShares(cells []AgreeCell) []ShareAgreement {
+	var out []ShareAgreement
+	for _, c := range cells {
+		rep := c.Row.Reported
+		for _, o := range rep.OldShares {
+			i := slices.IndexFunc(rep.NewShares, func(n report.ShareLatency) bool { return n.Share == o.Share })
+			if i < 0 || o.NA != "" || rep.NewShares[i].NA != "" {
+				continue
+			}
+			j := slices.IndexFunc(out, func(s ShareAgreement) bool { return s.Share == o.Share })
+			if j < 0 {
+				out, j = append(out, ShareAgreement{Share: o.Share}), len(out)
+			}
+			sc := ShareCell{Product: c.Row.Product, Scenario: c.Row.Scenario, Old: o.P99, New: rep.NewShares[i].P99}
+			sc.Pct, sc.Honest = out[j].add(sc.Old, sc.New, LatencyWithinPct)
+			out[j].Cells = append(out[j].Cells, sc)
+		}
+	}
+	slices.SortFunc(out, func(a, b ShareAgreement) int { return a.Share - b.Share })
+	for i := range out {
+		var vs []float64
+		for _, c := range out[i].Cells {
+			if !math.IsNaN(c.Pct) {
+				vs = append(vs, math.Abs(c.Pct))
+			}
+		}
+		out[i].MedianPct = math.NaN()
+		if m, ok := report.Median(vs); ok {
+			out[i].MedianPct = m
+		}
+	}
+	return out
 }
 
 // add counts one cell's two capacities (OLD's o, NEW's n): its Δ percent
@@ -225,6 +287,7 @@ func writeAgreement(b *strings.Builder, a Agreement) {
 			effOf(rep.OldEff), effOf(rep.NewEff), effDelta(c), pctOrDash(c.HostDeltaPct), pctOrDash(c.EqualHostDeltaPct))
 	}
 	writeCapacityAgreement(b, a)
+	writeShareAgreement(b, a)
 }
 
 // pctOrDash is formatPct, "–" for NaN.
@@ -311,4 +374,28 @@ func covered(ok bool, o, n report.Interval) string {
 		return "yes"
 	}
 	return "**no**"
+}
+
+// writeShareAgreement renders the agreement of the P99 at each share of
+// capacity both runs measured; nothing when neither did.
+func writeShareAgreement(b *strings.Builder, a Agreement) {
+	if len(a.Shares) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n### Agreement of the latency at shares of capacity\n\n"+
+		"P99 in rate mode at each share of the cell's own capacity in its own run, with its hierarchical bootstrap 95%% interval.\n\n")
+	b.WriteString("| figure | within ±" + fmt.Sprintf("%g%%", LatencyWithinPct) + " | median abs(Δ) | intervals within ±" + fmt.Sprintf("%g%%", NarrowPct) + " | Δ within √(h₁²+h₂²) |\n|---|--:|--:|--:|--:|\n")
+	for _, x := range a.Shares {
+		fmt.Fprintf(b, "| P99 at %d%% | %d of %d (%s) | %s | %d of %d (%s) | %d of %d (%s) |\n", x.Share,
+			x.Agree, x.Total, pctOf(x.Agree, x.Total), medianPct(x.MedianPct),
+			x.Narrow, x.Intervals, pctOf(x.Narrow, x.Intervals), x.Honest, x.Paired, pctOf(x.Honest, x.Paired))
+	}
+	b.WriteString("\n| product | scenario | share | P99 OLD ms | P99 NEW ms | Δ | covered |\n|---|---|--:|--:|--:|--:|---|\n")
+	for _, x := range a.Shares {
+		for _, c := range x.Cells {
+			fmt.Fprintf(b, "| %s | %s | %d%% | %s | %s | %s | %s |\n", mdCell(c.Product), c.Scenario, x.Share,
+				report.FormatInterval(c.Old, report.FormatMS, ""), report.FormatInterval(c.New, report.FormatMS, ""),
+				pctOrDash(c.Pct), covered(c.Honest, c.Old, c.New))
+		}
+	}
 }

@@ -122,6 +122,9 @@ type Reported struct {
 	// are at one host speed. Nil where a side has no steady state.
 	OldCap, NewCap *report.Capacity
 	NewCapAtOld    report.Interval
+	// OldShares, NewShares: each side's latency at shares of its own
+	// capacity (report.ShareLatency), by share.
+	OldShares, NewShares []report.ShareLatency
 }
 
 // Key names the row: "hydra discovery c=8".
@@ -214,6 +217,7 @@ func Compare(old, new Side, opt Options) []Row {
 			row.Reported.OldEff, row.Reported.NewEff = ob.efficiency(k), nb.efficiency(k)
 			row.Reported.OldProbe, row.Reported.NewProbe = ob.probe[k], nb.probe[k]
 			row.Reported.OldCap, row.Reported.NewCap = ob.capacity[k], nb.capacity[k]
+			row.Reported.OldShares, row.Reported.NewShares = ob.shares[k], nb.shares[k]
 			var newAtOld []float64
 			if c := nb.capacity[k]; c != nil {
 				row.Reported.NewCapAtOld, newAtOld = c.AdjustedAt(nb.slopes[k.product], ob.hostRef)
@@ -251,6 +255,7 @@ type sideReport struct {
 	// capacity is each cell's capacity (nil entries absent); slopes each
 	// product's host slope; hostRef the run's reference probe.
 	capacity map[cellKey]*report.Capacity
+	shares   map[cellKey][]report.ShareLatency
 	slopes   map[string]report.HostSlope
 	hostRef  float64
 }
@@ -259,7 +264,7 @@ type sideReport struct {
 func built(in *report.Inputs) sideReport {
 	r := report.Build(in, report.Options{})
 	s := sideReport{na: map[cellKey]string{}, eff: map[cellKey]report.Efficiency{}, probe: map[cellKey]report.Spread{},
-		capacity: map[cellKey]*report.Capacity{}, slopes: map[string]report.HostSlope{}, hostRef: r.HostRefUS}
+		capacity: map[cellKey]*report.Capacity{}, shares: map[cellKey][]report.ShareLatency{}, slopes: map[string]report.HostSlope{}, hostRef: r.HostRefUS}
 	for _, h := range r.Slopes {
 		s.slopes[h.Product] = h
 	}
@@ -273,6 +278,7 @@ func built(in *report.Inputs) sideReport {
 		if l := c.SteadyWindows(); l != nil {
 			s.probe[k] = l.HostProbe
 			s.capacity[k] = &c.Capacity
+			s.shares[k] = c.Shares
 		}
 	}
 	return s

@@ -56,6 +56,7 @@ func QuickChecks(z Zitadel) []Check {
 		{"Server side section", matches(`(?m)^## Server side`, "COMPARISON.md has no Server side section")},
 		{"warmup rule", warmupRule},
 		{"knee records", kneeRecords},
+		{"latency at shares", sharesMeasured("refop", "hydra", "keycloak")},
 		{"phase table", phaseTable},
 		{"facts read", factsRead},
 		{"versions and listeners", versionsAndListeners("refop", "hydra", "keycloak")},
@@ -523,4 +524,54 @@ func jsonOf(v any) string {
 
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// sharesMeasured: every steady cell of the products has its windows at 50%
+// and 80% of its capacity, in rate mode at that share of the headline
+// capacity (to the hundredth); each share has its figures or says why not,
+// and every product has figures at some share.
+func sharesMeasured(products ...string) func(*Run) (string, error) {
+	return func(r *Run) (string, error) {
+		var bad []string
+		n, na := 0, 0
+		for _, p := range products {
+			figures := 0
+			for _, c := range r.Cells {
+				if c.Product != p || !c.Steady || c.Capacity == nil {
+					continue
+				}
+				capQPS := c.Capacity.Raw.Median
+				if c.Capacity.Headline == "adjusted" {
+					capQPS = c.Capacity.Adjusted.Median
+				}
+				for _, share := range []int{50, 80} {
+					i := slices.IndexFunc(c.Shares, func(s report.ShareRow) bool { return s.Share == share })
+					if i < 0 {
+						bad = append(bad, fmt.Sprintf("%s %s: no windows at %d%% of its capacity", p, c.ID, share))
+						continue
+					}
+					sh := c.Shares[i]
+					n++
+					want := math.Round(capQPS*float64(share)) / 100
+					switch {
+					case math.Abs(sh.RateRPS-want) > 0.011:
+						bad = append(bad, fmt.Sprintf("%s %s at %d%%: rate %g/s, want %g/s (of a capacity of %g/s)", p, c.ID, share, sh.RateRPS, want, capQPS))
+					case sh.NA != "":
+						na++
+					case !(sh.P50.Median > 0 && sh.P50.Median <= sh.P95.Median && sh.P95.Median <= sh.P99.Median):
+						bad = append(bad, fmt.Sprintf("%s %s at %d%%: P50 %g, P95 %g, P99 %g ms: want 0 < P50 <= P95 <= P99", p, c.ID, share, sh.P50.Median, sh.P95.Median, sh.P99.Median))
+					default:
+						figures++
+					}
+				}
+			}
+			if figures == 0 {
+				bad = append(bad, p+": no latency at any share of capacity")
+			}
+		}
+		if len(bad) > 0 {
+			return "", fmt.Errorf("windows at shares of capacity: %s", strings.Join(bad, "; "))
+		}
+		return fmt.Sprintf("%d shares of %s measured at the share of their capacity (%d N/A with a reason)", n, strings.Join(products, ", "), na), nil
+	}
 }

@@ -45,6 +45,7 @@ type Config struct {
 	Adapter           string  // the product's adapter executable
 	Loadstep          string  // the loadstep executable
 	DriverCPUs        string  // loadstep and the pools run on these CPUs; "": not pinned
+	ShareSettings
 }
 
 // WarmMostS is the longest a window's warmup may be.
@@ -102,6 +103,9 @@ func NewConfig(o Options, getenv func(string) string) (Config, error) {
 	if err := c.pools(env); err != nil {
 		return c, err
 	}
+	if c.ShareSettings, err = ParseShares(o.Quick, getenv); err != nil {
+		return c, err
+	}
 	return c, c.tools(o, getenv)
 }
 
@@ -154,6 +158,66 @@ func (c *Config) pools(env func(name, def string) string) error {
 		}
 	}
 	return nil
+}
+
+// ShareSettings are a cell's rate-mode windows at fixed shares of its
+// capacity (RunShares; docs/design.md, "Latency at shares of capacity").
+type ShareSettings struct {
+	// Shares are the percentages of the capacity (IDPBENCH_SHARES, "50 80";
+	// "none": no windows at shares).
+	Shares []int
+	// ShareWindows windows of ShareDurationS seconds, each after a fixed
+	// warmup of ShareWarmupS, at each share (IDPBENCH_SHARE_WINDOWS,
+	// IDPBENCH_SHARE_DURATION_S, IDPBENCH_SHARE_WARMUP_S; full 1 x 10 s
+	// after 2 s, quick 1 x 3 s after 1 s).
+	ShareWindows, ShareDurationS, ShareWarmupS int
+}
+
+// ParseShares reads the shares' variables (getenv: os.Getenv or a
+// stand-in); a bad value is a usage error naming the variable.
+func ParseShares(quick bool, getenv func(string) string) (ShareSettings, error) {
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	var c ShareSettings
+	shares := env("IDPBENCH_SHARES", "50 80")
+	if shares != "none" {
+		for _, f := range strings.Fields(shares) {
+			n, ok := Whole(f)
+			if !ok || n < 1 || n > 100 {
+				return c, cli.Usagef("IDPBENCH_SHARES %q: %q is not a percentage of the capacity (want whole numbers from 1 to 100, space-separated; none: no windows at shares)", shares, f)
+			}
+			c.Shares = append(c.Shares, n)
+		}
+		if len(c.Shares) == 0 {
+			return c, cli.Usagef("IDPBENCH_SHARES %q: no share (none: no windows at shares)", shares)
+		}
+	}
+	windows, duration, warmup := "1", "10", "2"
+	if quick {
+		duration, warmup = "3", "1"
+	}
+	w, d, wu := env("IDPBENCH_SHARE_WINDOWS", windows), env("IDPBENCH_SHARE_DURATION_S", duration), env("IDPBENCH_SHARE_WARMUP_S", warmup)
+	var okW, okD, okWU bool
+	c.ShareWindows, okW = Whole(w)
+	c.ShareDurationS, okD = Whole(d)
+	c.ShareWarmupS, okWU = Whole(wu)
+	if !okW || !okD || !okWU || c.ShareWindows < 1 || c.ShareDurationS < 1 {
+		return c, cli.Usagef("IDPBENCH_SHARE_WINDOWS %s, IDPBENCH_SHARE_DURATION_S %s, IDPBENCH_SHARE_WARMUP_S %s: want whole numbers (windows and seconds >= 1)", w, d, wu)
+	}
+	return c, nil
+}
+
+// Windows is how many windows RunShares measures for one cell.
+func (c ShareSettings) Windows() int { return len(c.Shares) * c.ShareWindows }
+
+// CostS is what RunShares costs for one cell, about, seconds: every
+// window's warmup and duration and 2 s for its pool, fresh and health.
+func (c ShareSettings) CostS() int {
+	return c.Windows() * (c.ShareWarmupS + c.ShareDurationS + 2)
 }
 
 // tools resolves the adapter and loadstep.

@@ -23,6 +23,16 @@ func StepPath(dir, scenario string, c, round int) string {
 	return filepath.Join(dir, fmt.Sprintf("%s-c%d-r%d.json", scenario, c, round))
 }
 
+// SharePath is the file of window k (1-based) at share percent of a
+// scenario's capacity in a product's directory (RunShares names them so):
+// SCENARIO-share<P>.json, SCENARIO-share<P>-r<k>.json for k >= 2.
+func SharePath(dir, scenario string, share, k int) string {
+	if k <= 1 {
+		return filepath.Join(dir, fmt.Sprintf("%s-share%d.json", scenario, share))
+	}
+	return filepath.Join(dir, fmt.Sprintf("%s-share%d-r%d.json", scenario, share, k))
+}
+
 // KneePath is the knee record of a scenario in a product's directory.
 func KneePath(dir, scenario string) string {
 	return filepath.Join(dir, scenario+".knee.json")

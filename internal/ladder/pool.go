@@ -27,6 +27,9 @@ type PoolSizing struct {
 	PerConnQPS float64 // consume, first step: the rate assumed per connection
 	Cap        int     // consume: at most this many (an exhausted pool is recorded by loadstep, never wrapped)
 	Reuse      int     // reuse: the pool's size
+	// RateRPS is a rate-mode window's rate (a window at a share of the
+	// capacity); 0 for a closed-loop one.
+	RateRPS float64
 }
 
 // PoolSize is the size of a step's pool, the one place the sizing lives:
@@ -36,6 +39,7 @@ type PoolSizing struct {
 //	         -- in a closed loop the rate per connection does not grow with c, so
 //	         c / c_prev bounds the growth; 1.2 is margin. The first step:
 //	           c * PerConnQPS * (warmup + duration). At most Cap.
+//	         In rate mode: ceil(rate * 1.2 * (warmup + duration)) + 2c.
 //	chain:   2 seeds per connection
 //	reuse:   Reuse
 func PoolSize(p PoolSizing) (int, error) {
@@ -53,7 +57,10 @@ func PoolSize(p PoolSizing) (int, error) {
 	}
 	span, c := p.WarmupS+p.DurationS, float64(p.Connections)
 	n := c * p.PerConnQPS * span
-	if p.Prev != nil && p.Prev.Connections > 0 {
+	switch {
+	case p.RateRPS > 0:
+		n = p.RateRPS*1.2*span + 2*c
+	case p.Prev != nil && p.Prev.Connections > 0:
 		n = p.Prev.QPS*(c/float64(p.Prev.Connections))*1.2*span + 2*c
 	}
 	return int(min(math.Ceil(n), float64(p.Cap))), nil

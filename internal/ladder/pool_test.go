@@ -1,6 +1,7 @@
 package ladder
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -36,5 +37,14 @@ func TestPoolSize(t *testing.T) {
 		if _, err := PoolSize(p); err == nil || !strings.Contains(err.Error(), "pool size") {
 			t.Errorf("%+v: error %v", p, err)
 		}
+	}
+}
+
+// TestPoolSizeRate: a consumed pool in rate mode holds the schedule's
+// requests over warmup and window with 20% margin, plus 2 per connection.
+func TestPoolSizeRate(t *testing.T) {
+	got, err := PoolSize(PoolSizing{Mode: PoolConsume, Connections: 8, WarmupS: 2, DurationS: 10, RateRPS: 100, Cap: 100000, PerConnQPS: 50})
+	if want := int(math.Ceil(100*1.2*12)) + 16; err != nil || got != want {
+		t.Errorf("PoolSize = %d, %v; want %d", got, err, want)
 	}
 }

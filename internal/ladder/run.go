@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/idpbench/idpbench/internal/adapter"
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/placement"
+	"github.com/idpbench/idpbench/internal/report"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -62,10 +64,23 @@ type runner struct {
 // counter), 0 with an error. Its errors: Exit (ExitNA, ExitLost,
 // cli.ExitInterrupted) once logged, else a failure.
 func Run(ctx context.Context, c Config, e Env) (windows int, err error) {
+	return runWith(ctx, c, e, func(r *runner) error { return r.run(ctx) })
+}
+
+// RunShares measures, on a running product, c's scenario in rate mode at
+// each of c.Shares percent of capacityQPS (the cell's capacity), c.ShareWindows
+// windows each, on conns connections (run.ShareConnections), and returns
+// how many windows it went through. Its errors are Run's.
+func RunShares(ctx context.Context, c Config, e Env, capacityQPS float64, conns int) (windows int, err error) {
+	return runWith(ctx, c, e, func(r *runner) error { return r.shares(ctx, capacityQPS, conns) })
+}
+
+// runWith runs f on a runner of c and answers as Run does.
+func runWith(ctx context.Context, c Config, e Env, f func(*runner) error) (int, error) {
 	r := &runner{Config: c, env: e, log: cli.Logger{W: e.Stderr, Tag: "ladder", Now: e.Now},
 		dir: filepath.Join(c.RunDir, c.Product)}
 	r.ad = adapter.Adapter{Path: c.Adapter, Stderr: e.Stderr, DriverCPUs: c.DriverCPUs, Interrupt: e.Interrupt}
-	err = r.run(ctx)
+	err := f(r)
 	if ctx.Err() != nil && !errors.As(err, new(Exit)) {
 		r.log.Printf("interrupted at %s %s", r.Product, r.Scenario)
 		return 0, Exit(cli.ExitInterrupted)
@@ -74,6 +89,39 @@ func Run(ctx context.Context, c Config, e Env) (windows int, err error) {
 		return 0, err
 	}
 	return r.n, nil
+}
+
+func (r *runner) shares(ctx context.Context, capacityQPS float64, conns int) error {
+	if !(capacityQPS > 0) || conns < 1 {
+		return fmt.Errorf("%s %s: shares of a capacity of %g/s on %d connections: want both above 0", r.Product, r.Scenario, capacityQPS, conns)
+	}
+	if err := r.prepare(ctx); err != nil {
+		return err
+	}
+	r.bound = len(r.Shares) * r.ShareWindows
+	r.total = cmp.Or(r.StepTotal, r.bound)
+	if err := r.checkHealth(ctx, "before the "+r.Scenario+" windows at shares of its capacity"); err != nil {
+		return err
+	}
+	for _, sh := range r.Shares {
+		// The rate to the hundredth of a request a second.
+		rate := math.Round(capacityQPS*float64(sh)) / 100
+		for k := 1; k <= r.ShareWindows; k++ {
+			w := win{c: conns, round: k, rate: rate, share: sh, durationS: r.ShareDurationS,
+				name:   fmt.Sprintf("%d%% of capacity (%s/s on c=%d)", sh, strconv.FormatFloat(rate, 'f', -1, 64), conns),
+				where:  fmt.Sprintf("in the %s windows at %d%% of its capacity", r.Scenario, sh),
+				out:    SharePath(r.dir, r.Scenario, sh, k),
+				labels: []string{"--label", fmt.Sprintf("share=%d", sh)}}
+			if r.ShareWindows > 1 {
+				w.name += fmt.Sprintf(" #%d/%d", k, r.ShareWindows)
+				w.labels = append(w.labels, "--label", fmt.Sprintf("repeat=%d", k))
+			}
+			if err := r.measure(ctx, w); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (r *runner) run(ctx context.Context) error {
@@ -235,37 +283,61 @@ func levels(cs []int) string {
 // window measures (or, when its file is complete, skips) window round of
 // the level of c connections.
 func (r *runner) window(ctx context.Context, c, round int) error {
-	r.n++
-	name, replabel := fmt.Sprintf("c=%d", c), []string(nil)
+	w := win{c: c, round: round, name: fmt.Sprintf("c=%d", c), out: StepPath(r.dir, r.Scenario, c, round),
+		where: fmt.Sprintf("in the %s ladder at c=%d", r.Scenario, c), durationS: r.DurationS}
 	if r.Repeats > 1 {
-		name, replabel = fmt.Sprintf("c=%d #%d/%d", c, round, r.Repeats), []string{"--label", fmt.Sprintf("repeat=%d", round)}
+		w.name, w.labels = fmt.Sprintf("c=%d #%d/%d", c, round, r.Repeats), []string{"--label", fmt.Sprintf("repeat=%d", round)}
 	}
-	out := StepPath(r.dir, r.Scenario, c, round)
-	if Complete(out) {
-		r.step("%s %s %s: complete, skipped", r.Product, r.Scenario, name)
-		r.prev = out
+	if err := r.measure(ctx, w); err != nil {
+		return err
+	}
+	r.prev = w.out
+	return nil
+}
+
+// win is one window to measure: a ladder level's (rate 0) or one at a
+// share of the capacity.
+type win struct {
+	c, round  int
+	rate      float64 // requests (iterations) per second; 0: closed loop
+	share     int     // percent of the capacity; 0: a ladder window
+	durationS int
+	name      string   // as logged: "c=8 #2/3"
+	where     string   // for the health check's message: "in the S ladder at c=8"
+	out       string   // the step file
+	labels    []string // loadstep's --label arguments beyond phase and profile
+}
+
+// measure measures (or, when its file is complete, skips) window w.
+func (r *runner) measure(ctx context.Context, w win) error {
+	r.n++
+	if Complete(w.out) {
+		r.step("%s %s %s: complete, skipped", r.Product, r.Scenario, w.name)
 		return nil
 	}
 	wtext := fmt.Sprintf("%ds", r.WarmupS)
-	if r.WarmMostS() > r.WarmupS {
+	switch {
+	case w.rate > 0:
+		wtext = fmt.Sprintf("%ds", r.ShareWarmupS)
+	case r.WarmMostS() > r.WarmupS:
 		wtext = fmt.Sprintf("%d-%ds", r.WarmupS, r.WarmMostS())
 	}
-	r.step("%s %s %s (warmup %s + %ds; at most %d more windows in this ladder)", r.Product, r.Scenario, name, wtext, r.DurationS, r.bound-r.n)
+	r.step("%s %s %s (warmup %s + %ds; at most %d more windows in this ladder)", r.Product, r.Scenario, w.name, wtext, w.durationS, r.bound-r.n)
 	// A product that keeps what it issues in memory starts again empty (the
 	// adapter's fresh: a no-op for the others), before its pools are minted.
 	if err := r.ad.Fresh(ctx, r.StateDir, r.Scenario); err != nil {
-		return fmt.Errorf("%s did not start again before %s %s: %w", r.Product, r.Scenario, name, err)
+		return fmt.Errorf("%s did not start again before %s %s: %w", r.Product, r.Scenario, w.name, err)
 	}
 	var pool string
 	var poolargs []string
 	if r.mode != "" {
 		var err error
-		if pool, err = r.stepPool(ctx, c, round); err != nil {
+		if pool, err = r.stepPool(ctx, w); err != nil {
 			return err
 		}
 		poolargs = []string{"--pool", pool}
 	}
-	args := r.loadstepArgs(c, replabel, poolargs, out)
+	args := r.loadstepArgs(w, poolargs)
 	code, err := r.loadstep(ctx, args)
 	if r.mode != PoolReuse && pool != "" {
 		_ = os.Remove(pool)
@@ -274,24 +346,23 @@ func (r *runner) window(ctx context.Context, c, round int) error {
 	case err != nil:
 		return err
 	case code == cli.ExitInterrupted || ctx.Err() != nil:
-		r.log.Printf("interrupted at %s %s %s", r.Product, r.Scenario, name)
+		r.log.Printf("interrupted at %s %s %s", r.Product, r.Scenario, w.name)
 		return Exit(cli.ExitInterrupted)
 	case code != 0 && code != cli.ExitTargetLost:
-		return fmt.Errorf("loadstep failed at %s %s %s (exit %d)", r.Product, r.Scenario, name, code)
+		return fmt.Errorf("loadstep failed at %s %s %s (exit %d)", r.Product, r.Scenario, w.name, code)
 	}
-	if err := r.checkHealth(ctx, fmt.Sprintf("in the %s ladder at c=%d", r.Scenario, c)); err != nil {
+	if err := r.checkHealth(ctx, w.where); err != nil {
 		return err
 	}
 	if code == cli.ExitTargetLost {
 		// The product answers again, but the step lost it: not a measurement.
-		lost := fmt.Sprintf("lost its target in the %s ladder at c=%d, then answered again (the step is kept as target_lost; a rerun measures it again)", r.Scenario, c)
+		lost := fmt.Sprintf("lost its target %s, then answered again (the step is kept as target_lost; a rerun measures it again)", w.where)
 		if err := os.WriteFile(filepath.Join(r.StateDir, "lost"), []byte(lost+"\n"), 0o644); err != nil {
 			return err
 		}
 		r.log.Printf("%s: %s", r.Product, lost)
 		return Exit(ExitLost)
 	}
-	r.prev = out
 	return nil
 }
 
@@ -301,18 +372,27 @@ func (r *runner) step(format string, a ...any) {
 }
 
 // loadstepArgs are one window's loadstep arguments.
-func (r *runner) loadstepArgs(c int, replabel, poolargs []string, out string) []string {
-	args := []string{"--url", r.url, "--scenario", r.Scenario, "-c", strconv.Itoa(c),
-		"--warmup", fmt.Sprintf("%ds", r.WarmupS), "--jit-pidfile", filepath.Join(r.StateDir, "pids", r.Product+".pid")}
-	if r.WarmupMaxS > r.WarmupS {
-		args = append(args, "--warmup-max", fmt.Sprintf("%ds", r.WarmupMaxS), "--warmup-stable", "3",
+func (r *runner) loadstepArgs(w win, poolargs []string) []string {
+	args := []string{"--url", r.url, "--scenario", r.Scenario, "-c", strconv.Itoa(w.c)}
+	phase := "phase=ladder"
+	switch {
+	case w.rate > 0:
+		// Rate mode keeps a fixed warmup: the rate, not the target, sets its throughput.
+		args = append(args, "--rate", strconv.FormatFloat(w.rate, 'f', -1, 64), "--warmup", fmt.Sprintf("%ds", r.ShareWarmupS),
+			"--jit-pidfile", filepath.Join(r.StateDir, "pids", r.Product+".pid"))
+		phase = "phase=" + report.PhaseShare
+	case r.WarmupMaxS > r.WarmupS:
+		args = append(args, "--warmup", fmt.Sprintf("%ds", r.WarmupS), "--jit-pidfile", filepath.Join(r.StateDir, "pids", r.Product+".pid"),
+			"--warmup-max", fmt.Sprintf("%ds", r.WarmupMaxS), "--warmup-stable", "3",
 			"--warmup-tolerance", r.TolerancePct, "--warmup-jit-max", strconv.Itoa(r.JITMaxPct))
+	default:
+		args = append(args, "--warmup", fmt.Sprintf("%ds", r.WarmupS), "--jit-pidfile", filepath.Join(r.StateDir, "pids", r.Product+".pid"))
 	}
-	args = append(args, "--duration", fmt.Sprintf("%ds", r.DurationS), "--interval", "1s", "--timeout", "10s",
+	args = append(args, "--duration", fmt.Sprintf("%ds", w.durationS), "--interval", "1s", "--timeout", "10s",
 		"--product", r.Product, "--product-version", r.version,
-		"--label", "phase=ladder", "--label", "profile="+r.Profile)
-	args = append(append(append(append(args, replabel...), r.extra...), poolargs...), r.metrics...)
-	return append(args, "-o", out)
+		"--label", phase, "--label", "profile="+r.Profile)
+	args = append(append(append(append(args, w.labels...), r.extra...), poolargs...), r.metrics...)
+	return append(args, "-o", w.out)
 }
 
 // loadstep runs loadstep on the driver CPUs and returns its exit code; an
@@ -349,10 +429,13 @@ func (r *runner) checkHealth(ctx context.Context, when string) error {
 }
 
 // stepPool mints (or reuses) the pool of one window and returns its path.
-func (r *runner) stepPool(ctx context.Context, c, round int) (string, error) {
-	p := PoolSizing{Mode: r.mode, Connections: c, WarmupS: float64(r.WarmMostS()), DurationS: float64(r.DurationS),
-		PerConnQPS: r.PerConnQPS, Cap: r.PoolCap, Reuse: r.ReusePool}
-	if from := SizingStep(r.prev, r.dir, r.Scenario, c, round, nonEmpty); from != "" && nonEmpty(from) {
+func (r *runner) stepPool(ctx context.Context, w win) (string, error) {
+	p := PoolSizing{Mode: r.mode, Connections: w.c, WarmupS: float64(r.WarmMostS()), DurationS: float64(w.durationS),
+		PerConnQPS: r.PerConnQPS, Cap: r.PoolCap, Reuse: r.ReusePool, RateRPS: w.rate}
+	name := fmt.Sprintf("%s-c%d.pool", r.Scenario, w.c)
+	if w.rate > 0 {
+		p.WarmupS, name = float64(r.ShareWarmupS), fmt.Sprintf("%s-share%d.pool", r.Scenario, w.share)
+	} else if from := SizingStep(r.prev, r.dir, r.Scenario, w.c, w.round, nonEmpty); from != "" && nonEmpty(from) {
 		s, err := ReadStep(from)
 		if err != nil {
 			return "", err
@@ -363,19 +446,19 @@ func (r *runner) stepPool(ctx context.Context, c, round int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	pool := filepath.Join(r.StateDir, "pools", fmt.Sprintf("%s-c%d.pool", r.Scenario, c))
+	pool := filepath.Join(r.StateDir, "pools", name)
 	if r.mode == PoolReuse {
 		pool = filepath.Join(r.StateDir, "pools", r.Scenario+".pool")
-		if fresh, err := r.reuseFresh(ctx, pool); fresh || err != nil {
+		if fresh, err := r.reuseFresh(ctx, pool, w.durationS); fresh || err != nil {
 			return pool, err
 		}
 	}
-	r.log.Printf("minting a %s pool of %d for %s c=%d", r.mode, size, r.Scenario, c)
+	r.log.Printf("minting a %s pool of %d for %s %s", r.mode, size, r.Scenario, w.name)
 	return pool, r.ad.Pools(ctx, r.StateDir, r.Scenario, size, pool)
 }
 
 // reuseFresh reports whether the reuse pool is there and still serves a window.
-func (r *runner) reuseFresh(ctx context.Context, pool string) (bool, error) {
+func (r *runner) reuseFresh(ctx context.Context, pool string, durationS int) (bool, error) {
 	fi, err := os.Stat(pool)
 	if err != nil || fi.Size() == 0 {
 		return false, nil
@@ -384,7 +467,7 @@ func (r *runner) reuseFresh(ctx context.Context, pool string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return ReuseFresh(AgeS(fi, r.now()), r.WarmMostS()+r.DurationS, ttl, r.ReuseMaxAgeS), nil
+	return ReuseFresh(AgeS(fi, r.now()), r.WarmMostS()+durationS, ttl, r.ReuseMaxAgeS), nil
 }
 
 func (r *runner) now() time.Time {

@@ -303,3 +303,45 @@ func TestRunInterrupted(t *testing.T) {
 	}
 	mustContain(t, log, "ladder: interrupted at fake discovery c=2")
 }
+
+// TestRunShares: each share's windows run in rate mode at that percent of
+// the capacity, on the connections given, with a fixed warmup and the
+// labels phase=share, share=P and repeat=k; a rerun skips the complete
+// files; a capacity of 0 is refused before anything runs.
+func TestRunShares(t *testing.T) {
+	f := newFixture(t, Options{Quick: true}, map[string]string{"IDPBENCH_SHARES": "50 80", "IDPBENCH_SHARE_WINDOWS": "2"})
+	var log strings.Builder
+	env := Env{Stdout: &log, Stderr: &log, Interrupt: cli.Interrupt}
+	n, err := RunShares(context.Background(), f.cfg, env, 1234.5, 16)
+	if err != nil || n != 4 {
+		t.Fatalf("RunShares = %d, %v; want 4 windows; log:\n%s", n, err, log.String())
+	}
+	runs := loadstepRuns(t, f.argsLog)
+	var got []string
+	for _, a := range runs {
+		arg := func(name string) string { return a[slices.Index(a, name)+1] }
+		got = append(got, strings.Join([]string{arg("--rate"), arg("-c"), arg("--warmup"), arg("--duration"), filepath.Base(arg("-o"))}, " "))
+		for _, l := range []string{"phase=share", "profile=quick"} {
+			if !slices.Contains(a, l) {
+				t.Errorf("loadstep %q: no label %s", a, l)
+			}
+		}
+		if slices.Contains(a, "--warmup-max") {
+			t.Errorf("loadstep %q: an adaptive warmup in rate mode", a)
+		}
+	}
+	want := []string{"617.25 16 1s 3s discovery-share50.json", "617.25 16 1s 3s discovery-share50-r2.json",
+		"987.6 16 1s 3s discovery-share80.json", "987.6 16 1s 3s discovery-share80-r2.json"}
+	if !slices.Equal(got, want) {
+		t.Errorf("loadstep runs (rate, c, warmup, duration, file):\n%q\nwant\n%q", got, want)
+	}
+	if !slices.Contains(runs[1], "share=50") || !slices.Contains(runs[1], "repeat=2") || !slices.Contains(runs[2], "share=80") {
+		t.Errorf("share and repeat labels: %q, %q", runs[1], runs[2])
+	}
+	if n, err := RunShares(context.Background(), f.cfg, env, 1234.5, 16); err != nil || n != 4 || len(loadstepRuns(t, f.argsLog)) != 4 {
+		t.Errorf("rerun: %d windows, %v, %d loadstep runs; want 4 windows skipped, no new run", n, err, len(loadstepRuns(t, f.argsLog)))
+	}
+	if _, err := RunShares(context.Background(), f.cfg, env, 0, 16); err == nil || !strings.Contains(err.Error(), "want both above 0") {
+		t.Errorf("capacity 0: %v, want a refusal", err)
+	}
+}

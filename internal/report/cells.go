@@ -45,6 +45,23 @@ type CellRow struct {
 	// Capacity is the cell's capacity (Capacity): raw and at one host
 	// speed, each a median with its 95% interval; absent for an N/A cell.
 	Capacity *CapacityRow `json:"capacity,omitempty"`
+	// Shares is the cell's latency at shares of its capacity (ShareLatency),
+	// by share; absent without windows at shares.
+	Shares []ShareRow `json:"shares,omitempty"`
+}
+
+// ShareRow is a cell's latency at one share of its capacity as data.
+type ShareRow struct {
+	Share   int         `json:"share"` // percent of the capacity
+	RateRPS float64     `json:"rate_rps"`
+	QPS     float64     `json:"qps"` // achieved
+	Windows int         `json:"windows"`
+	Seconds int         `json:"seconds"`
+	Late    int64       `json:"late"`
+	P50     IntervalRow `json:"p50_ms"`
+	P95     IntervalRow `json:"p95_ms"`
+	P99     IntervalRow `json:"p99_ms"`
+	NA      string      `json:"na,omitempty"`
 }
 
 // CapacityRow is a cell's capacity as data.
@@ -107,6 +124,10 @@ func CellRows(r *Report) []CellRow {
 			row.Unit = s.CountUnit
 			row.Server = r.serverRow(c)
 			row.Capacity = capacityRow(c)
+			for _, sl := range c.Shares {
+				row.Shares = append(row.Shares, ShareRow{Share: sl.Share, RateRPS: sl.RateRPS, QPS: sl.QPS, Windows: len(sl.Windows),
+					Seconds: sl.Seconds, Late: sl.Late, P50: intervalRow(sl.P50), P95: intervalRow(sl.P95), P99: intervalRow(sl.P99), NA: sl.NA})
+			}
 			for name, nr := range s.RequestsByName {
 				if row.ByName == nil {
 					row.ByName = map[string]NameRow{}

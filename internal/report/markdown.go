@@ -159,14 +159,15 @@ func (m *md) mainTable() {
 	m.printf("within one run (the ratios below), never with figures from another run or machine.\n")
 	m.printf("**Capacity** is the median throughput over the windows of every ladder level on the plateau\n")
 	m.printf("(levels whose throughput cannot be told from the best's), with its distribution-free 95%% interval;\n")
-	m.printf("%s. Latency, errors and efficiency are the steady step's: the plateau's fewest connections.\n\n", capacityLead(m.r))
-	m.printf("| Scenario | Product | Capacity [95%%] | raw [95%%] | Plateau: levels (windows) | P50 ms | P95 ms | P99 ms | Errors | req/CPU-s (IdP / +PG) | Steady step |\n")
-	m.printf("|---|---|--:|--:|---|--:|--:|--:|--:|--:|---|\n")
+	m.printf("%s. **P99 at 50%%, 80%%** is the latency in rate mode at that share of the capacity (below).\n", capacityLead(m.r))
+	m.printf("Latency, errors and efficiency are the steady step's: the plateau's fewest connections, closed loop.\n\n")
+	m.printf("| Scenario | Product | Capacity [95%%] | raw [95%%] | Plateau: levels (windows) | P99 at 50%% [95%%] | P99 at 80%% [95%%] | P50 ms | P95 ms | P99 ms | Errors | req/CPU-s (IdP / +PG) | Steady step |\n")
+	m.printf("|---|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	for _, c := range m.r.Cells {
 		sc := c.Scenario.ID + " " + c.Scenario.Name
 		s := c.SteadyStep()
 		if s == nil {
-			m.printf("| %s | %s | N/A | – | – | – | – | – | – | – | N/A: %s |\n", sc, c.Product, cell(c.NAReason))
+			m.printf("| %s | %s | N/A | – | – | – | – | – | – | – | – | – | N/A: %s |\n", sc, c.Product, cell(c.NAReason))
 			continue
 		}
 		st, l := s.Step, c.SteadyWindows()
@@ -185,8 +186,8 @@ func (m *md) mainTable() {
 		if c.Capacity.HeadlineIsAdjusted() {
 			raw = FormatInterval(c.Capacity.Raw, FormatQPS, unit)
 		}
-		m.printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | c=%d%s |\n", sc, c.Product,
-			FormatInterval(c.Capacity.Headline(), FormatQPS, unit), raw, plateauText(c),
+		m.printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | c=%d%s |\n", sc, c.Product,
+			FormatInterval(c.Capacity.Headline(), FormatQPS, unit), raw, plateauText(c), shareP99(c, 50), shareP99(c, 80),
 			FormatMS(l.P50MS.Median), FormatMS(l.P95MS.Median), FormatMS(l.P99MS.Median),
 			formatPct(l.ErrorRate.Median), efficiencyText(m.r.EfficiencyOf(c)), st.Connections, known)
 	}
@@ -197,6 +198,7 @@ func (m *md) mainTable() {
 		m.printf("latencies and errors are per iteration (see Requests per iteration below).\n\n")
 	}
 	m.ratioTable()
+	m.sharesTable()
 }
 
 // capacityLead says which capacity the table leads with: at the run's

@@ -26,6 +26,9 @@ const DefaultTitle = "idpbench: OpenID Connect IdP comparison"
 const (
 	PhaseLadder   = "ladder"
 	PhaseGCJitter = "gcjitter"
+	// PhaseShare is a rate-mode window at a fixed share of the cell's
+	// capacity (label share=PERCENT; shares.go).
+	PhaseShare = "share"
 )
 
 // Meta statuses.
@@ -119,6 +122,9 @@ type Cell struct {
 	// Capacity is the cell's throughput from every level of the plateau
 	// (capacity.go); zero when N/A.
 	Capacity Capacity
+	// Shares is the cell's latency at shares of its capacity, by share
+	// (shares.go); none without windows at shares.
+	Shares []ShareLatency
 }
 
 // SteadyStep returns the steady level's median window, nil when the cell is N/A.
@@ -234,6 +240,7 @@ func Build(in *Inputs, opt Options) *Report {
 	r.Scenarios = scenarios(r.Products, ladders)
 	r.cells(ladders, newSessionIndex(in.Phases))
 	r.hostModel()
+	r.shares()
 	r.ratios()
 	r.perProduct()
 	r.serverSide(servermetrics.ParseFile)

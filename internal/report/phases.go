@@ -70,7 +70,7 @@ type TimeUse struct {
 	// WallS is the run's wall time, seconds: the sum over its sessions of
 	// each one's span from its first phase's start to its last phase's end.
 	WallS float64
-	// MeasuredS is the ladders' measured windows, seconds; JitterMeasuredS
+	// MeasuredS is the ladders' and the shares' measured windows, seconds; JitterMeasuredS
 	// the GC-jitter runs' measured windows.
 	MeasuredS, JitterMeasuredS float64
 }
@@ -93,8 +93,9 @@ func (r TimeRow) TotalS() float64 {
 // buildTimeUse splits the run's phases into the table's rows; nil without
 // phase records (a run before phases.jsonl existed).
 //
-// A ladder phase is split by the steps of its product labelled
-// phase=ladder whose measured window lies inside it: warmups are their
+// A ladder phase (and a share phase: its windows at shares of capacity) is
+// split by the steps of its product labelled phase=ladder (phase=share)
+// whose measured window lies inside it: warmups are their
 // warmup_s (at most the time from the phase's start to the window's),
 // measured windows each window's end - start, and the rest of the phase is
 // pool minting and step overhead. A step inside no phase counts nowhere.
@@ -123,8 +124,12 @@ func buildTimeUse(files []PhaseFile, steps []StepFile) *TimeUse {
 			t.Products = append(t.Products, p.Product)
 		}
 		switch p.Kind {
-		case schema.PhaseKindLadder:
-			warm, measured := windowsIn(p, steps, PhaseLadder)
+		case schema.PhaseKindLadder, schema.PhaseKindShare:
+			label := PhaseLadder
+			if p.Kind == schema.PhaseKindShare {
+				label = PhaseShare
+			}
+			warm, measured := windowsIn(p, steps, label)
 			add(RowWarmups, p.Product, warm)
 			add(RowMeasured, p.Product, measured)
 			add(RowOverhead, p.Product, max(p.Seconds-warm-measured, 0))

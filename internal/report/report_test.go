@@ -71,8 +71,8 @@ func lineAt(lines []string, i int) string {
 
 func TestLoadRun1(t *testing.T) {
 	in, warnings := loadRun1(t)
-	if len(in.Steps) != 26 || len(in.Metas) != 3 || len(in.Coldstarts) != 4 || len(in.Samples) != 2 {
-		t.Errorf("loaded %d steps, %d metas, %d coldstarts, %d sample files; want 26, 3, 4, 2",
+	if len(in.Steps) != 28 || len(in.Metas) != 3 || len(in.Coldstarts) != 4 || len(in.Samples) != 2 {
+		t.Errorf("loaded %d steps, %d metas, %d coldstarts, %d sample files; want 28, 3, 4, 2",
 			len(in.Steps), len(in.Metas), len(in.Coldstarts), len(in.Samples))
 	}
 	if len(in.Samples) == 2 && len(in.Samples[0].Samples) != len(hydraSamples()) {
@@ -353,8 +353,15 @@ func TestBuildCells(t *testing.T) {
 	if len(r.Cells) != len(r.Scenarios)*len(r.Products) {
 		t.Errorf("%d cells for %d scenarios x %d products", len(r.Cells), len(r.Scenarios), len(r.Products))
 	}
-	if len(r.Other) != 2 || r.Other[0].Step.Labels["phase"] != PhaseGCJitter || r.Other[1].Step.Labels["phase"] != PhaseGCJitter {
-		t.Errorf("steps outside the ladder: %d, want the two gcjitter steps", len(r.Other))
+	phases := map[string]int{}
+	for _, sf := range r.Other {
+		phases[sf.Step.Labels["phase"]]++
+	}
+	if len(r.Other) != 4 || phases[PhaseGCJitter] != 2 || phases[PhaseShare] != 2 {
+		t.Errorf("steps outside the ladder: %v, want the two gcjitter steps and hydra's two windows at shares", phases)
+	}
+	if sh := cells["hydra/discovery"].Shares; len(sh) != 2 || sh[0].Share != 50 || sh[1].Share != 80 || sh[0].NA != "" || sh[0].P99.Center <= 0 {
+		t.Errorf("hydra discovery's shares: %+v, want 50%% and 80%% with figures", sh)
 	}
 }
 

@@ -22,17 +22,18 @@ const Help = `run-comparison.sh: the whole comparison, the products round by rou
 
 Builds the tools, starts one shared PostgreSQL, then per product: install,
 cold starts A and B, setup, every scenario's ladder (scripts/ladder.sh) in
-each round, GC jitter (scripts/gcjitter.sh), meta, down; then
+each round, the latency at shares of capacity, GC jitter (scripts/gcjitter.sh),
+meta, down; then
 results/ID/COMPARISON.md and results/latest. The full profile takes about
 an hour for refop, Hydra and Keycloak on 2 CPUs.
 
   --quick        smoke profile: ladder 2 8 32, warmup 1-5 s, 3 s windows, 1 round,
-                 GC jitter 60 s (default: full, 2..128, 3-60 s, 10 s, 3 rounds, 2 min)
+                 GC jitter 60 s (default: full, 2..128, 3-60 s, 10 s, 2 rounds, 2 min)
   --fresh        delete the run directory first (default: resume it)
   --only P,..    products (default: refop hydra keycloak zitadel; unknown: an N/A row)
   --run-id ID    results/ID (default "quick", or "full-YYYYMMDD"); a rerun resumes
   --repeats N    rounds, so a steady level has N windows (env IDPBENCH_REPEATS;
-                 default 3, --quick 1; aggregate compare needs >= 4, 5 is a good start)
+                 default 2, --quick 1; aggregate compare needs >= 4, 5 is a good start)
   --full-ladder  measure every ladder to its end (env IDPBENCH_FULL_LADDER=1)
 
 Precision rounds (full profile): after the fixed rounds, up to
@@ -40,9 +41,15 @@ IDPBENCH_PRECISION_ROUNDS more (default 3, --quick 0) measure again the
 candidate levels of only the scenarios whose capacity interval is missing or
 wider than ±IDPBENCH_PRECISION_PCT (default 5) of its median; a product's
 round starts only while the session's elapsed time plus its last round plus
-closing every open product (GC jitter + 40 s each) stays within
+closing every open product (its shares, GC jitter + 40 s each) stays within
 IDPBENCH_BUDGET_S (default 3540, --quick 0 = none). The log says what
 each round measures and why.
+
+Latency at shares of capacity: a product's last round ends by measuring
+each cell with a capacity again in rate mode at IDPBENCH_SHARES percent of
+it (default "50 80"; none: none), IDPBENCH_SHARE_WINDOWS windows each
+(default 1) of IDPBENCH_SHARE_DURATION_S (10, --quick 3) after a fixed
+IDPBENCH_SHARE_WARMUP_S (2, --quick 1), on twice the plateau's most connections or more.
   --driver-cpus LIST, --server-cpus LIST
                  pin loadstep, minting, sampler and coldstart to one set, the product
                  and PostgreSQL to the other (taskset lists "3", "0-2", "0,2"; env
@@ -82,9 +89,12 @@ type Options struct {
 	Repeats   int    // rounds
 	LadderLen int    // the ladder's levels (IDPBENCH_LADDER or the profile's)
 	Precision Precision
+	// Shares are the windows at fixed shares of each cell's capacity that
+	// close a product's last round (ladder.ParseShares).
+	Shares ladder.ShareSettings
 	// Env are the variables the command line sets for every child
 	// (--repeats, --driver-cpus, --server-cpus, --no-pin, --full-ladder;
-	// IDPBENCH_REPEATS=3 by default in the full profile), "K=V".
+	// IDPBENCH_REPEATS=2 by default in the full profile), "K=V".
 	Env []string
 }
 
@@ -185,9 +195,10 @@ func Parse(args []string, getenv func(string) string, today time.Time) (Options,
 	} else {
 		o.Profile, o.RunID = "full", cmpOr(runID, "full-"+today.Format("20060102"))
 		o.LadderLen = len(strings.Fields(cmpOr(lad, "2 4 8 16 32 64 128")))
-		// Every steady cell from >= 3 windows spread over the run.
+		// Every candidate level twice, spread over the run; the precision
+		// rounds add windows where the capacity interval is still wide.
 		if repeats == "" {
-			repeats = "3"
+			repeats = "2"
 			export("IDPBENCH_REPEATS", repeats)
 		}
 	}
@@ -204,6 +215,9 @@ func Parse(args []string, getenv func(string) string, today time.Time) (Options,
 	var err error
 	if o.Precision, err = parsePrecision(getenv, o.Quick); err != nil {
 		return o, err
+	}
+	if o.Shares, err = ladder.ParseShares(o.Quick, getenv); err != nil {
+		return o, usageError{err.Error()}
 	}
 	for _, k := range order {
 		o.Env = append(o.Env, k+"="+set[k])
@@ -256,9 +270,10 @@ func LadderBound(l, repeats int) int {
 }
 
 // StepTotal is the run's most load steps: every ladder window of every
-// product and scenario, plus one GC-jitter run per product.
-func StepTotal(products, scenarios, ladderLen, repeats int) int {
-	return products * (scenarios*LadderBound(ladderLen, repeats) + 1)
+// product and scenario and its shares windows, plus one GC-jitter run
+// per product.
+func StepTotal(products, scenarios, ladderLen, repeats, shares int) int {
+	return products * (scenarios*(LadderBound(ladderLen, repeats)+shares) + 1)
 }
 
 // Ladder exit codes and what the run does about them.

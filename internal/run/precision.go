@@ -23,7 +23,7 @@ func (r *runner) wide(ctx context.Context, p string, round int) []string {
 		elapsed := r.env.Now().Sub(r.env.Started).Seconds()
 		reserve := r.closeReserveS() * r.open()
 		if elapsed+r.roundS[p]+reserve > float64(b) {
-			r.log.Printf("%s: precision round %d not started: %d s elapsed + %d s (its last round) + %d s (closing %d products) > the budget of %d s (IDPBENCH_BUDGET_S)",
+			r.log.Printf("%s: precision round %d not started: %d s elapsed + %d s (its last round) + %d s (closing %d products: shares, GC jitter, down) > the budget of %d s (IDPBENCH_BUDGET_S)",
 				p, round, int(elapsed), int(r.roundS[p]), int(reserve), int(r.open()), b)
 			return nil
 		}
@@ -54,9 +54,10 @@ func (r *runner) wide(ctx context.Context, p string, round int) []string {
 	return out
 }
 
-// closeReserveS is what closing one product costs, seconds: its GC-jitter
-// window (IDPBENCH_GCJITTER_S, else the profile's 120 s or 60 s quick)
-// and 40 s for its warmup, pool, meta and down.
+// closeReserveS is what closing one product costs, seconds: its windows
+// at shares of capacity (every scenario's, ladder.ShareSettings.CostS),
+// its GC-jitter window (IDPBENCH_GCJITTER_S, else the profile's 120 s or
+// 60 s quick) and 40 s for its warmup, pool, meta and down.
 func (r *runner) closeReserveS() float64 {
 	d := 120
 	if r.Quick {
@@ -65,7 +66,7 @@ func (r *runner) closeReserveS() float64 {
 	if v, ok := ladder.Whole(r.env.Getenv("IDPBENCH_GCJITTER_S")); ok {
 		d = v
 	}
-	return float64(d + 40)
+	return float64(d + 40 + len(r.Scenarios)*r.Shares.CostS())
 }
 
 // open is the number of products still up for a later round.

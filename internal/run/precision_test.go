@@ -77,7 +77,7 @@ func TestWide(t *testing.T) {
 	if got := r.wide(context.Background(), "p", 4); got != nil {
 		t.Errorf("over the budget: wide = %v, want none", got)
 	}
-	if !strings.Contains(log.String(), "1000 s elapsed + 300 s (its last round) + 320 s (closing 2 products) > the budget of 1619 s") {
+	if !strings.Contains(log.String(), "1000 s elapsed + 300 s (its last round) + 320 s (closing 2 products: shares, GC jitter, down) > the budget of 1619 s") {
 		t.Errorf("log does not say why the round was not started:\n%s", log.String())
 	}
 }

@@ -57,22 +57,16 @@ func (r *runner) runProduct(ctx context.Context, p string, round int, scenarios 
 		r.phase("ladder", p, p+" ladder "+what)
 		code, windows := r.ladder(ctx, p, s, state, round)
 		r.step += windows
-		switch ladderAction(code) {
-		case actLost:
-			why := fmt.Sprintf("stopped answering in the %s ladder", what)
-			if b, err := os.ReadFile(filepath.Join(state, "lost")); err == nil && len(strings.TrimRight(string(b), "\n")) > 0 {
-				why = strings.TrimRight(string(b), "\n")
-			}
-			return r.productFailed(ctx, p, state, start, why)
-		case actInterrupted:
-			return errInterrupted
-		case actFailed:
-			return r.productFailed(ctx, p, state, start, fmt.Sprintf("failed in the %s ladder (exit %d)", what, code))
+		if a := ladderAction(code); a != actNext {
+			return r.afterLadder(ctx, p, state, start, a, code, what+" ladder")
 		}
 	}
 	if !last {
 		r.stopSampler()
 		return nil
+	}
+	if a, code, what := r.shares(ctx, p, state); a != actNext {
+		return r.afterLadder(ctx, p, state, start, a, code, what)
 	}
 	r.phase("gcjitter", p, p+" gcjitter")
 	code := r.gcjitter(ctx, p, state)
@@ -89,6 +83,24 @@ func (r *runner) runProduct(ctx context.Context, p string, round int, scenarios 
 		return err
 	}
 	return r.productDown(ctx, p, state)
+}
+
+// afterLadder ends product p's round after a ladder (or its windows at
+// shares of capacity: what) that did not end well: failed with STATE/lost's
+// reason when it stopped answering, else naming the exit code;
+// errInterrupted when interrupted.
+func (r *runner) afterLadder(ctx context.Context, p, state, start string, a action, code int, what string) error {
+	switch a {
+	case actLost:
+		why := fmt.Sprintf("stopped answering in the %s", what)
+		if b, err := os.ReadFile(filepath.Join(state, "lost")); err == nil && len(strings.TrimRight(string(b), "\n")) > 0 {
+			why = strings.TrimRight(string(b), "\n")
+		}
+		return r.productFailed(ctx, p, state, start, why)
+	case actInterrupted:
+		return errInterrupted
+	}
+	return r.productFailed(ctx, p, state, start, fmt.Sprintf("failed in the %s (exit %d)", what, code))
 }
 
 // ladder runs one scenario's ladder in-process; it returns the ladder's

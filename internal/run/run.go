@@ -203,7 +203,7 @@ func (r *runner) run(ctx context.Context) error {
 	if err := os.MkdirAll(r.runDir, 0o755); err != nil {
 		return err
 	}
-	r.stepTotal = StepTotal(len(r.Products), len(r.Scenarios), r.LadderLen, r.MaxRounds())
+	r.stepTotal = StepTotal(len(r.Products), len(r.Scenarios), r.LadderLen, r.MaxRounds(), r.Shares.Windows())
 	r.log.Printf("run %s (%s): products %s; scenarios %s; at most %d load steps; results in %s", r.RunID, r.Profile,
 		strings.Join(r.Products, " "), strings.Join(r.Scenarios, " "), r.stepTotal, r.runDir)
 	// The build (the wrapper's) is the session's first phase: it began when the session did.

@@ -28,6 +28,7 @@ const (
 	PhaseKindColdstart = "coldstart" // a timed start: A (fresh database) or B (restart)
 	PhaseKindSetup     = "setup"     // provisioning clients and users, starting the sampler
 	PhaseKindLadder    = "ladder"    // one scenario's connection ladder: pools, warmups, measured windows
+	PhaseKindShare     = "share"     // one scenario's rate-mode windows at fixed shares of its capacity
 	PhaseKindGCJitter  = "gcjitter"  // the GC-jitter run
 	PhaseKindTeardown  = "teardown"  // meta, down, the checks that nothing is left, cleanup
 	PhaseKindReport    = "report"    // aggregate report
@@ -37,7 +38,7 @@ const (
 // PhaseKinds lists every kind a v1 record may have.
 func PhaseKinds() []string {
 	return []string{PhaseKindBuild, PhaseKindDatabase, PhaseKindInstall, PhaseKindColdstart, PhaseKindSetup,
-		PhaseKindLadder, PhaseKindGCJitter, PhaseKindTeardown, PhaseKindReport, PhaseKindOther}
+		PhaseKindLadder, PhaseKindShare, PhaseKindGCJitter, PhaseKindTeardown, PhaseKindReport, PhaseKindOther}
 }
 
 // Phase is one phase of a run (scripts/run-comparison.sh), written when it

@@ -1,0 +1,305 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// ShareLatency is a cell's latency in rate mode at one share of its
+// capacity (docs/design.md, "Latency at shares of capacity"): the windows
+// loadstep ran at Share percent of the capacity, open loop, latency from
+// each request's intended send time.
+type ShareLatency struct {
+	Share   int     // percent of the capacity
+	RateRPS float64 // the intended rate (requests or iterations a second)
+	QPS     float64 // the rate achieved: the windows' requests over their seconds
+	Windows []StepFile
+	Seconds int // the one-second intervals the interval resamples
+	// P50, P95 and P99 (ms) of the windows' corrected histograms merged,
+	// each with a hierarchical bootstrap 95% interval (windows, then the
+	// seconds within them); NA on each says why there is none.
+	P50, P95, P99 Interval
+	Late          int64 // requests sent more than 2 ms behind their schedule, or never
+	NA            string
+}
+
+// minShareSeconds is the fewest one-second intervals a share's latency
+// interval is resampled from.
+const minShareSeconds = 10
+
+// shareResamples is the bootstrap's resamples of a share's latency.
+const shareResamples = 1000
+
+// shares adds to every cell its windows at shares of capacity (r.Other,
+// phase=share), by share.
+func (r *Report) shares() {
+	by := map[cellKey]map[int][]StepFile{}
+	for _, sf := range r.Other {
+		s := sf.Step
+		if s.Labels["phase"] != PhaseShare {
+			continue
+		}
+		p, err := strconv.Atoi(s.Labels["share"])
+		if err != nil {
+			continue
+		}
+		k := cellKey{StepProduct(sf), s.Scenario}
+		if by[k] == nil {
+			by[k] = map[int][]StepFile{}
+		}
+		by[k][p] = append(by[k][p], sf)
+	}
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		m := by[cellKey{c.Product, c.Scenario.Name}]
+		for _, p := range slices.Sorted(maps.Keys(m)) {
+			c.Shares = append(c.Shares, shareLatency(p, m[p], c.Product+"/"+c.Scenario.Name))
+		}
+	}
+}
+
+// At is the cell's latency at share percent of its capacity, nil when it
+// has none.
+func (c Cell) At(share int) *ShareLatency {
+	for i := range c.Shares {
+		if c.Shares[i].Share == share {
+			return &c.Shares[i]
+		}
+	}
+	return nil
+}
+
+// shareLatency computes one share's figures from its windows; key seeds
+// the bootstrap, so a report renders the same intervals every time.
+func shareLatency(share int, files []StepFile, key string) ShareLatency {
+	files = slices.Clone(files)
+	slices.SortFunc(files, func(a, b StepFile) int { return a.Step.Start.Compare(b.Step.Start) })
+	sl := ShareLatency{Share: share, Windows: files}
+	var requests int64
+	var seconds float64
+	merged := schema.NewHistogram()
+	var windows [][][]gridBar // each window's seconds
+	for _, f := range files {
+		s := f.Step
+		sl.RateRPS = max(sl.RateRPS, s.RateRPS)
+		sl.NA = cmp.Or(sl.NA, shareWindowNA(s))
+		requests += s.Requests
+		seconds += s.End.Sub(s.Start).Seconds()
+		if s.Late != nil {
+			sl.Late += *s.Late
+		}
+		h, err := schema.DecodeHistogram(cmp.Or(s.CorrectedHistogram, s.Histogram))
+		if err != nil {
+			sl.NA = cmp.Or(sl.NA, "a window without a latency histogram ("+f.Path+")")
+			continue
+		}
+		merged.Merge(h)
+		var secs [][]gridBar
+		for _, in := range s.Intervals {
+			if b := gridOf(cmp.Or(in.CorrectedHistogram, in.Histogram)); len(b) > 0 {
+				secs = append(secs, b)
+			}
+		}
+		if len(secs) > 0 {
+			windows = append(windows, secs)
+			sl.Seconds += len(secs)
+		}
+	}
+	if seconds > 0 {
+		sl.QPS = float64(requests) / seconds
+	}
+	if sl.NA != "" {
+		return sl
+	}
+	lat := schema.Summarize(merged)
+	sl.P50, sl.P95, sl.P99 = Interval{N: sl.Seconds, Center: lat.P50}, Interval{N: sl.Seconds, Center: lat.P95}, Interval{N: sl.Seconds, Center: lat.P99}
+	if sl.Seconds < minShareSeconds {
+		why := fmt.Sprintf("%s, no %.0f%% interval: needs %d", plural(sl.Seconds, "second"), 100*CapacityConfidence, minShareSeconds)
+		sl.P50.NA, sl.P95.NA, sl.P99.NA = why, why, why
+		return sl
+	}
+	lo, hi := bootQuantiles(windows, []float64{50, 95, 99}, key)
+	sl.P50.Lo, sl.P95.Lo, sl.P99.Lo = lo[0], lo[1], lo[2]
+	sl.P50.Hi, sl.P95.Hi, sl.P99.Hi = hi[0], hi[1], hi[2]
+	return sl
+}
+
+// shareWindowNA is why a window at a share measured nothing the table can
+// show ("" when it can): as a ladder window qualifies, and in rate mode.
+func shareWindowNA(s *schema.Step) string {
+	switch {
+	case s.Status != schema.StatusComplete:
+		return "a window " + s.Status
+	case s.Requests == 0:
+		return "a window in which no request completed"
+	case !belowErrors(s):
+		return fmt.Sprintf("errors %s in a window (the rule: below 0.01%%)", formatPct(s.ErrorRate))
+	case !reachable(s):
+		return "a window with failed connection attempts"
+	case s.Driver.Limited:
+		return "the load generator was the limit in a window (driver-limited)"
+	case s.RateRPS <= 0:
+		return "a window in a closed loop (a share's windows run in rate mode)"
+	}
+	return ""
+}
+
+// The latency grid the bootstrap adds seconds on: buckets 1% wide in
+// nanoseconds (HdrHistogram's 3 digits are finer; 1% is well inside any
+// interval the table shows).
+const gridStep = 0.01
+
+var gridLog = math.Log1p(gridStep)
+
+// gridBar is a count of one grid bucket.
+type gridBar struct {
+	i int32
+	n int64
+}
+
+// gridOf is a histogram (HdrHistogram V2, ns) on the grid; nil when it
+// cannot be decoded or is empty.
+func gridOf(enc string) []gridBar {
+	if enc == "" {
+		return nil
+	}
+	h, err := schema.DecodeHistogram(enc)
+	if err != nil {
+		return nil
+	}
+	var out []gridBar
+	for _, b := range h.Distribution() {
+		if b.Count == 0 {
+			continue
+		}
+		v := max(float64(b.From+b.To)/2, 1)
+		i := int32(math.Log(v) / gridLog)
+		if n := len(out); n > 0 && out[n-1].i == i {
+			out[n-1].n += b.Count
+			continue
+		}
+		out = append(out, gridBar{i, b.Count})
+	}
+	return out
+}
+
+// bootQuantiles is the percentile bootstrap 95% interval (ms) of each
+// quantile q (percent) of the windows' seconds merged: each resample
+// draws len(windows) windows with replacement, then as many seconds of
+// each drawn window with replacement as it has (a hierarchical bootstrap:
+// Kalibera and Jones, ISMM 2013), so the interval holds the variation
+// between windows as well as within them. Seeded from key.
+func bootQuantiles(windows [][][]gridBar, qs []float64, key string) (lo, hi []float64) {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	rng := rand.New(rand.NewPCG(h.Sum64(), 0x2545f4914f6cdd1d))
+	top := int32(0)
+	for _, w := range windows {
+		for _, sec := range w {
+			top = max(top, sec[len(sec)-1].i)
+		}
+	}
+	counts := make([]int64, top+1)
+	res := make([][]float64, len(qs))
+	for range shareResamples {
+		clear(counts)
+		var total int64
+		for range windows {
+			w := windows[rng.IntN(len(windows))]
+			for range w {
+				for _, b := range w[rng.IntN(len(w))] {
+					counts[b.i] += b.n
+					total += b.n
+				}
+			}
+		}
+		for k, q := range qs {
+			res[k] = append(res[k], gridQuantile(counts, total, q))
+		}
+	}
+	tail := (1 - CapacityConfidence) / 2
+	for k := range qs {
+		slices.Sort(res[k])
+		lo = append(lo, res[k][int(tail*float64(len(res[k])))])
+		hi = append(hi, res[k][int((1-tail)*float64(len(res[k])))-1])
+	}
+	return lo, hi
+}
+
+// gridQuantile is quantile q (percent) of grid counts, ms: the middle of
+// the bucket that holds it.
+func gridQuantile(counts []int64, total int64, q float64) float64 {
+	want := int64(math.Ceil(q / 100 * float64(total)))
+	var seen int64
+	for i, n := range counts {
+		seen += n
+		if seen >= max(want, 1) {
+			return math.Exp((float64(i)+0.5)*gridLog) / 1e6
+		}
+	}
+	return 0
+}
+
+// shareP99 is the main table's P99 at share percent of c's capacity: "12.3
+// [11.0, 14.1]", the reason when it has none, "–" without windows there.
+func shareP99(c Cell, share int) string {
+	sl := c.At(share)
+	switch {
+	case sl == nil:
+		return "–"
+	case sl.NA != "":
+		return "N/A: " + cell(sl.NA)
+	}
+	return cell(FormatInterval(sl.P99, FormatMS, ""))
+}
+
+// sharesTable renders every cell's latency at shares of its capacity.
+func (m *md) sharesTable() {
+	var rows []Cell
+	for _, c := range m.r.Cells {
+		if len(c.Shares) > 0 {
+			rows = append(rows, c)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	m.printf("### Latency at shares of capacity\n\n")
+	m.printf("Each cell measured again in rate mode (open loop: latency from each request's intended send\n")
+	m.printf("time, so a queue that builds up counts) at a fixed share of its capacity above, on enough\n")
+	m.printf("connections that the load generator is not the queue (twice the plateau's most, or more).\n")
+	m.printf("Every product is compared at the same share of its own capacity: a latency at 80%% is what a\n")
+	m.printf("deployment sized to that capacity sees near its limit, at 50%% with headroom. Each figure is\n")
+	m.printf("from the windows' histograms merged; its 95%% interval is a hierarchical bootstrap (%d\n", shareResamples)
+	m.printf("resamples, seeded): windows with replacement, then each drawn window's seconds; with one window\n")
+	m.printf("it holds the variation between that window's seconds only, not between windows. It needs %d\n", minShareSeconds)
+	m.printf("seconds. Late: requests sent more than 2 ms behind their schedule, or never.\n\n")
+	m.printf("| Scenario | Product | Share | Rate: intended / achieved | P50 ms [95%%] | P95 ms [95%%] | P99 ms [95%%] | Windows (s) | Late |\n")
+	m.printf("|---|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, c := range rows {
+		unit := "/s"
+		if c.Iterations() {
+			unit = " iter/s"
+		}
+		for _, sl := range c.Shares {
+			sc := c.Scenario.ID + " " + c.Scenario.Name
+			rate := FormatQPS(sl.RateRPS) + " / " + FormatQPS(sl.QPS) + unit
+			if sl.NA != "" {
+				m.printf("| %s | %s | %d%% | %s | N/A: %s | – | – | %d (%d) | – |\n", sc, c.Product, sl.Share, rate, cell(sl.NA), len(sl.Windows), sl.Seconds)
+				continue
+			}
+			m.printf("| %s | %s | %d%% | %s | %s | %s | %s | %d (%d) | %d |\n", sc, c.Product, sl.Share, rate,
+				cell(FormatInterval(sl.P50, FormatMS, "")), cell(FormatInterval(sl.P95, FormatMS, "")), cell(FormatInterval(sl.P99, FormatMS, "")),
+				len(sl.Windows), sl.Seconds, sl.Late)
+		}
+	}
+	m.printf("\n")
+}

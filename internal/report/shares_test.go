@@ -1,0 +1,85 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
+
+// shareStep is a complete rate-mode window of seconds one-second
+// intervals, each with latencies (ms) lat(second, i) for i < perSecond.
+func shareStep(t *testing.T, start time.Time, seconds, perSecond int, lat func(sec, i int) float64) *schema.Step {
+	t.Helper()
+	all := schema.NewHistogram()
+	s := &schema.Step{Schema: schema.StepV1, Scenario: schema.ScenarioDiscovery, Product: "p", Status: schema.StatusComplete,
+		RateRPS: float64(perSecond), Start: start, End: start.Add(time.Duration(seconds) * time.Second),
+		Requests: int64(seconds * perSecond), OK: int64(seconds * perSecond), Labels: map[string]string{"phase": PhaseShare, "share": "50"}}
+	for sec := range seconds {
+		h := schema.NewHistogram()
+		for i := range perSecond {
+			v := int64(lat(sec, i) * 1e6)
+			if err := h.RecordValue(v); err != nil {
+				t.Fatal(err)
+			}
+			if err := all.RecordValue(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		enc, err := schema.EncodeHistogram(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Intervals = append(s.Intervals, schema.Interval{TS: float64(sec), LengthS: 1, Requests: int64(perSecond), CorrectedHistogram: enc})
+	}
+	enc, err := schema.EncodeHistogram(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.CorrectedHistogram = enc
+	return s
+}
+
+// TestShareLatency: the figures are the merged windows' percentiles; the
+// interval lies around them, is the same every time (seeded), widens when
+// the windows differ from each other (the bootstrap draws windows, not
+// only seconds), and is missing below 10 seconds; a window that does not
+// qualify makes the share N/A with its reason.
+func TestShareLatency(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	// Latency rises through each second: 1 ms + i/100 ms; window b is 30% slower.
+	flat := func(sec, i int) float64 { return 1 + float64(i)/100 }
+	slow := func(sec, i int) float64 { return 1.3 * (1 + float64(i)/100) }
+	a, b := shareStep(t, t0, 10, 100, flat), shareStep(t, t0.Add(time.Minute), 10, 100, slow)
+	same := shareLatency(50, []StepFile{{Path: "a", Step: a}, {Path: "a2", Step: shareStep(t, t0.Add(time.Minute), 10, 100, flat)}}, "k")
+	mixed := shareLatency(50, []StepFile{{Path: "a", Step: a}, {Path: "b", Step: b}}, "k")
+	for _, sl := range []ShareLatency{same, mixed} {
+		if sl.NA != "" || sl.Seconds != 20 || sl.RateRPS != 100 || sl.QPS != 100 {
+			t.Fatalf("share: NA %q, %d seconds, rate %g, qps %g; want figures from 20 seconds at 100/s", sl.NA, sl.Seconds, sl.RateRPS, sl.QPS)
+		}
+		for _, iv := range []Interval{sl.P50, sl.P95, sl.P99} {
+			if !iv.OK() || !(iv.Lo <= iv.Center*1.011 && iv.Center <= iv.Hi*1.011) {
+				t.Errorf("interval %+v does not hold its center (to the grid's 1%%)", iv)
+			}
+		}
+	}
+	if same.P99.Center < 1.97 || same.P99.Center > 2.0 {
+		t.Errorf("P99 of two identical windows = %g ms, want about 1.99", same.P99.Center)
+	}
+	if w1, w2 := same.P99.HalfPct(), mixed.P99.HalfPct(); !(w2 > 3*w1 && w2 > 5) {
+		t.Errorf("P99 interval ±%.1f%% for identical windows, ±%.1f%% for windows 30%% apart: want the second far wider", w1, w2)
+	}
+	if again := shareLatency(50, []StepFile{{Path: "a", Step: a}, {Path: "b", Step: b}}, "k"); again.P99 != mixed.P99 {
+		t.Errorf("seeded: %+v then %+v", mixed.P99, again.P99)
+	}
+	short := shareLatency(50, []StepFile{{Path: "s", Step: shareStep(t, t0, 5, 100, flat)}}, "k")
+	if short.NA != "" || short.P99.OK() || !strings.Contains(short.P99.NA, "5 seconds, no 95% interval: needs 10") || short.P99.Center == 0 {
+		t.Errorf("5 seconds: %+v, want the figure without an interval", short.P99)
+	}
+	bad := shareStep(t, t0, 10, 100, flat)
+	bad.ErrorRate = 0.01
+	if sl := shareLatency(50, []StepFile{{Path: "a", Step: a}, {Path: "bad", Step: bad}}, "k"); !strings.Contains(sl.NA, "errors 1% in a window") {
+		t.Errorf("a window with 1%% errors: NA %q", sl.NA)
+	}
+}
