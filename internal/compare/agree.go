@@ -189,16 +189,11 @@ func agreeShares(cells []AgreeCell) []ShareAgreement {
 	}
 	slices.SortFunc(out, func(a, b ShareAgreement) int { return a.Share - b.Share })
 	for i := range out {
-		var vs []float64
-		for _, c := range out[i].Cells {
-			if !math.IsNaN(c.Pct) {
-				vs = append(vs, math.Abs(c.Pct))
-			}
+		pcts := make([]float64, len(out[i].Cells))
+		for j, c := range out[i].Cells {
+			pcts[j] = c.Pct
 		}
-		out[i].MedianPct = math.NaN()
-		if m, ok := report.Median(vs); ok {
-			out[i].MedianPct = m
-		}
+		out[i].MedianPct = medianAbsOf(pcts)
 	}
 	return out
 }
@@ -243,13 +238,23 @@ func halfWidth(iv report.Interval) float64 {
 // medianAbs is the median of |get(c)| over the cells where it is a number;
 // NaN without any.
 func medianAbs(cells []AgreeCell, get func(AgreeCell) float64) float64 {
-	var vs []float64
-	for _, c := range cells {
-		if v := get(c); !math.IsNaN(v) {
-			vs = append(vs, math.Abs(v))
+	vs := make([]float64, len(cells))
+	for i, c := range cells {
+		vs[i] = get(c)
+	}
+	return medianAbsOf(vs)
+}
+
+// medianAbsOf is the median of |v| over the vs that are numbers; NaN
+// without any.
+func medianAbsOf(vs []float64) float64 {
+	var abs []float64
+	for _, v := range vs {
+		if !math.IsNaN(v) {
+			abs = append(abs, math.Abs(v))
 		}
 	}
-	m, ok := report.Median(vs)
+	m, ok := report.Median(abs)
 	if !ok {
 		return math.NaN()
 	}

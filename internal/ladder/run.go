@@ -98,7 +98,7 @@ func (r *runner) shares(ctx context.Context, capacityQPS float64, conns int) err
 	if err := r.prepare(ctx); err != nil {
 		return err
 	}
-	r.bound = len(r.Shares) * r.ShareWindows
+	r.bound = r.Windows()
 	r.total = cmp.Or(r.StepTotal, r.bound)
 	if err := r.checkHealth(ctx, "before the "+r.Scenario+" windows at shares of its capacity"); err != nil {
 		return err
@@ -374,19 +374,16 @@ func (r *runner) step(format string, a ...any) {
 // loadstepArgs are one window's loadstep arguments.
 func (r *runner) loadstepArgs(w win, poolargs []string) []string {
 	args := []string{"--url", r.url, "--scenario", r.Scenario, "-c", strconv.Itoa(w.c)}
-	phase := "phase=ladder"
-	switch {
-	case w.rate > 0:
+	warmup, phase := r.WarmupS, "phase=ladder"
+	if w.rate > 0 {
 		// Rate mode keeps a fixed warmup: the rate, not the target, sets its throughput.
-		args = append(args, "--rate", strconv.FormatFloat(w.rate, 'f', -1, 64), "--warmup", fmt.Sprintf("%ds", r.ShareWarmupS),
-			"--jit-pidfile", filepath.Join(r.StateDir, "pids", r.Product+".pid"))
-		phase = "phase=" + report.PhaseShare
-	case r.WarmupMaxS > r.WarmupS:
-		args = append(args, "--warmup", fmt.Sprintf("%ds", r.WarmupS), "--jit-pidfile", filepath.Join(r.StateDir, "pids", r.Product+".pid"),
-			"--warmup-max", fmt.Sprintf("%ds", r.WarmupMaxS), "--warmup-stable", "3",
+		args = append(args, "--rate", strconv.FormatFloat(w.rate, 'f', -1, 64))
+		warmup, phase = r.ShareWarmupS, "phase="+report.PhaseShare
+	}
+	args = append(args, "--warmup", fmt.Sprintf("%ds", warmup), "--jit-pidfile", filepath.Join(r.StateDir, "pids", r.Product+".pid"))
+	if w.rate == 0 && r.WarmupMaxS > r.WarmupS {
+		args = append(args, "--warmup-max", fmt.Sprintf("%ds", r.WarmupMaxS), "--warmup-stable", "3",
 			"--warmup-tolerance", r.TolerancePct, "--warmup-jit-max", strconv.Itoa(r.JITMaxPct))
-	default:
-		args = append(args, "--warmup", fmt.Sprintf("%ds", r.WarmupS), "--jit-pidfile", filepath.Join(r.StateDir, "pids", r.Product+".pid"))
 	}
 	args = append(args, "--duration", fmt.Sprintf("%ds", w.durationS), "--interval", "1s", "--timeout", "10s",
 		"--product", r.Product, "--product-version", r.version,
