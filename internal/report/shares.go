@@ -133,9 +133,12 @@ func shareLatency(share int, files []StepFile, key string) ShareLatency {
 }
 
 // shareWindowNA is why a window at a share measured nothing the table can
-// show ("" when it can): as a ladder window qualifies, and in rate mode.
+// show ("" when it can): as a ladder window qualifies (judged by the
+// scenario's rule, Qualifies), and in rate mode.
 func shareWindowNA(s *schema.Step) string {
-	switch {
+	switch rule := schema.ScenarioCheck(s.Scenario); {
+	case rule != "" && s.Check != rule:
+		return fmt.Sprintf("a window judged by %q, not the scenario's rule %q", s.Check, rule)
 	case s.Status != schema.StatusComplete:
 		return "a window " + s.Status
 	case s.Requests == 0:

@@ -14,7 +14,7 @@ func shareStep(t *testing.T, start time.Time, seconds, perSecond int, lat func(s
 	t.Helper()
 	all := schema.NewHistogram()
 	s := &schema.Step{Schema: schema.StepV1, Scenario: schema.ScenarioDiscovery, Product: "p", Status: schema.StatusComplete,
-		RateRPS: float64(perSecond), Start: start, End: start.Add(time.Duration(seconds) * time.Second),
+		Check: schema.ScenarioCheck(schema.ScenarioDiscovery), RateRPS: float64(perSecond), Start: start, End: start.Add(time.Duration(seconds) * time.Second),
 		Requests: int64(seconds * perSecond), OK: int64(seconds * perSecond), Labels: map[string]string{"phase": PhaseShare, "share": "50"}}
 	for sec := range seconds {
 		h := schema.NewHistogram()
@@ -76,6 +76,11 @@ func TestShareLatency(t *testing.T) {
 	short := shareLatency(50, []StepFile{{Path: "s", Step: shareStep(t, t0, 5, 100, flat)}}, "k")
 	if short.NA != "" || short.P99.OK() || !strings.Contains(short.P99.NA, "5 seconds, no 95% interval: needs 10") || short.P99.Center == 0 {
 		t.Errorf("5 seconds: %+v, want the figure without an interval", short.P99)
+	}
+	other := shareStep(t, t0, 10, 100, flat)
+	other.Check = "2xx"
+	if sl := shareLatency(50, []StepFile{{Path: "a", Step: a}, {Path: "o", Step: other}}, "k"); !strings.Contains(sl.NA, `a window judged by "2xx", not the scenario's rule`) {
+		t.Errorf("a window judged by another rule: NA %q", sl.NA)
 	}
 	bad := shareStep(t, t0, 10, 100, flat)
 	bad.ErrorRate = 0.01
