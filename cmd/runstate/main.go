@@ -173,7 +173,8 @@ each, and exits 1 when anything is ("runstate left: left after down: ..." on
 stderr naming it all), 0 and nothing when nothing is:
   process PID (NAME)          STATE/pids/NAME.pid's pid still runs
   process group G: PID...     live members of a group STATE/pgids lists
-  port N (KEY)                a *_PORT value of STATE/state.env still bound on 127.0.0.1
+  port N (KEY)                a *_PORT value of STATE/state.env a socket still
+                              listens on (a connection holding it is not left)
   database NAME               a database STATE/dbs lists still on the product's
                               PostgreSQL cluster (asked while its pg.env exists)
   directory DIR               a directory STATE/dirs lists still exists

@@ -1,13 +1,9 @@
 package readback
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/netip"
 	"os"
@@ -18,10 +14,6 @@ import (
 
 	procfs "github.com/idpbench/idpbench/internal/sample"
 )
-
-// tcpListen is the state of a listening socket in /proc/net/tcp ("st" 0A,
-// TCP_LISTEN of the kernel's tcp_states.h).
-const tcpListen = "0A"
 
 // Listener is a listening TCP socket of a process group.
 type Listener struct {
@@ -39,65 +31,6 @@ func (l Listener) Loopback() bool {
 
 // String is the address, as the fact lists it.
 func (l Listener) String() string { return l.Addr.String() }
-
-// socket is one line of /proc/net/tcp or tcp6.
-type socket struct {
-	addr   netip.AddrPort
-	listen bool
-	inode  uint64
-}
-
-// parseProcNetTCP parses the socket table of /proc/net/tcp or
-// /proc/net/tcp6 (the same format; the address width differs). name says
-// which, for errors.
-func parseProcNetTCP(r io.Reader, name string) ([]socket, error) {
-	var out []socket
-	sc := bufio.NewScanner(r)
-	for line := 1; sc.Scan(); line++ {
-		f := strings.Fields(sc.Text())
-		if line == 1 || len(f) == 0 { // the header
-			continue
-		}
-		if len(f) < 10 {
-			return nil, fmt.Errorf("%s:%d: %d fields, want at least 10", name, line, len(f))
-		}
-		addr, err := parseProcAddr(f[1])
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: local address %q: %w", name, line, f[1], err)
-		}
-		inode, err := strconv.ParseUint(f[9], 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: inode %q: %w", name, line, f[9], err)
-		}
-		out = append(out, socket{addr: addr, listen: f[3] == tcpListen, inode: inode})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", name, err)
-	}
-	return out, nil
-}
-
-// parseProcAddr parses "0100007F:1F90": the address as the kernel prints
-// it (each 32-bit word in host byte order, as hex) and the port in hex.
-func parseProcAddr(s string) (netip.AddrPort, error) {
-	hexAddr, hexPort, ok := strings.Cut(s, ":")
-	if !ok {
-		return netip.AddrPort{}, errors.New("no ':' before the port")
-	}
-	raw, err := hex.DecodeString(hexAddr)
-	if err != nil || (len(raw) != 4 && len(raw) != 16) {
-		return netip.AddrPort{}, errors.New("want 8 or 32 hex digits")
-	}
-	for i := 0; i < len(raw); i += 4 { // each word back to network byte order
-		binary.NativeEndian.PutUint32(raw[i:], binary.BigEndian.Uint32(raw[i:]))
-	}
-	port, err := strconv.ParseUint(hexPort, 16, 16)
-	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("port: %w", err)
-	}
-	addr, _ := netip.AddrFromSlice(raw)
-	return netip.AddrPortFrom(addr, uint16(port)), nil
-}
 
 // groupListeners returns the listening TCP sockets (IPv4 and IPv6) held
 // by the processes of process group pgid, read from the proc filesystem
@@ -117,7 +50,7 @@ func groupListeners(proc string, pgid int) ([]Listener, error) {
 	if slices.Contains(pids, pgid) {
 		netns = pgid
 	}
-	var table []socket
+	var table []procfs.Socket
 	for _, f := range []string{"tcp", "tcp6"} {
 		name := filepath.Join(proc, strconv.Itoa(netns), "net", f)
 		b, err := os.ReadFile(name)
@@ -127,7 +60,7 @@ func groupListeners(proc string, pgid int) ([]Listener, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading the sockets of process group %d: %w", pgid, err)
 		}
-		s, err := parseProcNetTCP(bytes.NewReader(b), name)
+		s, err := procfs.ParseNetTCP(bytes.NewReader(b), name)
 		if err != nil {
 			return nil, err
 		}
@@ -135,8 +68,8 @@ func groupListeners(proc string, pgid int) ([]Listener, error) {
 	}
 	listening := map[uint64]netip.AddrPort{}
 	for _, s := range table {
-		if s.listen {
-			listening[s.inode] = s.addr
+		if s.Listen {
+			listening[s.Inode] = s.Addr
 		}
 	}
 	var out []Listener

@@ -46,49 +46,6 @@ func littleEndian(t *testing.T) {
 	}
 }
 
-func TestParseProcNetTCP(t *testing.T) {
-	littleEndian(t)
-	tests := []struct {
-		name, table string
-		want        []string // "addr listen inode"
-	}{
-		{"tcp", fixtureTCP, []string{
-			"127.0.0.1:8080 true 1001", "0.0.0.0:9000 true 1002", "10.1.2.3:443 true 1003", "127.0.0.1:8080 false 1004"}},
-		{"tcp6", fixtureTCP6, []string{
-			"[::1]:8081 true 2001", "[::]:8082 true 2002", "[::ffff:127.0.0.1]:8083 true 2003", "[2001:db8::1]:8084 true 2004"}},
-	}
-	for _, tt := range tests {
-		socks, err := parseProcNetTCP(strings.NewReader(tt.table), tt.name)
-		if err != nil {
-			t.Fatalf("%s: %v", tt.name, err)
-		}
-		var got []string
-		for _, s := range socks {
-			got = append(got, fmt.Sprintf("%s %t %d", s.addr, s.listen, s.inode))
-		}
-		if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
-			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
-		}
-	}
-}
-
-func TestParseProcNetTCPErrors(t *testing.T) {
-	header := "  sl  local_address rem_address   st\n"
-	tests := []struct{ line, want string }{
-		{"   0: 0100007F:1F90 00000000:0000 0A", "tcp:2: 4 fields"},
-		{"   0: 0100007F1F90 00000000:0000 0A 0:0 00:0 0 0 0 1001", `tcp:2: local address "0100007F1F90": no ':'`},
-		{"   0: 0100007:1F90 00000000:0000 0A 0:0 00:0 0 0 0 1001", "8 or 32 hex digits"},
-		{"   0: 0100007F:XYZ 00000000:0000 0A 0:0 00:0 0 0 0 1001", "port"},
-		{"   0: 0100007F:1F90 00000000:0000 0A 0:0 00:0 0 0 0 x", `tcp:2: inode "x"`},
-	}
-	for _, tt := range tests {
-		_, err := parseProcNetTCP(strings.NewReader(header+tt.line+"\n"), "tcp")
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%q: error %v, want %q", tt.line, err, tt.want)
-		}
-	}
-}
-
 func TestListenerLoopback(t *testing.T) {
 	tests := []struct {
 		addr string

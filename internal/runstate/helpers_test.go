@@ -136,6 +136,56 @@ func TestPorts(t *testing.T) {
 	}
 }
 
+// TestListening: a listener's port listens; a port that a client
+// connection holds as its own (PortFree says taken) does not, and neither
+// is left after down.
+func TestListening(t *testing.T) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	server := l.Addr().(*net.TCPAddr).Port
+	client, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: client}}
+	c, err := d.Dial("tcp4", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if PortFree(client) {
+		t.Fatalf("port %d free while a connection holds it", client)
+	}
+	for _, tt := range []struct {
+		port int
+		want bool
+	}{{server, true}, {client, false}} {
+		got, err := Listening("/proc/self", tt.port)
+		if err != nil || got != tt.want {
+			t.Errorf("Listening(%d) = %t, %v; want %t", tt.port, got, err, tt.want)
+		}
+	}
+	left, err := leftPorts(map[string]string{"SERVER_PORT": strconv.Itoa(server), "CLIENT_PORT": strconv.Itoa(client)})
+	if err != nil || len(left) != 1 || left[0] != fmt.Sprintf("port %d (SERVER_PORT)", server) {
+		t.Errorf("leftPorts = %q, %v; want only the listener's port", left, err)
+	}
+	if _, err := Listening(t.TempDir(), server); err == nil || !strings.Contains(err.Error(), "reading the listening sockets") {
+		t.Errorf("Listening on a directory without net/tcp: %v, want the read's error", err)
+	}
+}
+
 // statusServer answers 503 to its first n requests, then code.
 func statusServer(t *testing.T, n int64, code int) *httptest.Server {
 	var seen atomic.Int64

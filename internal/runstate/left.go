@@ -20,8 +20,8 @@ import (
 // records that is still there after the product's down, one line each, in
 // this order: a process a pidfile of dir/pids records (by pid alone, as
 // the adapters write them), a live member of a process group dir/pgids
-// lists, a port a *_PORT value of dir/state.env names that is still bound
-// on 127.0.0.1 (by key), a database dir/dbs lists that still exists on the
+// lists, a port a *_PORT value of dir/state.env names that something still
+// listens on (by key), a database dir/dbs lists that still exists on the
 // product's PostgreSQL cluster (asked only while the cluster's pg.env
 // exists: a private cluster's down removes it), a directory dir/dirs lists
 // that still exists. An error means it cannot tell (an unreadable record,
@@ -100,7 +100,7 @@ func leftRecorded(ctx context.Context, dir, product string) ([]string, error) {
 	return append(left, dbs...), err
 }
 
-// leftPorts: "port N (KEY)" for each port still bound, by key.
+// leftPorts: "port N (KEY)" for each port something still listens on, by key.
 func leftPorts(ports map[string]string) ([]string, error) {
 	keys := make([]string, 0, len(ports))
 	for k := range ports {
@@ -116,7 +116,16 @@ func leftPorts(ports map[string]string) ([]string, error) {
 		if err != nil || port <= 0 || port > 65535 {
 			return left, fmt.Errorf("state.env: %s=%q is not a port", k, ports[k])
 		}
-		if !PortFree(port) {
+		if PortFree(port) {
+			continue
+		}
+		// Taken: left only when something listens on it (a connection
+		// that took the port after the product stopped is not the product's).
+		listening, err := Listening("/proc/self", port)
+		if err != nil {
+			return left, err
+		}
+		if listening {
 			left = append(left, fmt.Sprintf("port %d (%s)", port, k))
 		}
 	}

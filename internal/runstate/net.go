@@ -1,9 +1,12 @@
 package runstate
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -11,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idpbench/idpbench/internal/sample"
 )
 
 // FreePort is a loopback TCP port the kernel reports free right now.
@@ -33,6 +38,35 @@ func PortFree(port int) bool {
 	}
 	l.Close()
 	return true
+}
+
+// Listening reports whether a socket in state LISTEN holds TCP port port
+// on any address, IPv4 or IPv6, of the proc filesystem proc's network
+// namespace ("/proc/self" for this process's). A port that PortFree finds
+// taken can be held by a connection instead: another process's outgoing
+// connection may take a stopped server's port as its own ephemeral port,
+// and keeps it in TIME_WAIT for a minute after it closes.
+func Listening(proc string, port int) (bool, error) {
+	for _, f := range []string{"tcp", "tcp6"} {
+		name := filepath.Join(proc, "net", f)
+		b, err := os.ReadFile(name)
+		if errors.Is(err, fs.ErrNotExist) && f == "tcp6" {
+			continue // a kernel without IPv6
+		}
+		if err != nil {
+			return false, fmt.Errorf("reading the listening sockets: %w", err)
+		}
+		socks, err := sample.ParseNetTCP(bytes.NewReader(b), name)
+		if err != nil {
+			return false, err
+		}
+		for _, s := range socks {
+			if s.Listen && int(s.Addr.Port()) == port {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 // Prober asks a URL for its HTTP status, as curl -o /dev/null -w
