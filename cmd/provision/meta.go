@@ -46,7 +46,7 @@ Three uses, which combine:
   run:      [--base FILE] --profile P --status ok|na [--na-reason]
             [--start T] [--end T] [--scenarios LIST] --placement-mode M
             --driver-cpus L --server-cpus L --host-cpus N [--placement-reason]
-            [--rounds N [--round-order interleaved]]
+            [--rounds N [--round-order interleaved|interleaved-random [--round-seed N]]]
             completes a record (the adapter's, read from --base, or a bare
             one) with how the product's run ended and where it ran
             (run-comparison.sh).
@@ -108,7 +108,8 @@ func metaFlagSet(f *metaFlags) *pflag.FlagSet {
 	fs.IntVar(&f.placement.HostCPUs, "host-cpus", 0, "CPUs the run could use, count")
 	fs.StringVar(&f.placement.Reason, "placement-reason", "", "why a shared run is shared")
 	fs.IntVar(&f.rounds.Count, "rounds", 0, "how many rounds the run measured each ladder in (default: not recorded)")
-	fs.StringVar(&f.rounds.Order, "round-order", "", "with --rounds > 1: interleaved (round r of every product before round r+1)")
+	fs.StringVar(&f.rounds.Order, "round-order", "", "with --rounds > 1: interleaved (round r of every product before round r+1), or interleaved-random (and each round after the first in a drawn order)")
+	fs.Uint64Var(&f.rounds.Seed, "round-seed", 0, "with --round-order interleaved-random: the draw's seed")
 	fs.StringVarP(&f.out, "output", "o", "-", "output file, written atomically; - is stdout")
 	return fs
 }
@@ -178,7 +179,7 @@ func buildMeta(ctx context.Context, f metaFlags, changed func(string) bool, stde
 func checkCombination(f metaFlags, changed func(string) bool) error {
 	adapterOnly := []string{"state", "param", "endpoint", "scenario-na",
 		"entry", "note", "deviation", "config-source", "setting"}
-	runOnly := []string{"start", "end", "scenarios", "placement-mode", "driver-cpus", "server-cpus", "host-cpus", "placement-reason", "rounds", "round-order"}
+	runOnly := []string{"start", "end", "scenarios", "placement-mode", "driver-cpus", "server-cpus", "host-cpus", "placement-reason", "rounds", "round-order", "round-seed"}
 	switch {
 	case f.base != "" && (changed("product") || changed("product-version")):
 		return cli.Usagef("--base gives the product and version; not --product or --product-version")
@@ -400,10 +401,12 @@ func runPart(f metaFlags) (products.Run, error) {
 	case rd.Count == 0 && rd.Order == "":
 	case rd.Count == 1 && (rd.Order == "" || rd.Order == schema.RoundsSingle):
 		r.Rounds = &schema.Rounds{Count: 1, Order: schema.RoundsSingle}
-	case rd.Count > 1 && rd.Order == schema.RoundsInterleaved:
-		r.Rounds = &schema.Rounds{Count: rd.Count, Order: rd.Order}
+	case rd.Seed != 0 && rd.Order != schema.RoundsRandom:
+		return r, cli.Usagef("--round-seed %d: only with --round-order %s", rd.Seed, schema.RoundsRandom)
+	case rd.Count > 1 && (rd.Order == schema.RoundsInterleaved || rd.Order == schema.RoundsRandom):
+		r.Rounds = &schema.Rounds{Count: rd.Count, Order: rd.Order, Seed: rd.Seed}
 	case rd.Count > 1:
-		return r, cli.Usagef("--round-order %q: with --rounds %d want %s", rd.Order, rd.Count, schema.RoundsInterleaved)
+		return r, cli.Usagef("--round-order %q: with --rounds %d want %s or %s", rd.Order, rd.Count, schema.RoundsInterleaved, schema.RoundsRandom)
 	default:
 		return r, cli.Usagef("--rounds %d --round-order %q: want --rounds >= 1 (and --round-order %s when > 1)", rd.Count, rd.Order, schema.RoundsInterleaved)
 	}

@@ -213,7 +213,7 @@ func TestRunPart(t *testing.T) {
 	out := filepath.Join(dir, "meta.json")
 	args := append([]string{"meta", "--base", base, "--status", "na", "--na-reason", "failed in the introspect ladder (exit 1)",
 		"--profile", "quick", "--start", "2026-12-02T13:02:10Z", "--end", "2026-12-02T13:06:24Z",
-		"--scenarios", "discovery client_credentials jwt_bearer introspect", "--rounds", "3", "--round-order", "interleaved", "-o", out}, placementArgs...)
+		"--scenarios", "discovery client_credentials jwt_bearer introspect", "--rounds", "3", "--round-order", "interleaved-random", "--round-seed", "7", "-o", out}, placementArgs...)
 	if code, stdout, stderr := runArgs(t, context.Background(), args...); code != 0 || stdout != "" {
 		t.Fatalf("exit %d, stdout %q: %s", code, stdout, stderr)
 	}
@@ -240,8 +240,8 @@ func TestRunPart(t *testing.T) {
 	if m.Placement == nil || *m.Placement != wantPl || m.Notes[len(m.Notes)-1] != "profile: quick" || len(m.Notes) != 6 || len(m.Pools) != 2 {
 		t.Errorf("placement %+v, notes %q, pools %d", m.Placement, m.Notes, len(m.Pools))
 	}
-	if m.Rounds == nil || *m.Rounds != (schema.Rounds{Count: 3, Order: schema.RoundsInterleaved}) {
-		t.Errorf("rounds %+v, want 3 interleaved", m.Rounds)
+	if m.Rounds == nil || *m.Rounds != (schema.Rounds{Count: 3, Order: schema.RoundsRandom, Seed: 7}) {
+		t.Errorf("rounds %+v, want 3 interleaved-random, seed 7", m.Rounds)
 	}
 
 	// A bare record completed by the run's part, no start: not recorded.
@@ -303,6 +303,7 @@ func TestMetaBadInput(t *testing.T) {
 		{"rounds without their order", append(append(hydra, run...), "--rounds", "3"), `--round-order "": with --rounds 3 want interleaved`},
 		{"rounds of another order", append(append(hydra, run...), "--rounds", "2", "--round-order", "consecutive"), `--round-order "consecutive"`},
 		{"order without rounds", append(append(hydra, run...), "--round-order", "interleaved"), "want --rounds >= 1"},
+		{"seed of a fixed order", append(append(hydra, run...), "--rounds", "2", "--round-order", "interleaved", "--round-seed", "7"), "--round-seed 7: only with --round-order interleaved-random"},
 		{"negative rounds", append(append(hydra, run...), "--rounds", "-1"), "want --rounds >= 1"},
 		{"rounds without profile", append(hydra, "--rounds", "3"), "--rounds is of the run's part"},
 		{"unknown run scenario", append(append(hydra, run...), "--scenarios", "discovery,login"), `--scenarios: unknown scenario "login"`},

@@ -97,6 +97,10 @@ func roundsText(r *schema.Rounds) string {
 	case r.Order == schema.RoundsInterleaved:
 		return fmt.Sprintf("%d, interleaved with the other products' (round r of every product, then round r+1): "+
 			"a cell's windows come from stretches of the run minutes apart; between its rounds the product stayed up, idle", r.Count)
+	case r.Order == schema.RoundsRandom:
+		return fmt.Sprintf("%d, interleaved with the other products' (round r of every product, then round r+1), every round after the first "+
+			"in a drawn order of the products and of each product's scenarios (seed %d): a slow spell of the machine falls on a different cell each round; "+
+			"between its rounds the product stayed up, idle", r.Count, r.Seed)
 	default:
 		return fmt.Sprintf("%d", r.Count)
 	}

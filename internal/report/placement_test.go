@@ -38,6 +38,9 @@ func TestRoundsText(t *testing.T) {
 		{&schema.Rounds{Count: 1, Order: schema.RoundsSingle}, "1"},
 		{&schema.Rounds{Count: 3, Order: schema.RoundsInterleaved}, "3, interleaved with the other products' (round r of every product, then round r+1): " +
 			"a cell's windows come from stretches of the run minutes apart; between its rounds the product stayed up, idle"},
+		{&schema.Rounds{Count: 4, Order: schema.RoundsRandom, Seed: 7}, "4, interleaved with the other products' (round r of every product, then round r+1), " +
+			"every round after the first in a drawn order of the products and of each product's scenarios (seed 7): " +
+			"a slow spell of the machine falls on a different cell each round; between its rounds the product stayed up, idle"},
 	}
 	for _, tc := range cases {
 		if got := roundsText(tc.in); got != tc.want {

@@ -45,6 +45,12 @@ closing every open product (its shares, GC jitter + 40 s each) stays within
 IDPBENCH_BUDGET_S (default 3540, --quick 0 = none). The log says what
 each round measures and why.
 
+Order: round 1 runs the products and their scenarios in the order given;
+every later round draws a new order of the products and, within each
+product's round, of its scenarios (IDPBENCH_ORDER=random, the default, or
+fixed), seeded by IDPBENCH_ORDER_SEED (default: a hash of the run id, so a
+resumed run draws the same order). The log names each round's order.
+
 Latency at shares of capacity: a product's last round ends by measuring
 each cell with a capacity again in rate mode at IDPBENCH_SHARES percent of
 it (default "50 80"; none: none), IDPBENCH_SHARE_WINDOWS windows each
@@ -92,6 +98,9 @@ type Options struct {
 	// Shares are the windows at fixed shares of each cell's capacity that
 	// close a product's last round (ladder.ParseShares).
 	Shares ladder.ShareSettings
+	// Order is the order of the products and scenarios in rounds after the
+	// first (random by default, seeded).
+	Order Order
 	// Env are the variables the command line sets for every child
 	// (--repeats, --driver-cpus, --server-cpus, --no-pin, --full-ladder;
 	// IDPBENCH_REPEATS=2 by default in the full profile), "K=V".
@@ -218,6 +227,9 @@ func Parse(args []string, getenv func(string) string, today time.Time) (Options,
 	}
 	if o.Shares, err = ladder.ParseShares(o.Quick, getenv); err != nil {
 		return o, usageError{err.Error()}
+	}
+	if o.Order, err = parseOrder(getenv, o.RunID); err != nil {
+		return o, err
 	}
 	for _, k := range order {
 		o.Env = append(o.Env, k+"="+set[k])

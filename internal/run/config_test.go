@@ -127,16 +127,22 @@ func TestActions(t *testing.T) {
 
 func TestMetaArgs(t *testing.T) {
 	place := []string{"--placement-mode", "shared", "--driver-cpus", "0-1", "--server-cpus", "0-1", "--host-cpus", "2", "--placement-reason", "why"}
-	got := MetaArgs([]string{"--base", "b.json"}, "ok", "quick", []string{"discovery", "userinfo"}, "2026-12-03T10:00:00Z", "", place, 1, "m.json")
+	got := MetaArgs([]string{"--base", "b.json"}, "ok", "quick", []string{"discovery", "userinfo"}, "2026-12-03T10:00:00Z", "", place, 1, Order{Random: true, Seed: 9}, "m.json")
 	want := []string{"meta", "--base", "b.json", "--status", "ok", "--profile", "quick", "--scenarios", "discovery userinfo",
 		"--start", "2026-12-03T10:00:00Z", "--placement-mode", "shared", "--driver-cpus", "0-1", "--server-cpus", "0-1", "--host-cpus", "2",
 		"--placement-reason", "why", "--rounds", "1", "-o", "m.json"}
 	if !slices.Equal(got, want) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
-	got = MetaArgs([]string{"--product", "p", "--product-version", ""}, "na", "full", []string{"discovery"}, "", "down", nil, 3, "m.json")
+	got = MetaArgs([]string{"--product", "p", "--product-version", ""}, "na", "full", []string{"discovery"}, "", "down", nil, 3, Order{Seed: 9}, "m.json")
 	want = []string{"meta", "--product", "p", "--product-version", "", "--status", "na", "--profile", "full", "--scenarios", "discovery",
 		"--na-reason", "down", "--rounds", "3", "--round-order", "interleaved", "-o", "m.json"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	got = MetaArgs([]string{"--base", "b.json"}, "ok", "full", []string{"discovery"}, "", "", nil, 3, Order{Random: true, Seed: 9}, "m.json")
+	want = []string{"meta", "--base", "b.json", "--status", "ok", "--profile", "full", "--scenarios", "discovery",
+		"--rounds", "3", "--round-order", "interleaved-random", "--round-seed", "9", "-o", "m.json"}
 	if !slices.Equal(got, want) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}

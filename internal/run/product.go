@@ -317,14 +317,14 @@ func (r *runner) productMeta(ctx context.Context, p, state, start, status, reaso
 		base = []string{"--product", p, "--product-version", strings.TrimRight(v.String(), "\n")}
 	}
 	return r.tool(ctx, "provision", MetaArgs(base, status, r.Profile, r.Scenarios, start, reason,
-		placement.MetaArgs(r.place.Meta()), r.rounds[p], filepath.Join(r.runDir, p, "meta.json"))...)
+		placement.MetaArgs(r.place.Meta()), r.rounds[p], r.Order, filepath.Join(r.runDir, p, "meta.json"))...)
 }
 
 // MetaArgs are provision's arguments for a product's meta.json: base (--base
 // FILE, or --product and --product-version), the status, profile and
 // scenarios, the start and N/A reason when given, the placement's flags,
-// the rounds (and their interleaved order when more than one), -o out.
-func MetaArgs(base []string, status, profile string, scenarios []string, start, reason string, place []string, rounds int, out string) []string {
+// the rounds (and their order when more than one), -o out.
+func MetaArgs(base []string, status, profile string, scenarios []string, start, reason string, place []string, rounds int, order Order, out string) []string {
 	a := slices.Concat([]string{"meta"}, base, []string{"--status", status, "--profile", profile, "--scenarios", strings.Join(scenarios, " ")})
 	if start != "" {
 		a = append(a, "--start", start)
@@ -333,7 +333,10 @@ func MetaArgs(base []string, status, profile string, scenarios []string, start, 
 		a = append(a, "--na-reason", reason)
 	}
 	a = append(append(a, place...), "--rounds", strconv.Itoa(rounds))
-	if rounds != 1 {
+	switch {
+	case rounds != 1 && order.Random:
+		a = append(a, "--round-order", "interleaved-random", "--round-seed", strconv.FormatUint(order.Seed, 10))
+	case rounds != 1:
 		a = append(a, "--round-order", "interleaved")
 	}
 	return append(a, "-o", out)

@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -215,17 +216,26 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 	// Round by round: round 1 of every product, then round 2 of every
-	// product, ...; after the fixed rounds, the precision rounds measure
+	// product, ... (after round 1 in a new random order each round, the
+	// scenarios within a product's round too: Order); after the fixed rounds, the precision rounds measure
 	// again only the scenarios whose capacity interval is still wide. A
 	// product's last round ends with its GC-jitter run, meta and down.
 	for round := 1; round <= r.MaxRounds(); round++ {
-		for _, p := range r.Products {
+		products := r.Order.Of(round, "", r.Products)
+		if round > 1 && r.Order.Random {
+			r.log.Printf("round %d: products in the order %s (seed %d)", round, strings.Join(products, " "), r.Order.Seed)
+		}
+		for _, p := range products {
 			if r.out[p] || r.closed[p] {
 				continue
 			}
 			scenarios := r.Scenarios
 			if round > r.Repeats {
 				scenarios = r.wide(ctx, p, round)
+			}
+			if drawn := r.Order.Of(round, p, scenarios); !slices.Equal(drawn, scenarios) {
+				r.log.Printf("%s: round %d: scenarios in the order %s", p, round, strings.Join(drawn, " "))
+				scenarios = drawn
 			}
 			last := round == r.MaxRounds() || (round > r.Repeats && len(scenarios) == 0)
 			t0 := r.env.Now()

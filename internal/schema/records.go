@@ -112,6 +112,10 @@ const (
 	// RoundsInterleaved: round r of every product before round r+1 of any;
 	// between its rounds a product stays up, idle, while the others run.
 	RoundsInterleaved = "interleaved"
+	// RoundsRandom: interleaved, and every round after the first draws
+	// a new order of the products and, within each product's round, of
+	// its scenarios, from Rounds.Seed (run.Order).
+	RoundsRandom = "interleaved-random"
 	// RoundsSingle: one round, nothing to order.
 	RoundsSingle = "single"
 )
@@ -121,7 +125,8 @@ const (
 // knee, later rounds repeat its candidate steady levels.
 type Rounds struct {
 	Count int    `json:"count"`
-	Order string `json:"order"` // RoundsInterleaved | RoundsSingle
+	Order string `json:"order"`          // RoundsInterleaved | RoundsRandom | RoundsSingle
+	Seed  uint64 `json:"seed,omitempty"` // RoundsRandom: the draw's seed (IDPBENCH_ORDER_SEED)
 }
 
 // Placement modes (Placement.Mode).
