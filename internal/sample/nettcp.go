@@ -74,4 +74,3 @@ func parseProcAddr(s string) (netip.AddrPort, error) {
 	addr, _ := netip.AddrFromSlice(raw)
 	return netip.AddrPortFrom(addr, uint16(port)), nil
 }
-
