@@ -191,3 +191,30 @@ func TestRatioAA(t *testing.T) {
 		t.Errorf("the A/A ratio missed 1 in %d of 200 pairs", misses)
 	}
 }
+
+// TestSplitRounds: a plateau's windows split level by level, the 1st, 3rd
+// ... window of a level against its 2nd, 4th ...; a level of one window
+// goes to neither; a cell's A/A check is the ratio of the two halves.
+func TestSplitRounds(t *testing.T) {
+	levels := []Level{{Steps: []int{0}}, {Steps: []int{1, 2, 3}}, {Steps: []int{4, 5}}}
+	c := Capacity{Levels: []int{0, 1, 2}, QPS: []float64{10, 21, 22, 23, 31, 32}}
+	odd, even := splitRounds(c, levels)
+	if !slices.Equal(odd, []float64{21, 23, 31}) || !slices.Equal(even, []float64{22, 32}) {
+		t.Errorf("splitRounds = %v, %v; want [21 23 31], [22 32]", odd, even)
+	}
+	var qps []float64
+	for k := range 14 {
+		qps = append(qps, 1000+float64(k%2)*100) // the even rounds 10% faster
+	}
+	c = Capacity{Levels: []int{0}, QPS: qps}
+	r := &Report{Cells: []Cell{{Product: "p", Capacity: c, Levels: []Level{{Steps: make([]int, 14)}}}}}
+	r.aaChecks()
+	if len(r.AA) != 1 || !r.AA[0].OK() || math.Abs(r.AA[0].Center-1000.0/1100) > 1e-9 || r.AA[0].Covers1() {
+		t.Errorf("A/A of 7 windows at 1000 against 7 at 1100: %+v; want 0.909, an interval without 1", r.AA)
+	}
+	r.Cells[0].SteadyLevel = -1
+	r.AA = nil
+	if r.aaChecks(); len(r.AA) != 0 {
+		t.Errorf("a cell without a steady level has an A/A check: %+v", r.AA)
+	}
+}

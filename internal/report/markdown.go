@@ -198,6 +198,7 @@ func (m *md) mainTable() {
 		m.printf("latencies and errors are per iteration (see Requests per iteration below).\n\n")
 	}
 	m.ratioTable()
+	m.aaTable()
 	m.sharesTable()
 }
 
@@ -254,6 +255,37 @@ func (m *md) ratioTable() {
 	m.printf("| Scenario | A / B | Ratio [95%% interval] |\n|---|---|--:|\n")
 	for _, x := range m.r.Ratios {
 		m.printf("| %s %s | %s / %s | %s |\n", x.Scenario.ID, x.Scenario.Name, x.A, x.B, FormatInterval(x.Interval, FormatRatio, ""))
+	}
+	m.printf("\n")
+}
+
+// aaTable renders the A/A checks: each product against itself.
+func (m *md) aaTable() {
+	if len(m.r.AA) == 0 {
+		return
+	}
+	var rows []AA
+	covered := 0
+	for _, a := range m.r.AA {
+		if a.OK() {
+			rows = append(rows, a)
+			if a.Covers1() {
+				covered++
+			}
+		}
+	}
+	m.printf("### A/A: each product against itself, in this run\n\n")
+	m.printf("Each cell's plateau windows split by round within each level (rounds 1, 3, 5 ... against\n")
+	m.printf("rounds 2, 4 ...) and read as two products, with the ratios' bootstrap interval. An honest\n")
+	m.printf("interval covers 1 in about 95%% of the cells; far fewer would mean the intervals are too narrow.\n")
+	if len(rows) == 0 {
+		m.printf("N/A: no cell has %d windows in each half (more rounds give them).\n\n", minIntervalSamples)
+		return
+	}
+	m.printf("%d of %d cells with %d windows in each half cover 1 (the others: too few windows).\n\n", covered, len(rows), minIntervalSamples)
+	m.printf("| Scenario | Product | Odd / even rounds [95%% interval] | covers 1 |\n|---|---|--:|---|\n")
+	for _, a := range rows {
+		m.printf("| %s %s | %s | %s | %s |\n", a.Scenario.ID, a.Scenario.Name, a.Product, FormatInterval(a.Interval, FormatRatio, ""), map[bool]string{true: "yes", false: "**no**"}[a.Covers1()])
 	}
 	m.printf("\n")
 }

@@ -82,6 +82,8 @@ type Report struct {
 	Slopes []HostSlope
 	// Ratios is each scenario's capacity ratios between products (ratios.go).
 	Ratios []Ratio
+	// AA is each cell's A/A check: the product against itself (ratios.go).
+	AA []AA
 }
 
 // ColdstartRow is one product's cold starts.
@@ -242,6 +244,7 @@ func Build(in *Inputs, opt Options) *Report {
 	r.hostModel()
 	r.shares()
 	r.ratios()
+	r.aaChecks()
 	r.perProduct()
 	r.serverSide(servermetrics.ParseFile)
 	r.charts()

@@ -39,6 +39,54 @@ func (r *Report) ratios() {
 	}
 }
 
+// AA is one cell's A/A check: the product measured twice in the same run as
+// if it were two, its plateau's windows split by round within each level
+// (the 1st, 3rd, 5th ... window of a level, which rounds 1, 3, 5 measured,
+// against the 2nd, 4th ...; a level of one window is left out), and the
+// same ratio with the same interval as between two products. An honest
+// interval covers 1 in about 95% of the cells.
+type AA struct {
+	Scenario schema.ScenarioInfo
+	Product  string
+	Interval // Center = the odd rounds' median over the even rounds'
+}
+
+// Covers1 reports whether the interval holds 1 (false without one).
+func (a AA) Covers1() bool { return a.OK() && a.Lo <= 1 && 1 <= a.Hi }
+
+// aaChecks computes every capacity cell's A/A check on its headline windows.
+func (r *Report) aaChecks() {
+	for _, c := range r.Cells {
+		if c.SteadyLevel < 0 {
+			continue
+		}
+		odd, even := splitRounds(c.Capacity, c.Levels)
+		r.AA = append(r.AA, AA{Scenario: c.Scenario, Product: c.Product,
+			Interval: RatioInterval(odd, even, "aa/"+c.Scenario.Name+"/"+c.Product)})
+	}
+}
+
+// splitRounds splits the headline windows of c's plateau, level by level,
+// into its levels' 1st, 3rd ... windows and their 2nd, 4th ...; levels of
+// one window go to neither.
+func splitRounds(c Capacity, levels []Level) (odd, even []float64) {
+	qps, i := c.HeadlineQPS(), 0
+	for _, li := range c.Levels {
+		n := len(levels[li].Steps)
+		for k := range n {
+			switch {
+			case n < 2:
+			case k%2 == 0:
+				odd = append(odd, qps[i])
+			default:
+				even = append(even, qps[i])
+			}
+			i++
+		}
+	}
+	return odd, even
+}
+
 // RatioInterval is median(a) / median(b) with a percentile bootstrap
 // interval at CapacityConfidence: each resample draws len(a) windows of a
 // and len(b) of b with replacement (the windows are the independent
