@@ -9,18 +9,22 @@ import (
 	"strings"
 	"testing"
 
+	runorder "github.com/idpbench/idpbench/internal/run"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
 // TestRounds proves that run-comparison.sh interleaves its rounds across
-// products (round r of every product before round r+1 of any).
+// products (round r of every product before round r+1 of any) and runs
+// round 2 in the order its seed draws.
 //
 // A real run of two products, the reference OP (refop) and the generic
 // adapter on its own reference OP (oidc, examples/oidc/refop.env on a free
 // port), with --repeats 2: the discovery ladder at c=2 only, 2 s windows.
 // Then, from the results alone: each product's two windows of discovery c=2
-// (-c2.json and -c2-r2.json) began in the order refop 1, oidc 1, refop 2,
-// oidc 2; each meta.json records rounds {count 2, order interleaved};
+// (-c2.json and -c2-r2.json) began in the order refop 1, oidc 1, then
+// round 2 in the order the seed draws (a seed that draws oidc first, so the
+// draw is seen to be followed); each meta.json records rounds {count 2,
+// order interleaved-random, the seed};
 // COMPARISON.md says so; and neither product was started again once the
 // other had begun its round: it stayed up, idle, between its rounds.
 //
@@ -38,8 +42,13 @@ func TestRounds(t *testing.T) {
 	if err := os.WriteFile(config, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The first seed whose round 2 runs oidc before refop.
+	products := []string{"refop", "oidc"}
+	order := runorder.Order{Random: true}
+	for order.Seed = 1; order.Of(2, "", products)[0] != "oidc"; order.Seed++ {
+	}
 	runLog := filepath.Join(h.work, "run.log")
-	code, _ := h.run(h.with("IDPBENCH_OIDC_CONFIG="+config, "IDPBENCH_TMP="+h.work, "IDPBENCH_RESULTS="+results,
+	code, _ := h.run(h.with("IDPBENCH_OIDC_CONFIG="+config, "IDPBENCH_ORDER_SEED="+strconv.FormatUint(order.Seed, 10), "IDPBENCH_TMP="+h.work, "IDPBENCH_RESULTS="+results,
 		"IDPBENCH_SCENARIOS=discovery", "IDPBENCH_LADDER=2", "IDPBENCH_WARMUP_S=1", "IDPBENCH_DURATION_S=2", "IDPBENCH_GCJITTER_S=2"),
 		runLog, h.script("run-comparison.sh"), "--quick", "--only", "refop,oidc", "--repeats", "2", "--run-id", "rounds")
 	if code != 0 {
@@ -60,21 +69,21 @@ func TestRounds(t *testing.T) {
 		}
 	}
 	sort.SliceStable(windows, func(i, j int) bool { return windows[i].start < windows[j].start })
-	var order []string
+	var began []string
 	for _, w := range windows {
-		order = append(order, w.name)
+		began = append(began, w.name)
 	}
-	want := []string{"refop/discovery-c2.json", "oidc/discovery-c2.json", "refop/discovery-c2-r2.json", "oidc/discovery-c2-r2.json"}
-	if !slices.Equal(order, want) {
-		t.Errorf("the windows began in the order %s; want %s", strings.Join(order, " "), strings.Join(want, " "))
+	want := []string{"refop/discovery-c2.json", "oidc/discovery-c2.json", "oidc/discovery-c2-r2.json", "refop/discovery-c2-r2.json"}
+	if !slices.Equal(began, want) {
+		t.Errorf("the windows began in the order %s; want %s (round 2 drawn from seed %d)", strings.Join(began, " "), strings.Join(want, " "), order.Seed)
 	} else {
-		t.Logf("ok: windows in the order %s", strings.Join(order, " "))
+		t.Logf("ok: windows in the order %s (round 2 drawn from seed %d)", strings.Join(began, " "), order.Seed)
 	}
 
 	for _, p := range []string{"refop", "oidc"} {
 		m := readMeta(t, filepath.Join(run, p, "meta.json"))
-		if m.Status != "ok" || m.Rounds == nil || *m.Rounds != (schema.Rounds{Count: 2, Order: schema.RoundsInterleaved}) {
-			t.Errorf("%s meta.json: want status ok and rounds {count 2, order interleaved}, got status %q (%s), rounds %+v", p, m.Status, m.NAReason, m.Rounds)
+		if m.Status != "ok" || m.Rounds == nil || *m.Rounds != (schema.Rounds{Count: 2, Order: schema.RoundsRandom, Seed: order.Seed}) {
+			t.Errorf("%s meta.json: want status ok and rounds {count 2, order interleaved-random, seed %d}, got status %q (%s), rounds %+v", p, order.Seed, m.Status, m.NAReason, m.Rounds)
 		}
 		// provision meta's endpoints: refop's scenario table, the generic adapter's own (provision oidc meta).
 		if !strings.HasSuffix(m.Endpoints["discovery"], "/.well-known/openid-configuration") {
@@ -97,11 +106,14 @@ func TestRounds(t *testing.T) {
 			t.Errorf("%s was started %d times from %q on: want it up and idle between its rounds (log: %s)", c.tag, n, c.from, runLog)
 		}
 	}
+	if drawn := "run: round 2: products in the order oidc refop (seed " + strconv.FormatUint(order.Seed, 10) + ")"; !slices.ContainsFunc(log, func(l string) bool { return strings.Contains(l, drawn) }) {
+		t.Errorf("no line %q in the run's log (%s)", drawn, runLog)
+	}
 	if !strings.Contains(readFile(t, filepath.Join(run, "COMPARISON.md")), "- Rounds: 2, interleaved with the other products'") {
 		t.Error(`COMPARISON.md: no line "- Rounds: 2, interleaved ..."`)
 	}
 	if !t.Failed() {
-		t.Log("ok: both metas record 2 interleaved rounds, the report says so, each product stayed up between its rounds")
+		t.Log("ok: both metas record 2 interleaved rounds and their seed, the report says so, each product stayed up between its rounds")
 	}
 }
 
