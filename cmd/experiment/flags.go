@@ -74,6 +74,56 @@ Example:
   scripts/false-alarms.sh --pairs 5 --repeats 5 --out results/false-alarms/today
 `
 
+const invocationsHead = `Usage: scripts/invocation-pilot.sh [--products P,P] [--scenario S] [--connections C]
+                                  [--invocations K] [--windows N] [--out DIR]
+       (experiment invocations FLAGS)
+
+How much of a product's throughput noise is between fresh invocations
+(process starts, a new database) rather than between windows of one
+invocation? Runs K runs of the run tool, each with its own PostgreSQL and a
+fresh start of every product, measuring one scenario at one connection count
+in N windows per product (the full profile's warmup rule before each; no
+precision rounds, no windows at shares). Then per product: the variance of
+ln qps split into its part between invocations and within one (a one-way
+random-effects ANOVA, with the F test of "no invocation effect"), the host
+probe's part between invocations (the machine's share), the capacity's 95%
+interval over the windows alone against the one over invocations (a
+hierarchical bootstrap), and Kalibera & Jones's windows per invocation, in
+DIR/PILOT.md (printed on stdout) with every window in DIR/windows.tsv.
+
+The runs go to DIR/runs/inv-<i> (one whose every product has a meta.json
+finished before and is kept), their logs to DIR/runs/inv-<i>.log.
+Environment: IDPBENCH_GCJITTER_S (default 5), the ladder's variables.
+Rules and records: docs/design.md#methodology-as-implemented (Invocations).
+
+Flags:
+`
+
+const invocationsTail = `
+Exit status: 0 done, 1 a run failed, 2 usage, 130 interrupted.
+
+Example:
+  scripts/invocation-pilot.sh --products refop,hydra,keycloak --invocations 4 --windows 4
+`
+
+func runInvocations(ctx context.Context, args []string, e experiment.Env) error {
+	v := experiment.Invocations{}
+	fs := cli.NewFlagSet("invocations")
+	fs.StringSliceVar(&v.Products, "products", []string{"refop", "hydra", "keycloak"}, "the `PRODUCTS` to run, comma-separated")
+	fs.StringVar(&v.Scenario, "scenario", "client_credentials", "the `SCENARIO` to run")
+	fs.IntVar(&v.Connections, "connections", 8, "the connection count `C` every window runs at")
+	fs.IntVar(&v.Invocations, "invocations", 4, "`K` fresh invocations (runs)")
+	fs.IntVar(&v.Windows, "windows", 4, "`N` windows per product in each invocation")
+	fs.StringVar(&v.Out, "out", "", "where the runs, PILOT.md and windows.tsv go, `DIR` (default results/invocations/SCENARIO-cC)")
+	if err := parse(fs, args, invocationsHead, invocationsTail, e); err != nil {
+		return err
+	}
+	if err := v.Validate(); err != nil {
+		return err
+	}
+	return v.Run(ctx, e)
+}
+
 func runWarmupCheck(ctx context.Context, args []string, e experiment.Env) error {
 	w := experiment.WarmupCheck{}
 	fs := cli.NewFlagSet("warmup-check")

@@ -1,7 +1,8 @@
 // Command experiment runs the experiments about idpbench itself that take
 // whole runs (internal/experiment): "experiment warmup-check" (does the
-// warmup rule reach a fixed long warmup's throughput?) and "experiment
-// false-alarms" (how often does compare call an unchanged target changed?).
+// warmup rule reach a fixed long warmup's throughput?), "experiment
+// false-alarms" (how often does compare call an unchanged target changed?)
+// and "experiment invocations" (how much noise is between invocations?).
 // scripts/warmup-check.sh and scripts/false-alarms.sh build the tools and
 // exec it; it runs the run tool ($IDPBENCH_BIN/run) for each run.
 package main
@@ -43,10 +44,12 @@ func tool(e experiment.Env) cli.Tool {
 		Examples: []string{
 			"scripts/warmup-check.sh --product keycloak --fixed 60 --repeats 4",
 			"scripts/false-alarms.sh --pairs 5 --repeats 5 --out results/false-alarms/today",
+			"scripts/invocation-pilot.sh --products refop,hydra,keycloak --invocations 4 --windows 4",
 		},
 		Subcommands: []cli.Subcommand{
 			{Name: "warmup-check", Summary: "a fixed warmup against the warmup rule: two runs, compare.md and warmups.tsv", Run: with("warmup-check", runWarmupCheck)},
 			{Name: "false-alarms", Summary: "2N runs of one unchanged target compared in pairs: summary.txt counts the flags", Run: with("false-alarms", runFalseAlarms)},
+			{Name: "invocations", Summary: "K fresh runs, N windows each: the noise between invocations against within one (PILOT.md)", Run: with("invocation-pilot", runInvocations)},
 		},
 	}
 }

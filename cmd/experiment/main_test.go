@@ -22,7 +22,9 @@ func TestUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "a subcommand is required: warmup-check, false-alarms"},
+		{nil, "a subcommand is required: warmup-check, false-alarms, invocations"},
+		{[]string{"invocations", "--invocations", "1"}, "experiment invocations: --invocations wants 2 or more (got 1)"},
+		{[]string{"invocations", "--products", ""}, "--products wants product names"},
 		{[]string{"warmup"}, `unknown subcommand "warmup"`},
 		{[]string{"warmup-check", "--fixed", "0"}, "experiment warmup-check: --fixed wants whole seconds (got 0)"},
 		{[]string{"warmup-check", "--fixed", "1.5"}, `invalid argument "1.5" for "--fixed"`},
@@ -51,6 +53,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"--help"}, []string{"Usage: experiment SUBCOMMAND", "warmup-check", "false-alarms"}},
 		{[]string{"warmup-check", "--help"}, []string{"scripts/warmup-check.sh", `the PRODUCT to run (default "keycloak")`, "--fixed SECONDS", "(default 60)", "(default 4)"}},
 		{[]string{"false-alarms", "-h"}, []string{"scripts/false-alarms.sh", "--pairs N", "N pairs of runs (default 5)", "R windows per ladder step (default 5)"}},
+		{[]string{"invocations", "--help"}, []string{"scripts/invocation-pilot.sh", `(default [refop,hydra,keycloak])`, "K fresh invocations (runs) (default 4)"}},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := runArgs(tt.args...)
