@@ -32,8 +32,8 @@ type Invocations struct {
 	Products    []string
 	Scenario    string
 	Connections int
-	Invocations int // K
-	Windows     int // N per invocation
+	Invocations int    // K
+	Windows     int    // N per invocation
 	Out         string // DIR; "" = IDPBENCH_ROOT/results/invocations/SCENARIO-cC
 }
 
