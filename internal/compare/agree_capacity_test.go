@@ -2,6 +2,7 @@ package compare
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,5 +54,35 @@ func TestGateCapacity(t *testing.T) {
 	}
 	if _, err := ParseGate("capacity>+5%,cap<-1%"); err == nil || !strings.Contains(err.Error(), "capacity") {
 		t.Errorf("an unknown metric: %v, want an error listing capacity", err)
+	}
+}
+
+// TestMarkdownCapacityColumns: with a capacity in any row, the main table
+// has the capacities OLD → NEW and their difference (tested on the pooled
+// windows); a row without both capacities shows dashes; without any, the
+// columns are not there.
+func TestMarkdownCapacityColumns(t *testing.T) {
+	old, new := []float64{100, 101, 99, 100, 102, 98}, []float64{80, 81, 79, 80, 82, 78}
+	cd := &CapacityDelta{Old: summarise(slices.Clone(old)), New: summarise(slices.Clone(new)), Basis: "raw"}
+	cd.Delta = test(cd.Old, cd.New, 0.05)
+	rows := []Row{
+		{Product: "hydra", Scenario: "discovery", Connections: 8, Status: StatusCompared, Old: &Figures{}, New: &Figures{}, Capacity: cd},
+		{Product: "refop", Scenario: "discovery", Connections: 8, Status: StatusOldOnly, Old: &Figures{}},
+	}
+	var md strings.Builder
+	if err := Write(&md, Result{Alpha: 0.05, Rows: rows}, FormatMarkdown); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| product | scenario | level | capacity OLD → NEW | Δ capacity | qps OLD → NEW |",
+		"| hydra | discovery | c=8 | 100 ±2.0% → 80.0 ±2.5% (raw) | **-20%** (p=0.002) |",
+		"| refop | discovery | c=8 | — | — |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("no %q in:\n%s", want, md.String())
+		}
+	}
+	md.Reset()
+	rows[0].Capacity = nil
+	if err := Write(&md, Result{Alpha: 0.05, Rows: rows}, FormatMarkdown); err != nil || strings.Contains(md.String(), "capacity OLD") {
+		t.Errorf("no row has a capacity, yet (%v):\n%s", err, md.String())
 	}
 }

@@ -126,16 +126,24 @@ func writeMarkdown(w io.Writer, r Result) error {
 	if vs := versionChanges(r.Rows); vs != "" {
 		b.WriteString("- Versions: " + vs + "\n")
 	}
-	b.WriteString("\n| product | scenario | level | qps OLD → NEW | Δ qps | p50 ms OLD → NEW | Δ p50 | p99 ms OLD → NEW | Δ p99 | windows | note |\n")
-	b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	capHead, capRule := "", ""
+	if hasCapacity(r.Rows) {
+		capHead, capRule = " capacity OLD → NEW | Δ capacity |", "--:|--:|"
+	}
+	b.WriteString("\n| product | scenario | level |" + capHead + " qps OLD → NEW | Δ qps | p50 ms OLD → NEW | Δ p50 | p99 ms OLD → NEW | Δ p99 | windows | note |\n")
+	b.WriteString("|---|---|---|" + capRule + "--:|--:|--:|--:|--:|--:|--:|---|\n")
 	var na []Row
 	for _, row := range r.Rows {
 		if row.Status == StatusNA {
 			na = append(na, row)
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			mdCell(row.Product), row.Scenario, levelName(row.Connections, row.RateRPS),
+		capCells := ""
+		if capHead != "" {
+			capCells = " " + capacityCells(row.Capacity) + " |"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |%s %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			mdCell(row.Product), row.Scenario, levelName(row.Connections, row.RateRPS), capCells,
 			pair(row, func(f *Figures) Stat { return f.QPS }, report.FormatQPS), deltaCell(row, row.QPS),
 			pair(row, func(f *Figures) Stat { return f.P50MS }, report.FormatMS), deltaCell(row, row.P50),
 			pair(row, func(f *Figures) Stat { return f.P99MS }, report.FormatMS), deltaCell(row, row.P99),
@@ -155,6 +163,26 @@ func writeMarkdown(w io.Writer, r Result) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// hasCapacity reports whether a row has both sides' capacities (steady mode).
+func hasCapacity(rows []Row) bool {
+	return slices.ContainsFunc(rows, func(r Row) bool { return r.Capacity != nil })
+}
+
+// capacityCells is a row's "capacity OLD → NEW | Δ capacity" (the pooled
+// plateau windows, at OLD's host speed where both have a slope; "(raw)"
+// otherwise), "— | —" without both capacities.
+func capacityCells(c *CapacityDelta) string {
+	if c == nil {
+		return "— | —"
+	}
+	side := func(s Stat) string { return report.FormatQPS(s.Median) + " " + spread(s) }
+	basis := ""
+	if c.Basis == "raw" {
+		basis = " (raw)"
+	}
+	return side(c.Old) + " → " + side(c.New) + basis + " | " + deltaCell(Row{Status: StatusCompared}, c.Delta)
 }
 
 func steadyWhat(all bool) string {
