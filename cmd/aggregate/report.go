@@ -62,8 +62,9 @@ steady-state table (scenario x product); memory (RSS, MiB) of the IdP, its
 PostgreSQL and both during the steady-state windows; cold starts A and B; the
 GC-jitter P99 spread; per product the database figures, top queries and a
 bottleneck verdict; every connection ladder; how to read the numbers; and the
-fairness and limitations appendix. Files that are not idpbench records are
-skipped with a warning; another major schema version is an error naming the
+fairness and limitations appendix. Files found in a directory that are not
+idpbench records are skipped with a warning; a FILE named on the command line
+that holds none, or another major schema version, is an error naming the
 file. Steps labelled phase=gcjitter (or any phase but ladder) are not part of
 a ladder. The output file appears only when complete.
 

@@ -30,7 +30,8 @@ percent. csv: a header line, full-precision numbers, error rate as a fraction.
 json: one JSON object per line with the same fields (error_rate a fraction) and
 check, requests and histogram_count (the values in the latency histogram).
 A FILE may hold several records; a directory is walked for *.json; "-" or no
-FILE reads stdin. Records other than steps are skipped.
+FILE reads stdin. Records other than steps are skipped; a FILE that holds no
+idpbench record at all is an error naming it.
 `
 
 const summaryExample = `  aggregate merge agent-*.json | aggregate summary -

@@ -68,8 +68,9 @@ const recordPrefix = "idpbench."
 
 // Load reads every *.json and *.jsonl file under paths (directories are
 // walked recursively; a file is read as given; "-" reads a stream of JSON
-// records from stdin). Records are dispatched by their "schema" field. A file
-// whose records are not idpbench records is skipped with one call of warn;
+// records from stdin). Records are dispatched by their "schema" field. A
+// walked file whose records are not idpbench records is skipped with one
+// call of warn, a file named in paths that holds none is an error naming it;
 // an idpbench record of another major version is an error naming the file.
 func Load(ctx context.Context, paths []string, stdin io.Reader, warn func(msg string)) (*Inputs, error) {
 	in := &Inputs{}
@@ -90,7 +91,24 @@ func (in *Inputs) loadPath(ctx context.Context, p string, stdin io.Reader, warn 
 		return fmt.Errorf("reading %s: %w", p, err)
 	}
 	if !fi.IsDir() {
-		return in.loadFile(p, warn)
+		// A file named as an input must hold records: one that holds none
+		// is a mistake to say, not a file to skip as a walk does.
+		before := in.records()
+		var warnings []string
+		if err := in.loadFile(p, func(msg string) { warnings = append(warnings, msg) }); err != nil {
+			return err
+		}
+		if in.records() == before {
+			why := "no record"
+			if len(warnings) > 0 {
+				why = strings.TrimPrefix(warnings[0], "ignoring "+p+": ")
+			}
+			return fmt.Errorf("%s: nothing to read: %s", p, why)
+		}
+		for _, w := range warnings {
+			warn(w)
+		}
+		return nil
 	}
 	return filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -104,6 +122,12 @@ func (in *Inputs) loadPath(ctx context.Context, p string, stdin io.Reader, warn 
 		}
 		return in.loadFile(path, warn)
 	})
+}
+
+// records counts the records loaded so far (a file of samples or phases
+// counts once).
+func (in *Inputs) records() int {
+	return len(in.Steps) + len(in.Metas) + len(in.Coldstarts) + len(in.Samples) + len(in.Phases) + len(in.Knees)
 }
 
 // isRecordFile reports whether a walked file may hold records.

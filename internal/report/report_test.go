@@ -167,6 +167,38 @@ func TestLoadWarnsOncePerFile(t *testing.T) {
 	}
 }
 
+// TestLoadNamedFileWithoutRecords: a file named as an input that holds no
+// idpbench record is an error naming it and why (a walked one is skipped
+// with a warning: TestLoadWarnsOncePerFile); a named file with records and
+// a foreign one beside them loads, warning about the foreign one.
+func TestLoadNamedFileWithoutRecords(t *testing.T) {
+	dir := t.TempDir()
+	step := `{"schema":"idpbench.step/v1","product":"p","scenario":"discovery","connections":2,"status":"complete","qps":10,` +
+		`"start":"2026-11-30T10:00:00Z","end":"2026-11-30T10:00:10Z"}`
+	for _, tc := range []struct{ name, content, want string }{
+		{"foreign.json", `{"schema":"k6/v1"}`, `foreign.json: nothing to read: not an idpbench record (schema "k6/v1")`},
+		{"empty.json", "", "empty.json: nothing to read: empty file"},
+		{"facts.json", `{"schema":"idpbench.facts/v1","facts":[]}`, "facts.json: nothing to read: readback's facts are read from the product's meta"},
+	} {
+		p := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(p, []byte(tc.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(context.Background(), []string{p}, nil, func(string) {}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	mixed := filepath.Join(dir, "mixed.jsonl")
+	if err := os.WriteFile(mixed, []byte(step+"\n"+`{"schema":"k6/v1"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	in, err := Load(context.Background(), []string{mixed}, nil, func(m string) { warnings = append(warnings, m) })
+	if err != nil || len(in.Steps) != 1 || len(warnings) != 1 || !strings.Contains(warnings[0], "mixed.jsonl: record 2") {
+		t.Errorf("mixed.jsonl: %v, %d steps, warnings %q; want its step and one warning naming record 2", err, len(in.Steps), warnings)
+	}
+}
+
 func step(c int, qps, errRate float64, limited bool, status string) *schema.Step {
 	return &schema.Step{Connections: c, QPS: qps, Requests: int64(10 * qps), ErrorRate: errRate, Status: status,
 		Driver: schema.Driver{Limited: limited}, Check: schema.CheckSub}
