@@ -15,6 +15,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/atomicfile"
 	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/httpprobe"
 	"github.com/idpbench/idpbench/internal/sample"
 	"github.com/idpbench/idpbench/internal/schema"
 )
@@ -373,28 +374,12 @@ type prober struct {
 }
 
 func newProber(cfg *Config) *prober {
-	tr := &http.Transport{DisableKeepAlives: true, Proxy: nil}
-	return &prober{url: cfg.ReadyURL, client: &http.Client{
-		Transport:     tr,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	return &prober{url: cfg.ReadyURL, client: httpprobe.Client()}
 }
 
 // get returns the status of one GET, bounded by 5 s and by remaining.
 func (pr *prober) get(ctx context.Context, remaining time.Duration) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, min(5*time.Second, max(remaining, time.Millisecond)))
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, pr.url, nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := pr.client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	return resp.StatusCode, nil
+	return httpprobe.Status(ctx, pr.client, pr.url, min(5*time.Second, max(remaining, time.Millisecond)))
 }
 
 // rssWatcher sums the RSS of the product's tree and process group.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idpbench/idpbench/internal/httpprobe"
 	"github.com/idpbench/idpbench/internal/sample"
 )
 
@@ -70,35 +70,21 @@ func Listening(proc string, port int) (bool, error) {
 }
 
 // Prober asks a URL for its HTTP status, as curl -o /dev/null -w
-// '%{http_code}' does: one GET, redirects not followed, the body read to
-// its end, within Timeout; 0 when no HTTP response came.
+// '%{http_code}' does (internal/httpprobe: one GET on a new connection,
+// redirects not followed, no proxy), within Timeout; 0 when no HTTP
+// response came.
 type Prober struct {
-	Client  *http.Client // nil: a client of its own (the environment's proxy, a connection an ask, no redirects)
+	Client  *http.Client // nil: httpprobe.Client()
 	Timeout time.Duration
 }
 
 // Status is url's status code, 0 when it did not answer.
 func (p Prober) Status(ctx context.Context, url string) int {
-	c := p.Client
-	if c == nil {
-		c = &http.Client{
-			Transport:     &http.Transport{Proxy: http.ProxyFromEnvironment, DisableKeepAlives: true},
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, p.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	code, err := httpprobe.Status(ctx, p.Client, url, p.Timeout)
 	if err != nil {
 		return 0
 	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode
+	return code
 }
 
 // WaitHTTP polls url every 200 ms (each ask at most 2 s) until it answers
