@@ -52,8 +52,8 @@ func TestStopGroup(t *testing.T) {
 		script string
 		warned bool
 	}{
-		"ends on TERM":   {"sleep 600 & echo ready; wait", false},
-		"ignores TERM":   {"trap '' TERM; sleep 600 & echo ready; wait", true},
+		"ends on TERM": {"sleep 600 & echo ready; wait", false},
+		"ignores TERM": {"trap '' TERM; sleep 600 & echo ready; wait", true},
 		// The child says ready once it ignores TERM: a parent that said it
 		// at the fork raced the child's trap on a busy machine.
 		"child TERMless": {"(trap '' TERM; echo ready; sleep 600) & wait", true},
