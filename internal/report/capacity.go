@@ -126,6 +126,17 @@ type HostSlope struct {
 // minSlopeWindows is the fewest windows a slope is estimated from.
 const minSlopeWindows = 10
 
+// SteepestSlope is the steepest slope a product's throughput can have on
+// the machine's speed: a window on cores 10% slower does at most about 10%
+// less work when the product is bound by its CPU, less when it waits on
+// something else, so a fitted slope below -SteepestSlope (or above 0)
+// says the product's throughput moved with something besides the cores'
+// speed that the probe happened to follow (a drift of the product's own
+// over the run, its own load on the machine), and adjusting by it would
+// amplify that. Such a
+// slope is N/A and the product's capacities stay raw.
+const SteepestSlope = 1.5
+
 // Adjust is qps at the reference probe ref (µs): qps · (probe/ref)^-Slope.
 // A window without a probe (probe 0) cannot be adjusted.
 func (h HostSlope) Adjust(qps, probe, ref float64) (float64, bool) {
@@ -253,6 +264,10 @@ func slopeOf(product string, cells []Cell) HostSlope {
 		h.Slope = sxy / sxx
 		if syy > 0 {
 			h.Corr = sxy / math.Sqrt(sxx*syy)
+		}
+		if h.Slope < -SteepestSlope || h.Slope > 0 {
+			h.NA = fmt.Sprintf("slope %.2f (r %.2f, %d windows) outside [-%g, 0]: the probe moved with something other than the cores' speed, so the capacities stay raw",
+				h.Slope, h.Corr, h.Windows, SteepestSlope)
 		}
 	}
 	return h

@@ -128,6 +128,30 @@ func TestHostSlope(t *testing.T) {
 	}
 }
 
+// TestHostSlopeImplausible: a slope steeper than -SteepestSlope or above 0
+// is N/A naming it (the probe moved with something else), so nothing is
+// adjusted by it; -1.45 is kept.
+func TestHostSlopeImplausible(t *testing.T) {
+	probes := [][]float64{{1000, 1100, 900, 1050}, {950, 1200, 1000, 1020}, {980, 1010, 1150, 990}}
+	for _, tt := range []struct {
+		slope float64
+		na    string
+	}{
+		{-3.7, "slope -3.70 (r -1.00, 12 windows) outside [-1.5, 0]"},
+		{0.4, "slope 0.40 (r 1.00, 12 windows) outside [-1.5, 0]"},
+		{-1.45, ""},
+	} {
+		c, _ := probedCell("p", tt.slope, probes)
+		h := slopeOf("p", []Cell{c})
+		if (tt.na == "") != (h.NA == "") || !strings.Contains(h.NA, tt.na) {
+			t.Errorf("slope %g: %+v, want N/A %q", tt.slope, h, tt.na)
+		}
+		if iv, _ := c.Capacity.AdjustedAt(h, 1000); (tt.na != "") != (iv.NA != "") {
+			t.Errorf("slope %g: adjusted %+v", tt.slope, iv)
+		}
+	}
+}
+
 func TestBuildAdjustsCapacity(t *testing.T) {
 	c, sf := probedCell("p", -1, [][]float64{{1000, 1100, 900, 1050}, {950, 1200, 1000, 1020}, {980, 1010, 1150, 990}})
 	var steps []StepFile
