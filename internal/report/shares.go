@@ -61,9 +61,27 @@ func (r *Report) shares() {
 		c := &r.Cells[i]
 		m := by[cellKey{c.Product, c.Scenario.Name}]
 		for _, p := range slices.Sorted(maps.Keys(m)) {
-			c.Shares = append(c.Shares, shareLatency(p, m[p], c.Product+"/"+c.Scenario.Name))
+			sl := shareLatency(p, m[p], c.Product+"/"+c.Scenario.Name)
+			sl.NA = cmp.Or(sl.NA, offShare(sl, c.Capacity.Headline().Center))
+			c.Shares = append(c.Shares, sl)
 		}
 	}
+}
+
+// offShare says why a share's windows do not stand for that share of the
+// capacity the report shows, "" when they do: their intended rate is more
+// than 5% away from it (a report rendered by other rules than the run's,
+// which moved the capacity after the windows were measured against it).
+func offShare(sl ShareLatency, capacity float64) string {
+	if capacity <= 0 || sl.RateRPS <= 0 {
+		return ""
+	}
+	want := capacity * float64(sl.Share) / 100
+	if math.Abs(sl.RateRPS/want-1) <= 0.05 {
+		return ""
+	}
+	return fmt.Sprintf("measured at %s/s, %.0f%% of the capacity shown (%s): the run measured it against another capacity",
+		FormatQPS(sl.RateRPS), 100*sl.RateRPS/capacity, FormatQPS(capacity))
 }
 
 // At is the cell's latency at share percent of its capacity, nil when it
