@@ -540,10 +540,7 @@ func sharesMeasured(products ...string) func(*Run) (string, error) {
 				if c.Product != p || !c.Steady || c.Capacity == nil {
 					continue
 				}
-				capQPS := c.Capacity.Raw.Median
-				if c.Capacity.Headline == "adjusted" {
-					capQPS = c.Capacity.Adjusted.Median
-				}
+				capQPS := c.Capacity.Raw.Median // the run's target: the raw capacity
 				for _, share := range []int{50, 80} {
 					i := slices.IndexFunc(c.Shares, func(s report.ShareRow) bool { return s.Share == share })
 					if i < 0 {

@@ -532,9 +532,6 @@ func TestSharesMeasured(t *testing.T) {
 				continue
 			}
 			capQPS := c.Capacity.Raw.Median
-			if c.Capacity.Headline == "adjusted" {
-				capQPS = c.Capacity.Adjusted.Median
-			}
 			c.Shares = nil
 			for _, sh := range []int{50, 80} {
 				c.Shares = append(c.Shares, report.ShareRow{Share: sh, RateRPS: math.Round(capQPS*float64(sh)) / 100, QPS: capQPS * float64(sh) / 100,

@@ -159,7 +159,7 @@ func (m *md) mainTable() {
 	m.printf("within one run (the ratios below), never with figures from another run or machine.\n")
 	m.printf("**Capacity** is the median throughput over the windows of every ladder level on the plateau\n")
 	m.printf("(levels whose throughput cannot be told from the best's), with its distribution-free 95%% interval;\n")
-	m.printf("%s. **P99 at 50%%, 80%%** is the latency in rate mode at that share of the capacity (below).\n", capacityLead(m.r))
+	m.printf("%s. **P99 at 50%%, 80%%** is the latency in rate mode at that share of the raw capacity (below).\n", capacityLead(m.r))
 	m.printf("Latency, errors and efficiency are the steady step's: the plateau's fewest connections, closed loop.\n\n")
 	m.printf("| Scenario | Product | Capacity [95%%] | raw [95%%] | Plateau: levels (windows) | P99 at 50%% [95%%] | P99 at 80%% [95%%] | P50 ms | P95 ms | P99 ms | Errors | req/CPU-s (IdP / +PG) | Steady step |\n")
 	m.printf("|---|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|---|\n")

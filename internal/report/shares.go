@@ -62,16 +62,18 @@ func (r *Report) shares() {
 		m := by[cellKey{c.Product, c.Scenario.Name}]
 		for _, p := range slices.Sorted(maps.Keys(m)) {
 			sl := shareLatency(p, m[p], c.Product+"/"+c.Scenario.Name)
-			sl.NA = cmp.Or(sl.NA, offShare(sl, c.Capacity.Headline().Center))
+			sl.NA = cmp.Or(sl.NA, offShare(sl, c.Capacity.Raw.Center))
 			c.Shares = append(c.Shares, sl)
 		}
 	}
 }
 
 // offShare says why a share's windows do not stand for that share of the
-// capacity the report shows, "" when they do: their intended rate is more
-// than 5% away from it (a report rendered by other rules than the run's,
-// which moved the capacity after the windows were measured against it).
+// raw capacity the report shows (the run measures them against it), ""
+// when they do: their intended rate is more than 5% away from it (a report
+// rendered by other rules than the run's, which moved the capacity after
+// the windows were measured against it, or a run from before the raw
+// capacity was the target).
 func offShare(sl ShareLatency, capacity float64) string {
 	if capacity <= 0 || sl.RateRPS <= 0 {
 		return ""
@@ -80,7 +82,7 @@ func offShare(sl ShareLatency, capacity float64) string {
 	if math.Abs(sl.RateRPS/want-1) <= 0.05 {
 		return ""
 	}
-	return fmt.Sprintf("measured at %s/s, %.0f%% of the capacity shown (%s): the run measured it against another capacity",
+	return fmt.Sprintf("measured at %s/s, %.0f%% of the raw capacity shown (%s): the run measured it against another capacity",
 		FormatQPS(sl.RateRPS), 100*sl.RateRPS/capacity, FormatQPS(capacity))
 }
 
@@ -295,7 +297,7 @@ func (m *md) sharesTable() {
 	}
 	m.printf("### Latency at shares of capacity\n\n")
 	m.printf("Each cell measured again in rate mode (open loop: latency from each request's intended send\n")
-	m.printf("time, so a queue that builds up counts) at a fixed share of its capacity above, on enough\n")
+	m.printf("time, so a queue that builds up counts) at a fixed share of its raw capacity above, on enough\n")
 	m.printf("connections that the load generator is not the queue (twice the plateau's most, or more).\n")
 	m.printf("Every product is compared at the same share of its own capacity: a latency at 80%% is what a\n")
 	m.printf("deployment sized to that capacity sees near its limit, at 50%% with headroom. Each figure is\n")

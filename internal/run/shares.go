@@ -45,7 +45,10 @@ func ShareTargets(rep *report.Report, p string, scenarios []string) []shareTarge
 			continue
 		}
 		c := rep.Cells[i]
-		t := shareTarget{Scenario: s, CapacityQPS: c.Capacity.Headline().Center}
+		// The raw capacity: the adjusted one moves with the reference
+		// probe, the median over every product's windows, which the
+		// products still to come change.
+		t := shareTarget{Scenario: s, CapacityQPS: c.Capacity.Raw.Center}
 		p99 := 0.0 // ms, at the plateau's most connections
 		for _, l := range c.Capacity.Levels {
 			if c.Levels[l].Connections >= t.Connections {
