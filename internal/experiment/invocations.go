@@ -281,10 +281,12 @@ func pValue(p float64) string {
 	return fmt.Sprintf("%.3g", p)
 }
 
-// halfText is an interval as ±x% of its center, or why there is none.
+// halfText is an interval's ends as distances from its center, "-3.8%
+// +8.7%" (an interval of a median need not be symmetric), or why there is
+// none.
 func halfText(iv report.Interval) string {
 	if !iv.OK() {
 		return "N/A: " + iv.NA
 	}
-	return fmt.Sprintf("±%.1f%%", iv.HalfPct())
+	return fmt.Sprintf("%+.1f%% %+.1f%%", 100*(iv.Lo/iv.Center-1), 100*(iv.Hi/iv.Center-1))
 }
