@@ -38,6 +38,18 @@ func (e Env) paths() (root, bin string, err error) {
 	return root, bin, nil
 }
 
+// dirs are an experiment's tools directory, its DIR (out, or def of
+// IDPBENCH_ROOT when out is "") and DIR/runs, made.
+func (e Env) dirs(out string, def func(root string) string) (bin, dir, runs string, err error) {
+	root, bin, err := e.paths()
+	if err != nil {
+		return "", "", "", err
+	}
+	dir = cmp.Or(out, def(root))
+	runs = filepath.Join(dir, "runs")
+	return bin, dir, runs, os.MkdirAll(runs, 0o755)
+}
+
 // getenvOr is the variable's value, or def when it is unset or empty.
 func (e Env) getenvOr(name, def string) string { return cmp.Or(e.Getenv(name), def) }
 

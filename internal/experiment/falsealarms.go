@@ -51,20 +51,14 @@ var ErrRunFailed = errors.New("a run or a comparison failed (see above)")
 // kept), compares each pair, writes the comparisons and summary.txt and
 // prints the summary on stdout.
 func (f FalseAlarms) Run(ctx context.Context, e Env) error {
-	root, bin, err := e.paths()
-	if err != nil {
-		return err
-	}
 	now := f.Now
 	if now == nil {
 		now = time.Now
 	}
-	out := f.Out
-	if out == "" {
-		out = filepath.Join(root, "results", "false-alarms", now().UTC().Format("20060102-1504"))
-	}
-	runs := filepath.Join(out, "runs")
-	if err := os.MkdirAll(runs, 0o755); err != nil {
+	bin, out, runs, err := e.dirs(f.Out, func(root string) string {
+		return filepath.Join(root, "results", "false-alarms", now().UTC().Format("20060102-1504"))
+	})
+	if err != nil {
 		return err
 	}
 	scenarios := e.getenvOr("IDPBENCH_SCENARIOS", "discovery client_credentials introspect userinfo")

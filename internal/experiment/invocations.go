@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -57,13 +56,10 @@ func (v Invocations) Validate() error {
 // Run runs the invocations not finished before (a run whose every product
 // has a meta.json is kept), analyses them and prints PILOT.md on stdout.
 func (v Invocations) Run(ctx context.Context, e Env) error {
-	root, bin, err := e.paths()
+	bin, out, runs, err := e.dirs(v.Out, func(root string) string {
+		return filepath.Join(root, "results", "invocations", fmt.Sprintf("%s-c%d", v.Scenario, v.Connections))
+	})
 	if err != nil {
-		return err
-	}
-	out := cmp.Or(v.Out, filepath.Join(root, "results", "invocations", fmt.Sprintf("%s-c%d", v.Scenario, v.Connections)))
-	runs := filepath.Join(out, "runs")
-	if err := os.MkdirAll(runs, 0o755); err != nil {
 		return err
 	}
 	vars := []string{"IDPBENCH_RESULTS=" + runs, "IDPBENCH_SCENARIOS=" + v.Scenario, "IDPBENCH_LADDER=" + strconv.Itoa(v.Connections),

@@ -57,13 +57,10 @@ func (w WarmupCheck) Validate() error {
 // Run runs both arms (the run tool resumes each), compares them, writes
 // the warmups and prints the comparison on stdout.
 func (w WarmupCheck) Run(ctx context.Context, e Env) error {
-	root, bin, err := e.paths()
+	bin, out, runs, err := e.dirs(w.Out, func(root string) string {
+		return filepath.Join(root, "results", "warmup-check", w.Product+"-"+w.Scenario)
+	})
 	if err != nil {
-		return err
-	}
-	out := cmp.Or(w.Out, filepath.Join(root, "results", "warmup-check", w.Product+"-"+w.Scenario))
-	runs := filepath.Join(out, "runs")
-	if err := os.MkdirAll(runs, 0o755); err != nil {
 		return err
 	}
 	ladder := e.getenvOr("IDPBENCH_LADDER", "2 8 32")
