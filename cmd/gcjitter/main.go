@@ -30,7 +30,7 @@ const usageHead = `Usage: gcjitter PRODUCT [--quick] [--run-dir DIR] [--state-di
 The GC-jitter run of one running product (scripts/gcjitter.sh runs it): one
 loadstep at c=32 on userinfo (S6), else client_credentials (labels fallback,
 fallback_reason: userinfo N/A, or its access tokens -- the adapter's ttl --
-expire within the run plus 30 s), 5 s fixed warmup, 2 minutes of 10 s
+expire within the run plus 30 s), 5 s fixed warmup, 60 s of 10 s
 intervals, label phase=gcjitter, on the driver CPUs, into
 DIR/PRODUCT/gcjitter.json; a complete one is skipped. The userinfo pool is the
 ladder's reuse pool while it is young enough and outlives the run, else minted
@@ -64,7 +64,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
 	o := &f.o
-	fs.BoolVar(&o.Quick, "quick", false, "60 s instead of 2 minutes")
+	fs.BoolVar(&o.Quick, "quick", false, "the smoke profile (label profile=quick; the same 60 s)")
 	fs.StringVar(&o.RunDir, "run-dir", "", "result: `DIR`/PRODUCT/gcjitter.json (env RUN_DIR); a complete one is skipped")
 	fs.StringVar(&o.StateDir, "state-dir", "", "the product's state `DIR`, from its adapter's up and setup (env STATE_DIR)")
 	fs.IntVar(&o.StepOffset, "step-offset", 0, "the step counter's start `K` (run-comparison.sh)")

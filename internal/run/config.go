@@ -27,8 +27,8 @@ meta, down; then
 results/ID/COMPARISON.md and results/latest. The full profile takes about
 an hour for refop, Hydra and Keycloak on 2 CPUs.
 
-  --quick        smoke profile: ladder 2 8 32, warmup 1-5 s, 3 s windows, 1 round,
-                 GC jitter 60 s (default: full, 2..128, 3-60 s, 10 s, 2 rounds, 2 min)
+  --quick        smoke profile: ladder 2 8 32, warmup 1-5 s, 3 s windows, 1 round
+                 (default: full, 2..128, 3-60 s, 10 s, 2 rounds; GC jitter 60 s in both)
   --fresh        delete the run directory first (default: resume it)
   --only P,..    products (default: refop hydra keycloak zitadel; unknown: an N/A row)
   --run-id ID    results/ID (default "quick", or "full-YYYYMMDD"); a rerun resumes

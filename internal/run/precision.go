@@ -56,13 +56,9 @@ func (r *runner) wide(ctx context.Context, p string, round int) []string {
 
 // closeReserveS is what closing one product costs, seconds: its windows
 // at shares of capacity (every scenario's, ladder.ShareSettings.CostS),
-// its GC-jitter window (IDPBENCH_GCJITTER_S, else the profile's 120 s or
-// 60 s quick) and 40 s for its warmup, pool, meta and down.
+// its GC-jitter window (IDPBENCH_GCJITTER_S, else 60 s) and 40 s for its warmup, pool, meta and down.
 func (r *runner) closeReserveS() float64 {
-	d := 120
-	if r.Quick {
-		d = 60
-	}
+	d := 60
 	if v, ok := ladder.Whole(r.env.Getenv("IDPBENCH_GCJITTER_S")); ok {
 		d = v
 	}

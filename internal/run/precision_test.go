@@ -61,9 +61,9 @@ func TestWide(t *testing.T) {
 	r := &runner{runDir: runDir, roundS: map[string]float64{"p": 300}, log: cli.Logger{W: &log, Tag: "run"},
 		env:    Env{Now: func() time.Time { return now }, Started: now.Add(-1000 * time.Second), Getenv: func(string) string { return "" }},
 		closed: map[string]bool{"done": true}, out: map[string]bool{"na": true}}
-	r.Products = []string{"p", "q", "done", "na"} // p and q still to close: 2 x (120 + 40) s
+	r.Products = []string{"p", "q", "done", "na"} // p and q still to close: 2 x (60 + 40) s
 	r.Scenarios = []string{schema.ScenarioDiscovery, schema.ScenarioClientCredentials, schema.ScenarioIntrospect, schema.ScenarioUserinfo}
-	r.Precision = Precision{Rounds: 2, Pct: 5, BudgetS: 1620}
+	r.Precision = Precision{Rounds: 2, Pct: 5, BudgetS: 1500}
 	got := r.wide(context.Background(), "p", 4)
 	if want := []string{schema.ScenarioClientCredentials, schema.ScenarioUserinfo}; !slices.Equal(got, want) {
 		t.Errorf("wide = %v, want %v; log:\n%s", got, want, log.String())
@@ -73,11 +73,11 @@ func TestWide(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", s, log.String())
 		}
 	}
-	r.Precision.BudgetS = 1619 // 1000 s elapsed + a 300 s round + 320 s closing
+	r.Precision.BudgetS = 1499 // 1000 s elapsed + a 300 s round + 200 s closing
 	if got := r.wide(context.Background(), "p", 4); got != nil {
 		t.Errorf("over the budget: wide = %v, want none", got)
 	}
-	if !strings.Contains(log.String(), "1000 s elapsed + 300 s (its last round) + 320 s (closing 2 products: shares, GC jitter, down) > the budget of 1619 s") {
+	if !strings.Contains(log.String(), "1000 s elapsed + 300 s (its last round) + 200 s (closing 2 products: shares, GC jitter, down) > the budget of 1499 s") {
 		t.Errorf("log does not say why the round was not started:\n%s", log.String())
 	}
 }
