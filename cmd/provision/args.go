@@ -8,17 +8,18 @@ import (
 	"strings"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/products"
+	"github.com/idpbench/idpbench/internal/product"
+	"github.com/idpbench/idpbench/products"
 )
 
 // "provision args" answers a product's adapter from the product's entry in
-// internal/products (products.Answers) and the run's state, so that the
+// products (product.Answers) and the run's state, so that the
 // adapter only starts, orders and stops things.
 
 const argsHead = `Usage: provision args --product NAME --state DIR VERB [SCENARIO]
 
 Answers a product's adapter (scripts/lib/adapter.sh) from the product's entry
-in internal/products and the run's state DIR: the values state_set recorded in
+in products and the run's state DIR: the values state_set recorded in
 DIR/state.env, the files under it, the PostgreSQL cluster it uses and the
 setup summary (DIR/NAME-setup.json). One value a line:
 
@@ -68,9 +69,9 @@ func argsVerbNames() string { return strings.Join(slices.Sorted(maps.Keys(argsVe
 
 // runProductArgs is "provision args".
 func runProductArgs(_ context.Context, args []string, e env) error {
-	var product, state string
+	var prod, state string
 	fs := cli.NewFlagSet("args")
-	fs.StringVar(&product, "product", "", "the product (its adapter's PRODUCT); required")
+	fs.StringVar(&prod, "product", "", "the product (its adapter's PRODUCT); required")
 	fs.StringVar(&state, "state", "", "the adapter's state directory; required")
 	if err := parse(fs, args, fmt.Sprintf(argsHead, strings.Join(answering(), ", ")), argsTail, e); err != nil {
 		return err
@@ -89,11 +90,11 @@ func runProductArgs(_ context.Context, args []string, e env) error {
 	case verb.named && fs.Arg(0) != "pool" && !slices.Contains(scenarioNames(), fs.Arg(1)):
 		return cli.Usagef("unknown scenario %q (want %s)", fs.Arg(1), strings.Join(scenarioNames(), ", "))
 	}
-	p, ok := products.Lookup(product)
+	p, ok := products.Lookup(prod)
 	if !ok || p.Answers == nil {
-		return cli.Usagef("--product %q: want one of %s", product, strings.Join(answering(), ", "))
+		return cli.Usagef("--product %q: want one of %s", prod, strings.Join(answering(), ", "))
 	}
-	st, err := products.ReadState(state, product)
+	st, err := product.ReadState(state, prod)
 	if err != nil {
 		return err
 	}
@@ -112,11 +113,11 @@ func runProductArgs(_ context.Context, args []string, e env) error {
 
 // answering lists the products with answers.
 func answering() []string {
-	return productsWith(func(p products.Product) bool { return p.Answers != nil })
+	return productsWith(func(p product.Product) bool { return p.Answers != nil })
 }
 
 // productsWith lists the products for which has is true.
-func productsWith(has func(products.Product) bool) []string {
+func productsWith(has func(product.Product) bool) []string {
 	var n []string
 	for _, p := range products.All() {
 		if has(p) {
@@ -127,7 +128,7 @@ func productsWith(has func(products.Product) bool) []string {
 }
 
 // answer is the answer of verb, printed as it is.
-func answer(verb string, a *products.Answers, st *products.State, name string) (string, error) {
+func answer(verb string, a *product.Answers, st *product.State, name string) (string, error) {
 	none := func(what string) error { return fmt.Errorf("%s has no %s: its adapter does without", st.Product, what) }
 	switch verb {
 	case "endpoint":
@@ -171,14 +172,14 @@ func answer(verb string, a *products.Answers, st *products.State, name string) (
 }
 
 // argsPool prints a pool's plan: KIND, MODE, FLOW, then mintpool's arguments.
-func argsPool(t products.Table, product, name string) (string, error) {
-	var p products.Pool
+func argsPool(t product.Table, prod, name string) (string, error) {
+	var p product.Pool
 	if r, ok := t.Scenarios[name]; ok && r.Pool != nil {
 		p = *r.Pool
 	} else if own, ok := t.Pools[name]; ok {
 		p = own
 	} else {
-		return "", fmt.Errorf("%s: %s takes no pool", product, name)
+		return "", fmt.Errorf("%s: %s takes no pool", prod, name)
 	}
 	return text(slices.Concat([]string{p.Kind, p.Mode, p.Flow}, p.Args)), nil
 }

@@ -8,12 +8,13 @@ import (
 	"strings"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/products"
+	"github.com/idpbench/idpbench/internal/product"
+	"github.com/idpbench/idpbench/products"
 )
 
 const jdkHead = `Usage: provision jdk --product NAME [--java-home DIR] [--jvm-dir DIR]
 
-Finds the JDK NAME runs on (its need in internal/products): --java-home when
+Finds the JDK NAME runs on (its need in products): --java-home when
 it qualifies, else under --jvm-dir a JDK of the recommended major (Temurin's
 first), then of the oldest it runs on, each read from its release file.
 Prints its home, then "vendor version (home)", then, when it is below the
@@ -59,5 +60,5 @@ func runJDK(_ context.Context, args []string, e env) error {
 
 // needingJDK lists the products that run on a JDK.
 func needingJDK() []string {
-	return productsWith(func(p products.Product) bool { return p.JDK != nil })
+	return productsWith(func(p product.Product) bool { return p.JDK != nil })
 }

@@ -17,14 +17,15 @@ import (
 
 	"github.com/idpbench/idpbench/internal/atomicfile"
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/products"
+	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/products"
 )
 
 const metaHead = `Usage: provision meta [--base FILE | --product NAME --product-version V [--state DIR ...]] [run flags] [-o FILE]
 
 Writes a product's idpbench.meta/v1 record (schema.Meta), built from what
-internal/products knows of the product and what the shell knows of the run.
+products knows of the product and what the shell knows of the run.
 Three uses, which combine:
 
   adapter:  --product NAME --product-version V --state DIR [--param K=V]...
@@ -91,7 +92,7 @@ func metaFlagSet(f *metaFlags) *pflag.FlagSet {
 	fs.StringArrayVar(&f.params, "param", nil, "KEY=VALUE: a value of the run the product's part needs (repeatable)")
 	fs.StringArrayVar(&f.endpoints, "endpoint", nil, "SCENARIO=URL measured (repeatable; replaces the product's table's)")
 	fs.StringArrayVar(&f.scenarioNA, "scenario-na", nil, "SCENARIO=WHY it is N/A here (repeatable; over the product's own reasons)")
-	fs.StringVar(&f.entry, "entry", "", "the product's entry in internal/products (default: --product)")
+	fs.StringVar(&f.entry, "entry", "", "the product's entry in products (default: --product)")
 	fs.StringArrayVar(&f.notes, "note", nil, "--entry oidc: a NOTE of the configuration (repeatable, in order)")
 	fs.StringArrayVar(&f.deviations, "deviation", nil, "--entry oidc: 'WHAT | WHY', a DEVIATION of the configuration (repeatable)")
 	fs.StringArrayVar(&f.sources, "config-source", nil, "--entry oidc: 'WHAT | URL', a CONFIG_SOURCE of the configuration (repeatable)")
@@ -162,7 +163,7 @@ func buildMeta(ctx context.Context, f metaFlags, changed func(string) bool, stde
 	case f.state != "":
 		m, err = adapterMeta(ctx, f, stderr)
 	default:
-		m = products.NA(f.product, f.version, f.naReason)
+		m = product.NA(f.product, f.version, f.naReason)
 	}
 	if err != nil || f.profile == "" {
 		return m, err
@@ -228,14 +229,14 @@ func readBase(name string) (schema.Meta, error) {
 // adapterMeta builds an adapter's record from the flags and the state
 // directory.
 func adapterMeta(ctx context.Context, f metaFlags, stderr io.Writer) (schema.Meta, error) {
-	a := products.Adapter{Name: f.product, Inputs: products.Inputs{Version: f.version, Mode: products.ModeNative}}
+	a := product.Adapter{Name: f.product, Inputs: product.Inputs{Version: f.version, Mode: product.ModeNative}}
 	entry, flag := f.entry, "--entry"
 	if entry == "" {
 		entry, flag = f.product, "--product"
 	}
 	p, known := products.Lookup(entry)
 	if !known {
-		return schema.Meta{}, cli.Usagef("%s %q: no entry in internal/products (want %s)", flag, entry, strings.Join(products.Names(), ", "))
+		return schema.Meta{}, cli.Usagef("%s %q: no entry in products (want %s)", flag, entry, strings.Join(products.Names(), ", "))
 	}
 	a.Product = p
 	if err := fillAdapter(&a, f); err != nil {
@@ -244,7 +245,7 @@ func adapterMeta(ctx context.Context, f metaFlags, stderr io.Writer) (schema.Met
 	if err := runValues(ctx, &a, f.state, stderr); err != nil {
 		return schema.Meta{}, err
 	}
-	m, err := products.AdapterMeta(a)
+	m, err := product.AdapterMeta(a)
 	if err != nil {
 		return schema.Meta{}, cli.UsageError{Err: err}
 	}
@@ -252,7 +253,7 @@ func adapterMeta(ctx context.Context, f metaFlags, stderr io.Writer) (schema.Met
 }
 
 // fillAdapter reads the key=value flags and the files into a.
-func fillAdapter(a *products.Adapter, f metaFlags) error {
+func fillAdapter(a *product.Adapter, f metaFlags) error {
 	var err error
 	if a.Inputs.Params, err = pairs("param", f.params, nil); err != nil {
 		return err
@@ -302,8 +303,8 @@ func pairs(flag string, vals, names []string) (map[string]string, error) {
 }
 
 // config reads the generic adapter's configuration entries.
-func config(f metaFlags) (products.Config, error) {
-	c := products.Config{Notes: f.notes, Settings: f.settings}
+func config(f metaFlags) (product.Config, error) {
+	c := product.Config{Notes: f.notes, Settings: f.settings}
 	for _, s := range f.settings {
 		if k, _, ok := strings.Cut(s, "="); !ok || k == "" {
 			return c, cli.Usagef("--setting %q: want KEY=VALUE", s)
@@ -328,7 +329,7 @@ func config(f metaFlags) (products.Config, error) {
 
 // scenarioNames are the benchmark's scenarios (schema.Scenarios but the
 // custom request).
-func scenarioNames() []string { return products.Scenarios() }
+func scenarioNames() []string { return product.Scenarios() }
 
 // readPools reads STATE/pools.jsonl (one schema.PoolInfo a line); a
 // missing or empty file is no pools.
@@ -374,8 +375,8 @@ func readFacts(name string) ([]schema.Fact, error) {
 }
 
 // runPart reads the run flags.
-func runPart(f metaFlags) (products.Run, error) {
-	r := products.Run{Status: f.status, NAReason: f.naReason, Profile: f.profile, Placement: f.placement, End: time.Now().UTC().Truncate(time.Second)}
+func runPart(f metaFlags) (product.Run, error) {
+	r := product.Run{Status: f.status, NAReason: f.naReason, Profile: f.profile, Placement: f.placement, End: time.Now().UTC().Truncate(time.Second)}
 	var err error
 	if f.start != "" {
 		if r.Start, err = time.Parse(time.RFC3339, f.start); err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/idpbench/idpbench/internal/composefile"
-	"github.com/idpbench/idpbench/internal/products"
+	"github.com/idpbench/idpbench/internal/product"
 )
 
 // runValues reads into a what the adapter's state directory dir records
@@ -23,11 +23,11 @@ import (
 // and the version and settings of the product's PostgreSQL cluster while
 // its pg.env is there. A directory without state.env (up never ran)
 // records none of them.
-func runValues(ctx context.Context, a *products.Adapter, dir string, stderr io.Writer) error {
+func runValues(ctx context.Context, a *product.Adapter, dir string, stderr io.Writer) error {
 	if _, err := os.Stat(filepath.Join(dir, "state.env")); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	st, err := products.ReadState(dir, a.Name)
+	st, err := product.ReadState(dir, a.Name)
 	if err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func runValues(ctx context.Context, a *products.Adapter, dir string, stderr io.W
 		if a.Compose, err = composeOf(st); err != nil {
 			return err
 		}
-		a.Inputs.Mode = products.ModeCompose
+		a.Inputs.Mode = product.ModeCompose
 	}
 	if a.Endpoints == nil {
 		if a.Endpoints, err = a.Product.Endpoints(st); err != nil {
@@ -52,7 +52,7 @@ func runValues(ctx context.Context, a *products.Adapter, dir string, stderr io.W
 
 // composeOf is compose mode's additions: the file up recorded, by its name
 // in deploy/compose, and its services' memory limits.
-func composeOf(st *products.State) (*products.Compose, error) {
+func composeOf(st *product.State) (*product.Compose, error) {
 	file := st.Get("COMPOSE_FILE")
 	if err := st.Err(); err != nil {
 		return nil, err
@@ -61,13 +61,13 @@ func composeOf(st *products.State) (*products.Compose, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &products.Compose{File: "deploy/compose/" + filepath.Base(file), MemoryLimit: memoryLimits(p)}, nil
+	return &product.Compose{File: "deploy/compose/" + filepath.Base(file), MemoryLimit: memoryLimits(p)}, nil
 }
 
 // readDatabase asks the product's cluster (its pg.env's port, on
-// loopback) for server_version and the products.PGReported settings, as
+// loopback) for server_version and the product.PGReported settings, as
 // current_setting shows them ("256MB").
-func readDatabase(ctx context.Context, st *products.State) (map[string]string, error) {
+func readDatabase(ctx context.Context, st *product.State) (map[string]string, error) {
 	dsn := st.PGDSN("postgres")
 	if err := st.Err(); err != nil {
 		return nil, err
@@ -80,7 +80,7 @@ func readDatabase(ctx context.Context, st *products.State) (map[string]string, e
 	}
 	defer conn.Close(context.Background())
 	rows, err := conn.Query(ctx, `SELECT 'server_version', current_setting('server_version')
-		UNION ALL SELECT name, current_setting(name) FROM pg_settings WHERE name = ANY($1)`, products.PGReported)
+		UNION ALL SELECT name, current_setting(name) FROM pg_settings WHERE name = ANY($1)`, product.PGReported)
 	if err != nil {
 		return nil, err
 	}

@@ -14,15 +14,16 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/idpbench/idpbench/internal/products"
+	"github.com/idpbench/idpbench/internal/product"
+	"github.com/idpbench/idpbench/products"
 )
 
 // fixtureState is a state directory holding the state.env of
-// internal/products' fabricated state of product, its cluster
+// products' fabricated state of product, its cluster
 // (PG_SHARED_DIR) replaced by pgdir.
 func fixtureState(t *testing.T, product, pgdir string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "internal", "products", "testdata", "args", product+" state", "state.env"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "products", "testdata", "args", product+" state", "state.env"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestMetaFromState(t *testing.T) {
 			}
 			m := decode(t, stdout)
 			want := map[string]string{}
-			for _, s := range products.Scenarios() {
+			for _, s := range product.Scenarios() {
 				_, na, _ := runArgs(t, context.Background(), "na", name, s)
 				if na != "" {
 					if m.ScenarioNA[s]+"\n" != na {
@@ -140,10 +141,10 @@ func TestMetaDatabase(t *testing.T) {
 	for k := range db {
 		keys = append(keys, k)
 	}
-	want := append([]string{"server_version"}, products.PGReported...)
+	want := append([]string{"server_version"}, product.PGReported...)
 	slices.Sort(keys)
 	slices.Sort(want)
 	if !slices.Equal(keys, want) || db["server_version"] == "" || !regexp.MustCompile(`^[0-9]+[kMGT]B$`).MatchString(db["shared_buffers"]) {
-		t.Errorf("database %v; want server_version and %v", db, products.PGReported)
+		t.Errorf("database %v; want server_version and %v", db, product.PGReported)
 	}
 }

@@ -7,12 +7,12 @@ import (
 	"strings"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/products"
+	"github.com/idpbench/idpbench/products"
 )
 
 const naHead = `Usage: provision na PRODUCT SCENARIO
 
-Prints why PRODUCT cannot run SCENARIO anywhere (internal/products), one
+Prints why PRODUCT cannot run SCENARIO anywhere (products), one
 line, or nothing when it can: an adapter's product_na_reason. Products: %s.
 
 Flags:

@@ -14,11 +14,11 @@ import (
 	"github.com/idpbench/idpbench/internal/atomicfile"
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/pool"
-	"github.com/idpbench/idpbench/internal/products"
+	"github.com/idpbench/idpbench/products/oidc"
 )
 
 // "provision oidc" answers the generic adapter (scripts/products/oidc) from
-// its configuration file (products.OIDCConfig) and the discovery document
+// its configuration file (oidc.OIDCConfig) and the discovery document
 // its state holds, so the adapter only starts, orders and stops things.
 
 const oidcHead = `Usage: provision oidc VERB --config FILE [--state DIR] [flags] [SCENARIO]
@@ -72,18 +72,18 @@ type oidcFlags struct {
 // oidcVerbs maps a verb to whether it takes a SCENARIO and what it does.
 var oidcVerbs = map[string]struct {
 	scenario bool
-	run      func(ctx context.Context, c *products.OIDCConfig, f oidcFlags, scenario string, e env) error
+	run      func(ctx context.Context, c *oidc.OIDCConfig, f oidcFlags, scenario string, e env) error
 }{
-	"env": {false, func(_ context.Context, c *products.OIDCConfig, _ oidcFlags, _ string, e env) error {
+	"env": {false, func(_ context.Context, c *oidc.OIDCConfig, _ oidcFlags, _ string, e env) error {
 		return say(e, c.Env())
 	}},
 	"discover":    {false, oidcDiscover},
 	"na":          {true, oidcNA},
 	"endpoint":    {true, oidcEndpoint},
-	"loadargs":    {true, lines((*products.OIDCConfig).LoadArgs)},
+	"loadargs":    {true, lines((*oidc.OIDCConfig).LoadArgs)},
 	"pool":        {true, oidcPool},
 	"tokens":      {false, oidcTokens},
-	"metricsargs": {true, lines((*products.OIDCConfig).MetricsArgs)},
+	"metricsargs": {true, lines((*oidc.OIDCConfig).MetricsArgs)},
 	"ttl":         {true, oidcTTL},
 	"sampleargs":  {false, oidcSampleArgs},
 	"meta":        {false, oidcMeta},
@@ -91,7 +91,7 @@ var oidcVerbs = map[string]struct {
 
 func oidcKeyHelp() string {
 	var b strings.Builder
-	for _, k := range products.OIDCKeys {
+	for _, k := range oidc.OIDCKeys {
 		b.WriteString("  " + k.Name)
 		if k.OneOf != nil {
 			b.WriteString("=" + strings.Join(k.OneOf, "|"))
@@ -131,7 +131,7 @@ func runOIDC(ctx context.Context, args []string, e env) error {
 		return cli.Usagef("--config FILE is required")
 	}
 	home, _ := os.UserHomeDir()
-	c, err := products.ReadOIDCConfig(f.config, home)
+	c, err := oidc.ReadOIDCConfig(f.config, home)
 	if err != nil {
 		return err
 	}
@@ -151,14 +151,14 @@ func printLines(e env, l []string) error {
 }
 
 // lines adapts a method that returns arguments for a scenario.
-func lines(m func(*products.OIDCConfig, string) []string) func(context.Context, *products.OIDCConfig, oidcFlags, string, env) error {
-	return func(_ context.Context, c *products.OIDCConfig, _ oidcFlags, s string, e env) error {
+func lines(m func(*oidc.OIDCConfig, string) []string) func(context.Context, *oidc.OIDCConfig, oidcFlags, string, env) error {
+	return func(_ context.Context, c *oidc.OIDCConfig, _ oidcFlags, s string, e env) error {
 		return printLines(e, m(c, s))
 	}
 }
 
 // discovery reads STATE/discovery.json; nil when there is none.
-func discovery(f oidcFlags) (products.OIDCDiscovery, error) {
+func discovery(f oidcFlags) (oidc.OIDCDiscovery, error) {
 	if f.state == "" {
 		return nil, nil
 	}
@@ -169,14 +169,14 @@ func discovery(f oidcFlags) (products.OIDCDiscovery, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	d, err := products.ParseOIDCDiscovery(b)
+	d, err := oidc.ParseOIDCDiscovery(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return d, nil
 }
 
-func oidcNA(_ context.Context, c *products.OIDCConfig, f oidcFlags, s string, e env) error {
+func oidcNA(_ context.Context, c *oidc.OIDCConfig, f oidcFlags, s string, e env) error {
 	d, err := discovery(f)
 	if err != nil {
 		return err
@@ -187,7 +187,7 @@ func oidcNA(_ context.Context, c *products.OIDCConfig, f oidcFlags, s string, e 
 	return nil
 }
 
-func oidcMeta(_ context.Context, c *products.OIDCConfig, f oidcFlags, _ string, e env) error {
+func oidcMeta(_ context.Context, c *oidc.OIDCConfig, f oidcFlags, _ string, e env) error {
 	d, err := discovery(f)
 	if err != nil {
 		return err
@@ -195,7 +195,7 @@ func oidcMeta(_ context.Context, c *products.OIDCConfig, f oidcFlags, _ string, 
 	return printLines(e, append(c.MetaArgs(), c.MetaScenarioArgs(d)...))
 }
 
-func oidcEndpoint(_ context.Context, c *products.OIDCConfig, f oidcFlags, s string, e env) error {
+func oidcEndpoint(_ context.Context, c *oidc.OIDCConfig, f oidcFlags, s string, e env) error {
 	d, err := discovery(f)
 	if err != nil {
 		return err
@@ -207,7 +207,7 @@ func oidcEndpoint(_ context.Context, c *products.OIDCConfig, f oidcFlags, s stri
 	return say(e, url+"\n")
 }
 
-func oidcPool(_ context.Context, c *products.OIDCConfig, f oidcFlags, s string, e env) error {
+func oidcPool(_ context.Context, c *oidc.OIDCConfig, f oidcFlags, s string, e env) error {
 	d, err := discovery(f)
 	if err != nil {
 		return err
@@ -219,14 +219,14 @@ func oidcPool(_ context.Context, c *products.OIDCConfig, f oidcFlags, s string, 
 	return printLines(e, append([]string{p.Kind, p.Mode, p.Flow}, p.Args...))
 }
 
-func oidcTTL(_ context.Context, c *products.OIDCConfig, _ oidcFlags, s string, e env) error {
+func oidcTTL(_ context.Context, c *oidc.OIDCConfig, _ oidcFlags, s string, e env) error {
 	if ttl := c.TTL(s); ttl != "" {
 		return say(e, ttl+"\n")
 	}
 	return nil
 }
 
-func oidcSampleArgs(_ context.Context, c *products.OIDCConfig, f oidcFlags, _ string, e env) error {
+func oidcSampleArgs(_ context.Context, c *oidc.OIDCConfig, f oidcFlags, _ string, e env) error {
 	args, warning := c.SampleArgs(f.pidfile)
 	if args[0] == "--pidfile" && args[1] == "" {
 		return cli.Usagef("sampleargs needs --pidfile (the adapter started the IdP: START_COMMAND)")
@@ -238,11 +238,11 @@ func oidcSampleArgs(_ context.Context, c *products.OIDCConfig, f oidcFlags, _ st
 }
 
 // oidcTokens writes TOKEN_COMMAND's tokens (stdin) into a pool file.
-func oidcTokens(_ context.Context, c *products.OIDCConfig, f oidcFlags, _ string, e env) error {
+func oidcTokens(_ context.Context, c *oidc.OIDCConfig, f oidcFlags, _ string, e env) error {
 	if f.kind != "access_token" && f.kind != "refresh_token" || f.count < 1 || f.out == "" {
 		return cli.Usagef("tokens needs --kind access_token|refresh_token, --count N (>= 1) and --output FILE")
 	}
-	toks, err := products.ParseOIDCTokens(e.Stdin)
+	toks, err := oidc.ParseOIDCTokens(e.Stdin)
 	if err != nil {
 		return err
 	}
@@ -255,7 +255,7 @@ func oidcTokens(_ context.Context, c *products.OIDCConfig, f oidcFlags, _ string
 }
 
 // oidcDiscover fetches the discovery document into STATE/discovery.json.
-func oidcDiscover(ctx context.Context, c *products.OIDCConfig, f oidcFlags, _ string, e env) error {
+func oidcDiscover(ctx context.Context, c *oidc.OIDCConfig, f oidcFlags, _ string, e env) error {
 	if f.state == "" {
 		return cli.Usagef("discover needs --state DIR")
 	}
@@ -264,7 +264,7 @@ func oidcDiscover(ctx context.Context, c *products.OIDCConfig, f oidcFlags, _ st
 	if err != nil {
 		return fmt.Errorf("discovery document %s: request failed: %w", url, err)
 	}
-	d, err := products.ParseOIDCDiscovery(b)
+	d, err := oidc.ParseOIDCDiscovery(b)
 	if err != nil {
 		return fmt.Errorf("discovery document %s: %w", url, err)
 	}

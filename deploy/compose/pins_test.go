@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idpbench/idpbench/internal/products"
+	"github.com/idpbench/idpbench/products/keycloak"
 )
 
-// The native adapters and internal/products are the source of truth for
+// The native adapters and products are the source of truth for
 // versions and settings: these tests read them, so a bump in one place
 // without the other fails.
 const (
@@ -246,7 +246,7 @@ func TestPostgresMatchesNative(t *testing.T) {
 // adapters' values, each row one file, service and key.
 func TestProductSettingsMatchNative(t *testing.T) {
 	dsnOpts := adapterValue(t, "products/hydra", "HYDRA_DSN_OPTS")
-	pool := strconv.Itoa(products.KeycloakDBPool) // kc.sh start's pool in native mode
+	pool := strconv.Itoa(keycloak.DBPool) // kc.sh start's pool in native mode
 	hydra := mustLoad(t, "compose.hydra.yml")
 	keycloak := mustLoad(t, "compose.keycloak.yml")
 	type check func(s service) (got string, ok bool)

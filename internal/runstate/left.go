@@ -13,7 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/idpbench/idpbench/internal/products"
+	"github.com/idpbench/idpbench/internal/product"
 )
 
 // Left lists what an adapter's state directory dir (scripts/lib/adapter.sh)
@@ -84,11 +84,11 @@ func leftGroups(dir string) ([]string, error) {
 
 // leftRecorded: the ports state.env names that are bound, then the
 // databases of dir/dbs that exist; nothing without a state.env.
-func leftRecorded(ctx context.Context, dir, product string) ([]string, error) {
+func leftRecorded(ctx context.Context, dir, name string) ([]string, error) {
 	if _, err := os.Stat(filepath.Join(dir, "state.env")); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	st, err := products.ReadState(dir, product)
+	st, err := product.ReadState(dir, name)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func leftPorts(ports map[string]string) ([]string, error) {
 
 // leftDatabases: "database NAME" for each database of STATE/dbs that still
 // exists on the product's cluster, asked only while its pg.env exists.
-func leftDatabases(ctx context.Context, st *products.State) ([]string, error) {
+func leftDatabases(ctx context.Context, st *product.State) ([]string, error) {
 	names, err := lines(st.Path("dbs"))
 	if err != nil || len(names) == 0 {
 		return nil, err

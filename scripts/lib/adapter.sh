@@ -246,7 +246,7 @@ adapter_readback() {
 }
 
 # adapter_meta STATE prints the meta: provision meta builds it from
-# internal/products and STATE (endpoints, database settings, compose mode)
+# products and STATE (endpoints, database settings, compose mode)
 # with product_meta's arguments.
 adapter_meta() {
 	local more=() txt
@@ -255,10 +255,10 @@ adapter_meta() {
 	"$(tool provision)" meta --product "$PRODUCT" --product-version "$PRODUCT_VERSION" --state "$1" "${more[@]}"
 }
 
-# --- answers from internal/products -------------------------------------------
+# --- answers from products -------------------------------------------
 
 # adapter_args STATE VERB [NAME] prints the product's answer from its entry in
-# internal/products and STATE (provision args), one value a line.
+# products and STATE (provision args), one value a line.
 adapter_args() {
 	"$(tool provision)" args --product "$PRODUCT" --state "$@"
 }

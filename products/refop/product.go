@@ -1,22 +1,23 @@
-package products
+package refop
 
 import (
 	"slices"
 
+	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
-// Refop is the reference OP: zitadel/oidc's example server under
+// Product is the reference OP: zitadel/oidc's example server under
 // deploy/refop's main (scripts/products/refop). Not a product of the
 // comparison: a protocol-only ceiling.
-func Refop() Product {
-	return Product{
+func Product() product.Product {
+	return product.Product{
 		Name: "refop",
 		NA: map[string]string{
 			"client_credentials_login": "the reference OP answers userinfo with 403 to a client's (service user's) access token: S2l's rule wants a 2xx with a sub",
 		},
 		Part:    refopPart,
-		Answers: &Answers{Table: refopTable, Readback: refopReadback},
+		Answers: &product.Answers{Table: refopTable, Readback: refopReadback},
 	}
 }
 
@@ -40,42 +41,42 @@ const (
 // one is deleted on use): each S5 connection follows its own chain.
 // Lifetimes: access tokens 5 minutes, refresh tokens 5 hours
 // (storage.go); assertions are minted with --ttl 1h.
-func refopTable(st *State) Table {
+func refopTable(st *product.State) product.Table {
 	issuer := st.Get("ISSUER")
 	token := issuer + "oauth/token"
-	web := basicAuth("web", st.Secret("web"))
+	web := product.BasicAuth("web", st.Secret("web"))
 	user := []string{"--scope", refopScope, "--username", refopUser, "--password-file", st.Secret("user-password")}
-	login := func(emit, mode string) *Pool {
-		return &Pool{Kind: emit, Mode: mode, Flow: "refop-login", Args: slices.Concat(
+	login := func(emit, mode string) *product.Pool {
+		return &product.Pool{Kind: emit, Mode: mode, Flow: "refop-login", Args: slices.Concat(
 			[]string{"--flow", "refop-login", "--token-url", token, "--auth-url", issuer + "auth"}, web,
 			[]string{"--redirect-uri", refopRedirect}, user,
 			[]string{"--emit", emit, "-P", st.Get("LOGIN_PARALLEL"), "--product", "refop"})}
 	}
-	return Table{Scenarios: map[string]Scenario{
+	return product.Table{Scenarios: map[string]product.Scenario{
 		"discovery": {Endpoint: issuer + ".well-known/openid-configuration"},
 		"client_credentials": {Endpoint: token,
-			Load: append(basicAuth("sid1", st.Secret("sid1")), "--scope", "openid")},
-		"jwt_bearer": {Endpoint: token, Load: slices.Concat(reuse, []string{"--scope", "openid"}), TTL: 3600,
-			Pool: &Pool{Kind: "assertion", Mode: "reuse", Flow: "jwt-bearer", Args: []string{"--flow", "jwt-bearer",
+			Load: append(product.BasicAuth("sid1", st.Secret("sid1")), "--scope", "openid")},
+		"jwt_bearer": {Endpoint: token, Load: slices.Concat(product.Reuse, []string{"--scope", "openid"}), TTL: 3600,
+			Pool: &product.Pool{Kind: "assertion", Mode: "reuse", Flow: "jwt-bearer", Args: []string{"--flow", "jwt-bearer",
 				"--token-url", token, "--key-file", st.Get("REFOP_KEY"), "--kid", "key1", "--iss", "service", "--sub", "service",
 				"--aud", issuer, "--ttl", "1h", "-P", "8", "--product", "refop"}}},
-		"introspect": {Endpoint: issuer + "oauth/introspect", Load: slices.Concat(web, reuse), TTL: 300,
+		"introspect": {Endpoint: issuer + "oauth/introspect", Load: slices.Concat(web, product.Reuse), TTL: 300,
 			Pool: login("access_token", "reuse")},
 		"auth_code": {Endpoint: issuer + "auth", Load: slices.Concat([]string{"--login", "refop", "--token-url", token,
 			"--redirect-uri", refopRedirect}, web, user)},
-		"refresh":  {Endpoint: token, Load: slices.Concat(web, chain), TTL: 18000, Pool: login("refresh_token", "chain")},
-		"userinfo": {Endpoint: issuer + "userinfo", Load: reuse, TTL: 300, Pool: login("access_token", "reuse")},
+		"refresh":  {Endpoint: token, Load: slices.Concat(web, product.Chain), TTL: 18000, Pool: login("refresh_token", "chain")},
+		"userinfo": {Endpoint: issuer + "userinfo", Load: product.Reuse, TTL: 300, Pool: login("access_token", "reuse")},
 	}}
 }
 
 // refopReadback: the version from the binary's build info, the access
 // tokens' lifespan and format from a client_credentials grant.
-func refopReadback(st *State) []string {
+func refopReadback(st *product.State) []string {
 	return slices.Concat([]string{"--binary", st.Get("REFOP_BIN"), "--token-url", st.Get("ISSUER") + "oauth/token"},
 		[]string{"--client-id", "sid1", "--client-secret-file", st.Secret("sid1"), "--scope", "openid"})
 }
 
-func refopPart(Inputs) schema.Meta {
+func refopPart(product.Inputs) schema.Meta {
 	return schema.Meta{
 		Settings: map[string]string{"log_level": "debug (hard-wired; logged to a file)"},
 		ConfigSources: []schema.Link{

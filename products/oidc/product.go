@@ -1,4 +1,4 @@
-package products
+package oidc
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -24,30 +25,30 @@ import (
 // provision meta as --scenario-na, with its --endpoint URLs:
 // MetaScenarioArgs, so its entry has no NA and no answers), and the file's NOTE,
 // DEVIATION, CONFIG_SOURCE and SETTING lines come in as Inputs.Config.
-func OIDC() Product {
-	return Product{
+func Product() product.Product {
+	return product.Product{
 		Name:        "oidc",
 		TakesConfig: true,
-		Params: []Param{
-			{"config_file", "the configuration file (IDPBENCH_OIDC_CONFIG)"},
-			{"issuer", "ISSUER"},
-			{"discovery", "the discovery document's URL (DISCOVERY_URL, else from ISSUER)"},
-			{"client_auth", "CLIENT_AUTH (default basic)"},
-			{"user_tokens", "how user tokens are had, in words (USER_TOKENS and its keys)"},
-			{"s5_pool_mode", "REFRESH_POOL_MODE (default chain)"},
-			{"s3_tokens", "INTROSPECT_TOKENS (default client_credentials)"},
-			{"s3_client_auth", "INTROSPECT_AUTH; empty: the introspecting client's own"},
-			{"start_command", "START_COMMAND; empty: the IdP was already running"},
-			{"token_endpoint", "TOKEN_ENDPOINT, an override of the discovery document's; may be empty"},
-			{"introspection_endpoint", "INTROSPECTION_ENDPOINT override; may be empty"},
-			{"userinfo_endpoint", "USERINFO_ENDPOINT override; may be empty"},
-			{"grant_types", "GRANT_TYPES override; may be empty"},
+		Params: []product.Param{
+			{Name: "config_file", Doc: "the configuration file (IDPBENCH_OIDC_CONFIG)"},
+			{Name: "issuer", Doc: "ISSUER"},
+			{Name: "discovery", Doc: "the discovery document's URL (DISCOVERY_URL, else from ISSUER)"},
+			{Name: "client_auth", Doc: "CLIENT_AUTH (default basic)"},
+			{Name: "user_tokens", Doc: "how user tokens are had, in words (USER_TOKENS and its keys)"},
+			{Name: "s5_pool_mode", Doc: "REFRESH_POOL_MODE (default chain)"},
+			{Name: "s3_tokens", Doc: "INTROSPECT_TOKENS (default client_credentials)"},
+			{Name: "s3_client_auth", Doc: "INTROSPECT_AUTH; empty: the introspecting client's own"},
+			{Name: "start_command", Doc: "START_COMMAND; empty: the IdP was already running"},
+			{Name: "token_endpoint", Doc: "TOKEN_ENDPOINT, an override of the discovery document's; may be empty"},
+			{Name: "introspection_endpoint", Doc: "INTROSPECTION_ENDPOINT override; may be empty"},
+			{Name: "userinfo_endpoint", Doc: "USERINFO_ENDPOINT override; may be empty"},
+			{Name: "grant_types", Doc: "GRANT_TYPES override; may be empty"},
 		},
 		Part: oidcPart,
 	}
 }
 
-func oidcPart(in Inputs) schema.Meta {
+func oidcPart(in product.Inputs) schema.Meta {
 	disc, cfgFile, start := in.P("discovery"), in.P("config_file"), in.P("start_command")
 	s3auth := in.P("s3_client_auth")
 	if s3auth == "" {
@@ -729,7 +730,7 @@ func (c *OIDCConfig) MetaArgs() []string {
 // (no URL known) gets none.
 func (c *OIDCConfig) MetaScenarioArgs(d OIDCDiscovery) []string {
 	var args []string
-	for _, s := range Scenarios() {
+	for _, s := range product.Scenarios() {
 		if why := c.NA(s, d); why != "" {
 			args = append(args, "--scenario-na", s+"="+why)
 		} else if url, err := c.Endpoint(s, d); err == nil {

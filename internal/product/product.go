@@ -1,4 +1,5 @@
-// Package products holds what each product is for the benchmark, as data:
+// Package product is what a product is for the benchmark, as data (the
+// products themselves are in products/NAME, registered in products):
 // the settings idpbench gives it, where that configuration comes from,
 // every deviation from the product's defaults with the reason, notes, the
 // product's own known limitations and the scenarios it cannot run, with
@@ -10,7 +11,7 @@
 // meta (a heap, a JDK, a base URL) comes in as Inputs, so a fact read at run
 // time never becomes a constant here. AdapterMeta assembles a product's
 // idpbench.meta/v1 record from it.
-package products
+package product
 
 import (
 	"fmt"
@@ -79,30 +80,6 @@ func (in Inputs) P(name string) string { return in.Params[name] }
 
 // Compose reports whether the product runs in compose mode.
 func (in Inputs) Compose() bool { return in.Mode == ModeCompose }
-
-// All returns every product with an entry, by name.
-func All() []Product {
-	return []Product{Hydra(), Keycloak(), OIDC(), Refop(), Zitadel()}
-}
-
-// Lookup returns the product called name.
-func Lookup(name string) (Product, bool) {
-	for _, p := range All() {
-		if p.Name == name {
-			return p, true
-		}
-	}
-	return Product{}, false
-}
-
-// Names returns the names of All.
-func Names() []string {
-	var n []string
-	for _, p := range All() {
-		n = append(n, p.Name)
-	}
-	return n
-}
 
 // Check reports the first parameter p needs that in lacks, or one in
 // has that p does not take, and an unknown mode.

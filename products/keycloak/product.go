@@ -1,4 +1,4 @@
-package products
+package keycloak
 
 import (
 	"slices"
@@ -6,25 +6,26 @@ import (
 	"strings"
 
 	"github.com/idpbench/idpbench/internal/jdk"
+	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
-// Keycloak is Keycloak in production mode (scripts/products/keycloak).
-func Keycloak() Product {
-	return Product{
+// Product is Keycloak in production mode (scripts/products/keycloak).
+func Product() product.Product {
+	return product.Product{
 		Name: "keycloak",
 		NA: map[string]string{
 			"jwt_bearer": "Keycloak has no RFC 7523 JWT authorization grant in its default configuration (S2j is Zitadel's M2M path)",
 		},
-		Params: []Param{
-			{"jdk", "the JDK the adapter found and ran (state.env JDK; empty in compose mode)"},
-			{"heap", "JAVA_OPTS_KC_HEAP as the adapter set it"},
-			{"build", "the options of kc.sh build"},
-			{"base_url", "the hostname Keycloak was started with (state.env BASE_URL)"},
-			{"users", "the number of users provisioned (state.env USERS)"},
+		Params: []product.Param{
+			{Name: "jdk", Doc: "the JDK the adapter found and ran (state.env JDK; empty in compose mode)"},
+			{Name: "heap", Doc: "JAVA_OPTS_KC_HEAP as the adapter set it"},
+			{Name: "build", Doc: "the options of kc.sh build"},
+			{Name: "base_url", Doc: "the hostname Keycloak was started with (state.env BASE_URL)"},
+			{Name: "users", Doc: "the number of users provisioned (state.env USERS)"},
 		},
 		Part: keycloakPart,
-		Answers: &Answers{Table: keycloakTable, Readback: keycloakReadback, Setup: keycloakSetup,
+		Answers: &product.Answers{Table: keycloakTable, Readback: keycloakReadback, Setup: keycloakSetup,
 			Start: keycloakStart},
 		JDK: &jdk.Need{Min: 21, Prefer: 25, WarnCPUs: 2, Why: "JDK 21 has virtual-thread deadlocks on hosts with <= 2 cores"},
 	}
@@ -43,7 +44,7 @@ const (
 	keycloakRedirect  = "http://127.0.0.1/cb"
 	keycloakAdmin     = "admin" // the bootstrap admin
 	keycloakLifespanS = 3600
-	KeycloakDBPool    = 25
+	DBPool            = 25
 	keycloakDB        = "keycloak"
 )
 
@@ -58,31 +59,31 @@ const (
 // access token lifespan; refresh tokens live as long as the SSO session
 // (idle timeout 30 min by default). Metrics: the management interface's
 // /metrics (metrics-enabled at build, the request histograms at start).
-func keycloakTable(st *State) Table {
+func keycloakTable(st *product.State) product.Table {
 	issuer := st.Get("ISSUER")
 	token := issuer + "/protocol/openid-connect/token"
-	client := basicAuth(keycloakClient, st.Secret(keycloakClient))
+	client := product.BasicAuth(keycloakClient, st.Secret(keycloakClient))
 	users := []string{"--username", "user%d", "--users", st.Get("USERS"), "--password-file", st.Secret("users-password")}
-	password := func(emit string) *Pool {
-		return &Pool{Kind: emit, Mode: "reuse", Flow: "password", Args: slices.Concat(
+	password := func(emit string) *product.Pool {
+		return &product.Pool{Kind: emit, Mode: "reuse", Flow: "password", Args: slices.Concat(
 			[]string{"--flow", "password", "--token-url", token}, client, users,
 			[]string{"--scope", "openid", "-P", "8", "--emit", emit, "--product", "keycloak"})}
 	}
 	lifespan := keycloakLifespanS
-	return Table{
-		Scenarios: map[string]Scenario{
+	return product.Table{
+		Scenarios: map[string]product.Scenario{
 			"discovery":          {Endpoint: issuer + "/.well-known/openid-configuration"},
 			"client_credentials": {Endpoint: token, Load: client},
 			"client_credentials_login": {Endpoint: token, Load: slices.Concat(client,
 				[]string{"--userinfo-url", issuer + "/protocol/openid-connect/userinfo", "--scope", "openid"})},
-			"introspect": {Endpoint: token + "/introspect", Load: slices.Concat(client, reuse), TTL: lifespan,
-				Pool: &Pool{Kind: "access_token", Mode: "reuse", Flow: "client_credentials", Args: slices.Concat(
+			"introspect": {Endpoint: token + "/introspect", Load: slices.Concat(client, product.Reuse), TTL: lifespan,
+				Pool: &product.Pool{Kind: "access_token", Mode: "reuse", Flow: "client_credentials", Args: slices.Concat(
 					[]string{"--flow", "client_credentials", "--token-url", token}, client,
 					[]string{"-P", "8", "--emit", "access_token", "--product", "keycloak"})}},
 			"auth_code": {Endpoint: issuer + "/protocol/openid-connect/auth", Load: slices.Concat(client,
 				[]string{"--login", "keycloak", "--token-url", token, "--redirect-uri", keycloakRedirect, "--scope", "openid"}, users)},
-			"refresh":  {Endpoint: token, Load: slices.Concat(client, reuse), TTL: 1800, Pool: password("refresh_token")},
-			"userinfo": {Endpoint: issuer + "/protocol/openid-connect/userinfo", Load: reuse, TTL: lifespan, Pool: password("access_token")},
+			"refresh":  {Endpoint: token, Load: slices.Concat(client, product.Reuse), TTL: 1800, Pool: password("refresh_token")},
+			"userinfo": {Endpoint: issuer + "/protocol/openid-connect/userinfo", Load: product.Reuse, TTL: lifespan, Pool: password("access_token")},
 		},
 		Metrics: []string{"--server-metrics", "http://127.0.0.1:" + st.Get("MGMT_PORT") + "/metrics"},
 	}
@@ -93,7 +94,7 @@ func keycloakTable(st *State) Table {
 // and the Agroal pool from the management /metrics; the token lifespan and
 // format from a client_credentials grant. Compose mode reads nothing: the
 // database is inside the compose network.
-func keycloakReadback(st *State) []string {
+func keycloakReadback(st *product.State) []string {
 	if st.Compose() {
 		return nil
 	}
@@ -107,7 +108,7 @@ func keycloakReadback(st *State) []string {
 // the realm, the client with its audience mapper and the users, checks one
 // request of each measured kind and writes the client secret and the
 // users' password.
-func keycloakSetup(st *State) []string {
+func keycloakSetup(st *product.State) []string {
 	return []string{"--base-url", st.Get("BASE_URL"), "--admin-user", keycloakAdmin,
 		"--admin-password-file", st.Secret("admin"), "--out-dir", st.Path("secrets"), "--realm", keycloakRealm,
 		"--access-token-lifespan", strconv.Itoa(keycloakLifespanS) + "s", "--client-id", keycloakClient,
@@ -119,10 +120,10 @@ func keycloakSetup(st *State) []string {
 // and the management interface on loopback, the clustered cache bound to
 // loopback, the request histograms the server-side percentiles come from.
 // The passwords travel in the environment.
-func keycloakStart(st *State) []string {
-	http, pool := st.Get("HTTP_PORT"), strconv.Itoa(KeycloakDBPool)
+func keycloakStart(st *product.State) []string {
+	http, pool := st.Get("HTTP_PORT"), strconv.Itoa(DBPool)
 	return []string{"start", "--optimized",
-		"--db-url=jdbc:postgresql://127.0.0.1:" + st.PGPort() + "/" + keycloakDB, "--db-username=" + PGUser,
+		"--db-url=jdbc:postgresql://127.0.0.1:" + st.PGPort() + "/" + keycloakDB, "--db-username=" + product.PGUser,
 		"--db-pool-initial-size=" + pool, "--db-pool-min-size=" + pool, "--db-pool-max-size=" + pool,
 		"--http-enabled=true", "--http-host=127.0.0.1", "--http-port=" + http,
 		"--http-management-host=127.0.0.1", "--http-management-port=" + st.Get("MGMT_PORT"),
@@ -130,8 +131,8 @@ func keycloakStart(st *State) []string {
 		"--cache-embedded-network-bind-address=127.0.0.1", "--http-metrics-histograms-enabled=true"}
 }
 
-func keycloakPart(in Inputs) schema.Meta {
-	heap, pool, at := in.P("heap"), strconv.Itoa(KeycloakDBPool), strconv.Itoa(keycloakLifespanS)
+func keycloakPart(in product.Inputs) schema.Meta {
+	heap, pool, at := in.P("heap"), strconv.Itoa(DBPool), strconv.Itoa(keycloakLifespanS)
 	m := schema.Meta{
 		Settings: map[string]string{
 			"version":                       in.Version,

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/idpbench/idpbench/internal/product"
 )
 
 // golden is one section of testdata/args/PRODUCT.golden: what an adapter
@@ -117,7 +119,7 @@ func TestAnswersMatchTheAdapters(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p, _ := Lookup(name)
 			gold := readGolden(t, filepath.Join("testdata", "args", name+".golden"))
-			st, err := ReadState(filepath.Join("testdata", "args", name+" state"), name)
+			st, err := product.ReadState(filepath.Join("testdata", "args", name+" state"), name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +127,7 @@ func TestAnswersMatchTheAdapters(t *testing.T) {
 			if err := st.SetupErr(); err != nil {
 				t.Fatal(err)
 			}
-			for _, s := range Scenarios() {
+			for _, s := range product.Scenarios() {
 				row, ok := tab.Scenarios[s]
 				if _, na := p.NA[s]; na == ok {
 					t.Errorf("%s: N/A %v, a row %v: want exactly one", s, na, ok)
@@ -170,7 +172,7 @@ func TestAnswersMatchTheAdapters(t *testing.T) {
 			// The meta's endpoints: the adapter's endpoint answer of every scenario it ran.
 			eps, err := p.Endpoints(st)
 			want := map[string]string{}
-			for _, s := range Scenarios() {
+			for _, s := range product.Scenarios() {
 				if g := gold["endpoint "+s]; g.rc == "0" {
 					want[s] = g.out[0]
 				}
@@ -182,7 +184,7 @@ func TestAnswersMatchTheAdapters(t *testing.T) {
 	}
 }
 
-func checkPool(t *testing.T, s string, p *Pool, mint, record []string) {
+func checkPool(t *testing.T, s string, p *product.Pool, mint, record []string) {
 	t.Helper()
 	if p == nil {
 		t.Errorf("pools %s: the adapter minted one, the table has none", s)
@@ -198,7 +200,7 @@ func checkPool(t *testing.T, s string, p *Pool, mint, record []string) {
 
 // checkRunArgs: setup's, readback's and the start's arguments and the
 // configuration file.
-func checkRunArgs(t *testing.T, p Product, st *State, gold map[string]*golden) {
+func checkRunArgs(t *testing.T, p product.Product, st *product.State, gold map[string]*golden) {
 	t.Helper()
 	a := p.Answers
 	if g := gold["setup"]; g != nil {

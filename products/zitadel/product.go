@@ -1,18 +1,19 @@
-package products
+package zitadel
 
 import (
 	"fmt"
 	"slices"
 
+	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/schema"
 	"github.com/idpbench/idpbench/internal/zitadel"
 )
 
-// Zitadel is Zitadel (scripts/products/zitadel): provisioned by
+// Product is Zitadel (scripts/products/zitadel): provisioned by
 // "provision zitadel", logins through the Session API.
-func Zitadel() Product {
-	return Product{Name: "zitadel", Part: zitadelPart,
-		Answers: &Answers{Table: zitadelTable, Setup: zitadelSetup, Config: zitadelConfig}}
+func Product() product.Product {
+	return product.Product{Name: "zitadel", Part: zitadelPart,
+		Answers: &product.Answers{Table: zitadelTable, Setup: zitadelSetup, Config: zitadelConfig}}
 }
 
 // What "provision zitadel" is asked to create (the ids and files it
@@ -35,38 +36,38 @@ const (
 // Session API, authorised by the login client's PAT. Lifetimes are
 // Zitadel's default OIDC settings: access tokens 12 h, refresh tokens idle
 // 30 d; assertions are minted with --ttl 1h.
-func zitadelTable(st *State) Table {
+func zitadelTable(st *product.State) product.Table {
 	issuer := st.Get("ISSUER")
 	token := issuer + "/oauth/v2/token"
 	var sum zitadel.Summary
 	st.Summary(&sum)
-	cc := slices.Concat(basicAuth(sum.CC.ClientID, sum.CC.SecretFile), []string{"--scope", zitadelScope})
-	web := basicAuth(sum.Web.ClientID, sum.Web.SecretFile)
+	cc := slices.Concat(product.BasicAuth(sum.CC.ClientID, sum.CC.SecretFile), []string{"--scope", zitadelScope})
+	web := product.BasicAuth(sum.Web.ClientID, sum.Web.SecretFile)
 	loginClient := []string{"--login-client", sum.LoginClient.UserID, "--login-client-pat-file", sum.LoginClient.PATFile}
 	users := []string{"--username", sum.Users.LoginNamePattern, "--users", zitadelUsers, "--password-file", sum.Users.PasswordFile}
-	login := func(emit, mode string) *Pool {
-		return &Pool{Kind: emit, Mode: mode, Flow: "zitadel-login", Args: slices.Concat(
+	login := func(emit, mode string) *product.Pool {
+		return &product.Pool{Kind: emit, Mode: mode, Flow: "zitadel-login", Args: slices.Concat(
 			[]string{"--flow", "zitadel-login", "--issuer", issuer, "--auth-url", issuer + "/oauth/v2/authorize",
 				"--token-url", token, "--redirect-uri", zitadelRedirect}, web, loginClient, users,
 			[]string{"--scope", "openid offline_access", "-P", "8", "--emit", emit, "--product", "zitadel"})}
 	}
-	return Table{
-		Scenarios: map[string]Scenario{
+	return product.Table{
+		Scenarios: map[string]product.Scenario{
 			"discovery":                {Endpoint: issuer + "/.well-known/openid-configuration"},
 			"client_credentials":       {Endpoint: token, Load: cc},
 			"client_credentials_login": {Endpoint: token, Load: slices.Concat([]string{"--userinfo-url", issuer + "/oidc/v1/userinfo"}, cc)},
-			"jwt_bearer": {Endpoint: token, Load: slices.Concat(reuse, []string{"--scope", zitadelScope}), TTL: 3600,
-				Pool: &Pool{Kind: "assertion", Mode: "reuse", Flow: "jwt-bearer", Args: []string{"--flow", "jwt-bearer",
+			"jwt_bearer": {Endpoint: token, Load: slices.Concat(product.Reuse, []string{"--scope", zitadelScope}), TTL: 3600,
+				Pool: &product.Pool{Kind: "assertion", Mode: "reuse", Flow: "jwt-bearer", Args: []string{"--flow", "jwt-bearer",
 					"--key-file", sum.M2M.KeyFile, "--aud", issuer, "--ttl", "1h", "-P", "8", "--product", "zitadel"}}},
 			"introspect": {Endpoint: issuer + "/oauth/v2/introspect", TTL: 43200, Pool: login("access_token", "reuse"),
-				Load: slices.Concat([]string{"--client-auth", "assertion", "--client-assertion-pool", st.Path("pools", "client-assertions.pool")}, reuse)},
+				Load: slices.Concat([]string{"--client-auth", "assertion", "--client-assertion-pool", st.Path("pools", "client-assertions.pool")}, product.Reuse)},
 			"auth_code": {Endpoint: issuer + "/oauth/v2/authorize", Load: slices.Concat([]string{"--login", "zitadel",
 				"--token-url", token, "--admin-url", issuer, "--redirect-uri", zitadelRedirect}, web,
 				[]string{"--scope", "openid offline_access"}, users, loginClient)},
-			"refresh":  {Endpoint: token, Load: slices.Concat(web, chain), TTL: 2592000, Pool: login("refresh_token", "chain")},
-			"userinfo": {Endpoint: issuer + "/oidc/v1/userinfo", Load: reuse, TTL: 43200, Pool: login("access_token", "reuse")},
+			"refresh":  {Endpoint: token, Load: slices.Concat(web, product.Chain), TTL: 2592000, Pool: login("refresh_token", "chain")},
+			"userinfo": {Endpoint: issuer + "/oidc/v1/userinfo", Load: product.Reuse, TTL: 43200, Pool: login("access_token", "reuse")},
 		},
-		Pools: map[string]Pool{"client-assertions": {Kind: "assertion", Mode: "reuse", Flow: "client-assertion",
+		Pools: map[string]product.Pool{"client-assertions": {Kind: "assertion", Mode: "reuse", Flow: "client-assertion",
 			Args: []string{"--flow", "client-assertion", "--key-file", sum.APIApp.KeyFile, "--aud", issuer, "--ttl", "1h",
 				"-n", "1000", "-P", "4", "--product", "zitadel"}}},
 	}
@@ -75,7 +76,7 @@ func zitadelTable(st *State) Table {
 // zitadelSetup: "provision zitadel" provisions through Zitadel's APIs, with
 // the first instance's admin PAT (written by Zitadel at init into KEY_DIR),
 // and waits until what it created is readable.
-func zitadelSetup(st *State) []string {
+func zitadelSetup(st *product.State) []string {
 	return []string{"--issuer", st.Get("ISSUER"), "--pat-file", st.Get("KEY_DIR") + "/zitadel-admin-sa.pat",
 		"--out-dir", st.Path("secrets"), "--users", zitadelUsers, "--username", "bench-user%d",
 		"--redirect-uri", zitadelRedirect, "--timeout", "300s"}
@@ -86,7 +87,7 @@ func zitadelSetup(st *State) []string {
 // (https://zitadel.com/docs/self-hosting/manage/configure). No secrets:
 // the masterkey, the admin's password and the database password come from
 // the environment.
-func zitadelConfig(st *State) string {
+func zitadelConfig(st *product.State) string {
 	port := st.Get("PORT")
 	return fmt.Sprintf(`# Generated by scripts/products/zitadel for one benchmark run.
 Log:
@@ -133,10 +134,10 @@ FirstInstance:
         Type: 1
       Pat:
         ExpirationDate: "2030-01-01T00:00:00Z"
-`, port, st.PGPort(), zitadelDB, PGUser, st.Path("secrets"))
+`, port, st.PGPort(), zitadelDB, product.PGUser, st.Path("secrets"))
 }
 
-func zitadelPart(in Inputs) schema.Meta {
+func zitadelPart(in product.Inputs) schema.Meta {
 	start := "A: zitadel start-from-init --config zitadel.yaml --steps zitadel.yaml --masterkeyFromEnv --tlsMode disabled; B: zitadel start"
 	if in.Compose() {
 		start = "compose.zitadel.yml: start-from-init --masterkeyFromEnv --tlsMode disabled"

@@ -26,7 +26,7 @@ func TestAdaptersPrintTheGoldens(t *testing.T) {
 			t.Skipf("%s not found", tool)
 		}
 	}
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}

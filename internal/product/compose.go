@@ -1,4 +1,4 @@
-package products
+package product
 
 import "github.com/idpbench/idpbench/internal/schema"
 

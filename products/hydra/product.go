@@ -1,22 +1,23 @@
-package products
+package hydra
 
 import (
 	"fmt"
 	"slices"
 
+	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
-// Hydra is Ory Hydra (scripts/products/hydra).
-func Hydra() Product {
-	return Product{
+// Product is Ory Hydra (scripts/products/hydra).
+func Product() product.Product {
+	return product.Product{
 		Name: "hydra",
 		NA: map[string]string{
 			"jwt_bearer":               "Hydra's jwt-bearer grant needs a trust relationship per issuer; not provisioned (S2j is Zitadel's M2M path)",
 			"client_credentials_login": "Hydra answers userinfo for a client_credentials token with 200 and no sub (no user behind it): S2l's rule wants a sub",
 		},
 		Part:    hydraPart,
-		Answers: &Answers{Table: hydraTable, Readback: hydraReadback, Setup: hydraSetup, Config: hydraConfig},
+		Answers: &product.Answers{Table: hydraTable, Readback: hydraReadback, Setup: hydraSetup, Config: hydraConfig},
 	}
 }
 
@@ -39,29 +40,29 @@ const (
 // no subject). Refresh tokens are single-use and rotated: each S5
 // connection follows its own chain from one seed, as a real client does.
 // Lifetimes are Hydra's defaults: access tokens 1 h, refresh tokens 720 h.
-func hydraTable(st *State) Table {
+func hydraTable(st *product.State) product.Table {
 	issuer, admin := st.Get("ISSUER"), st.Get("ADMIN_URL")
 	token := issuer + "oauth2/token"
-	client := basicAuth(hydraClient, st.Secret(hydraClient))
-	login := func(emit, mode string) *Pool {
-		return &Pool{Kind: emit, Mode: mode, Flow: "hydra-login", Args: slices.Concat(
+	client := product.BasicAuth(hydraClient, st.Secret(hydraClient))
+	login := func(emit, mode string) *product.Pool {
+		return &product.Pool{Kind: emit, Mode: mode, Flow: "hydra-login", Args: slices.Concat(
 			[]string{"--flow", "hydra-login", "--issuer", issuer, "--auth-url", issuer + "oauth2/auth", "--token-url", token,
 				"--admin-url", admin, "--redirect-uri", hydraRedirect}, client,
 			[]string{"--scope", hydraScope, "--subject", "user%d", "--users", hydraUsers, "-P", "8", "--emit", emit, "--product", "hydra"})}
 	}
-	return Table{
-		Scenarios: map[string]Scenario{
+	return product.Table{
+		Scenarios: map[string]product.Scenario{
 			"discovery":          {Endpoint: issuer + ".well-known/openid-configuration"},
 			"client_credentials": {Endpoint: token, Load: client},
-			"introspect": {Endpoint: admin + "/admin/oauth2/introspect", Load: slices.Concat([]string{"--client-auth", "none"}, reuse), TTL: 3600,
-				Pool: &Pool{Kind: "access_token", Mode: "reuse", Flow: "client_credentials", Args: slices.Concat(
+			"introspect": {Endpoint: admin + "/admin/oauth2/introspect", Load: slices.Concat([]string{"--client-auth", "none"}, product.Reuse), TTL: 3600,
+				Pool: &product.Pool{Kind: "access_token", Mode: "reuse", Flow: "client_credentials", Args: slices.Concat(
 					[]string{"--flow", "client_credentials", "--token-url", token}, client,
 					[]string{"-P", "8", "--emit", "access_token", "--product", "hydra"})}},
 			"auth_code": {Endpoint: issuer + "oauth2/auth", Load: slices.Concat([]string{"--login", "hydra", "--token-url", token,
 				"--admin-url", admin, "--redirect-uri", hydraRedirect}, client,
 				[]string{"--scope", hydraScope, "--username", "user%d", "--users", hydraUsers})},
-			"refresh":  {Endpoint: token, Load: slices.Concat(client, chain), TTL: 2592000, Pool: login("refresh_token", "chain")},
-			"userinfo": {Endpoint: issuer + "userinfo", Load: reuse, TTL: 3600, Pool: login("access_token", "reuse")},
+			"refresh":  {Endpoint: token, Load: slices.Concat(client, product.Chain), TTL: 2592000, Pool: login("refresh_token", "chain")},
+			"userinfo": {Endpoint: issuer + "userinfo", Load: product.Reuse, TTL: 3600, Pool: login("access_token", "reuse")},
 		},
 		Metrics: []string{"--server-metrics", admin + "/admin/metrics/prometheus"},
 	}
@@ -71,7 +72,7 @@ func hydraTable(st *State) Table {
 // and the access tokens' lifespan (its database), the token format and the
 // connections it holds. Compose mode reads nothing: its database is inside
 // the compose network.
-func hydraReadback(st *State) []string {
+func hydraReadback(st *product.State) []string {
 	if st.Compose() {
 		return nil
 	}
@@ -81,7 +82,7 @@ func hydraReadback(st *State) []string {
 
 // hydraSetup: "provision hydra" creates the client through the admin API,
 // checks it with a client_credentials grant and writes its secret.
-func hydraSetup(st *State) []string {
+func hydraSetup(st *product.State) []string {
 	return []string{"--admin-url", st.Get("ADMIN_URL"), "--issuer", st.Get("ISSUER"), "--out-dir", st.Path("secrets"),
 		"--client-id", hydraClient, "--redirect-uri", hydraRedirect}
 }
@@ -90,7 +91,7 @@ func hydraSetup(st *State) []string {
 // the login and consent URLs of no app (the headless flow accepts through
 // the admin API), warn logs, no telemetry. No secrets: the system secret
 // and the DSN come from the environment.
-func hydraConfig(st *State) string {
+func hydraConfig(st *product.State) string {
 	public, admin := st.Get("PUBLIC_PORT"), st.Get("ADMIN_PORT")
 	return fmt.Sprintf(`serve:
   public:
@@ -111,7 +112,7 @@ sqa:
 `, public, admin)
 }
 
-func hydraPart(in Inputs) schema.Meta {
+func hydraPart(in product.Inputs) schema.Meta {
 	m := schema.Meta{
 		Settings: map[string]string{
 			"dsn_pool":     "max_conns=25, max_idle_conns=25",

@@ -1,4 +1,4 @@
-package products
+package oidc
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/idpbench/idpbench/internal/product"
 )
 
 const oidcBase = "NAME=oidc:t\nISSUER=http://127.0.0.1:9/\n"
@@ -300,12 +302,12 @@ func TestOIDCTokens(t *testing.T) {
 	}
 }
 
-// TestOIDCMetaArgs: provision meta gets every param of OIDC() and the
+// TestOIDCMetaArgs: provision meta gets every param of Product() and the
 // file's lines in order.
 func TestOIDCMetaArgs(t *testing.T) {
 	c := mustOIDC(t, oidcBase+"NOTE=n1\nDEVIATION=w | y\nCONFIG_SOURCE=s | https://x\nSETTING=k=v\nNOTE=n2\n")
 	args := c.MetaArgs()
-	in := Inputs{Params: map[string]string{}, Mode: ModeNative}
+	in := product.Inputs{Params: map[string]string{}, Mode: product.ModeNative}
 	var rest []string
 	for i := 2; i < len(args); i += 2 {
 		if args[i] == "--param" {
@@ -315,7 +317,7 @@ func TestOIDCMetaArgs(t *testing.T) {
 			rest = append(rest, args[i], args[i+1])
 		}
 	}
-	if err := OIDC().Check(in); err != nil || !slices.Equal(args[:2], []string{"--entry", "oidc"}) {
+	if err := Product().Check(in); err != nil || !slices.Equal(args[:2], []string{"--entry", "oidc"}) {
 		t.Errorf("%v: %q", err, args)
 	}
 	if want := []string{"--note", "n1", "--note", "n2", "--deviation", "w | y", "--config-source", "s | https://x", "--setting", "k=v"}; !slices.Equal(rest, want) {

@@ -1,4 +1,4 @@
-package products
+package product
 
 import (
 	"strconv"
@@ -90,14 +90,14 @@ func (s Scenario) TTLText() string {
 
 // basicAuth is a client authenticating with client_secret_basic, its
 // secret in a file.
-func basicAuth(id, secretFile string) []string {
+func BasicAuth(id, secretFile string) []string {
 	return []string{"--client-id", id, "--client-secret-file", secretFile, "--client-auth", "basic"}
 }
 
-// reuse and chain are the --pool-mode arguments.
+// Reuse and Chain are the --pool-mode arguments.
 var (
-	reuse = []string{"--pool-mode", "reuse"}
-	chain = []string{"--pool-mode", "chain"}
+	Reuse = []string{"--pool-mode", "reuse"}
+	Chain = []string{"--pool-mode", "chain"}
 )
 
 // Scenarios are the scenarios an adapter is asked about, in report order:

@@ -12,11 +12,11 @@
 #
 # The goldens here were made by the adapters as they were before `provision
 # args` took their answers into Go (commit 14c8a5c, with its provision); the
-# tests hold internal/products' answers to them (TestAnswersMatchTheAdapters)
+# tests hold products/*' answers to them (TestAnswersMatchTheAdapters)
 # and run this again on today's adapters (TestAdaptersPrintTheGoldens).
 #
 #   ROOT=/path/to/checkout BIN=/path/to/its/provision RUNSTATE=/path/to/its/runstate [OUT=DIR] \
-#     testdata/args/adapters.sh            (from internal/products; writes into the states)
+#     testdata/args/adapters.sh            (from products/; writes into the states)
 set -o errexit -o nounset -o pipefail
 
 ROOT="${ROOT:?the checkout whose adapters run}"

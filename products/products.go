@@ -1,0 +1,46 @@
+// Package products is the registry: every product idpbench knows, one line
+// each. A product is one folder, products/NAME: its facts and answers as Go
+// data (NAME/product.go, an internal/product.Product), its adapter, its
+// readback, its server-metric series and its docs page (docs/design.md,
+// "Products"). Shared machinery knows products only through
+// internal/product and this list.
+package products
+
+import (
+	"github.com/idpbench/idpbench/internal/product"
+	"github.com/idpbench/idpbench/products/hydra"
+	"github.com/idpbench/idpbench/products/keycloak"
+	"github.com/idpbench/idpbench/products/oidc"
+	"github.com/idpbench/idpbench/products/refop"
+	"github.com/idpbench/idpbench/products/zitadel"
+)
+
+// All returns every product with an entry, by name.
+func All() []product.Product {
+	return []product.Product{
+		hydra.Product(),
+		keycloak.Product(),
+		oidc.Product(),
+		refop.Product(),
+		zitadel.Product(),
+	}
+}
+
+// Lookup returns the product called name.
+func Lookup(name string) (product.Product, bool) {
+	for _, p := range All() {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return product.Product{}, false
+}
+
+// Names returns the names of All.
+func Names() []string {
+	var n []string
+	for _, p := range All() {
+		n = append(n, p.Name)
+	}
+	return n
+}
