@@ -8,6 +8,7 @@ package products
 
 import (
 	"github.com/idpbench/idpbench/internal/product"
+	"github.com/idpbench/idpbench/internal/servermetrics"
 	"github.com/idpbench/idpbench/products/hydra"
 	"github.com/idpbench/idpbench/products/keycloak"
 	"github.com/idpbench/idpbench/products/oidc"
@@ -34,6 +35,16 @@ func Lookup(name string) (product.Product, bool) {
 		}
 	}
 	return product.Product{}, false
+}
+
+// ServerMetrics returns what the product called name exposes of its own
+// metrics (servermetrics.Known); false when nothing is known of it.
+func ServerMetrics(name string) (servermetrics.Product, bool) {
+	p, ok := Lookup(name)
+	if !ok || p.ServerMetrics.Empty() {
+		return servermetrics.Product{}, false
+	}
+	return p.ServerMetrics, true
 }
 
 // Names returns the names of All.

@@ -8,6 +8,7 @@ import (
 	"github.com/idpbench/idpbench/internal/atomicfile"
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/products"
 )
 
 type reportConfig struct {
@@ -94,7 +95,7 @@ func runReport(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	r := report.Build(in, report.Options{Title: c.title, ToolVersion: cli.Version()})
+	r := report.Build(in, report.Options{Title: c.title, ToolVersion: cli.Version(), ServerMetrics: products.ServerMetrics})
 	charts := c.charts()
 	if charts == "" {
 		fmt.Fprintf(e.Stderr, "%s: charts not written: the report goes to stdout (give --charts-dir DIR to write them)\n", toolName)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/products"
 )
 
 const steadyUsage = `Usage: aggregate steady [FLAGS] DIR...
@@ -38,6 +39,6 @@ func runSteady(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	r := report.Build(loaded, report.Options{ToolVersion: cli.Version()})
+	r := report.Build(loaded, report.Options{ToolVersion: cli.Version(), ServerMetrics: products.ServerMetrics})
 	return report.WriteCellRows(e.Stdout, report.CellRows(r))
 }

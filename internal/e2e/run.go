@@ -10,6 +10,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/report"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/products"
 )
 
 // Run is a comparison's run directory as aggregate reads it: its records by
@@ -42,7 +43,7 @@ func LoadRun(ctx context.Context, dir string) (*Run, error) {
 		}
 		return p
 	}
-	r.Cells = report.CellRows(report.Build(in, report.Options{}))
+	r.Cells = report.CellRows(report.Build(in, report.Options{ServerMetrics: products.ServerMetrics}))
 	for i := range r.Cells {
 		r.Cells[i].File = rel(r.Cells[i].File)
 	}

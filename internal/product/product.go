@@ -19,6 +19,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/jdk"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/servermetrics"
 )
 
 // Product is one product's entry.
@@ -41,6 +42,10 @@ type Product struct {
 	Answers *Answers
 	// JDK is the JDK the product runs on (provision jdk); nil: none.
 	JDK *jdk.Need
+	// ServerMetrics are the series of the product's own metrics that count
+	// each scenario's requests (the report's Server side table), or why it
+	// has none; empty: none known.
+	ServerMetrics servermetrics.Product
 }
 
 // Param is one input of a product's part.

@@ -17,6 +17,10 @@ import (
 type Options struct {
 	Title       string // report title; "" = DefaultTitle
 	ToolVersion string // aggregate's own version, shown in the header
+	// ServerMetrics is what each product exposes of its own metrics, for
+	// the steps that recorded no selector (the registry's
+	// products.ServerMetrics); nil: nothing is known of any product.
+	ServerMetrics servermetrics.Known
 }
 
 // DefaultTitle is the report title when Options.Title is empty.
@@ -246,7 +250,7 @@ func Build(in *Inputs, opt Options) *Report {
 	r.ratios()
 	r.aaChecks()
 	r.perProduct()
-	r.serverSide(servermetrics.ParseFile)
+	r.serverSide(servermetrics.ParseFile, opt.ServerMetrics)
 	r.charts()
 	r.Time = buildTimeUse(in.Phases, in.Steps)
 	return r

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	registry "github.com/idpbench/idpbench/products"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/COMPARISON.golden.md")
@@ -32,7 +33,7 @@ func loadRun1(t *testing.T) (*Inputs, []string) {
 func TestGoldenComparison(t *testing.T) {
 	in, _ := loadRun1(t)
 	var buf bytes.Buffer
-	r := Build(in, Options{ToolVersion: "test"})
+	r := Build(in, Options{ToolVersion: "test", ServerMetrics: registry.ServerMetrics}) // as aggregate renders it
 	if err := WriteMarkdown(&buf, r, MarkdownOptions{LinkBase: "testdata", ChartsDir: goldenCharts}); err != nil {
 		t.Fatal(err)
 	}

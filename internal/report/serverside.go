@@ -36,26 +36,27 @@ func (s ServerSide) Diff() int64 { return s.Window.Requests - s.Loadstep }
 // parseProm reads one raw scrape; tests replace it.
 type parseProm func(path string) (servermetrics.Families, error)
 
-// serverSide computes a row per cell that has a steady window.
-func (r *Report) serverSide(parse parseProm) {
+// serverSide computes a row per cell that has a steady window; known
+// names each product's series for the steps that recorded none.
+func (r *Report) serverSide(parse parseProm, known servermetrics.Known) {
 	for _, c := range r.Cells {
 		ls := c.SteadyStep()
 		if ls == nil {
 			continue
 		}
 		row := ServerSide{Scenario: c.Scenario, Product: c.Product, Step: &ls.StepFile, Loadstep: ls.Step.Requests}
-		row.NA = row.fill(parse)
+		row.NA = row.fill(parse, known)
 		r.Server = append(r.Server, row)
 	}
 }
 
 // fill computes the row's figures, or returns why it cannot.
-func (s *ServerSide) fill(parse parseProm) string {
+func (s *ServerSide) fill(parse parseProm, known servermetrics.Known) string {
 	st := s.Step.Step
 	if st.CountUnit == schema.CountIterations || schema.IterationScenario(st.Scenario) {
 		return "one iteration is several requests to several endpoints"
 	}
-	sel, why := servermetrics.Lookup(s.Product, st.Scenario)
+	sel, why := known.Lookup(s.Product, st.Scenario)
 	sm := st.ServerMetrics
 	if sm == nil {
 		if why != "" {

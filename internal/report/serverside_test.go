@@ -11,6 +11,19 @@ import (
 	"github.com/idpbench/idpbench/internal/servermetrics"
 )
 
+// knownStandIn knows two products: one without metrics (refop's reason)
+// and one with a series for discovery only.
+func knownStandIn(p string) (servermetrics.Product, bool) {
+	switch p {
+	case "refop":
+		return servermetrics.Product{NA: "the reference OP exposes no metrics endpoint"}, true
+	case "hydra":
+		return servermetrics.Product{Scenarios: map[string]servermetrics.Selector{
+			schema.ScenarioDiscovery: {Family: "req_total", Match: map[string]string{"path": "/d"}, Status: "code"}}}, true
+	}
+	return servermetrics.Product{}, false
+}
+
 // TestServerSideNA: every way a cell can lack server-side figures gives an
 // N/A with its reason, never a failed report.
 func TestServerSideNA(t *testing.T) {
@@ -46,7 +59,7 @@ func TestServerSideNA(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			st := &schema.Step{Product: tc.product, Scenario: tc.scenario, Connections: 2, Requests: 10, Start: start, ServerMetrics: tc.sm}
 			s := ServerSide{Product: tc.product, Step: &StepFile{Path: filepath.Join(dir, "s.json"), Step: st}}
-			if got := s.fill(servermetrics.ParseFile); !strings.Contains(got, tc.want) {
+			if got := s.fill(servermetrics.ParseFile, knownStandIn); !strings.Contains(got, tc.want) {
 				t.Errorf("N/A %q, want it to say %q", got, tc.want)
 			}
 		})

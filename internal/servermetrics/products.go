@@ -30,7 +30,10 @@ func (s Selector) String() string {
 }
 
 // Product is what one product exposes: its selectors by scenario, or why
-// there is nothing to compare.
+// there is nothing to compare. Each product's is in its entry
+// (products/NAME/product.go, internal/product.Product.ServerMetrics); the
+// names there were read on the running servers (the README's server side
+// section has the commands; the scrapes are testdata here).
 type Product struct {
 	// Source says where the names come from (read on a running server).
 	Source    string
@@ -39,54 +42,18 @@ type Product struct {
 	NA string
 }
 
-// Products is the product knowledge of the server side, by adapter name.
-// The names were read on the running servers (see the README's server
-// side section for the commands): Keycloak 26.7.3's management /metrics
-// with --http-metrics-histograms-enabled=true (Micrometer's
-// http_server_requests_seconds, uri = the JAX-RS path template with the
-// sub-resource locators' parameters: {realm}, {protocol}, {alias}; see
-// testdata/keycloak-26.7.3-summary.prom), Hydra
-// v2.3.0's admin /admin/metrics/prometheus (ory/x prometheusx with the
-// prefix http_ and the constant label app="hydra"; endpoint = the request
-// path with path parameters as {param}, method in lower case; see
-// testdata/hydra-v2.3.0.prom).
-var Products = map[string]Product{
-	"keycloak": {
-		Source: "Keycloak 26.7.3 management /metrics: http_server_requests_seconds (histogram with --http-metrics-histograms-enabled=true), labels method, outcome, status, uri",
-		Scenarios: map[string]Selector{
-			schema.ScenarioDiscovery:         kc("GET", "/realms/{realm}/.well-known/{alias}"),
-			schema.ScenarioClientCredentials: kc("POST", "/realms/{realm}/protocol/{protocol}/token"),
-			schema.ScenarioRefresh:           kc("POST", "/realms/{realm}/protocol/{protocol}/token"),
-			schema.ScenarioIntrospect:        kc("POST", "/realms/{realm}/protocol/{protocol}/token/introspect"),
-			schema.ScenarioUserinfo:          kc("GET", "/realms/{realm}/protocol/{protocol}/userinfo"),
-		},
-	},
-	"hydra": {
-		Source: "Hydra v2.3.0 admin /admin/metrics/prometheus: http_requests_duration_seconds (histogram), labels app, code, method (lower case), endpoint",
-		Scenarios: map[string]Selector{
-			schema.ScenarioDiscovery:         hy("get", "/.well-known/openid-configuration"),
-			schema.ScenarioClientCredentials: hy("post", "/oauth2/token"),
-			schema.ScenarioRefresh:           hy("post", "/oauth2/token"),
-			schema.ScenarioIntrospect:        hy("post", "/admin/oauth2/introspect"),
-			schema.ScenarioUserinfo:          hy("get", "/userinfo"),
-		},
-	},
-	"refop": {NA: "the reference OP (zitadel/oidc's example server) exposes no metrics endpoint"},
-}
-
-func kc(method, uri string) Selector {
-	return Selector{Family: "http_server_requests_seconds",
-		Match: map[string]string{"method": method, "uri": uri}, Status: "status"}
-}
-
-func hy(method, endpoint string) Selector {
-	return Selector{Family: "http_requests_duration_seconds",
-		Match: map[string]string{"app": "hydra", "method": method, "endpoint": endpoint}, Status: "code"}
-}
+// Known returns what a product exposes, by its adapter name; false when
+// nothing is known of it (the registry's products.ServerMetrics; nil: nothing
+// is known of any product).
+type Known func(product string) (Product, bool)
 
 // Lookup returns the selector of product's scenario, or why there is none.
-func Lookup(product, scenario string) (Selector, string) {
-	p, ok := Products[product]
+func (k Known) Lookup(product, scenario string) (Selector, string) {
+	var p Product
+	ok := false
+	if k != nil {
+		p, ok = k(product)
+	}
 	switch {
 	case !ok:
 		return Selector{}, fmt.Sprintf("no server-side metric names are known for %s", product)
@@ -99,6 +66,9 @@ func Lookup(product, scenario string) (Selector, string) {
 	}
 	return sel, ""
 }
+
+// Empty reports whether p says nothing: neither selectors nor a reason.
+func (p Product) Empty() bool { return p.NA == "" && len(p.Scenarios) == 0 }
 
 // ParseSelector reads a selector written as PromQL writes one,
 // family{label="value",...} (exact matches only), with the label that

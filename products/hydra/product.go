@@ -6,6 +6,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/servermetrics"
 )
 
 // Product is Ory Hydra (scripts/products/hydra).
@@ -16,8 +17,9 @@ func Product() product.Product {
 			"jwt_bearer":               "Hydra's jwt-bearer grant needs a trust relationship per issuer; not provisioned (S2j is Zitadel's M2M path)",
 			"client_credentials_login": "Hydra answers userinfo for a client_credentials token with 200 and no sub (no user behind it): S2l's rule wants a sub",
 		},
-		Part:    hydraPart,
-		Answers: &product.Answers{Table: hydraTable, Readback: hydraReadback, Setup: hydraSetup, Config: hydraConfig},
+		Part:          hydraPart,
+		ServerMetrics: serverMetrics,
+		Answers:       &product.Answers{Table: hydraTable, Readback: hydraReadback, Setup: hydraSetup, Config: hydraConfig},
 	}
 }
 
@@ -151,4 +153,25 @@ func hydraPart(in product.Inputs) schema.Meta {
 		m.Settings["cold_start"] = "A: compose up on an empty database volume (migration job, then serve all); B: compose up on the kept volume (the migration job runs again and finds nothing to do)"
 	}
 	return m
+}
+
+// serverMetrics: Hydra v2.3.0's admin /admin/metrics/prometheus (ory/x
+// prometheusx with the prefix http_ and the constant label app="hydra";
+// endpoint = the request path with path parameters as {param}, method in
+// lower case; read on the running server:
+// testdata/hydra-v2.3.0.prom).
+var serverMetrics = servermetrics.Product{
+	Source: "Hydra v2.3.0 admin /admin/metrics/prometheus: http_requests_duration_seconds (histogram), labels app, code, method (lower case), endpoint",
+	Scenarios: map[string]servermetrics.Selector{
+		schema.ScenarioDiscovery:         series("get", "/.well-known/openid-configuration"),
+		schema.ScenarioClientCredentials: series("post", "/oauth2/token"),
+		schema.ScenarioRefresh:           series("post", "/oauth2/token"),
+		schema.ScenarioIntrospect:        series("post", "/admin/oauth2/introspect"),
+		schema.ScenarioUserinfo:          series("get", "/userinfo"),
+	},
+}
+
+func series(method, endpoint string) servermetrics.Selector {
+	return servermetrics.Selector{Family: "http_requests_duration_seconds",
+		Match: map[string]string{"app": "hydra", "method": method, "endpoint": endpoint}, Status: "code"}
 }

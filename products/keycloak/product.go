@@ -8,6 +8,7 @@ import (
 	"github.com/idpbench/idpbench/internal/jdk"
 	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/servermetrics"
 )
 
 // Product is Keycloak in production mode (scripts/products/keycloak).
@@ -24,7 +25,8 @@ func Product() product.Product {
 			{Name: "base_url", Doc: "the hostname Keycloak was started with (state.env BASE_URL)"},
 			{Name: "users", Doc: "the number of users provisioned (state.env USERS)"},
 		},
-		Part: keycloakPart,
+		Part:          keycloakPart,
+		ServerMetrics: serverMetrics,
 		Answers: &product.Answers{Table: keycloakTable, Readback: keycloakReadback, Setup: keycloakSetup,
 			Start: keycloakStart},
 		JDK: &jdk.Need{Min: 21, Prefer: 25, WarnCPUs: 2, Why: "JDK 21 has virtual-thread deadlocks on hosts with <= 2 cores"},
@@ -190,4 +192,25 @@ func keycloakCompose(m *schema.Meta) {
 	m.Deviations = slices.DeleteFunc(m.Deviations, func(d schema.Note) bool {
 		return strings.HasPrefix(d.What, "JAVA_OPTS_KC_HEAP") || strings.HasPrefix(d.What, "--cache-embedded")
 	})
+}
+
+// serverMetrics: Keycloak 26.7.3's management /metrics with
+// --http-metrics-histograms-enabled=true (Micrometer's
+// http_server_requests_seconds, uri = the JAX-RS path template with the
+// sub-resource locators' parameters: {realm}, {protocol}, {alias}; read on
+// the running server: testdata/keycloak-26.7.3-summary.prom).
+var serverMetrics = servermetrics.Product{
+	Source: "Keycloak 26.7.3 management /metrics: http_server_requests_seconds (histogram with --http-metrics-histograms-enabled=true), labels method, outcome, status, uri",
+	Scenarios: map[string]servermetrics.Selector{
+		schema.ScenarioDiscovery:         series("GET", "/realms/{realm}/.well-known/{alias}"),
+		schema.ScenarioClientCredentials: series("POST", "/realms/{realm}/protocol/{protocol}/token"),
+		schema.ScenarioRefresh:           series("POST", "/realms/{realm}/protocol/{protocol}/token"),
+		schema.ScenarioIntrospect:        series("POST", "/realms/{realm}/protocol/{protocol}/token/introspect"),
+		schema.ScenarioUserinfo:          series("GET", "/realms/{realm}/protocol/{protocol}/userinfo"),
+	},
+}
+
+func series(method, uri string) servermetrics.Selector {
+	return servermetrics.Selector{Family: "http_server_requests_seconds",
+		Match: map[string]string{"method": method, "uri": uri}, Status: "status"}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/servermetrics"
 )
 
 // Product is the reference OP: zitadel/oidc's example server under
@@ -16,8 +17,9 @@ func Product() product.Product {
 		NA: map[string]string{
 			"client_credentials_login": "the reference OP answers userinfo with 403 to a client's (service user's) access token: S2l's rule wants a 2xx with a sub",
 		},
-		Part:    refopPart,
-		Answers: &product.Answers{Table: refopTable, Readback: refopReadback},
+		Part:          refopPart,
+		Answers:       &product.Answers{Table: refopTable, Readback: refopReadback},
+		ServerMetrics: servermetrics.Product{NA: "the reference OP (zitadel/oidc's example server) exposes no metrics endpoint"},
 	}
 }
 
