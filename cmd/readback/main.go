@@ -23,6 +23,7 @@ import (
 	"github.com/idpbench/idpbench/internal/readback"
 	"github.com/idpbench/idpbench/internal/sample"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/products"
 )
 
 func main() {
@@ -132,6 +133,12 @@ func (f *flags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr io.Wr
 	if f.cfg.ClientSecret, err = cli.ReadSecret("client-secret-file", f.secretFile, "IDPBENCH_CLIENT_SECRET"); err != nil {
 		return cli.UsageError{Err: err}
 	}
+	if f.cfg.Group == 0 {
+		p, _ := products.Lookup(f.cfg.Product)
+		if f.cfg.Reads = p.ReadFacts; f.cfg.Reads == nil {
+			return cli.Usagef("--product: %q is not one readback knows (%s)", f.cfg.Product, strings.Join(reading(), ", "))
+		}
+	}
 	if err := f.cfg.Validate(); err != nil {
 		return err
 	}
@@ -166,6 +173,18 @@ func summary(facts *schema.Facts) string {
 }
 
 // parseURL parses an optional absolute http(s) URL flag.
+// reading are the products whose facts readback reads (their entry's
+// ReadFacts).
+func reading() []string {
+	var n []string
+	for _, p := range products.All() {
+		if p.ReadFacts != nil {
+			n = append(n, p.Name)
+		}
+	}
+	return n
+}
+
 func parseURL(flag, s string) (*url.URL, error) {
 	if s == "" {
 		return nil, nil

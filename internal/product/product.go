@@ -14,10 +14,12 @@
 package product
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
 	"github.com/idpbench/idpbench/internal/jdk"
+	"github.com/idpbench/idpbench/internal/readback"
 	"github.com/idpbench/idpbench/internal/schema"
 	"github.com/idpbench/idpbench/internal/servermetrics"
 )
@@ -42,6 +44,10 @@ type Product struct {
 	Answers *Answers
 	// JDK is the JDK the product runs on (provision jdk); nil: none.
 	JDK *jdk.Need
+	// ReadFacts reads the product's configuration back from the running
+	// product and its database (cmd/readback, through readback.Config.Reads);
+	// nil: readback knows nothing to read of it.
+	ReadFacts func(ctx context.Context, r *readback.Reader) error
 	// ServerMetrics are the series of the product's own metrics that count
 	// each scenario's requests (the report's Server side table), or why it
 	// has none; empty: none known.

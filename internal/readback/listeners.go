@@ -135,7 +135,7 @@ func comm(proc string, pid int) string {
 // listeners reads the TCP listeners of process group c.Group into the fact
 // "listeners"; none at all, or one bound beyond loopback, is an error
 // naming it.
-func (r *reader) listeners() error {
+func (r *Reader) listeners() error {
 	ls, err := groupListeners(r.cfg.Proc, r.cfg.Group)
 	if err != nil {
 		return err
@@ -153,7 +153,7 @@ func (r *reader) listeners() error {
 	if len(beyond) > 0 {
 		return fmt.Errorf("%s listens beyond loopback: %s", r.cfg.Product, strings.Join(beyond, ", "))
 	}
-	r.read("listeners", strings.Join(addrs, " "),
+	r.Fact("listeners", strings.Join(addrs, " "),
 		fmt.Sprintf("/proc/net/tcp and /proc/net/tcp6: listening sockets of process group %d", r.cfg.Group))
 	return nil
 }

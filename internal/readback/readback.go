@@ -12,7 +12,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -22,17 +21,14 @@ import (
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
-// Products readback knows.
-const (
-	ProductKeycloak = "keycloak"
-	ProductHydra    = "hydra"
-	ProductRefop    = "refop"
-)
-
 // Config says where to read. Each product reads what it needs and fails
 // naming a missing source.
 type Config struct {
-	Product  string
+	Product string
+	// Reads reads the product's own facts: its entry's
+	// (products/NAME/readback.go, internal/product.Product.Readback).
+	Reads func(ctx context.Context, r *Reader) error
+
 	Postgres string   // DSN of the product's own database
 	Metrics  *url.URL // Prometheus text exposition (Keycloak's management /metrics)
 	AdminURL *url.URL // Hydra's admin API base URL
@@ -65,8 +61,8 @@ func (c *Config) Validate() error {
 	if c.Group > 0 {
 		return c.validateListeners()
 	}
-	if !slices.Contains([]string{ProductKeycloak, ProductHydra, ProductRefop}, c.Product) {
-		return cli.Usagef("--product: %q is not one readback knows (keycloak, hydra, refop)", c.Product)
+	if c.Reads == nil {
+		return cli.Usagef("--product: %q: readback knows nothing to read of it", c.Product)
 	}
 	if c.TokenURL != nil && (c.ClientID == "" || c.ClientSecret == "") {
 		return cli.Usagef("--token-url needs --client-id and --client-secret-file (or IDPBENCH_CLIENT_SECRET)")
@@ -97,29 +93,15 @@ func Read(ctx context.Context, c Config) (*schema.Facts, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	r := &reader{cfg: c, client: c.Client}
-	if r.client == nil {
-		r.client = &http.Client{Timeout: c.Timeout}
-	}
+	r := NewReader(c)
 	defer r.close()
-	if r.cfg.Proc == "" {
-		r.cfg.Proc = "/proc"
-	}
 	if c.Group > 0 {
 		if err := r.listeners(); err != nil {
 			return nil, err
 		}
-		return r.record(), nil
+		return r.Record(), nil
 	}
-	var err error
-	switch c.Product {
-	case ProductKeycloak:
-		err = r.keycloak(ctx)
-	case ProductHydra:
-		err = r.hydra(ctx)
-	case ProductRefop:
-		err = r.refop()
-	}
+	err := c.Reads(ctx, r)
 	if err == nil && c.TokenURL != nil {
 		err = r.tokenLifespan(ctx)
 	}
@@ -129,11 +111,27 @@ func Read(ctx context.Context, c Config) (*schema.Facts, error) {
 	if err := checkVersion(c, r.version); err != nil {
 		return nil, err
 	}
-	return r.record(), nil
+	return r.Record(), nil
 }
 
-// record is the facts read, as readback prints them.
-func (r *reader) record() *schema.Facts {
+// NewReader returns a reader of c (its Read, or a test of one product's
+// ReadFacts); close its database with Close.
+func NewReader(c Config) *Reader {
+	r := &Reader{cfg: c, client: c.Client}
+	if r.client == nil {
+		r.client = &http.Client{Timeout: c.Timeout}
+	}
+	if r.cfg.Proc == "" {
+		r.cfg.Proc = "/proc"
+	}
+	return r
+}
+
+// Close closes the database connection the reader opened, if any.
+func (r *Reader) Close() { r.close() }
+
+// Record is the facts read so far, as readback prints them.
+func (r *Reader) Record() *schema.Facts {
 	return &schema.Facts{Schema: schema.FactsV1, Product: r.cfg.Product, Version: r.version,
 		Read: time.Now().UTC(), Facts: r.facts}
 }
@@ -147,8 +145,8 @@ func checkVersion(c Config, got string) error {
 	return nil
 }
 
-// reader collects the facts of one product.
-type reader struct {
+// Reader collects the facts of one product.
+type Reader struct {
 	cfg     Config
 	client  *http.Client
 	db      *pgx.Conn
@@ -156,24 +154,24 @@ type reader struct {
 	facts   []schema.Fact
 }
 
-func (r *reader) close() {
+func (r *Reader) close() {
 	if r.db != nil {
 		_ = r.db.Close(context.Background())
 	}
 }
 
-// read adds a fact read from where.
-func (r *reader) read(name, value, from string) {
+// Fact adds a fact read from where.
+func (r *Reader) Fact(name, value, from string) {
 	r.facts = append(r.facts, schema.Fact{Name: name, Value: value, Source: schema.FactRead, From: from})
 }
 
-// documented adds a fact nothing running tells, with its document.
-func (r *reader) documented(name, value, url string) {
+// Documented adds a fact nothing running tells, with its document.
+func (r *Reader) Documented(name, value, url string) {
 	r.facts = append(r.facts, schema.Fact{Name: name, Value: value, Source: schema.FactDocumented, From: url})
 }
 
 // conn connects to the product's database on first use.
-func (r *reader) conn(ctx context.Context) (*pgx.Conn, error) {
+func (r *Reader) conn(ctx context.Context) (*pgx.Conn, error) {
 	if r.db != nil {
 		return r.db, nil
 	}
@@ -190,8 +188,8 @@ func (r *reader) conn(ctx context.Context) (*pgx.Conn, error) {
 	return db, nil
 }
 
-// query runs sql and scans its rows with scan; what names it in errors.
-func (r *reader) query(ctx context.Context, what, sql string, scan func(pgx.Rows) error, args ...any) error {
+// Query runs sql and scans its rows with scan; what names it in errors.
+func (r *Reader) Query(ctx context.Context, what, sql string, scan func(pgx.Rows) error, args ...any) error {
 	db, err := r.conn(ctx)
 	if err != nil {
 		return err
@@ -219,24 +217,24 @@ func (r *reader) query(ctx context.Context, what, sql string, scan func(pgx.Rows
 	return nil
 }
 
-// connections reads how many connections the product holds open to its
+// Connections reads how many connections the product holds open to its
 // database (pg_stat_activity), the pool as PostgreSQL sees it.
-func (r *reader) connections(ctx context.Context) error {
+func (r *Reader) Connections(ctx context.Context) error {
 	var n int64
-	err := r.query(ctx, "pg_stat_activity", `SELECT count(*) FROM pg_stat_activity
+	err := r.Query(ctx, "pg_stat_activity", `SELECT count(*) FROM pg_stat_activity
 		WHERE datname = current_database() AND pid <> pg_backend_pid()`,
 		func(rows pgx.Rows) error { return rows.Scan(&n) })
 	if err != nil {
 		return err
 	}
-	r.read("database connections open", fmt.Sprintf("%d (at the end of setup)", n),
+	r.Fact("database connections open", fmt.Sprintf("%d (at the end of setup)", n),
 		"PostgreSQL pg_stat_activity, backends of the product's database")
 	return nil
 }
 
-// get fetches u and returns its body (at most 4 MiB); a status other than
+// Get fetches u and returns its body (at most 4 MiB); a status other than
 // 200 is an error.
-func (r *reader) get(ctx context.Context, u *url.URL) ([]byte, error) {
+func (r *Reader) Get(ctx context.Context, u *url.URL) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
@@ -244,7 +242,7 @@ func (r *reader) get(ctx context.Context, u *url.URL) ([]byte, error) {
 	return r.do(req)
 }
 
-func (r *reader) do(req *http.Request) ([]byte, error) {
+func (r *Reader) do(req *http.Request) ([]byte, error) {
 	resp, err := r.client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", req.Method, logsafe.URL(req.URL), err)
@@ -260,10 +258,17 @@ func (r *reader) do(req *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// need fails naming the flag a product's facts need.
-func need(flag, product string, missing bool) error {
+// Need fails naming the flag the product's facts need when missing.
+func (r *Reader) Need(flag string, missing bool) error {
 	if missing {
-		return cli.Usagef("--%s: %s's facts need it", flag, product)
+		return cli.Usagef("--%s: %s's facts need it", flag, r.cfg.Product)
 	}
 	return nil
 }
+
+// Config is where to read, as given.
+func (r *Reader) Config() Config { return r.cfg }
+
+// SetVersion records the version the product reports (checked against
+// Config.WantVersion).
+func (r *Reader) SetVersion(v string) { r.version = v }

@@ -20,7 +20,7 @@ import (
 // tokenLifespan asks for a client_credentials token and reads the
 // lifespan the product gave it (expires_in, RFC 6749 5.1). The token itself
 // is dropped.
-func (r *reader) tokenLifespan(ctx context.Context) error {
+func (r *Reader) tokenLifespan(ctx context.Context) error {
 	form := url.Values{"grant_type": {"client_credentials"}}
 	if r.cfg.Scope != "" {
 		form.Set("scope", r.cfg.Scope)
@@ -43,57 +43,57 @@ func (r *reader) tokenLifespan(ctx context.Context) error {
 	if err := json.Unmarshal(body, &tok); err != nil || tok.ExpiresIn == nil {
 		return fmt.Errorf("client_credentials grant at %s: no expires_in in the answer", logsafe.URL(r.cfg.TokenURL))
 	}
-	r.read("access token lifespan (client_credentials)", fmt.Sprintf("%.0f s (expires_in of a fresh token)", *tok.ExpiresIn),
+	r.Fact("access token lifespan (client_credentials)", fmt.Sprintf("%.0f s (expires_in of a fresh token)", *tok.ExpiresIn),
 		"token endpoint, a client_credentials grant: expires_in")
 	format := "opaque (not a JWT)"
 	if strings.Count(tok.AccessToken, ".") == 2 {
 		format = "JWT"
 	}
-	r.read("access token format", format, "token endpoint, a client_credentials grant: the access token's shape")
+	r.Fact("access token format", format, "token endpoint, a client_credentials grant: the access token's shape")
 	return nil
 }
 
-// metrics fetches and parses the Prometheus text exposition at c.Metrics.
-func (r *reader) metrics(ctx context.Context) (map[string]*dto.MetricFamily, error) {
-	if err := need("metrics", r.cfg.Product, r.cfg.Metrics == nil); err != nil {
+// Metrics fetches and parses the Prometheus text exposition at c.Metrics.
+func (r *Reader) Metrics(ctx context.Context) (map[string]*dto.MetricFamily, error) {
+	if err := r.Need("metrics", r.cfg.Metrics == nil); err != nil {
 		return nil, err
 	}
-	body, err := r.get(ctx, r.cfg.Metrics)
+	body, err := r.Get(ctx, r.cfg.Metrics)
 	if err != nil {
 		return nil, fmt.Errorf("reading metrics: %w", err)
 	}
 	return servermetrics.Parse("metrics", bytes.NewReader(body))
 }
 
-// sample is one metric's value with its labels.
-type sample struct {
-	labels map[string]string
-	value  float64
+// Sample is one metric's value with its labels.
+type Sample struct {
+	Labels map[string]string
+	Value  float64
 }
 
-// samples returns the gauge, counter or untyped values of family name
+// Samples returns the gauge, counter or untyped values of family name
 // whose labels include match; an absent family is an error.
-func samples(fams map[string]*dto.MetricFamily, name string, match map[string]string) ([]sample, error) {
+func Samples(fams map[string]*dto.MetricFamily, name string, match map[string]string) ([]Sample, error) {
 	f := fams[name]
 	if f == nil {
 		return nil, fmt.Errorf("metric %s: not exposed", name)
 	}
-	var out []sample
+	var out []Sample
 	for _, m := range f.GetMetric() {
-		s := sample{labels: map[string]string{}, value: math.NaN()}
+		s := Sample{Labels: map[string]string{}, Value: math.NaN()}
 		for _, l := range m.GetLabel() {
-			s.labels[l.GetName()] = l.GetValue()
+			s.Labels[l.GetName()] = l.GetValue()
 		}
-		if !matches(s.labels, match) {
+		if !matches(s.Labels, match) {
 			continue
 		}
 		switch {
 		case m.Gauge != nil:
-			s.value = m.GetGauge().GetValue()
+			s.Value = m.GetGauge().GetValue()
 		case m.Counter != nil:
-			s.value = m.GetCounter().GetValue()
+			s.Value = m.GetCounter().GetValue()
 		case m.Untyped != nil:
-			s.value = m.GetUntyped().GetValue()
+			s.Value = m.GetUntyped().GetValue()
 		}
 		out = append(out, s)
 	}
@@ -112,20 +112,20 @@ func matches(labels, match map[string]string) bool {
 	return true
 }
 
-// sum adds the samples' values; skip drops those it says to.
-func sum(ss []sample, skip func(float64) bool) float64 {
+// Sum adds the samples' values; skip drops those it says to.
+func Sum(ss []Sample, skip func(float64) bool) float64 {
 	t := 0.0
 	for _, s := range ss {
-		if skip == nil || !skip(s.value) {
-			t += s.value
+		if skip == nil || !skip(s.Value) {
+			t += s.Value
 		}
 	}
 	return t
 }
 
-// goModuleVersion reads the version of module path from the Go build info
+// GoModuleVersion reads the version of module path from the Go build info
 // of the executable file.
-func goModuleVersion(file, path string) (string, error) {
+func GoModuleVersion(file, path string) (string, error) {
 	bi, err := buildinfo.ReadFile(file)
 	if err != nil {
 		return "", fmt.Errorf("reading the build info of %s: %w", file, err)
@@ -144,7 +144,7 @@ func goModuleVersion(file, path string) (string, error) {
 	return "", fmt.Errorf("%s: built without module %s", file, path)
 }
 
-// mib renders bytes as MiB.
-func mib(b float64) string {
+// MiB renders bytes as MiB.
+func MiB(b float64) string {
 	return fmt.Sprintf("%.0f MiB (%.0f bytes)", b/(1<<20), b)
 }

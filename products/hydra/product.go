@@ -18,6 +18,7 @@ func Product() product.Product {
 			"client_credentials_login": "Hydra answers userinfo for a client_credentials token with 200 and no sub (no user behind it): S2l's rule wants a sub",
 		},
 		Part:          hydraPart,
+		ReadFacts:     readFacts,
 		ServerMetrics: serverMetrics,
 		Answers:       &product.Answers{Table: hydraTable, Readback: hydraReadback, Setup: hydraSetup, Config: hydraConfig},
 	}

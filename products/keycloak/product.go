@@ -26,6 +26,7 @@ func Product() product.Product {
 			{Name: "users", Doc: "the number of users provisioned (state.env USERS)"},
 		},
 		Part:          keycloakPart,
+		ReadFacts:     readFacts,
 		ServerMetrics: serverMetrics,
 		Answers: &product.Answers{Table: keycloakTable, Readback: keycloakReadback, Setup: keycloakSetup,
 			Start: keycloakStart},

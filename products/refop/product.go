@@ -19,6 +19,7 @@ func Product() product.Product {
 		},
 		Part:          refopPart,
 		Answers:       &product.Answers{Table: refopTable, Readback: refopReadback},
+		ReadFacts:     readFacts,
 		ServerMetrics: servermetrics.Product{NA: "the reference OP (zitadel/oidc's example server) exposes no metrics endpoint"},
 	}
 }

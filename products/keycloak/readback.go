@@ -1,9 +1,10 @@
-package readback
+package keycloak
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/idpbench/idpbench/internal/readback"
 	"maps"
 	"math"
 	"slices"
@@ -12,41 +13,44 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// keycloak reads, from Keycloak's database: its version (the last schema
+// readFacts reads, from Keycloak's database: its version (the last schema
 // migration), the password hashing its users' credentials were stored
 // with, the realm's token and session settings; from its management
 // /metrics: the heap maximum the JVM runs with, the JVM, and the
 // database pool Agroal holds.
-func (r *reader) keycloak(ctx context.Context) error {
-	steps := []func(context.Context) error{
-		r.keycloakVersion, r.keycloakHashing, r.keycloakRealm, r.keycloakJVM, r.connections,
+func readFacts(ctx context.Context, r *readback.Reader) error {
+	steps := []func(context.Context, *readback.Reader) error{
+		readVersion, readHashing, readRealm, readJVM,
+		func(ctx context.Context, r *readback.Reader) error { return r.Connections(ctx) },
 	}
 	for _, f := range steps {
-		if err := f(ctx); err != nil {
+		if err := f(ctx, r); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (r *reader) keycloakVersion(ctx context.Context) error {
-	err := r.query(ctx, "Keycloak's version (migration_model)",
+func readVersion(ctx context.Context, r *readback.Reader) error {
+	var version string
+	err := r.Query(ctx, "Keycloak's version (migration_model)",
 		`SELECT version FROM migration_model ORDER BY update_time DESC, version DESC LIMIT 1`,
-		func(rows pgx.Rows) error { return rows.Scan(&r.version) })
+		func(rows pgx.Rows) error { return rows.Scan(&version) })
 	if err != nil {
 		return err
 	}
-	r.read("version", r.version, "keycloak database: migration_model.version of the last migration")
+	r.SetVersion(version)
+	r.Fact("version", version, "keycloak database: migration_model.version of the last migration")
 	return nil
 }
 
-// keycloakHashing reads the hashing of every stored password credential
+// readHashing reads the hashing of every stored password credential
 // (credential.credential_data; the salts and hashes are in secret_data,
 // never read).
-func (r *reader) keycloakHashing(ctx context.Context) error {
+func readHashing(ctx context.Context, r *readback.Reader) error {
 	var kinds []string
 	total := int64(0)
-	err := r.query(ctx, "the password credentials (credential)",
+	err := r.Query(ctx, "the password credentials (credential)",
 		`SELECT credential_data, count(*) FROM credential WHERE type = 'password' GROUP BY credential_data ORDER BY 2 DESC`,
 		func(rows pgx.Rows) error {
 			var data string
@@ -64,7 +68,7 @@ func (r *reader) keycloakHashing(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.read("password hashing", strings.Join(kinds, "; "),
+	r.Fact("password hashing", strings.Join(kinds, "; "),
 		fmt.Sprintf("keycloak database: credential.credential_data of all %d password credentials", total))
 	return nil
 }
@@ -92,67 +96,67 @@ func describeKeycloakHash(data string) (string, error) {
 	return s, nil
 }
 
-// keycloakRealm reads the benchmark realm's token and session settings.
-func (r *reader) keycloakRealm(ctx context.Context) error {
-	if err := need("realm", r.cfg.Product, r.cfg.Realm == ""); err != nil {
+// readRealm reads the benchmark realm's token and session settings.
+func readRealm(ctx context.Context, r *readback.Reader) error {
+	if err := r.Need("realm", r.Config().Realm == ""); err != nil {
 		return err
 	}
 	var at, idle, maxLife, reuse int64
 	var revoke bool
 	var policy *string
-	err := r.query(ctx, "realm "+r.cfg.Realm,
+	err := r.Query(ctx, "realm "+r.Config().Realm,
 		`SELECT access_token_lifespan, sso_idle_timeout, sso_max_lifespan, revoke_refresh_token,
 			refresh_token_max_reuse, password_policy FROM realm WHERE name = $1`,
-		func(rows pgx.Rows) error { return rows.Scan(&at, &idle, &maxLife, &revoke, &reuse, &policy) }, r.cfg.Realm)
+		func(rows pgx.Rows) error { return rows.Scan(&at, &idle, &maxLife, &revoke, &reuse, &policy) }, r.Config().Realm)
 	if err != nil {
 		return err
 	}
-	from := "keycloak database: realm " + r.cfg.Realm + "."
-	r.read("realm access token lifespan", fmt.Sprintf("%d s", at), from+"access_token_lifespan")
-	r.read("SSO session idle timeout", fmt.Sprintf("%d s", idle), from+"sso_idle_timeout")
-	r.read("SSO session max lifespan", fmt.Sprintf("%d s", maxLife), from+"sso_max_lifespan")
+	from := "keycloak database: realm " + r.Config().Realm + "."
+	r.Fact("realm access token lifespan", fmt.Sprintf("%d s", at), from+"access_token_lifespan")
+	r.Fact("SSO session idle timeout", fmt.Sprintf("%d s", idle), from+"sso_idle_timeout")
+	r.Fact("SSO session max lifespan", fmt.Sprintf("%d s", maxLife), from+"sso_max_lifespan")
 	rotation := "off: a refresh token stays valid after use (revoke_refresh_token false)"
 	if revoke {
 		rotation = fmt.Sprintf("on: a refresh token may be reused %d times (revoke_refresh_token true)", reuse)
 	}
-	r.read("refresh token rotation", rotation, from+"revoke_refresh_token, refresh_token_max_reuse")
+	r.Fact("refresh token rotation", rotation, from+"revoke_refresh_token, refresh_token_max_reuse")
 	p := "none (the server's default hashing applies)"
 	if policy != nil && *policy != "" {
 		p = *policy
 	}
-	r.read("password policy", p, from+"password_policy")
+	r.Fact("password policy", p, from+"password_policy")
 	return nil
 }
 
-// keycloakJVM reads the JVM, its heap maximum and the Agroal pool from the
+// readJVM reads the JVM, its heap maximum and the Agroal pool from the
 // management interface's metrics.
-func (r *reader) keycloakJVM(ctx context.Context) error {
-	fams, err := r.metrics(ctx)
+func readJVM(ctx context.Context, r *readback.Reader) error {
+	fams, err := r.Metrics(ctx)
 	if err != nil {
 		return err
 	}
-	heap, err := samples(fams, "jvm_memory_max_bytes", map[string]string{"area": "heap"})
+	heap, err := readback.Samples(fams, "jvm_memory_max_bytes", map[string]string{"area": "heap"})
 	if err != nil {
 		return err
 	}
 	// G1 reports its young pools' max as -1 (undefined): the old
 	// generation's max is the heap's (-Xmx).
-	r.read("JVM heap maximum", mib(sum(heap, func(v float64) bool { return v < 0 || math.IsNaN(v) })),
+	r.Fact("JVM heap maximum", readback.MiB(readback.Sum(heap, func(v float64) bool { return v < 0 || math.IsNaN(v) })),
 		"management /metrics: jvm_memory_max_bytes{area=\"heap\"}, the pools with a defined max")
-	if info, err := samples(fams, "jvm_info_total", nil); err == nil {
-		l := info[0].labels
-		r.read("JVM", strings.TrimSpace(l["vendor"]+" "+l["runtime"]+" "+l["version"]), "management /metrics: jvm_info_total")
+	if info, err := readback.Samples(fams, "jvm_info_total", nil); err == nil {
+		l := info[0].Labels
+		r.Fact("JVM", strings.TrimSpace(l["vendor"]+" "+l["runtime"]+" "+l["version"]), "management /metrics: jvm_info_total")
 	}
-	avail, err := samples(fams, "agroal_available_count", nil)
+	avail, err := readback.Samples(fams, "agroal_available_count", nil)
 	if err != nil {
 		return err
 	}
-	active, err := samples(fams, "agroal_active_count", nil)
+	active, err := readback.Samples(fams, "agroal_active_count", nil)
 	if err != nil {
 		return err
 	}
-	a, b := sum(avail, nil), sum(active, nil)
-	r.read("database pool (Agroal)", fmt.Sprintf("%.0f connections open (%.0f idle, %.0f in use)", a+b, a, b),
+	a, b := readback.Sum(avail, nil), readback.Sum(active, nil)
+	r.Fact("database pool (Agroal)", fmt.Sprintf("%.0f connections open (%.0f idle, %.0f in use)", a+b, a, b),
 		"management /metrics: agroal_available_count + agroal_active_count")
 	return nil
 }

@@ -1,9 +1,10 @@
-package readback
+package hydra
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/idpbench/idpbench/internal/readback"
 	"net/url"
 	"strconv"
 	"strings"
@@ -19,27 +20,29 @@ const (
 	hydraRefreshDoc = "https://www.ory.sh/docs/hydra/guides/graceful-token-refresh"
 )
 
-// hydra reads its version (admin /version), how the benchmark client's
+// readFacts reads its version (admin /version), how the benchmark client's
 // secret is hashed and the lifespan of the access tokens it stored (its
 // database), and the connections it holds. Refresh-token lifespan and
 // rotation are not readable from a running Hydra: documented.
-func (r *reader) hydra(ctx context.Context) error {
-	if err := need("admin-url", r.cfg.Product, r.cfg.AdminURL == nil); err != nil {
+func readFacts(ctx context.Context, r *readback.Reader) error {
+	if err := r.Need("admin-url", r.Config().AdminURL == nil); err != nil {
 		return err
 	}
-	for _, f := range []func(context.Context) error{r.hydraVersion, r.hydraHashing, r.hydraLifespan, r.connections} {
-		if err := f(ctx); err != nil {
+	steps := []func(context.Context, *readback.Reader) error{readVersion, readHashing, readLifespan,
+		func(ctx context.Context, r *readback.Reader) error { return r.Connections(ctx) }}
+	for _, f := range steps {
+		if err := f(ctx, r); err != nil {
 			return err
 		}
 	}
-	r.documented("refresh token lifespan", "720h (ttl.refresh_token default; not set by this run)", hydraConfigDoc)
-	r.documented("refresh token rotation", "on: every refresh token is single-use, a reuse revokes the chain; oauth2.grant.refresh_token.rotation_grace_period not set", hydraRefreshDoc)
+	r.Documented("refresh token lifespan", "720h (ttl.refresh_token default; not set by this run)", hydraConfigDoc)
+	r.Documented("refresh token rotation", "on: every refresh token is single-use, a reuse revokes the chain; oauth2.grant.refresh_token.rotation_grace_period not set", hydraRefreshDoc)
 	return nil
 }
 
-func (r *reader) hydraVersion(ctx context.Context) error {
-	u := r.cfg.AdminURL.JoinPath("version")
-	body, err := r.get(ctx, u)
+func readVersion(ctx context.Context, r *readback.Reader) error {
+	u := r.Config().AdminURL.JoinPath("version")
+	body, err := r.Get(ctx, u)
 	if err != nil {
 		return fmt.Errorf("reading Hydra's version: %w", err)
 	}
@@ -49,29 +52,29 @@ func (r *reader) hydraVersion(ctx context.Context) error {
 	if err := json.Unmarshal(body, &v); err != nil || v.Version == "" {
 		return fmt.Errorf("reading Hydra's version: %s answered without a version", logsafe.URL(u))
 	}
-	r.version = v.Version
-	r.read("version", v.Version, "admin API: GET /version")
+	r.SetVersion(v.Version)
+	r.Fact("version", v.Version, "admin API: GET /version")
 	return nil
 }
 
-// hydraHashing reads the hasher and its parameters from the stored hash
+// readHashing reads the hasher and its parameters from the stored hash
 // of the client's secret (the hash itself is never output).
-func (r *reader) hydraHashing(ctx context.Context) error {
-	if err := need("client-id", r.cfg.Product, r.cfg.ClientID == ""); err != nil {
+func readHashing(ctx context.Context, r *readback.Reader) error {
+	if err := r.Need("client-id", r.Config().ClientID == ""); err != nil {
 		return err
 	}
 	var hash string
-	err := r.query(ctx, "client "+r.cfg.ClientID+"'s secret hash (hydra_client)",
+	err := r.Query(ctx, "client "+r.Config().ClientID+"'s secret hash (hydra_client)",
 		`SELECT client_secret FROM hydra_client WHERE id = $1`,
-		func(rows pgx.Rows) error { return rows.Scan(&hash) }, r.cfg.ClientID)
+		func(rows pgx.Rows) error { return rows.Scan(&hash) }, r.Config().ClientID)
 	if err != nil {
 		return err
 	}
 	desc, err := describeHash(hash)
 	if err != nil {
-		return fmt.Errorf("client %s's secret: %w", r.cfg.ClientID, err)
+		return fmt.Errorf("client %s's secret: %w", r.Config().ClientID, err)
 	}
-	r.read("client secret hashing", desc, "hydra database: hydra_client.client_secret of "+r.cfg.ClientID+" (its parameters only)")
+	r.Fact("client secret hashing", desc, "hydra database: hydra_client.client_secret of "+r.Config().ClientID+" (its parameters only)")
 	return nil
 }
 
@@ -109,7 +112,7 @@ func describeHash(h string) (string, error) {
 	return s, nil
 }
 
-// hydraLifespan reads the lifespan of the access tokens Hydra stored: the
+// readLifespan reads the lifespan of the access tokens Hydra stored: the
 // smallest expires_at - requested_at of the newest 20. Hydra takes
 // expires_at a moment after requested_at (once the client's secret is
 // checked) and rounds it to the second (fosite's handlers:
@@ -117,9 +120,9 @@ func describeHash(h string) (string, error) {
 // difference is the lifespan plus up to half a second plus that moment:
 // 3601 s was read under load. The smallest of several is the lifespan to
 // the second unless every one of them came out over half a second long.
-func (r *reader) hydraLifespan(ctx context.Context) error {
+func readLifespan(ctx context.Context, r *readback.Reader) error {
 	var seconds float64
-	err := r.query(ctx, "the newest access tokens (hydra_oauth2_access)",
+	err := r.Query(ctx, "the newest access tokens (hydra_oauth2_access)",
 		`SELECT MIN(EXTRACT(EPOCH FROM expires_at - requested_at))::float8 FROM
 			(SELECT expires_at, requested_at FROM hydra_oauth2_access ORDER BY requested_at DESC LIMIT 20) newest
 		 HAVING COUNT(*) > 0`,
@@ -127,7 +130,7 @@ func (r *reader) hydraLifespan(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.read("access token lifespan", fmt.Sprintf("%.0f s", seconds),
+	r.Fact("access token lifespan", fmt.Sprintf("%.0f s", seconds),
 		"hydra database: hydra_oauth2_access, the smallest expires_at - requested_at of the newest 20 tokens (Hydra rounds expires_at to the second)")
 	return nil
 }
