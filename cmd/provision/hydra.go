@@ -5,11 +5,11 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/hydra"
+	"github.com/idpbench/idpbench/products/hydra"
 )
 
 // "provision hydra" creates Hydra's one client for idpbench through the
-// admin API (internal/hydra).
+// admin API (products/hydra).
 
 const hydraHead = `Usage: provision hydra --admin-url URL --issuer URL --out-dir DIR [flags]
 

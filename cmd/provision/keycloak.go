@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/keycloak"
+	"github.com/idpbench/idpbench/products/keycloak"
 )
 
 // "provision keycloak" provisions a Keycloak server for idpbench through its

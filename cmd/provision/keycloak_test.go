@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idpbench/idpbench/internal/keycloak"
-	"github.com/idpbench/idpbench/internal/keycloak/keycloaktest"
+	"github.com/idpbench/idpbench/products/keycloak"
+	"github.com/idpbench/idpbench/products/keycloak/keycloaktest"
 )
 
 func writeSecretFile(t *testing.T, dir, name, s string) string {

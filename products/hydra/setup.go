@@ -1,6 +1,7 @@
-// Package hydra provisions Ory Hydra for idpbench through its admin API: one
-// confidential client for every scenario, checked by a client_credentials
-// grant before its secret is written.
+// Package hydra is everything idpbench knows of Ory Hydra: its entry
+// (product.go), its readback (readback.go), and its provisioning through
+// the admin API (setup.go): one confidential client for every scenario,
+// checked by a client_credentials grant before its secret is written.
 package hydra
 
 import (

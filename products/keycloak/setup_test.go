@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/keycloak/keycloaktest"
+	"github.com/idpbench/idpbench/products/keycloak/keycloaktest"
 )
 
 // lockedBuf is a concurrency-safe writer.

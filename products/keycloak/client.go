@@ -1,7 +1,10 @@
-// Package keycloak provisions a Keycloak server for idpbench through its
-// admin REST API (a realm, a confidential client with an audience mapper,
-// users sharing one password) and checks the result with one request of each
-// kind the benchmark measures. The facts it builds on are in
+// Package keycloak is everything idpbench knows of Keycloak: its entry
+// (product.go: settings, deviations, sources, N/A reasons, the adapter's
+// answers, server-metric series), its readback (readback.go), and its
+// provisioning through the admin REST API (a realm, a confidential client
+// with an audience mapper, users sharing one password), checked with one
+// request of each kind the benchmark measures (client.go, admin.go,
+// setup.go, oidc.go). The facts it builds on are in
 // docs/products/keycloak.md.
 package keycloak
 

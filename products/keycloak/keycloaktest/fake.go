@@ -1,6 +1,6 @@
 // Package keycloaktest is a fake of the part of Keycloak's admin REST API and
 // of a realm's OpenID Connect endpoints that idpbench's provisioning uses
-// (internal/keycloak), for tests.
+// (products/keycloak), for tests.
 package keycloaktest
 
 import (
