@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// TestAdaptersPrintTheGoldens runs today's adapters (scripts/products,
+// TestAdaptersPrintTheGoldens runs today's adapters (products/*/adapter,
 // answering through provision args) on a copy of the fabricated states with
 // testdata/args/adapters.sh and holds every entry point's output and every
 // call it made to the goldens the adapters printed before their answers

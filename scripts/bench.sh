@@ -23,6 +23,6 @@ case "${1:-}" in -h | --help) script_help && build_tools && exec "$(tool bench)"
 ensure_pkg wrk wrk
 ensure_pkg nginx nginx-light
 build_tools
-"$IDPBENCH_ROOT/scripts/products/refop" install >&2
+"$IDPBENCH_ROOT/products/refop/adapter" install >&2
 cd "$IDPBENCH_ROOT"
 exec "$(tool bench)" --loadstep "$(tool loadstep)" --refop "$IDPBENCH_CACHE/bin/refop-v3.52.0-idpbench" "$@"

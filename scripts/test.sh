@@ -58,8 +58,8 @@ HYDRA_STATE=""
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
-	[[ -n "$HYDRA_STATE" ]] && { "$IDPBENCH_ROOT/scripts/products/hydra" down "$HYDRA_STATE" || rc=1; }
-	[[ -n "$REFOP_STATE" ]] && { "$IDPBENCH_ROOT/scripts/products/refop" down "$REFOP_STATE" || rc=1; }
+	[[ -n "$HYDRA_STATE" ]] && { "$IDPBENCH_ROOT/products/hydra/adapter" down "$HYDRA_STATE" || rc=1; }
+	[[ -n "$REFOP_STATE" ]] && { "$IDPBENCH_ROOT/products/refop/adapter" down "$REFOP_STATE" || rc=1; }
 	if [[ -n "${IDPBENCH_PG_DIR:-}" ]]; then pg_down || rc=1; fi
 	if [[ -n "$WORK" ]]; then
 		if ((KEEP)); then log "kept $WORK"; else rm -rf "$WORK"; fi
@@ -104,13 +104,13 @@ phase "servers for the integration tests"
 ensure_pkg gcc gcc
 ensure_pkg nginx nginx-light # the Go tests start their own (internal/nginxtest)
 WORK="$(make_tmpdir idpbench-test)"
-for p in refop hydra; do "$IDPBENCH_ROOT/scripts/products/$p" install; done
+for p in refop hydra; do "$IDPBENCH_ROOT/products/$p/adapter" install; done
 pg_up "$(pg_make_dir)"
 REFOP_STATE="$WORK/refop"
-"$IDPBENCH_ROOT/scripts/products/refop" up "$REFOP_STATE"
+"$IDPBENCH_ROOT/products/refop/adapter" up "$REFOP_STATE"
 HYDRA_STATE="$WORK/hydra"
-"$IDPBENCH_ROOT/scripts/products/hydra" up "$HYDRA_STATE"
-"$IDPBENCH_ROOT/scripts/products/hydra" setup "$HYDRA_STATE"
+"$IDPBENCH_ROOT/products/hydra/adapter" up "$HYDRA_STATE"
+"$IDPBENCH_ROOT/products/hydra/adapter" setup "$HYDRA_STATE"
 # PostgreSQL on loopback only; a server beyond loopback refused by the adapters
 e2e 'PostgresLoopback|BeyondLoopback'
 
@@ -119,7 +119,7 @@ phase "go test -race ./... (unit and integration)"
 state() { (source "$1/state.env" && printf '%s\n' "${!2}"); }
 # The reference OP's service key (jwt-bearer, private_key_jwt), in the module it is built from:
 # not a dependency of idpbench, so asked of the module system here, outside the repository's module.
-refop_version="$("$IDPBENCH_ROOT/scripts/products/refop" version)"
+refop_version="$("$IDPBENCH_ROOT/products/refop/adapter" version)"
 refop_mod="$(cd / && go mod download -json "github.com/zitadel/oidc/v3@$refop_version" | jq -er .Dir)" ||
 	die "cannot locate github.com/zitadel/oidc/v3@$refop_version in the module cache (go mod download failed)"
 refop_url="$(state "$REFOP_STATE" ISSUER)"
@@ -151,9 +151,9 @@ phase "the Zitadel adapter's native mode with a stand-in binary"
 e2e ZitadelNative # on the shared PostgreSQL (IDPBENCH_PG_DIR)
 
 # The comparison brings up its own PostgreSQL and products: stop ours first.
-"$IDPBENCH_ROOT/scripts/products/hydra" down "$HYDRA_STATE"
+"$IDPBENCH_ROOT/products/hydra/adapter" down "$HYDRA_STATE"
 HYDRA_STATE=""
-"$IDPBENCH_ROOT/scripts/products/refop" down "$REFOP_STATE"
+"$IDPBENCH_ROOT/products/refop/adapter" down "$REFOP_STATE"
 REFOP_STATE=""
 pg_down
 unset IDPBENCH_PG_DIR
@@ -168,10 +168,10 @@ IDPBENCH_E2E_RUN="$WORK/results/test" e2e QuickRun
 
 phase "requests per CPU-second: the sampler's figure for a refop step against /proc's"
 REFOP_STATE="$WORK/efficiency/refop"
-"$IDPBENCH_ROOT/scripts/products/refop" up "$REFOP_STATE"
+"$IDPBENCH_ROOT/products/refop/adapter" up "$REFOP_STATE"
 refop_url="$(state "$REFOP_STATE" ISSUER)"
 IDPBENCH_REFOP_URL="$refop_url" IDPBENCH_REFOP_PIDFILE="$REFOP_STATE/pids/refop.pid" e2e Efficiency
-"$IDPBENCH_ROOT/scripts/products/refop" down "$REFOP_STATE"
+"$IDPBENCH_ROOT/products/refop/adapter" down "$REFOP_STATE"
 REFOP_STATE=""
 
 phase "the generic oidc adapter on Hydra, Keycloak and the reference OP"

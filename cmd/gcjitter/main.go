@@ -69,7 +69,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.StringVar(&o.StateDir, "state-dir", "", "the product's state `DIR`, from its adapter's up and setup (env STATE_DIR)")
 	fs.IntVar(&o.StepOffset, "step-offset", 0, "the step counter's start `K` (run-comparison.sh)")
 	fs.IntVar(&o.StepTotal, "step-total", 0, "the step counter's bound `T` (default 1)")
-	fs.StringVar(&o.Adapter, "adapter", "", "the product's adapter `FILE` (default $IDPBENCH_ROOT/scripts/products/PRODUCT)")
+	fs.StringVar(&o.Adapter, "adapter", "", "the product's adapter `FILE` (default $IDPBENCH_ROOT/products/PRODUCT/adapter)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	return fs
 }

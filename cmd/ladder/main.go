@@ -27,7 +27,7 @@ const usageHead = `Usage: ladder PRODUCT SCENARIO [--quick] [--repeats N [--roun
 
 The connection ladder of one scenario on one running product (scripts/ladder.sh
 runs it; positionals may come before or after the flags). The product must be
-up and set up (scripts/products/PRODUCT up, setup). Each window is one loadstep,
+up and set up (products/PRODUCT/adapter up, setup). Each window is one loadstep,
 on the driver CPUs, into DIR/PRODUCT/SCENARIO-c<N>.json (repeat K >= 2:
 -c<N>-r<K>.json); a complete one is skipped, so a rerun resumes. Before each
 window the adapter's fresh runs and the window's pool is minted (or the reuse
@@ -56,7 +56,7 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario N/A for the product,
 (loadstep got SIGINT and wrote its window marked interrupted).
 
 Example:
-  st="$(mktemp -d)"; scripts/products/refop up "$st" && scripts/products/refop setup "$st"
+  st="$(mktemp -d)"; products/refop/adapter up "$st" && products/refop/adapter setup "$st"
   scripts/ladder.sh refop userinfo --quick --run-dir results/mine --state-dir "$st"
 `
 
@@ -78,7 +78,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.StringVar(&o.StateDir, "state-dir", "", "the product's state `DIR`, from its adapter's up and setup (env STATE_DIR)")
 	fs.IntVar(&o.StepOffset, "step-offset", 0, "the step counter's start `K` (run-comparison.sh)")
 	fs.IntVar(&o.StepTotal, "step-total", 0, "the step counter's bound `T` (default: this ladder's most windows)")
-	fs.StringVar(&o.Adapter, "adapter", "", "the product's adapter `FILE` (default $IDPBENCH_ROOT/scripts/products/PRODUCT)")
+	fs.StringVar(&o.Adapter, "adapter", "", "the product's adapter `FILE` (default $IDPBENCH_ROOT/products/PRODUCT/adapter)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	return fs
 }

@@ -40,7 +40,7 @@ func TestPositionalsAfterFlags(t *testing.T) {
 	env := map[string]string{"RUN_DIR": t.TempDir(), "STATE_DIR": t.TempDir(), "IDPBENCH_ROOT": t.TempDir()}
 	for _, args := range [][]string{{"--quick", "refop", "userinfo"}, {"refop", "--quick", "userinfo"}, {"refop", "userinfo", "--quick"}} {
 		code, _, stderr := runLadder(args, env)
-		want := "ladder: no adapter " + filepath.Join(env["IDPBENCH_ROOT"], "scripts", "products", "refop")
+		want := "ladder: no adapter " + filepath.Join(env["IDPBENCH_ROOT"], "products", "refop", "adapter")
 		if code != 1 || !strings.Contains(stderr, want) {
 			t.Errorf("%q: exit %d, stderr %q; want 1, %q", args, code, stderr, want)
 		}

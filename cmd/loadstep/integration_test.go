@@ -22,7 +22,7 @@ import (
 )
 
 // Reference OP facts (zitadel/oidc v3.52.0 example/server/storage, as
-// scripts/products/refop uses them): service user sid1/verysecret may use
+// products/refop/adapter uses them): service user sid1/verysecret may use
 // client_credentials; the JWT-profile service user "service" signs with key
 // id "key1"; the web client web/secret logs the demo user in through the
 // example's login page. Userinfo answers only for a user's token (a

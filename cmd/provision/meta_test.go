@@ -183,13 +183,13 @@ func TestAdapterMetaInputs(t *testing.T) {
 // byte: the five fields the report reads, nothing else.
 func TestNAMeta(t *testing.T) {
 	code, stdout, stderr := runArgs(t, context.Background(), "meta", "--product", "nosuch", "--status", "na",
-		"--na-reason", "no adapter scripts/products/nosuch in this tree yet")
+		"--na-reason", "no adapter products/nosuch/adapter in this tree yet")
 	want := `{
   "schema": "idpbench.meta/v1",
   "product": "nosuch",
   "product_version": "",
   "status": "na",
-  "na_reason": "no adapter scripts/products/nosuch in this tree yet"
+  "na_reason": "no adapter products/nosuch/adapter in this tree yet"
 }
 `
 	if code != 0 || stdout != want {

@@ -17,7 +17,7 @@ import (
 	"github.com/idpbench/idpbench/products/oidc"
 )
 
-// "provision oidc" answers the generic adapter (scripts/products/oidc) from
+// "provision oidc" answers the generic adapter (products/oidc/adapter) from
 // its configuration file (oidc.OIDCConfig) and the discovery document
 // its state holds, so the adapter only starts, orders and stops things.
 

@@ -182,7 +182,7 @@ func TestComposeLifecycle(t *testing.T) {
 			state := filepath.Join(dir, tc.product+"-state")
 			env := modeEnv(dir, "IDPBENCH_MODE=compose", "IDPBENCH_DOCKER_COMPOSE="+fake,
 				"FAKE_COMPOSE_LOG="+log)
-			adapter := `"$1/scripts/products/` + tc.product + `" `
+			adapter := `"$1/products/` + tc.product + `/adapter" `
 			run := func(args string, extra ...string) string {
 				t.Helper()
 				out, err := modeBash(t, append(env, extra...), adapter+args)

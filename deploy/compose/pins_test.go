@@ -71,10 +71,11 @@ func TestShellValue(t *testing.T) {
 	}
 }
 
-// adapterValue reads name from a native adapter or library script.
+// adapterValue reads name from a native adapter or library script (its
+// path from the repository root).
 func adapterValue(t *testing.T, script, name string) string {
 	t.Helper()
-	path := filepath.Join(repoRoot, "scripts", script)
+	path := filepath.Join(repoRoot, script)
 	v, err := shellValue(readText(t, path), name)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
@@ -85,7 +86,7 @@ func adapterValue(t *testing.T, script, name string) string {
 // shellArray returns the words of a NAME=( ... ) array, quotes removed.
 func shellArray(t *testing.T, script, name string) []string {
 	t.Helper()
-	path := filepath.Join(repoRoot, "scripts", script)
+	path := filepath.Join(repoRoot, script)
 	re := regexp.MustCompile(`(?ms)^` + regexp.QuoteMeta(name) + `=\((.*?)\)\s*$`)
 	m := re.FindStringSubmatch(readText(t, path))
 	if m == nil {
@@ -130,8 +131,8 @@ func withoutDigest(image string) string {
 }
 
 func TestImagesMatchNativeVersions(t *testing.T) {
-	hydra := adapterValue(t, "products/hydra", "PRODUCT_VERSION")
-	keycloak := adapterValue(t, "products/keycloak", "PRODUCT_VERSION")
+	hydra := adapterValue(t, "products/hydra/adapter", "PRODUCT_VERSION")
+	keycloak := adapterValue(t, "products/keycloak/adapter", "PRODUCT_VERSION")
 	cases := []struct{ file, service, want string }{
 		{"compose.hydra.yml", "hydra", "oryd/hydra:" + hydra},
 		{"compose.hydra.yml", "hydra-migrate", "oryd/hydra:" + hydra},
@@ -155,7 +156,7 @@ var (
 // TestKeycloakDockerfile: the optimized image starts from the native
 // version and is built with the native adapter's build options.
 func TestKeycloakDockerfile(t *testing.T) {
-	version := adapterValue(t, "products/keycloak", "PRODUCT_VERSION")
+	version := adapterValue(t, "products/keycloak/adapter", "PRODUCT_VERSION")
 	dockerfile := readText(t, filepath.Join("keycloak", "Dockerfile"))
 	froms := fromLine.FindAllStringSubmatch(dockerfile, -1)
 	if len(froms) != 2 {
@@ -170,7 +171,7 @@ func TestKeycloakDockerfile(t *testing.T) {
 	for _, m := range envDecl.FindAllStringSubmatch(dockerfile, -1) {
 		env = append(env, m[1])
 	}
-	for _, opt := range shellArray(t, "products/keycloak", "KC_BUILD_OPTS") {
+	for _, opt := range shellArray(t, "products/keycloak/adapter", "KC_BUILD_OPTS") {
 		name, val, _ := strings.Cut(strings.TrimPrefix(opt, "--"), "=")
 		want := "KC_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + "=" + val
 		if !slices.Contains(env, want) {
@@ -210,7 +211,7 @@ func TestZitadelPinnedV4(t *testing.T) {
 // native PG_SETTINGS of scripts/lib/postgres.sh.
 func TestPostgresMatchesNative(t *testing.T) {
 	var settings []string
-	for _, s := range shellArray(t, "lib/postgres.sh", "PG_SETTINGS") {
+	for _, s := range shellArray(t, "scripts/lib/postgres.sh", "PG_SETTINGS") {
 		name, val, _ := strings.Cut(s, "=")
 		settings = append(settings, strings.TrimSpace(name)+"="+strings.Trim(strings.TrimSpace(val), "'"))
 	}
@@ -245,7 +246,7 @@ func TestPostgresMatchesNative(t *testing.T) {
 // TestProductSettingsMatchNative holds the product settings to the native
 // adapters' values, each row one file, service and key.
 func TestProductSettingsMatchNative(t *testing.T) {
-	dsnOpts := adapterValue(t, "products/hydra", "HYDRA_DSN_OPTS")
+	dsnOpts := adapterValue(t, "products/hydra/adapter", "HYDRA_DSN_OPTS")
 	pool := strconv.Itoa(keycloak.DBPool) // kc.sh start's pool in native mode
 	hydra := mustLoad(t, "compose.hydra.yml")
 	keycloak := mustLoad(t, "compose.keycloak.yml")

@@ -2,7 +2,7 @@
 # refop-tokens.sh ISSUER WEB_SECRET_FILE: prints IDPBENCH_POOL_COUNT user
 # tokens (IDPBENCH_POOL_EMIT: access_token or refresh_token, default
 # access_token) of the reference OP's demo user, one a line: a TOKEN_COMMAND
-# for scripts/products/oidc (examples/oidc/refop.env).
+# for products/oidc/adapter (examples/oidc/refop.env).
 #
 # Each token is one headless login through the example's login page:
 # GET /auth -> 302 /login/username?authRequestID=ID; POST /login/username

@@ -1,4 +1,4 @@
-// Package adapter runs a product's adapter, scripts/products/<name>
+// Package adapter runs a product's adapter, products/<name>/adapter
 // (docs/design.md#the-adapter-interface), for the tools that drive a
 // running product (cmd/ladder, cmd/gcjitter): one method per entry point
 // they use, what the adapter prints on stdout as lines, its stderr passed
@@ -30,7 +30,7 @@ const ExitNA = 3
 
 // Adapter is one product's adapter executable.
 type Adapter struct {
-	Path       string    // the executable, scripts/products/<name>
+	Path       string    // the executable, products/<name>/adapter
 	Stderr     io.Writer // its stderr (and pools' stdout); nil: discarded
 	DriverCPUs string    // pools runs on these CPUs (placement.Pinned); "": not pinned
 	// Interrupt tells a running entry point to stop when the context ends

@@ -47,7 +47,7 @@ func staticTree(t *testing.T) string {
 	write(t, root, "deploy/m/go.mod", "module example.com/m\n")
 	write(t, root, "internal/x/testdata/fix/go.mod", "module example.com/fix\n")
 	write(t, root, "_old/go.mod", "module example.com/old\n")
-	for _, f := range []string{"scripts/run.sh", "scripts/lib/common.sh", "scripts/products/refop"} {
+	for _, f := range []string{"scripts/run.sh", "scripts/lib/common.sh", "products/refop/adapter"} {
 		write(t, root, f, "#!/usr/bin/env bash\n")
 	}
 	write(t, root, "scripts/README.md", "not a script\n")
@@ -72,8 +72,8 @@ func TestStaticClean(t *testing.T) {
 		"go|" + filepath.Join(root, "deploy/m") + "|vet|./...",
 		"bash|" + root + "|-n|scripts/run.sh",
 		"bash|" + root + "|-n|scripts/lib/common.sh",
-		"bash|" + root + "|-n|scripts/products/refop",
-		"shellcheck|" + root + "|-x|scripts/run.sh|scripts/lib/common.sh|scripts/products/refop",
+		"bash|" + root + "|-n|products/refop/adapter",
+		"shellcheck|" + root + "|-x|scripts/run.sh|scripts/lib/common.sh|products/refop/adapter",
 		"shellcheck|" + root + "|--version",
 	}
 	if got := calls(t, root); !slices.Equal(got, want) {
@@ -83,9 +83,9 @@ func TestStaticClean(t *testing.T) {
 		"[step 1/5] gofmt -l on the 4 *.go files of the tree",
 		"[step 2/5] go vet ./... in the root",
 		"[step 3/5] go vet ./... in deploy/m",
-		"[step 4/5] bash -n on scripts/*.sh scripts/lib/*.sh scripts/products/* (3 files)",
-		"[step 5/5] shellcheck -x on scripts/*.sh scripts/lib/*.sh scripts/products/* (3 files)",
-		"t: ok: shellcheck 0.9.0: nothing to report in scripts/\n",
+		"[step 4/5] bash -n on scripts/*.sh scripts/lib/*.sh products/*/adapter (3 files)",
+		"[step 5/5] shellcheck -x on scripts/*.sh scripts/lib/*.sh products/*/adapter (3 files)",
+		"t: ok: shellcheck 0.9.0: nothing to report in the scripts\n",
 		"t: all 5 static checks passed\n",
 	} {
 		if !strings.Contains(log.String(), w) {

@@ -70,11 +70,11 @@ func runErr(ctx context.Context, env []string, name string, args ...string) (str
 	return stdout.String(), stderr.String(), err
 }
 
-// adapter runs scripts/products/PRODUCT args, as test.sh would, and
+// adapter runs products/PRODUCT/adapter args, as test.sh would, and
 // returns its stdout.
 func adapter(ctx context.Context, t *testing.T, env []string, product string, args ...string) string {
 	t.Helper()
-	return run(ctx, t, env, filepath.Join(repoRoot(t), "scripts", "products", product), args...)
+	return run(ctx, t, env, filepath.Join(repoRoot(t), "products", product, "adapter"), args...)
 }
 
 // freePort is a loopback TCP port the kernel reports free right now.

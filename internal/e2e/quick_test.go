@@ -32,7 +32,7 @@ func TestE2EQuickRun(t *testing.T) {
 }
 
 // zitadelFromEnv is what the run's Zitadel rows must show, from the
-// environment the comparison ran in (scripts/products/zitadel's rule).
+// environment the comparison ran in (products/zitadel/adapter's rule).
 func zitadelFromEnv() Zitadel {
 	bin := os.Getenv("ZITADEL_BIN")
 	switch {

@@ -177,7 +177,7 @@ func TestE2ERefopFresh(t *testing.T) {
 	if old != http.StatusUnauthorized && old != http.StatusForbidden {
 		t.Fatalf("refop userinfo with a token of the old process answered %d, want 401 or 403 (an empty store)", old)
 	}
-	if _, stderr, err := runErr(ctx, nil, filepath.Join(repoRoot(t), "scripts", "products", "refop"), "health", st); err != nil {
+	if _, stderr, err := runErr(ctx, nil, filepath.Join(repoRoot(t), "products", "refop", "adapter"), "health", st); err != nil {
 		t.Fatalf("refop fresh: not healthy after the fresh start: %v\n%s", err, stderr)
 	}
 
@@ -194,7 +194,7 @@ func TestE2ERefopFresh(t *testing.T) {
 		t.Fatalf("refop fresh after a client_credentials step: still the process %d", after)
 	}
 
-	if _, stderr, err := runErr(ctx, nil, filepath.Join(repoRoot(t), "scripts", "products", "hydra"), "fresh", hydra, "userinfo"); err != nil {
+	if _, stderr, err := runErr(ctx, nil, filepath.Join(repoRoot(t), "products", "hydra", "adapter"), "fresh", hydra, "userinfo"); err != nil {
 		t.Fatalf("hydra fresh: want a no-op, it failed: %v\n%s", err, stderr)
 	}
 	if pid := pidOf(t, filepath.Join(hydra, "pids", "hydra.pid")); syscall.Kill(pid, 0) != nil {

@@ -58,7 +58,7 @@ func TestE2EBeyondLoopback(t *testing.T) {
 	env := []string{"IDPBENCH_OIDC_CONFIG=" + filepath.Join(dir, "beyond.env")}
 	state, reason := filepath.Join(dir, "state"), filepath.Join(dir, "reason")
 	stdout, stderr, err := runErr(ctx, append(env, "IDPBENCH_REASON_FILE="+reason),
-		filepath.Join(repoRoot(t), "scripts", "products", "oidc"), "up", state)
+		filepath.Join(repoRoot(t), "products", "oidc", "adapter"), "up", state)
 	adapter(ctx, t, env, "oidc", "down", state)
 	out := stdout + stderr
 	refused := regexp.MustCompile(fmt.Sprintf(`listens beyond loopback: 0\.0\.0\.0:%d \(pid [0-9]* python3\)`, port))

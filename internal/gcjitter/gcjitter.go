@@ -29,7 +29,7 @@ type Options struct {
 	Quick                 bool   // the smoke profile (the label profile=)
 	RunDir, StateDir      string // "": RUN_DIR, STATE_DIR
 	StepOffset, StepTotal int    // the step counter's start and bound (0: 1)
-	Adapter               string // "": $IDPBENCH_ROOT/scripts/products/PRODUCT
+	Adapter               string // "": $IDPBENCH_ROOT/products/PRODUCT/adapter
 	Bin                   string // the built tools (loadstep); "": $IDPBENCH_BIN
 }
 
@@ -98,7 +98,7 @@ func NewConfig(o Options, getenv func(string) string) (Config, error) {
 		if root == "" {
 			return c, cli.Usagef("IDPBENCH_ROOT is not set: run scripts/gcjitter.sh, or name the adapter with --adapter")
 		}
-		c.Adapter = filepath.Join(root, "scripts", "products", c.Product)
+		c.Adapter = filepath.Join(root, "products", c.Product, "adapter")
 	}
 	c.Loadstep = filepath.Join(cmpOr(o.Bin, getenv("IDPBENCH_BIN")), "loadstep")
 	return c, nil

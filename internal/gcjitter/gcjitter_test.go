@@ -76,7 +76,7 @@ func TestNewConfig(t *testing.T) {
 	env := map[string]string{"IDPBENCH_ROOT": "/repo", "RUN_DIR": "r", "STATE_DIR": "s", "IDPBENCH_WARMUP_S": "2", "IDPBENCH_BIN": "b"}
 	c, err := NewConfig(Options{Product: "keycloak", Quick: true}, func(k string) string { return env[k] })
 	if err != nil || c.DurationS != 60 || c.WarmupS != 2 || c.Connections != 32 || c.ReuseMaxAgeS != 120 || c.StepTotal != 1 ||
-		c.Adapter != "/repo/scripts/products/keycloak" || c.Loadstep != "b/loadstep" || c.Profile != "quick" {
+		c.Adapter != "/repo/products/keycloak/adapter" || c.Loadstep != "b/loadstep" || c.Profile != "quick" {
 		t.Errorf("%+v, %v", c, err)
 	}
 	env["IDPBENCH_GCJITTER_C"] = "0"

@@ -18,7 +18,7 @@ type Options struct {
 	FullLadder            bool   // --full-ladder; false: IDPBENCH_FULL_LADDER
 	RunDir, StateDir      string // "": RUN_DIR, STATE_DIR
 	StepOffset, StepTotal int    // the step counter's start and bound (0: the ladder's bound)
-	Adapter               string // "": $IDPBENCH_ROOT/scripts/products/PRODUCT
+	Adapter               string // "": $IDPBENCH_ROOT/products/PRODUCT/adapter
 	Bin                   string // the built tools (loadstep); "": $IDPBENCH_BIN
 }
 
@@ -228,7 +228,7 @@ func (c *Config) tools(o Options, getenv func(string) string) error {
 		if root == "" {
 			return cli.Usagef("IDPBENCH_ROOT is not set: run scripts/ladder.sh, or name the adapter with --adapter")
 		}
-		c.Adapter = filepath.Join(root, "scripts", "products", c.Product)
+		c.Adapter = filepath.Join(root, "products", c.Product, "adapter")
 	}
 	bin := o.Bin
 	if bin == "" {

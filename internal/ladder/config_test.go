@@ -21,7 +21,7 @@ func TestNewConfig(t *testing.T) {
 	full, err := NewConfig(base, func(k string) string { return root[k] })
 	if err != nil || full.Profile != "full" || !slices.Equal(full.Ladder, []int{2, 4, 8, 16, 32, 64, 128}) ||
 		full.WarmupS != 3 || full.WarmupMaxS != 60 || full.DurationS != 10 || full.Repeats != 1 || full.Round != 0 ||
-		full.ReuseMaxAgeS != -1 || full.Adapter != "/repo/scripts/products/refop" || full.Loadstep != "b/loadstep" {
+		full.ReuseMaxAgeS != -1 || full.Adapter != "/repo/products/refop/adapter" || full.Loadstep != "b/loadstep" {
 		t.Errorf("the full profile's defaults: %+v, %v", full, err)
 	}
 	q := base

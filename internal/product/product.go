@@ -6,7 +6,7 @@
 // why; and what the adapter asks about a run (Answers: each scenario's URL,
 // loadstep arguments, pool and lifetime; setup's, readback's and the start's
 // arguments; the configuration file), from the values the adapter recorded
-// in its state directory (State). The adapters (scripts/products/<name>)
+// in its state directory (State). The adapters (products/<name>/adapter)
 // install, start and stop the product; what they applied or read for the
 // meta (a heap, a JDK, a base URL) comes in as Inputs, so a fact read at run
 // time never becomes a constant here. AdapterMeta assembles a product's

@@ -62,7 +62,7 @@ func TestMainFlow(t *testing.T) {
 		"noinstall": {"--status\nna\n", "--na-reason\nnoinstall: install broke\n"},
 		"upfail":    {"--base", "--status\nna\n", "--na-reason\nup failed: upfail: up broke\n"},
 		"gcfail":    {"--status\nna\n", "--na-reason\nfailed in the GC-jitter run (exit 1)\n"},
-		"nosuch":    {"--status\nna\n", "--na-reason\nno adapter scripts/products/nosuch in this tree yet\n"},
+		"nosuch":    {"--status\nna\n", "--na-reason\nno adapter products/nosuch/adapter in this tree yet\n"},
 	} {
 		b, err := os.ReadFile(filepath.Join(runDir, p, "meta.json"))
 		for _, w := range want {

@@ -22,7 +22,7 @@ var lookPath = lookPathReal
 var lookPathReal = exec.LookPath
 
 // adapter is the path of p's adapter.
-func (r *runner) adapter(p string) string { return filepath.Join(r.root, "scripts", "products", p) }
+func (r *runner) adapter(p string) string { return filepath.Join(r.root, "products", p, "adapter") }
 
 // child runs argv[0] with args (interrupted by SIGINT when ctx ends:
 // cli.Command), its stdout to stdout (nil: the run's), its stderr the

@@ -149,7 +149,7 @@ func (r *runner) openProduct(ctx context.Context, p string) error {
 	if fi, err := os.Stat(a); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
 		r.log.Printf("%s: no adapter %s: N/A", p, a)
 		r.out[p] = true
-		return r.naMeta(ctx, p, "", "no adapter scripts/products/"+p+" in this tree yet")
+		return r.naMeta(ctx, p, "", "no adapter products/"+p+"/adapter in this tree yet")
 	}
 	version, err := adapter.Adapter{Path: a, Stderr: r.env.Stderr}.Version(ctx)
 	if ctx.Err() != nil {

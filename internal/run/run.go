@@ -4,7 +4,7 @@
 // ladder (internal/ladder) in each round, the GC-jitter run
 // (internal/gcjitter), meta, down -- then RUN_DIR/COMPARISON.md and
 // results/latest. It orders, resumes, isolates failures and writes the
-// records; the adapters (scripts/products/<name>) and the PostgreSQL
+// records; the adapters (products/<name>/adapter) and the PostgreSQL
 // library (scripts/lib/postgres.sh) start and stop the processes.
 // docs/design.md#the-scripts and #methodology-as-implemented.
 package run

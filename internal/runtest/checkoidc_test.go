@@ -18,7 +18,7 @@ import (
 // the reference OP itself.
 var oidcCases = []string{"hydra", "keycloak", "refop", "refop-start"}
 
-// TestCheckOIDC proves the generic adapter (scripts/products/oidc) is
+// TestCheckOIDC proves the generic adapter (products/oidc/adapter) is
 // generic: it measures Hydra, Keycloak and the reference OP, each started by
 // its own adapter, knowing only what a configuration file tells it. A
 // subtest per case, in series (go test -run 'TestCheckOIDC/keycloak' runs
@@ -162,7 +162,7 @@ func configHydra(h *harness, state string) string {
 	issuer, admin := h.stateValue(state, "ISSUER"), h.stateValue(state, "ADMIN_URL")
 	secret := filepath.Join(state, "secrets", "bench-svc")
 	return h.example("hydra.env") + strings.Join([]string{
-		"# --- TestCheckOIDC: this Hydra (scripts/products/hydra, state " + state + ")",
+		"# --- TestCheckOIDC: this Hydra (products/hydra/adapter, state " + state + ")",
 		"ISSUER=" + issuer,
 		"READY_URL=" + issuer + "health/ready",
 		"CLIENT_SECRET_FILE=" + secret,
@@ -188,7 +188,7 @@ func envOr(name, def string) string {
 func configKeycloak(h *harness, state string) string {
 	users := envOr("IDPBENCH_KEYCLOAK_USERS", "20")
 	return h.example("keycloak.env") + strings.Join([]string{
-		"# --- TestCheckOIDC: this Keycloak (scripts/products/keycloak, state " + state + ")",
+		"# --- TestCheckOIDC: this Keycloak (products/keycloak/adapter, state " + state + ")",
 		"ISSUER=" + h.stateValue(state, "ISSUER"),
 		"READY_URL=http://127.0.0.1:" + h.stateValue(state, "MGMT_PORT") + "/health/ready",
 		"CLIENT_SECRET_FILE=" + filepath.Join(state, "secrets", "bench-svc"),
@@ -206,7 +206,7 @@ func configRefop(h *harness, state string) string {
 	issuer := h.stateValue(state, "ISSUER")
 	web := filepath.Join(state, "secrets", "web")
 	return h.example("refop.env") + strings.Join([]string{
-		"# --- TestCheckOIDC: this reference OP (scripts/products/refop, state " + state + ")",
+		"# --- TestCheckOIDC: this reference OP (products/refop/adapter, state " + state + ")",
 		"ISSUER=" + issuer,
 		"READY_URL=" + issuer + ".well-known/openid-configuration",
 		"START_COMMAND=",

@@ -9,7 +9,7 @@ import (
 	"github.com/idpbench/idpbench/internal/servermetrics"
 )
 
-// Product is Ory Hydra (scripts/products/hydra).
+// Product is Ory Hydra (products/hydra/adapter).
 func Product() product.Product {
 	return product.Product{
 		Name: "hydra",

@@ -11,7 +11,7 @@ import (
 	"github.com/idpbench/idpbench/internal/servermetrics"
 )
 
-// Product is Keycloak in production mode (scripts/products/keycloak).
+// Product is Keycloak in production mode (products/keycloak/adapter).
 func Product() product.Product {
 	return product.Product{
 		Name: "keycloak",

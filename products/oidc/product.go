@@ -18,7 +18,7 @@ import (
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
-// OIDC is the generic adapter (scripts/products/oidc): any OpenID provider
+// OIDC is the generic adapter (products/oidc/adapter): any OpenID provider
 // described by a KEY=value configuration file (OIDCConfig, below).
 // Its product name is the file's NAME, its N/A reasons depend on the file
 // and the discovery document (OIDCConfig.NA; the adapter passes them to
@@ -60,7 +60,7 @@ func oidcPart(in product.Inputs) schema.Meta {
 	}
 	m := schema.Meta{
 		Settings: map[string]string{
-			"adapter": "oidc (generic: scripts/products/oidc)", "config_file": cfgFile,
+			"adapter": "oidc (generic: products/oidc/adapter)", "config_file": cfgFile,
 			"issuer": in.P("issuer"), "discovery": disc, "client_auth": in.P("client_auth"), "user_tokens": in.P("user_tokens"),
 			"s5_pool_mode": in.P("s5_pool_mode"), "s3_tokens": in.P("s3_tokens"), "s3_client_auth": s3auth, "cold_start": coldStart,
 		},

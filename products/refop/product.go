@@ -9,7 +9,7 @@ import (
 )
 
 // Product is the reference OP: zitadel/oidc's example server under
-// deploy/refop's main (scripts/products/refop). Not a product of the
+// deploy/refop's main (products/refop/adapter). Not a product of the
 // comparison: a protocol-only ceiling.
 func Product() product.Product {
 	return product.Product{

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# adapter.sh: the shared plumbing of scripts/products/<name>. An adapter sources
+# adapter.sh: the shared plumbing of products/<name>/adapter. An adapter sources
 # it, sets PRODUCT and PRODUCT_VERSION, defines product_install, product_up,
 # product_start and product_stop (and any default product_* hook it replaces),
 # and ends with `adapter_main "$@"`, which answers:

@@ -14,7 +14,7 @@ import (
 	"github.com/idpbench/idpbench/internal/zitadel/zitadeldefs"
 )
 
-// TestAdapterAgainstFake drives scripts/products/zitadel's setup, pools and
+// TestAdapterAgainstFake drives products/zitadel/adapter's setup, pools and
 // loadargs entry points, with the real tools, against the fake Zitadel built
 // from the recorded API shapes. No Zitadel runs here; what this checks is the
 // glue: the flags the adapter passes exist in the tools, the setup summary
@@ -59,7 +59,7 @@ func TestAdapterAgainstFake(t *testing.T) {
 	writeFile(filepath.Join(state, "state.env"), "ISSUER="+f.URL+"\nKEY_DIR="+filepath.Join(state, "secrets")+"\n")
 	writeFile(filepath.Join(state, "secrets", "zitadel-admin-sa.pat"), f.AdminPAT+"\n")
 
-	adapter := filepath.Join(root, "scripts", "products", "zitadel")
+	adapter := filepath.Join(root, "products", "zitadel", "adapter")
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "IDPBENCH_BIN=" + bin,
 		"IDPBENCH_CACHE=" + filepath.Join(dir, "cache"), "IDPBENCH_TMP=" + dir}
 	run := func(args ...string) string {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# adapters.sh: runs the adapters of the tree ROOT (scripts/products/{refop,
-# hydra,keycloak,zitadel}) on the fabricated states under testdata/args
+# adapters.sh: runs the adapters of the tree ROOT (products/{refop,
+# hydra,keycloak,zitadel}/adapter) on the fabricated states under testdata/args
 # ("PRODUCT state/", "pg shared/") and writes, per product, OUT/PRODUCT.golden:
 # each entry point's stdout and exit status (endpoint, loadargs, ttl,
 # metricsargs for every scenario; pools; setup) and what it called, with the
@@ -60,7 +60,7 @@ answer() {
 	local p="$1" rc=0 out
 	shift
 	: >"$REC"
-	out="$(IDPBENCH_BIN="$fakes" "$ROOT/scripts/products/$p" "$@" 2>/dev/null)" || rc=$?
+	out="$(IDPBENCH_BIN="$fakes" "$ROOT/products/$p/adapter" "$@" 2>/dev/null)" || rc=$?
 	echo "=== ${*:1:1} ${*:3:1} (exit $rc)"
 	[[ -z "$out" ]] || printf '%s\n' "$out"
 	[[ ! -s "$REC" ]] || { echo "--- recorded"; cat "$REC"; }
@@ -70,11 +70,11 @@ answer() {
 # the adapter's functions, not entry points; ARGS are its $1...) printed and
 # the recorders saw.
 inside() {
-	local p="$1" name="$2" copy="$fakes/root/scripts/products/$1" out
+	local p="$1" name="$2" copy="$fakes/root/products/$1/adapter" out
 	shift 2
-	mkdir -p "$fakes/root/scripts/products"
+	mkdir -p "$fakes/root/products/$p" "$fakes/root/scripts"
 	ln -sfn "$ROOT/scripts/lib" "$fakes/root/scripts/lib"
-	sed '$d' "$ROOT/scripts/products/$p" >"$copy" # all but adapter_main "$@", beside ROOT's lib
+	sed '$d' "$ROOT/products/$p/adapter" >"$copy" # all but adapter_main "$@", beside ROOT's lib
 	: >"$REC"
 	# shellcheck disable=SC1090
 	out="$(IDPBENCH_BIN="$fakes" bash -c "source \"\$0\" && $1" "$copy" "${@:2}" 2>/dev/null)" || true

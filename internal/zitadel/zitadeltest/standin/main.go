@@ -1,5 +1,5 @@
 // Command standin stands in for a Zitadel release binary in
-// internal/e2e's TestE2EZitadelNative: it checks how scripts/products/zitadel
+// internal/e2e's TestE2EZitadelNative: it checks how products/zitadel/adapter
 // starts Zitadel in native mode (the subcommand, --config with the
 // generated file, the masterkey from the environment and never in argv nor
 // in the file, the first instance's admin password and PAT path), writes
@@ -8,7 +8,7 @@
 // APIs. Each start appends its argv to $ZITADEL_STANDIN_LOG. A violated
 // check exits 1 with its message on stderr; TERM or INT ends it with 0.
 //
-//	ZITADEL_BIN=/path/to/standin scripts/products/zitadel up STATE
+//	ZITADEL_BIN=/path/to/standin products/zitadel/adapter up STATE
 package main
 
 import (
