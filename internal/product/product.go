@@ -46,8 +46,12 @@ type Product struct {
 	JDK *jdk.Need
 	// ReadFacts reads the product's configuration back from the running
 	// product and its database (cmd/readback, through readback.Config.Reads);
-	// nil: readback knows nothing to read of it.
-	ReadFacts func(ctx context.Context, r *readback.Reader) error
+	// nil: readback knows nothing to read of it, and ReadFactsNA says why.
+	ReadFacts   func(ctx context.Context, r *readback.Reader) error
+	ReadFactsNA string
+	// Docs is the product's page of verified facts, from the repository
+	// root (docs/products/NAME.md); it names the version the adapter pins.
+	Docs string
 	// ServerMetrics are the series of the product's own metrics that count
 	// each scenario's requests (the report's Server side table), or why it
 	// has none; empty: none known.

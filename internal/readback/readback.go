@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -111,7 +112,24 @@ func Read(ctx context.Context, c Config) (*schema.Facts, error) {
 	if err := checkVersion(c, r.version); err != nil {
 		return nil, err
 	}
+	if err := checkSources(r.facts); err != nil {
+		return nil, fmt.Errorf("%s's readback: %w", c.Product, err)
+	}
 	return r.Record(), nil
+}
+
+// checkSources holds every fact to its source: one read names where from,
+// one documented names its document by an https URL.
+func checkSources(facts []schema.Fact) error {
+	for _, f := range facts {
+		switch {
+		case f.Source == schema.FactDocumented && !strings.HasPrefix(f.From, "https://"):
+			return fmt.Errorf("fact %q is documented without an https URL of its document (%q)", f.Name, f.From)
+		case f.From == "":
+			return fmt.Errorf("fact %q names no source", f.Name)
+		}
+	}
+	return nil
 }
 
 // NewReader returns a reader of c (its Read, or a test of one product's

@@ -77,6 +77,17 @@ func TestValidate(t *testing.T) {
 			t.Errorf("%+v: want an error", c)
 		}
 	}
+	// Every fact names its source; a documented one an https URL.
+	for _, bad := range []func(*Reader){
+		func(r *Reader) { r.Documented("storage", "in memory", "the source") },
+		func(r *Reader) { r.Fact("heap", "1 GiB", "") },
+	} {
+		_, err := Read(context.Background(), Config{Product: "p", Timeout: time.Second,
+			Reads: func(_ context.Context, r *Reader) error { bad(r); return nil }})
+		if err == nil || !strings.HasPrefix(err.Error(), "p's readback: fact ") {
+			t.Errorf("a fact without its source: %v", err)
+		}
+	}
 	// The version the product reports must be the run's.
 	_, err := Read(context.Background(), Config{Product: "p", Timeout: time.Second, WantVersion: "v9",
 		Reads: func(_ context.Context, r *Reader) error { r.SetVersion("v2.3.0"); return nil }})

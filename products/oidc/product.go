@@ -16,6 +16,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/servermetrics"
 )
 
 // OIDC is the generic adapter (products/oidc/adapter): any OpenID provider
@@ -27,8 +28,11 @@ import (
 // DEVIATION, CONFIG_SOURCE and SETTING lines come in as Inputs.Config.
 func Product() product.Product {
 	return product.Product{
-		Name:        "oidc",
-		TakesConfig: true,
+		Name:          "oidc",
+		Docs:          "examples/oidc/README.md",
+		TakesConfig:   true,
+		ReadFactsNA:   "the generic adapter knows no product's storage: its facts are the configuration file's (SETTING, NOTE, DEVIATION lines) and the listeners check",
+		ServerMetrics: servermetrics.Product{NA: "the generic adapter's series are its configuration's (METRICS_URL, METRICS_SELECT_<SCENARIO>), recorded by each step"},
 		Params: []product.Param{
 			{Name: "config_file", Doc: "the configuration file (IDPBENCH_OIDC_CONFIG)"},
 			{Name: "issuer", Doc: "ISSUER"},

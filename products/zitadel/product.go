@@ -6,14 +6,19 @@ import (
 
 	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/servermetrics"
 	"github.com/idpbench/idpbench/internal/zitadel"
 )
 
 // Product is Zitadel (products/zitadel/adapter): provisioned by
 // "provision zitadel", logins through the Session API.
 func Product() product.Product {
-	return product.Product{Name: "zitadel", Part: zitadelPart,
-		Answers: &product.Answers{Table: zitadelTable, Setup: zitadelSetup, Config: zitadelConfig}}
+	return product.Product{Name: "zitadel", Docs: "docs/products/zitadel.md", Part: zitadelPart,
+		Answers: &product.Answers{Table: zitadelTable, Setup: zitadelSetup, Config: zitadelConfig},
+		// Neither can be read before Zitadel has run here once: no binary or
+		// image of it can be had on these machines (docs/products/zitadel.md).
+		ReadFactsNA:   "not written: Zitadel has never run on these machines, so no reader was checked against a running one (its setup summary states what provision zitadel created)",
+		ServerMetrics: servermetrics.Product{NA: "not known: Zitadel has never run on these machines, so no series was read from its metrics endpoint"}}
 }
 
 // What "provision zitadel" is asked to create (the ids and files it

@@ -1,0 +1,231 @@
+package products
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/idpbench/idpbench/internal/product"
+	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/products/hydra"
+)
+
+// contract holds one product's declarations to what every product owes
+// the benchmark (docs/design.md, "Products"), from the repository root:
+// its folder with its adapter, every scenario either run or N/A with a
+// reason, its part complete in both modes with every source an https URL,
+// its answers on loopback, its readback and server-metric series or why
+// not, and its docs page naming the version its adapter pins. It returns
+// what is missing, one sentence each, naming the product.
+func contract(root string, p product.Product) []string {
+	var bad []string
+	fail := func(format string, a ...any) { bad = append(bad, p.Name+": "+fmt.Sprintf(format, a...)) }
+	if !regexp.MustCompile(`^[a-z][a-z0-9-]*$`).MatchString(p.Name) {
+		fail("the name %q is not a lower-case word (it names the folder, the results and the adapter's PRODUCT)", p.Name)
+		return bad
+	}
+	adapter := filepath.Join(root, "products", p.Name, "adapter")
+	if fi, err := os.Stat(adapter); err != nil || fi.Mode()&0o111 == 0 {
+		fail("no executable adapter at products/%s/adapter (the shell entry points: docs/design.md, the adapter interface)", p.Name)
+	}
+	bad = append(bad, scenarioContract(p)...)
+	bad = append(bad, partContract(p)...)
+	switch {
+	case p.ReadFacts == nil && p.ReadFactsNA == "":
+		fail("no ReadFacts and no ReadFactsNA: say what is read back from the running product, or why nothing is")
+	case p.ReadFacts != nil && p.ReadFactsNA != "":
+		fail("both ReadFacts and ReadFactsNA")
+	case p.Answers != nil && p.Answers.Readback != nil && p.ReadFacts == nil:
+		fail("its answers give readback arguments (Answers.Readback) but readback knows nothing to read (no ReadFacts)")
+	}
+	if p.ServerMetrics.Empty() {
+		fail("no ServerMetrics: name the series that count each scenario's requests, or say why there are none (ServerMetrics.NA)")
+	}
+	bad = append(bad, docsContract(root, p, adapter)...)
+	return bad
+}
+
+// scenarioContract: every benchmark scenario is either answered (the
+// product's scenario table, asked with product.AnyState) or N/A with a
+// reason, never both; an answered one is measured on loopback.
+func scenarioContract(p product.Product) []string {
+	var bad []string
+	fail := func(format string, a ...any) { bad = append(bad, p.Name+": "+fmt.Sprintf(format, a...)) }
+	for s, why := range p.NA {
+		if !slices.Contains(product.Scenarios(), s) || strings.TrimSpace(why) == "" {
+			fail("N/A %q (%q): not a benchmark scenario, or no reason", s, why)
+		}
+	}
+	if p.TakesConfig { // the generic adapter: its configuration decides (provision oidc na)
+		return bad
+	}
+	if p.Answers == nil || p.Answers.Table == nil {
+		fail("no answers (Answers.Table): the adapter cannot be told any scenario's endpoint")
+		return bad
+	}
+	table := p.Answers.Table(product.AnyState("/nonexistent", p.Name))
+	for _, s := range product.Scenarios() {
+		sc, runs := table.Scenarios[s]
+		switch why := p.NA[s]; {
+		case runs && why != "":
+			fail("%s is both answered and N/A (%q)", s, why)
+		case !runs && why == "":
+			fail("%s has no way to run and no N/A reason: answer it in the scenario table or say why it cannot run (NA)", s)
+		case runs:
+			u, err := url.Parse(sc.Endpoint)
+			if err != nil || !loopback(u.Hostname()) {
+				fail("%s is measured at %q: want a URL on 127.0.0.1 or localhost", s, sc.Endpoint)
+			}
+		}
+	}
+	if p.Answers.Config != nil {
+		cfg := p.Answers.Config(product.AnyState("/nonexistent", p.Name))
+		if m := regexp.MustCompile(`0\.0\.0\.0|\[::\]|::/0`).FindString(cfg); m != "" {
+			fail("its configuration file binds %s: every port stays on loopback", m)
+		}
+	}
+	return bad
+}
+
+func loopback(host string) bool { return host == "127.0.0.1" || host == "localhost" || host == "::1" }
+
+// partContract: the meta part, in both modes, states settings, notes and
+// deviations with their reasons, every source and known limitation an
+// https URL.
+func partContract(p product.Product) []string {
+	var bad []string
+	fail := func(format string, a ...any) { bad = append(bad, p.Name+": "+fmt.Sprintf(format, a...)) }
+	if p.Part == nil {
+		fail("no Part: the meta's settings, sources and deviations")
+		return bad
+	}
+	in := product.Inputs{Version: "1.0", Params: map[string]string{}}
+	if p.TakesConfig { // the generic adapter's sources are its configuration's
+		in.Config.Sources = []schema.Link{{What: "docs", URL: "https://example.com"}}
+	}
+	for _, prm := range p.Params {
+		in.Params[prm.Name] = "P-" + prm.Name
+		if prm.Doc == "" {
+			fail("parameter %s says nothing of where the adapter takes it from", prm.Name)
+		}
+	}
+	for _, mode := range []string{product.ModeNative, product.ModeCompose} {
+		in.Mode = mode
+		if err := p.Check(in); err != nil {
+			fail("%s: %v", mode, err)
+			continue
+		}
+		m := p.Part(in)
+		if len(m.Settings) == 0 || len(m.ConfigSources) == 0 || len(m.Deviations) == 0 || len(m.Notes) == 0 {
+			fail("%s: a part without settings, configuration sources, deviations or notes", mode)
+		}
+		for _, d := range m.Deviations {
+			if d.What == "" || d.Why == "" {
+				fail("%s: a deviation without what or why: %+v", mode, d)
+			}
+		}
+		for _, l := range m.ConfigSources {
+			if l.What == "" || !strings.HasPrefix(l.URL, "https://") {
+				fail("%s: configuration source %+v: want what it is and an https URL", mode, l)
+			}
+		}
+		for _, k := range m.Known {
+			if k.What == "" || !strings.HasPrefix(k.Ref, "https://") {
+				fail("%s: known limitation %+v: want what it is and an https URL of its source", mode, k)
+			}
+		}
+		for k, v := range m.Settings {
+			if v == "" {
+				fail("%s: setting %s is empty", mode, k)
+			}
+		}
+	}
+	return bad
+}
+
+// pinned finds the version an adapter pins: PRODUCT_VERSION=V or
+// PRODUCT_VERSION="${VAR:-V}"; "" when it pins none (the generic adapter
+// takes its configuration's).
+var pinned = regexp.MustCompile(`(?m)^PRODUCT_VERSION="?(?:\$\{[A-Z_]+:-)?(v?[0-9][0-9A-Za-z.+-]*?)\}?"?(?:\s|$)`)
+
+// docsContract: the docs page exists and names the version the adapter
+// pins.
+func docsContract(root string, p product.Product, adapter string) []string {
+	if p.Docs == "" {
+		return []string{p.Name + ": no docs page (Docs): the verified facts, docs/products/" + p.Name + ".md"}
+	}
+	page, err := os.ReadFile(filepath.Join(root, p.Docs))
+	if err != nil {
+		return []string{fmt.Sprintf("%s: its docs page %s: %v", p.Name, p.Docs, err)}
+	}
+	text, err := os.ReadFile(adapter)
+	if err != nil {
+		return nil // the adapter's absence is said already
+	}
+	if m := pinned.FindSubmatch(text); m != nil && !strings.Contains(string(page), string(m[1])) {
+		return []string{fmt.Sprintf("%s: its docs page %s does not name the version its adapter pins, %s", p.Name, p.Docs, m[1])}
+	}
+	return nil
+}
+
+// TestContract: every registered product keeps the contract, and the
+// registry names each once.
+func TestContract(t *testing.T) {
+	seen := map[string]bool{}
+	for _, p := range All() {
+		if seen[p.Name] {
+			t.Errorf("%s is registered twice", p.Name)
+		}
+		seen[p.Name] = true
+		for _, b := range contract("..", p) {
+			t.Error(b)
+		}
+	}
+}
+
+// TestContractCatches: a product that forgets something fails, saying
+// what; each break is one a new product could make.
+func TestContractCatches(t *testing.T) {
+	for name, tc := range map[string]struct {
+		breakIt func(p *product.Product)
+		want    string
+	}{
+		"an N/A without its reason": {func(p *product.Product) { p.NA["jwt_bearer"] = "" },
+			`hydra: N/A "jwt_bearer" (""): not a benchmark scenario, or no reason`},
+		"a scenario neither run nor N/A": {func(p *product.Product) { delete(p.NA, "jwt_bearer") },
+			"hydra: jwt_bearer has no way to run and no N/A reason"},
+		"a source without its URL": {func(p *product.Product) {
+			part := p.Part
+			p.Part = func(in product.Inputs) schema.Meta {
+				m := part(in)
+				m.ConfigSources = append(m.ConfigSources, schema.Link{What: "a blog post"})
+				return m
+			}
+		}, `hydra: native: configuration source {What:a blog post URL:}: want what it is and an https URL`},
+		"no docs page": {func(p *product.Product) { p.Docs = "docs/products/nosuch.md" },
+			"hydra: its docs page docs/products/nosuch.md: open ../docs/products/nosuch.md: no such file or directory"},
+		"readback unsaid": {func(p *product.Product) { p.ReadFacts = nil },
+			"hydra: no ReadFacts and no ReadFactsNA"},
+		"server metrics unsaid": {func(p *product.Product) { p.ServerMetrics.Scenarios = nil },
+			"hydra: no ServerMetrics"},
+		"another name, no folder": {func(p *product.Product) { p.Name = "hydra2" },
+			"hydra2: no executable adapter at products/hydra2/adapter"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := hydra.Product()
+			tc.breakIt(&p)
+			bad := contract("..", p)
+			if !slices.ContainsFunc(bad, func(b string) bool { return strings.HasPrefix(b, tc.want) }) {
+				t.Errorf("contract said\n%s\nwant a line starting %q", strings.Join(bad, "\n"), tc.want)
+			}
+		})
+	}
+	if bad := contract("..", hydra.Product()); len(bad) > 0 {
+		t.Errorf("unbroken hydra: %v", bad)
+	}
+}
