@@ -9,6 +9,7 @@ package products
 import (
 	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/servermetrics"
+	"github.com/idpbench/idpbench/products/example"
 	"github.com/idpbench/idpbench/products/hydra"
 	"github.com/idpbench/idpbench/products/keycloak"
 	"github.com/idpbench/idpbench/products/oidc"
@@ -19,6 +20,7 @@ import (
 // All returns every product with an entry, by name.
 func All() []product.Product {
 	return []product.Product{
+		example.Product(),
 		hydra.Product(),
 		keycloak.Product(),
 		oidc.Product(),

@@ -12,7 +12,7 @@
 # how); deploy/kubernetes's tests; the reference OP and Hydra on
 # PostgreSQL; go test -race -p 1 ./... with IDPBENCH_INTEGRATION=1; every fuzz
 # target 3 s; jwt-bearer and private_key_jwt on the reference OP; its fresh
-# start; internal/runtest's TestPlacement, TestRounds, TestKillRun; the Zitadel
+# start; internal/runtest's TestPlacement, TestRounds, TestExampleProduct, TestKillRun; the Zitadel
 # adapter on a stand-in; the quick comparison; req/CPU-s against /proc;
 # TestCheckOIDC. Each phase's checks are internal/e2e's TestE2E<Phase>.
 #
@@ -146,6 +146,8 @@ phase "placement: the load generator and the product (with its PostgreSQL) on di
 IDPBENCH_RUNTEST=1 IDPBENCH_NO_BUILD=1 go test -count=1 -timeout 15m -run '^TestPlacement$' ./internal/runtest
 phase "rounds: round r of every product before round r+1 of any, each product up between its rounds"
 IDPBENCH_RUNTEST=1 IDPBENCH_NO_BUILD=1 go test -count=1 -timeout 15m -run '^TestRounds$' ./internal/runtest
+phase "adding a product: the example (products/example, one folder and one registry line) measured like any product"
+IDPBENCH_RUNTEST=1 IDPBENCH_NO_BUILD=1 go test -count=1 -timeout 15m -run '^TestExampleProduct$' ./internal/runtest
 
 phase "the Zitadel adapter's native mode with a stand-in binary"
 e2e ZitadelNative # on the shared PostgreSQL (IDPBENCH_PG_DIR)

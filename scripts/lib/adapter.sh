@@ -160,6 +160,9 @@ adapter_na() {
 # adapter_main CMD ARGS...: checks the count of ARGS and the scenario, then
 # runs the entry point (no `a && b` here: errexit does not reach into b).
 adapter_main() {
+	# An adapter that builds on this one (ADAPTER_EXTENDING set while it
+	# sources it: products/example/adapter) takes its functions, runs nothing.
+	[[ -z "${ADAPTER_EXTENDING:-}" ]] || return 0
 	export IDPBENCH_LOG_TAG="$PRODUCT"
 	local cmd="${1:-}" want before
 	case "$cmd" in
