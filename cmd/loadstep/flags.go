@@ -87,13 +87,13 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.StringVar(&c.scope, "scope", "", "scope sent with token requests; default none (auth_code: openid)")
 	fs.StringVar(&c.login, "login", "", "auth_code: the product's login driver, hydra | keycloak | refop | zitadel (required for auth_code)")
 	fs.StringVar(&c.tokenURL, "token-url", "", "auth_code: token endpoint URL for the code exchange (--url is the authorization endpoint)")
-	fs.StringVar(&c.adminURL, "admin-url", "", "auth_code --login hydra: Hydra's admin API base URL, for the login and consent accepts; --login zitadel: Zitadel's base URL, for the Session API")
+	fs.StringVar(&c.adminURL, "admin-url", "", "auth_code --login admin-accept: Hydra's admin API base URL, for the login and consent accepts; --login session-api: Zitadel's base URL, for the Session API")
 	fs.StringVar(&c.redirectURI, "redirect-uri", "", "auth_code: the client's registered redirect URI (the callback is checked against it, never fetched)")
 	fs.StringVar(&c.username, "username", "", "auth_code: user name to log in (hydra: the subject); %d = user index 0..--users-1, round robin over iterations")
 	fs.IntVar(&c.users, "users", 1, "auth_code: number of users the %d in --username ranges over")
 	fs.StringVar(&c.passwordFile, "password-file", "", "auth_code --login keycloak|refop|zitadel: file holding the users' password; default: env "+passwordEnv)
-	fs.StringVar(&c.loginClient, "login-client", "", "auth_code --login zitadel: the user id of the login client (a machine user with the IAM_LOGIN_CLIENT role), sent as x-zitadel-login-client")
-	fs.StringVar(&c.loginToken, "login-client-pat-file", "", "auth_code --login zitadel: file holding the login client's token (a PAT) for the Session API; default: env "+loginTokenEnv)
+	fs.StringVar(&c.loginClient, "login-client", "", "auth_code --login session-api: the user id of the login client (a machine user with the IAM_LOGIN_CLIENT role), sent as x-zitadel-login-client")
+	fs.StringVar(&c.loginToken, "login-client-pat-file", "", "auth_code --login session-api: file holding the login client's token (a PAT) for the Session API; default: env "+loginTokenEnv)
 	fs.StringVar(&c.userinfoURL, "userinfo-url", "", "client_credentials_login: userinfo endpoint URL (--url is the token endpoint)")
 	fs.StringVar(&c.introspectChk, "introspect-check", load.CheckActive, "introspect: what a 2xx answer must say: active (\"active\": true, the scenario's rule) | answered (an \"active\" boolean, true or false: for tests of client authentication; recorded as check \""+schema.CheckAnswered+"\", never compared with S3)")
 	fs.StringVar(&c.method, "method", "GET", "request scenario: HTTP method")
@@ -267,7 +267,7 @@ their sum. --timeout applies to each request; --rate is iterations/s.
     sub) cannot run it: its cell is N/A, never judged by a looser rule.
   auth_code (--url authorization endpoint, --token-url, --redirect-uri,
     --client-id and secret, --username, --login): the headless login, then
-    oidc_token (authorization_code). --login hydra: login_authorize,
+    oidc_token (authorization_code). --login admin-accept: login_authorize,
     login_accept and login_consent (PUTs to --admin-url), login_verifier,
     login_callback. keycloak: login_authorize (the login form), login_submit.
     refop: login_authorize, login_form, login_submit, login_callback.
@@ -303,7 +303,7 @@ Example:
   loadstep --url http://localhost:9998/.well-known/openid-configuration --scenario discovery -c 32 --rate 2000 --hlog s1-r2000.hlog -o - | jq .corrected_latency_ms
   at=$(date -u -d '+5 sec' --iso-8601=seconds); for i in 0 1 2; do loadstep --url http://localhost:9998/.well-known/openid-configuration --scenario discovery -c 24 --rate 3000 --warmup 2s --start-at "$at" --segment $i/3 -o agent-$i.json & done; wait; aggregate merge agent-*.json | aggregate summary -
   loadstep --url http://127.0.0.1:4444/oauth2/token --scenario client_credentials --client-id svc --client-secret-file svc.secret -c 8 --server-metrics http://127.0.0.1:4445/admin/metrics/prometheus -o s2-c8.json && jq .server_metrics.scrapes s2-c8.json
-  loadstep --url http://localhost:9998/auth --scenario auth_code --login refop --token-url http://localhost:9998/oauth/token --redirect-uri http://localhost:9999/auth/callback --client-id web --client-secret-file web.secret --username test-user@localhost --password-file user.pw -c 4 | jq '.requests_by_name | map_values(.latency_ms.p50)'
+  loadstep --url http://localhost:9998/auth --scenario auth_code --login form-page --token-url http://localhost:9998/oauth/token --redirect-uri http://localhost:9999/auth/callback --client-id web --client-secret-file web.secret --username test-user@localhost --password-file user.pw -c 4 | jq '.requests_by_name | map_values(.latency_ms.p50)'
   loadstep --url http://localhost:9998/.well-known/openid-configuration --scenario discovery -c 16 --duration 60s --metrics-addr 127.0.0.1:9102 -o s1.json &
     sleep 5; curl -s 127.0.0.1:9102/metrics | grep ^idpbench_loadstep_requests_total
 `)
@@ -470,12 +470,12 @@ func (c *config) loadConfig(stdin io.Reader) (*load.Config, error) {
 	if lc.ClientSecret, err = cli.ReadSecret("client-secret-file", c.secretFile, secretEnv); err != nil {
 		return nil, cli.UsageError{Err: err}
 	}
-	if c.scenario == schema.ScenarioAuthCode && c.login != load.LoginHydra {
+	if c.scenario == schema.ScenarioAuthCode && c.login != load.LoginAdminAccept {
 		if lc.Password, err = cli.ReadSecret("password-file", c.passwordFile, passwordEnv); err != nil {
 			return nil, cli.UsageError{Err: err}
 		}
 	}
-	if c.scenario == schema.ScenarioAuthCode && c.login == load.LoginZitadel {
+	if c.scenario == schema.ScenarioAuthCode && c.login == load.LoginSessionAPI {
 		if lc.LoginClientToken, err = cli.ReadSecret("login-client-pat-file", c.loginToken, loginTokenEnv); err != nil {
 			return nil, cli.UsageError{Err: err}
 		}

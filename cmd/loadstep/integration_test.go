@@ -171,7 +171,7 @@ func TestRefop(t *testing.T) {
 
 // TestRefopIterations runs the iteration scenarios against the reference
 // OP: the web client's login through the example's login page (the
-// protocol of mintpool's refop-login) and client_credentials -> userinfo,
+// protocol of mintpool's form-page) and client_credentials -> userinfo,
 // whose userinfo answers a client's token with 403 after validating it.
 func TestRefopIterations(t *testing.T) {
 	base := refopURL(t)
@@ -179,7 +179,7 @@ func TestRefopIterations(t *testing.T) {
 	t.Setenv("IDPBENCH_CLIENT_SECRET", "")
 	t.Setenv("IDPBENCH_PASSWORD", "")
 	t.Run("auth_code", func(t *testing.T) {
-		s := runRefop(t, "--url", base+"/auth", "--scenario", "auth_code", "--login", "refop",
+		s := runRefop(t, "--url", base+"/auth", "--scenario", "auth_code", "--login", "form-page",
 			"--token-url", base+"/oauth/token", "--redirect-uri", "http://localhost:9999/auth/callback",
 			"--client-id", "web", "--client-secret-file", writeFile(t, dir, "web", "secret\n"),
 			"--username", "test-user@localhost", "--password-file", writeFile(t, dir, "pw", "verysecure\n"),
@@ -220,7 +220,7 @@ func TestHydraAuthCode(t *testing.T) {
 	}
 	t.Setenv("IDPBENCH_CLIENT_SECRET", "")
 	code, stdout, stderr := runArgs(context.Background(), "-c", "2", "--warmup", "200ms", "--duration", "1s",
-		"--product", "hydra", "--url", public+"/oauth2/auth", "--scenario", "auth_code", "--login", "hydra",
+		"--product", "hydra", "--url", public+"/oauth2/auth", "--scenario", "auth_code", "--login", "admin-accept",
 		"--token-url", public+"/oauth2/token", "--admin-url", env["IDPBENCH_HYDRA_ADMIN"], "--redirect-uri", redirect,
 		"--client-id", env["IDPBENCH_HYDRA_CLIENT_ID"], "--client-secret-file", env["IDPBENCH_HYDRA_CLIENT_SECRET_FILE"],
 		"--username", "it-user%d", "--users", "3", "--scope", "openid offline_access")
@@ -256,8 +256,8 @@ func checkIterations(t *testing.T, s *schema.Step, order ...string) {
 }
 
 // refopUserTokens logs the demo user in n times through the example's login
-// page as the web client (internal/formlogin, as mintpool's refop-login
-// and loadstep's --login refop do) and returns the access tokens of the
+// page as the web client (internal/formlogin, as mintpool's form-page
+// and loadstep's --login form-page do) and returns the access tokens of the
 // code exchanges (POST /oauth/token).
 func refopUserTokens(t *testing.T, base string, n int) []string {
 	t.Helper()

@@ -41,7 +41,7 @@ Example (refresh-token pool from Keycloak, consumed by a refresh ladder step):
     --scenario refresh --pool rt.pool --pool-mode consume -c 8 -o refresh-c8.json
 
 Example (access tokens through the reference OP's login page, as its adapter mints them):
-  mintpool --flow refop-login --issuer http://localhost:9998/ --client-id web \
+  mintpool --flow form-page --issuer http://localhost:9998/ --client-id web \
     --client-secret-file web.secret --redirect-uri http://localhost:9999/auth/callback \
     --username test-user@localhost --password-file user.pw -n 256 -P 8 --product refop -o at.pool
 `
@@ -60,22 +60,22 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
 	c := &f.cfg
-	fs.StringVar(&c.Flow, "flow", "", "client_credentials|password|hydra-login|zitadel-login|refop-login|jwt-bearer|client-assertion (required)")
+	fs.StringVar(&c.Flow, "flow", "", "client_credentials|password|admin-accept|session-api|form-page|jwt-bearer|client-assertion (required)")
 	fs.StringVar(&c.TokenURL, "token-url", "", "token endpoint URL (default: discovered from --issuer)")
 	fs.StringVar(&c.Issuer, "issuer", "", "issuer URL; endpoints are discovered from URL/.well-known/openid-configuration")
-	fs.StringVar(&c.AuthURL, "auth-url", "", "authorization endpoint URL for the login flows (default: discovered; hydra-login: else <issuer>/oauth2/auth, zitadel-login: else <issuer>/oauth/v2/authorize)")
-	fs.StringVar(&c.AdminURL, "admin-url", "", "Hydra admin base URL for hydra-login, e.g. http://127.0.0.1:4445")
-	fs.StringVar(&c.RedirectURI, "redirect-uri", "http://127.0.0.1/cb", "registered redirect URI for the login flows (hydra-, zitadel-, refop-login)")
+	fs.StringVar(&c.AuthURL, "auth-url", "", "authorization endpoint URL for the login flows (default: discovered; admin-accept: else <issuer>/oauth2/auth, session-api: else <issuer>/oauth/v2/authorize)")
+	fs.StringVar(&c.AdminURL, "admin-url", "", "Hydra admin base URL for admin-accept, e.g. http://127.0.0.1:4445")
+	fs.StringVar(&c.RedirectURI, "redirect-uri", "http://127.0.0.1/cb", "registered redirect URI for the login flows (hydra-, zitadel-, form-page)")
 	fs.StringVar(&c.ClientID, "client-id", "", "OAuth client id")
 	fs.StringVar(&f.clientSecretFile, "client-secret-file", "", "file holding the client secret (default: env IDPBENCH_CLIENT_SECRET)")
 	fs.StringVar(&c.ClientAuth, "client-auth", "basic", "client authentication at the token endpoint: basic|post")
 	fs.StringVar(&c.Scope, "scope", "", `space-separated scopes (default: "openid" for password, "openid offline_access" for the login flows, none for client_credentials)`)
-	fs.StringVar(&c.Username, "username", "", `password, zitadel-login and refop-login flows: user (login name); "%d" is replaced by i mod --users`)
+	fs.StringVar(&c.Username, "username", "", `password, session-api and form-page flows: user (login name); "%d" is replaced by i mod --users`)
 	fs.IntVar(&c.Users, "users", 1, `number of distinct users behind "%d" in --username/--subject`)
 	fs.StringVar(&f.passwordFile, "password-file", "", "file holding the user password (default: env IDPBENCH_PASSWORD)")
-	fs.StringVar(&c.LoginClient, "login-client", "", "zitadel-login: user id of the machine user with IAM_LOGIN_CLIENT (sent as x-zitadel-login-client)")
-	fs.StringVar(&f.loginPATFile, "login-client-pat-file", "", "zitadel-login: file holding the login client's personal access token (default: env IDPBENCH_LOGIN_CLIENT_PAT)")
-	fs.StringVar(&c.Subject, "subject", "user%d", `hydra-login subject; "%d" as in --username`)
+	fs.StringVar(&c.LoginClient, "login-client", "", "session-api: user id of the machine user with IAM_LOGIN_CLIENT (sent as x-zitadel-login-client)")
+	fs.StringVar(&f.loginPATFile, "login-client-pat-file", "", "session-api: file holding the login client's personal access token (default: env IDPBENCH_LOGIN_CLIENT_PAT)")
+	fs.StringVar(&c.Subject, "subject", "user%d", `admin-accept subject; "%d" as in --username`)
 	fs.StringVar(&c.KeyFile, "key-file", "", `jwt flows: Zitadel JSON key file {"type","keyId","key","userId"|"clientId"} or PEM RSA private key`)
 	fs.StringVar(&c.KeyID, "kid", "", "jwt flows: key id for the JWT header (default: the key file's keyId)")
 	fs.StringVar(&c.JWTIss, "iss", "", "jwt flows: iss claim (default: userId for jwt-bearer, clientId for client-assertion)")

@@ -22,7 +22,7 @@ func testState(t *testing.T, product string) string {
 	t.Helper()
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "pools.jsonl"),
-		`{"scenario":"refresh","kind":"refresh_token","mode":"chain","size":16,"flow":"hydra-login"}`+"\n"+
+		`{"scenario":"refresh","kind":"refresh_token","mode":"chain","size":16,"flow":"admin-accept"}`+"\n"+
 			`{"scenario":"userinfo","kind":"access_token","mode":"reuse","size":256,"flow":"password"}`+"\n")
 	write(t, filepath.Join(dir, "facts.json"), `{"schema":"idpbench.facts/v1","product":"`+product+
 		`","version":"v","read":"2026-12-02T13:00:00Z","facts":[{"name":"a","value":"b","source":"read","from":"x"}]}`)

@@ -29,7 +29,7 @@ Flags:
 const poolTail = `
 Example (after mintpool wrote 256 refresh tokens for S5):
   provision pool --state "$state" --scenario refresh --kind refresh_token --mode chain \
-    --size 256 --flow hydra-login
+    --size 256 --flow admin-accept
 `
 
 // runPool is "provision pool".

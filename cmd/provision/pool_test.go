@@ -15,7 +15,7 @@ import (
 func TestPool(t *testing.T) {
 	state := t.TempDir()
 	for _, args := range [][]string{
-		{"--scenario", "refresh", "--kind", "refresh_token", "--mode", "chain", "--size", "256", "--flow", "hydra-login"},
+		{"--scenario", "refresh", "--kind", "refresh_token", "--mode", "chain", "--size", "256", "--flow", "admin-accept"},
 		{"--scenario", "introspect", "--kind", "access_token", "--mode", "reuse", "--size", "8", "--flow", "client_credentials"},
 	} {
 		if code, stdout, stderr := runArgs(t, context.Background(), append([]string{"pool", "--state", state}, args...)...); code != 0 || stdout != "" || stderr != "" {
@@ -24,7 +24,7 @@ func TestPool(t *testing.T) {
 	}
 	got, err := readPools(filepath.Join(state, "pools.jsonl"))
 	want := []schema.PoolInfo{
-		{Scenario: "refresh", Kind: "refresh_token", Mode: "chain", Size: 256, Flow: "hydra-login"},
+		{Scenario: "refresh", Kind: "refresh_token", Mode: "chain", Size: 256, Flow: "admin-accept"},
 		{Scenario: "introspect", Kind: "access_token", Mode: "reuse", Size: 8, Flow: "client_credentials"},
 	}
 	if err != nil || !reflect.DeepEqual(got, want) {
@@ -35,7 +35,7 @@ func TestPool(t *testing.T) {
 // TestPoolBadInput: each exits 2 naming the flag and writes nothing.
 func TestPoolBadInput(t *testing.T) {
 	state := t.TempDir()
-	ok := map[string]string{"--state": state, "--scenario": "refresh", "--kind": "refresh_token", "--mode": "chain", "--size": "4", "--flow": "hydra-login"}
+	ok := map[string]string{"--state": state, "--scenario": "refresh", "--kind": "refresh_token", "--mode": "chain", "--size": "4", "--flow": "admin-accept"}
 	for _, tt := range []struct{ flag, value, want string }{
 		{"--state", "", "--state is required"},
 		{"--state", filepath.Join(state, "nosuch"), "not a directory"},

@@ -41,7 +41,7 @@ Example (provision, then mint refresh tokens through the Session API login):
   provision zitadel --issuer http://localhost:8080 --pat-file state/admin.pat \
     --out-dir state/secrets --users 100 --username 'bench-user%d' \
     --redirect-uri http://localhost:9999/cb > state/zitadel-setup.json &&
-  mintpool --flow zitadel-login --issuer http://localhost:8080 \
+  mintpool --flow session-api --issuer http://localhost:8080 \
     --login-client "$(jq -r .login_client.user_id state/zitadel-setup.json)" \
     --login-client-pat-file state/secrets/login-client.pat \
     --client-id "$(jq -r .web.client_id state/zitadel-setup.json)" \

@@ -65,7 +65,7 @@ func TestZitadelBadFlags(t *testing.T) {
 
 func TestZitadelHelpAndVersion(t *testing.T) {
 	code, stdout, _ := zitadelArgs(t, context.Background(), "--help")
-	if code != 0 || !strings.Contains(stdout, "Example") || !strings.Contains(stdout, "mintpool --flow zitadel-login") {
+	if code != 0 || !strings.Contains(stdout, "Example") || !strings.Contains(stdout, "mintpool --flow session-api") {
 		t.Errorf("--help: exit %d, %q", code, stdout)
 	}
 	for _, f := range []string{"--issuer", "--pat-file", "--out-dir", "--org-id", "--prefix", "--users", "--username", "--redirect-uri",

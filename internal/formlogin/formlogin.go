@@ -1,8 +1,8 @@
 // Package formlogin is a browser's login through a product's HTML login
 // form: the first POST form of the page, filled with its hidden fields
 // plus username and password. It is the one implementation behind
-// loadstep's timed auth_code iterations (internal/load, --login keycloak
-// and refop) and mintpool's refop-login pools (internal/mint).
+// loadstep's timed auth_code iterations (internal/load, --login form
+// and refop) and mintpool's form-page pools (internal/mint).
 //
 // Keycloak (PageHop false: the authorization response is the form):
 //

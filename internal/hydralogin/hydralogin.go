@@ -1,8 +1,8 @@
 // Package hydralogin is Ory Hydra's headless login and consent
 // (docs/products/hydra.md): the login and consent apps are replaced by
 // PUTs to the admin API. It is the one implementation behind loadstep's
-// timed auth_code iterations (internal/load, --login hydra) and
-// mintpool's hydra-login pools (internal/mint):
+// timed auth_code iterations (internal/load, --login admin-accept) and
+// mintpool's admin-accept pools (internal/mint):
 //
 //	Authorize      GET  /oauth2/auth?...&state  -> 302 ?login_challenge (login CSRF cookie)
 //	AcceptLogin    PUT  admin login/accept      -> 2xx {redirect_to}

@@ -110,15 +110,15 @@ type Config struct {
 	// Iteration scenarios (see flow.go). auth_code: URL is the
 	// authorization endpoint; client_credentials_login: URL is the token
 	// endpoint.
-	Login            string   // auth_code: LoginHydra | LoginKeycloak | LoginRefop | LoginZitadel
+	Login            string   // auth_code: LoginAdminAccept | LoginForm | LoginFormPage | LoginSessionAPI
 	TokenURL         *url.URL // auth_code: the token endpoint of the code exchange
 	AdminURL         *url.URL // auth_code: Hydra's admin API base URL; Zitadel's API base URL
 	RedirectURI      string   // auth_code: the client's registered redirect URI
 	Username         string   // auth_code: user name (Hydra: subject); %d = the user index
 	Users            int      // auth_code: user indexes 0..Users-1, round robin over iterations
 	Password         string   // auth_code form logins; never logged, never in the result
-	LoginClient      string   // LoginZitadel: the login client's user id (a machine user with IAM_LOGIN_CLIENT)
-	LoginClientToken string   // LoginZitadel: its token; never logged, never in the result
+	LoginClient      string   // LoginSessionAPI: the login client's user id (a machine user with IAM_LOGIN_CLIENT)
+	LoginClientToken string   // LoginSessionAPI: its token; never logged, never in the result
 	UserinfoURL      *url.URL // client_credentials_login: the userinfo endpoint
 
 	// IntrospectCheck is what an introspection response must be:
@@ -382,25 +382,25 @@ func (c *Config) validateFlow() error {
 // validateLogin checks the auth_code flags of the chosen login driver.
 func (c *Config) validateLogin() error {
 	switch c.Login {
-	case LoginHydra:
+	case LoginAdminAccept:
 		if c.AdminURL == nil {
-			return cli.Usagef("--admin-url: --login hydra accepts login and consent through the admin API")
+			return cli.Usagef("--admin-url: --login admin-accept accepts login and consent through the admin API")
 		}
-	case LoginKeycloak, LoginRefop, LoginZitadel:
+	case LoginForm, LoginFormPage, LoginSessionAPI:
 		if c.Password == "" {
 			return cli.Usagef("--password-file: --login %s submits a password (--password-file or IDPBENCH_PASSWORD)", c.Login)
 		}
 	default:
-		return cli.Usagef("--login: unknown login driver %q (want hydra, keycloak, refop or zitadel)", c.Login)
+		return cli.Usagef("--login: unknown login driver %q (want admin-accept, form, form-page or session-api)", c.Login)
 	}
-	if c.Login == LoginZitadel {
+	if c.Login == LoginSessionAPI {
 		switch {
 		case c.AdminURL == nil:
-			return cli.Usagef("--admin-url: --login zitadel calls the Session API at Zitadel's base URL")
+			return cli.Usagef("--admin-url: --login session-api calls the Session API at Zitadel's base URL")
 		case c.LoginClient == "":
-			return cli.Usagef("--login-client: --login zitadel needs the login client's user id")
+			return cli.Usagef("--login-client: --login session-api needs the login client's user id")
 		case c.LoginClientToken == "":
-			return cli.Usagef("--login-client-pat-file: --login zitadel needs the login client's token (--login-client-pat-file or IDPBENCH_LOGIN_CLIENT_PAT)")
+			return cli.Usagef("--login-client-pat-file: --login session-api needs the login client's token (--login-client-pat-file or IDPBENCH_LOGIN_CLIENT_PAT)")
 		}
 	}
 	switch {

@@ -48,12 +48,22 @@ const (
 	NameFinalize  = "login_finalize"  // Zitadel: POST /v2/oidc/auth_requests/{id} with the session
 )
 
-// Login drivers of the auth_code scenario (Config.Login, --login).
+// Login drivers of the auth_code scenario (Config.Login, --login), named by
+// the login protocol they speak; a product's entry (products/NAME) says
+// which its S4 uses.
 const (
-	LoginHydra    = "hydra"    // login and consent accepted through Hydra's admin API
-	LoginKeycloak = "keycloak" // the authorize response is the login form; its POST redirects to the code
-	LoginRefop    = "refop"    // the reference OP: authorize -> login page -> POST -> callback -> code
-	LoginZitadel  = "zitadel"  // Zitadel's Session API: authorize -> session -> finalize -> code
+	// LoginAdminAccept: login and consent accepted through an admin API
+	// (Ory Hydra's headless flow, internal/hydralogin).
+	LoginAdminAccept = "admin-accept"
+	// LoginForm: the authorize response is the login form; its POST
+	// redirects to the code (Keycloak's theme; internal/formlogin).
+	LoginForm = "form"
+	// LoginFormPage: authorize -> a login page behind a redirect -> POST ->
+	// callback -> code (the reference OP's; internal/formlogin).
+	LoginFormPage = "form-page"
+	// LoginSessionAPI: a login UI's API: authorize -> session -> finalize
+	// -> code (Zitadel's Session API v2).
+	LoginSessionAPI = "session-api"
 )
 
 // flow is an iteration scenario.
@@ -89,17 +99,17 @@ func newFlow(c *Config) flow {
 		return &ccLoginFlow{token: c.URL, userinfo: c.UserinfoURL, auth: auth, scope: c.Scope}
 	}
 	ac := newAuthCode(c, auth)
-	if c.Login == LoginZitadel {
+	if c.Login == LoginSessionAPI {
 		return &zitadelLogin{authCode: ac, api: strings.TrimRight(c.AdminURL.String(), "/"),
 			loginClient: c.LoginClient, bearer: "Bearer " + c.LoginClientToken, password: c.Password}
 	}
-	if c.Login == LoginHydra {
+	if c.Login == LoginAdminAccept {
 		login, _ := hydralogin.New(hydralogin.Client{AuthURL: c.URL.String(), AdminURL: c.AdminURL.String(),
 			ClientID: c.ClientID, RedirectURI: c.RedirectURI, Scope: ac.scope}) // URLs validated
 		return &hydraLogin{authCode: ac, login: login}
 	}
 	login, _ := formlogin.New(formlogin.Client{AuthURL: c.URL.String(), ClientID: c.ClientID,
-		RedirectURI: c.RedirectURI, Scope: ac.scope, PageHop: c.Login == LoginRefop}) // URLs validated
+		RedirectURI: c.RedirectURI, Scope: ac.scope, PageHop: c.Login == LoginFormPage}) // URLs validated
 	return &formLogin{authCode: ac, login: login, password: c.Password}
 }
 

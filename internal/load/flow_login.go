@@ -102,7 +102,7 @@ func (a *authCode) exchangeCode(it *flowIter, loc *url.URL) {
 }
 
 // hydraLogin is Ory Hydra's headless login (internal/hydralogin, which
-// mintpool's hydra-login shares), each hop a named request, then the
+// mintpool's admin-accept shares), each hop a named request, then the
 // code exchange:
 //
 //	login_authorize  GET  /oauth2/auth            -> 302 ?login_challenge (login CSRF cookie)
@@ -132,7 +132,7 @@ func (f *hydraLogin) run(it *flowIter) {
 }
 
 // formLogin is a login through the product's HTML form
-// (internal/formlogin, which mintpool's refop-login shares), each hop a named request, then the code exchange:
+// (internal/formlogin, which mintpool's form-page shares), each hop a named request, then the code exchange:
 //
 //	Keycloak:  login_authorize (the form), login_submit (-> the code), oidc_token
 //	refop:     login_authorize (-> the page), login_form, login_submit,

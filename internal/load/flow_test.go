@@ -40,16 +40,16 @@ func mustURL(t *testing.T, s string) *url.URL {
 
 func hydraConfig(t *testing.T, h *fakeHydra) *Config {
 	cfg := flowConfig(t, h.public.URL+"/oauth2/auth", schema.ScenarioAuthCode)
-	cfg.Login, cfg.TokenURL, cfg.AdminURL = LoginHydra, mustURL(t, h.public.URL+"/oauth2/token"), mustURL(t, h.admin.URL+"/")
+	cfg.Login, cfg.TokenURL, cfg.AdminURL = LoginAdminAccept, mustURL(t, h.public.URL+"/oauth2/token"), mustURL(t, h.admin.URL+"/")
 	cfg.RedirectURI, cfg.Username, cfg.Users, cfg.Scope = fakeRedirect, "user%d", 5, "openid offline_access"
 	return cfg
 }
 
 func formConfig(t *testing.T, f *formlogintest.OP) *Config {
 	cfg := flowConfig(t, f.Server.URL+"/auth", schema.ScenarioAuthCode)
-	cfg.Login = LoginKeycloak
+	cfg.Login = LoginForm
 	if f.Refop {
-		cfg.Login = LoginRefop
+		cfg.Login = LoginFormPage
 	}
 	cfg.ClientID, cfg.ClientSecret = formlogintest.ClientID, formlogintest.ClientSecret
 	cfg.TokenURL, cfg.RedirectURI = mustURL(t, f.Server.URL+"/token"), formlogintest.RedirectURI
@@ -59,7 +59,7 @@ func formConfig(t *testing.T, f *formlogintest.OP) *Config {
 
 func zitadelConfig(t *testing.T, z *fakeZitadel) *Config {
 	cfg := flowConfig(t, z.srv.URL+"/oauth/v2/authorize", schema.ScenarioAuthCode)
-	cfg.Login, cfg.TokenURL, cfg.AdminURL = LoginZitadel, mustURL(t, z.srv.URL+"/oauth/v2/token"), mustURL(t, z.srv.URL+"/")
+	cfg.Login, cfg.TokenURL, cfg.AdminURL = LoginSessionAPI, mustURL(t, z.srv.URL+"/oauth/v2/token"), mustURL(t, z.srv.URL+"/")
 	cfg.RedirectURI, cfg.Username, cfg.Users, cfg.Password = fakeRedirect, "bench-user%d", 4, fakePassword
 	cfg.LoginClient, cfg.LoginClientToken, cfg.Scope = fakeZitadelLoginClient, fakeZitadelPAT, "openid offline_access"
 	return cfg
@@ -367,16 +367,16 @@ func TestFlowValidate(t *testing.T) {
 	}{
 		{"valid", func(*Config) {}, ""},
 		{"unknown login", func(c *Config) { c.Login = "okta" }, "--login"},
-		{"hydra without admin", func(c *Config) { c.Login, c.AdminURL = LoginHydra, nil }, "--admin-url"},
-		{"zitadel without api url", func(c *Config) { c.Login, c.LoginClient, c.LoginClientToken = LoginZitadel, "1", "t" }, "--admin-url"},
+		{"hydra without admin", func(c *Config) { c.Login, c.AdminURL = LoginAdminAccept, nil }, "--admin-url"},
+		{"zitadel without api url", func(c *Config) { c.Login, c.LoginClient, c.LoginClientToken = LoginSessionAPI, "1", "t" }, "--admin-url"},
 		{"zitadel without login client", func(c *Config) {
-			c.Login, c.AdminURL, c.LoginClientToken = LoginZitadel, mustURL(t, "http://op/"), "t"
+			c.Login, c.AdminURL, c.LoginClientToken = LoginSessionAPI, mustURL(t, "http://op/"), "t"
 		}, "--login-client"},
 		{"zitadel without token", func(c *Config) {
-			c.Login, c.AdminURL, c.LoginClient = LoginZitadel, mustURL(t, "http://op/"), "1"
+			c.Login, c.AdminURL, c.LoginClient = LoginSessionAPI, mustURL(t, "http://op/"), "1"
 		}, "--login-client-pat-file"},
 		{"zitadel valid", func(c *Config) {
-			c.Login, c.AdminURL, c.LoginClient, c.LoginClientToken = LoginZitadel, mustURL(t, "http://op/"), "1", "t"
+			c.Login, c.AdminURL, c.LoginClient, c.LoginClientToken = LoginSessionAPI, mustURL(t, "http://op/"), "1", "t"
 		}, ""},
 		{"keycloak without password", func(c *Config) { c.Password = "" }, "--password-file"},
 		{"no token url", func(c *Config) { c.TokenURL = nil }, "--token-url"},
@@ -395,7 +395,7 @@ func TestFlowValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := flowConfig(t, "http://op/auth", schema.ScenarioAuthCode)
-			cfg.Login, cfg.TokenURL, cfg.RedirectURI = LoginKeycloak, mustURL(t, "http://op/token"), fakeRedirect
+			cfg.Login, cfg.TokenURL, cfg.RedirectURI = LoginForm, mustURL(t, "http://op/token"), fakeRedirect
 			cfg.Username, cfg.Password, cfg.AdminURL = "user%d", "pw", nil
 			tt.change(cfg)
 			err := cfg.Validate()

@@ -9,22 +9,23 @@ import (
 	"github.com/idpbench/idpbench/internal/cli"
 )
 
-// Flows mintpool knows.
+// Flows mintpool knows; the logins are named by the protocol they speak
+// (the products' entries say which theirs is: products/NAME).
 const (
 	FlowClientCredentials = "client_credentials"
 	FlowPassword          = "password"
-	FlowHydraLogin        = "hydra-login"
+	FlowAdminAccept       = "admin-accept" // login and consent accepted through an admin API (Hydra's; internal/hydralogin)
 	FlowJWTBearer         = "jwt-bearer"
 	FlowClientAssertion   = "client-assertion"
-	FlowZitadelLogin      = "zitadel-login"
-	FlowRefopLogin        = "refop-login" // the reference OP's login page (internal/formlogin)
+	FlowSessionAPI        = "session-api" // a login UI's Session API (Zitadel's v2)
+	FlowFormPage          = "form-page"   // a login page behind a redirect (the reference OP's; internal/formlogin)
 )
 
 // needsAuthEndpoint reports whether flow logs users in through the
 // authorization endpoint: resolveEndpoints discovers it unless --auth-url
 // names it.
 func needsAuthEndpoint(flow string) bool {
-	return flow == FlowHydraLogin || flow == FlowZitadelLogin || flow == FlowRefopLogin
+	return flow == FlowAdminAccept || flow == FlowSessionAPI || flow == FlowFormPage
 }
 
 // authFallback is flow's authorization endpoint below issuer when the
@@ -32,9 +33,9 @@ func needsAuthEndpoint(flow string) bool {
 // "" (none: an error).
 func authFallback(flow, issuer string) string {
 	switch flow {
-	case FlowHydraLogin:
+	case FlowAdminAccept:
 		return strings.TrimRight(issuer, "/") + "/oauth2/auth"
-	case FlowZitadelLogin:
+	case FlowSessionAPI:
 		return strings.TrimRight(issuer, "/") + "/oauth/v2/authorize"
 	}
 	return ""
@@ -53,9 +54,9 @@ type Config struct {
 	Flow        string // one of the Flow* constants
 	TokenURL    string // token endpoint; empty = discover from Issuer
 	Issuer      string // OP issuer URL for discovery
-	AuthURL     string // authorization endpoint (hydra-login, refop-login)
-	AdminURL    string // Hydra admin base URL (hydra-login)
-	RedirectURI string // registered redirect URI (hydra-login, refop-login)
+	AuthURL     string // authorization endpoint (admin-accept, form-page)
+	AdminURL    string // Hydra admin base URL (admin-accept)
+	RedirectURI string // registered redirect URI (admin-accept, form-page)
 
 	ClientID     string
 	ClientSecret string // secret: never logged
@@ -65,10 +66,10 @@ type Config struct {
 	Username string // password and form-login flows; "%d" is replaced by i mod Users
 	Users    int    // distinct users (>= 1)
 	Password string // secret: never logged
-	Subject  string // hydra-login subject; "%d" as in Username
+	Subject  string // admin-accept subject; "%d" as in Username
 
-	LoginClient    string // zitadel-login: user id of the IAM_LOGIN_CLIENT machine user
-	LoginClientPAT string // zitadel-login: its personal access token; secret: never logged
+	LoginClient    string // session-api: user id of the IAM_LOGIN_CLIENT machine user
+	LoginClientPAT string // session-api: its personal access token; secret: never logged
 
 	KeyFile  string        // Zitadel JSON key file or PEM private key (jwt flows)
 	KeyID    string        // kid header; overrides the key file's keyId
@@ -92,7 +93,7 @@ func DefaultScope(flow string) string {
 	switch flow {
 	case FlowPassword:
 		return "openid"
-	case FlowHydraLogin, FlowZitadelLogin, FlowRefopLogin:
+	case FlowAdminAccept, FlowSessionAPI, FlowFormPage:
 		return "openid offline_access"
 	}
 	return ""
@@ -114,9 +115,9 @@ func (c *Config) Validate() error {
 func (c *Config) validateCommon() error {
 	switch {
 	case c.Flow == "":
-		return cli.Usagef("--flow: required (client_credentials|password|hydra-login|zitadel-login|refop-login|jwt-bearer|client-assertion)")
-	case !slices.Contains([]string{FlowClientCredentials, FlowPassword, FlowHydraLogin, FlowZitadelLogin, FlowRefopLogin, FlowJWTBearer, FlowClientAssertion}, c.Flow):
-		return cli.Usagef("--flow: unknown flow %q (want client_credentials|password|hydra-login|zitadel-login|refop-login|jwt-bearer|client-assertion)", c.Flow)
+		return cli.Usagef("--flow: required (client_credentials|password|admin-accept|session-api|form-page|jwt-bearer|client-assertion)")
+	case !slices.Contains([]string{FlowClientCredentials, FlowPassword, FlowAdminAccept, FlowSessionAPI, FlowFormPage, FlowJWTBearer, FlowClientAssertion}, c.Flow):
+		return cli.Usagef("--flow: unknown flow %q (want client_credentials|password|admin-accept|session-api|form-page|jwt-bearer|client-assertion)", c.Flow)
 	case c.N < 1:
 		return cli.Usagef("-n/--count: must be >= 1, got %d", c.N)
 	case c.Parallel < 1:
@@ -168,19 +169,19 @@ func (c *Config) validateFlow() error {
 		if c.Password == "" {
 			return cli.Usagef("--password-file (or env IDPBENCH_PASSWORD): required for flow password")
 		}
-	case FlowHydraLogin:
+	case FlowAdminAccept:
 		if c.AdminURL == "" {
-			return cli.Usagef("--admin-url: required for flow hydra-login")
+			return cli.Usagef("--admin-url: required for flow admin-accept")
 		}
 		if c.AuthURL == "" && c.Issuer == "" {
-			return cli.Usagef("--auth-url or --issuer: required for flow hydra-login")
+			return cli.Usagef("--auth-url or --issuer: required for flow admin-accept")
 		}
 		if c.Subject == "" {
 			return cli.Usagef("--subject: must not be empty")
 		}
-	case FlowZitadelLogin:
+	case FlowSessionAPI:
 		return c.validateZitadelLogin()
-	case FlowRefopLogin:
+	case FlowFormPage:
 		switch {
 		case c.Username == "":
 			return cli.Usagef("--username: required for flow %s", c.Flow)

@@ -39,15 +39,15 @@ func TestResolveEndpoints(t *testing.T) {
 	}{
 		{"token given, no login", FlowClientCredentials, "http://given/token", "", full, endpoints{token: "http://given/token"}, 0, ""},
 		{"token discovered, no login", FlowPassword, "", "", full, endpoints{token: "http://op/token"}, 1, ""},
-		{"both given", FlowHydraLogin, "http://given/token", "http://given/auth", full,
+		{"both given", FlowAdminAccept, "http://given/token", "http://given/auth", full,
 			endpoints{token: "http://given/token", auth: "http://given/auth"}, 0, ""},
-		{"auth discovered, token given", FlowRefopLogin, "http://given/token", "", full,
+		{"auth discovered, token given", FlowFormPage, "http://given/token", "", full,
 			endpoints{token: "http://given/token", auth: "http://op/auth"}, 1, ""},
-		{"both discovered", FlowZitadelLogin, "", "", full, endpoints{token: "http://op/token", auth: "http://op/auth"}, 1, ""},
-		{"hydra fallback", FlowHydraLogin, "", "", tokenOnly, endpoints{token: "http://op/token", auth: srv.URL + "/oauth2/auth"}, 1, ""},
-		{"zitadel fallback", FlowZitadelLogin, "http://given/token", "", tokenOnly,
+		{"both discovered", FlowSessionAPI, "", "", full, endpoints{token: "http://op/token", auth: "http://op/auth"}, 1, ""},
+		{"hydra fallback", FlowAdminAccept, "", "", tokenOnly, endpoints{token: "http://op/token", auth: srv.URL + "/oauth2/auth"}, 1, ""},
+		{"zitadel fallback", FlowSessionAPI, "http://given/token", "", tokenOnly,
 			endpoints{token: "http://given/token", auth: srv.URL + "/oauth/v2/authorize"}, 1, ""},
-		{"refop has no fallback", FlowRefopLogin, "", "", tokenOnly, endpoints{}, 1, "no authorization_endpoint"},
+		{"refop has no fallback", FlowFormPage, "", "", tokenOnly, endpoints{}, 1, "no authorization_endpoint"},
 		{"no token endpoint", FlowPassword, "", "", map[string]string{}, endpoints{}, 1, "no token_endpoint"},
 	}
 	for _, tt := range tests {

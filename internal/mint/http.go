@@ -22,7 +22,7 @@ import (
 const maxBody = 1 << 20
 
 // newHTTPClient returns a client with its own keep-alive transport. Redirects
-// are never followed: the hydra-login flow reads each Location itself.
+// are never followed: the admin-accept flow reads each Location itself.
 func newHTTPClient(timeout time.Duration) *http.Client {
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,

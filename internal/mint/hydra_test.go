@@ -211,7 +211,7 @@ func (h *fakeHydra) token(w http.ResponseWriter, r *http.Request) {
 
 func hydraConfig(h *fakeHydra, out string) Config {
 	cfg := baseConfig(h.public, out)
-	cfg.Flow, cfg.TokenURL, cfg.Issuer = FlowHydraLogin, "", h.public.URL
+	cfg.Flow, cfg.TokenURL, cfg.Issuer = FlowAdminAccept, "", h.public.URL
 	cfg.AdminURL, cfg.ClientID, cfg.ClientSecret = h.admin.URL, "hc", "hydra-secret"
 	cfg.Scope, cfg.Users, cfg.N = "openid offline_access", 3, 12
 	return cfg

@@ -158,7 +158,7 @@ func TestHydraLoginIntegration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Flow: FlowHydraLogin, Issuer: env[0], AdminURL: env[1], ClientID: env[2], ClientSecret: strings.TrimSpace(string(secret)),
+	cfg := Config{Flow: FlowAdminAccept, Issuer: env[0], AdminURL: env[1], ClientID: env[2], ClientSecret: strings.TrimSpace(string(secret)),
 		RedirectURI: cmp.Or(os.Getenv("IDPBENCH_HYDRA_REDIRECT_URI"), "http://127.0.0.1/cb"),
 		// Hydra on DSN=memory (SQLite) answers some concurrent flows with
 		// "unable to serialize access" errors: mintpool retries them.

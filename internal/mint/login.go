@@ -14,11 +14,11 @@ import (
 )
 
 // loginFlow is a browser's login, then the code exchange with client
-// auth: hydra-login, Ory Hydra's headless login and consent
-// (products/hydra.md; internal/hydralogin, which loadstep's --login hydra
-// shares), and refop-login, the reference OP's login page behind a
+// auth: admin-accept, Ory Hydra's headless login and consent
+// (products/hydra.md; internal/hydralogin, which loadstep's --login admin-accept
+// shares), and form-page, the reference OP's login page behind a
 // redirect, then a callback hop (internal/formlogin, which loadstep's
-// --login refop shares). Each login has its own cookie jar: Hydra ties
+// --login form-page shares). Each login has its own cookie jar: Hydra ties
 // the challenges to CSRF cookies (a missing cookie shows as
 // error=request_forbidden in the callback's redirect).
 type loginFlow struct {

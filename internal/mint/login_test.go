@@ -18,11 +18,11 @@ import (
 type loginFake func(t *testing.T, out string, broken bool) (Config, func() map[string]int)
 
 var loginFakes = map[string]loginFake{
-	FlowHydraLogin: func(t *testing.T, out string, badCookies bool) (Config, func() map[string]int) {
+	FlowAdminAccept: func(t *testing.T, out string, badCookies bool) (Config, func() map[string]int) {
 		h := newFakeHydra(t, badCookies)
 		return hydraConfig(h, out), func() map[string]int { return h.subjects }
 	},
-	FlowRefopLogin: func(t *testing.T, out string, _ bool) (Config, func() map[string]int) {
+	FlowFormPage: func(t *testing.T, out string, _ bool) (Config, func() map[string]int) {
 		f := formlogintest.NewOP(t, true)
 		return refopConfig(f, out), f.Logins
 	},
@@ -30,7 +30,7 @@ var loginFakes = map[string]loginFake{
 
 func refopConfig(f *formlogintest.OP, out string) Config {
 	cfg := baseConfig(f.Server, out)
-	cfg.Flow, cfg.TokenURL, cfg.Issuer = FlowRefopLogin, "", f.Server.URL
+	cfg.Flow, cfg.TokenURL, cfg.Issuer = FlowFormPage, "", f.Server.URL
 	cfg.ClientID, cfg.ClientSecret, cfg.ClientAuth = formlogintest.ClientID, formlogintest.ClientSecret, "basic"
 	cfg.RedirectURI, cfg.Username, cfg.Password, cfg.Users = formlogintest.RedirectURI, "user%d", formlogintest.Password, 3
 	cfg.Scope, cfg.N = "openid offline_access", 12
@@ -42,8 +42,8 @@ func TestLoginFlows(t *testing.T) {
 		flow   string
 		prefix map[string]string // of the credentials, by --emit
 	}{
-		{FlowHydraLogin, map[string]string{EmitAccessToken: "hat-user", EmitRefreshToken: "hrt-"}},
-		{FlowRefopLogin, map[string]string{EmitAccessToken: "at-user", EmitRefreshToken: "rt-user"}},
+		{FlowAdminAccept, map[string]string{EmitAccessToken: "hat-user", EmitRefreshToken: "hrt-"}},
+		{FlowFormPage, map[string]string{EmitAccessToken: "at-user", EmitRefreshToken: "rt-user"}},
 	}
 	for _, tt := range tests {
 		for _, emit := range []string{EmitAccessToken, EmitRefreshToken} {
@@ -75,20 +75,20 @@ func TestLoginFlowErrors(t *testing.T) {
 	wrongSecret := func(c *Config) { c.ClientSecret = "not-the-secret" }
 	tests := []struct {
 		flow, name string
-		broken     bool // hydra-login: the fake's cookies never come back
+		broken     bool // admin-accept: the fake's cookies never come back
 		mod        func(*Config)
 		want       []string
 	}{
-		{FlowHydraLogin, "cookie missing", true, nil, []string{"request_forbidden", "No CSRF value available"}},
-		{FlowHydraLogin, "no refresh token without offline_access", false, func(c *Config) { c.Scope, c.Emit = "openid", EmitRefreshToken },
+		{FlowAdminAccept, "cookie missing", true, nil, []string{"request_forbidden", "No CSRF value available"}},
+		{FlowAdminAccept, "no refresh token without offline_access", false, func(c *Config) { c.Scope, c.Emit = "openid", EmitRefreshToken },
 			[]string{"no refresh_token", "offline_access"}},
-		{FlowHydraLogin, "unregistered redirect", false, func(c *Config) { c.RedirectURI = "http://127.0.0.1/other" },
+		{FlowAdminAccept, "unregistered redirect", false, func(c *Config) { c.RedirectURI = "http://127.0.0.1/other" },
 			[]string{"HTTP 400", "want a redirect"}},
-		{FlowRefopLogin, "wrong password", false, func(c *Config) { c.Password = "not-it" },
+		{FlowFormPage, "wrong password", false, func(c *Config) { c.Password = "not-it" },
 			[]string{"POST", "/login/username", "want a redirect", "HTTP 200"}},
-		{FlowRefopLogin, "unregistered redirect", false, func(c *Config) { c.RedirectURI = "http://127.0.0.1/other" }, []string{"HTTP 400"}},
-		{FlowHydraLogin, "wrong client secret", false, wrongSecret, []string{"code exchange", "HTTP 401", "invalid_client"}},
-		{FlowRefopLogin, "wrong client secret", false, wrongSecret, []string{"code exchange", "HTTP 401", "invalid_client"}},
+		{FlowFormPage, "unregistered redirect", false, func(c *Config) { c.RedirectURI = "http://127.0.0.1/other" }, []string{"HTTP 400"}},
+		{FlowAdminAccept, "wrong client secret", false, wrongSecret, []string{"code exchange", "HTTP 401", "invalid_client"}},
+		{FlowFormPage, "wrong client secret", false, wrongSecret, []string{"code exchange", "HTTP 401", "invalid_client"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flow+"/"+tt.name, func(t *testing.T) {

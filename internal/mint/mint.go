@@ -90,9 +90,9 @@ func buildFlow(ctx context.Context, cfg *Config) (mintFunc, error) {
 		return newClientCredentials(cfg, ep.token).mint, nil
 	case FlowPassword:
 		return newPasswordGrant(cfg, ep.token).mint, nil
-	case FlowZitadelLogin:
+	case FlowSessionAPI:
 		return newZitadelLogin(cfg, ep.token, ep.auth).mint, nil
-	case FlowRefopLogin:
+	case FlowFormPage:
 		f, err := newRefopLogin(cfg, ep.token, ep.auth)
 		if err != nil {
 			return nil, err

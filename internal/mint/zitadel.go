@@ -52,46 +52,46 @@ func (f *zitadelFlow) mint(ctx context.Context, w *worker, i int) (credential, e
 	id, err := c.Authorize(ctx, zitadel.AuthorizeRequest{Endpoint: f.authURL, ClientID: f.clientID,
 		RedirectURI: f.redirect, Scope: f.scope, State: state, LoginClient: f.loginClient})
 	if err != nil {
-		return credential{}, fmt.Errorf("zitadel-login: %w", err)
+		return credential{}, fmt.Errorf("session-api: %w", err)
 	}
 	user := perUser(f.username, i, f.users)
 	s, err := c.CreateSession(ctx, user, f.password)
 	if err != nil {
-		return credential{}, fmt.Errorf("zitadel-login: user %s: %w", user, err)
+		return credential{}, fmt.Errorf("session-api: user %s: %w", user, err)
 	}
 	cb, err := c.CreateCallback(ctx, id, s)
 	if err != nil {
-		return credential{}, fmt.Errorf("zitadel-login: %w", err)
+		return credential{}, fmt.Errorf("session-api: %w", err)
 	}
 	code, err := zitadel.CallbackCode(cb, f.redirect, state)
 	if err != nil {
-		return credential{}, fmt.Errorf("zitadel-login: CreateCallback: %w", err)
+		return credential{}, fmt.Errorf("session-api: CreateCallback: %w", err)
 	}
 	t, err := c.ExchangeCode(ctx, zitadel.CodeExchange{TokenURL: f.tokenURL, ClientID: f.clientID,
 		ClientSecret: f.secret, Code: code, RedirectURI: f.redirect})
 	if err != nil {
-		return credential{}, fmt.Errorf("zitadel-login: code exchange: %w", err)
+		return credential{}, fmt.Errorf("session-api: code exchange: %w", err)
 	}
 	tr := tokenResponse{AccessToken: t.AccessToken, RefreshToken: t.RefreshToken, IDToken: t.IDToken, ExpiresIn: seconds(t.ExpiresIn)}
 	return tr.pick(f.emit, time.Now())
 }
 
-// validateZitadelLogin checks what the zitadel-login flow needs beyond the
+// validateZitadelLogin checks what the session-api flow needs beyond the
 // token endpoint client.
 func (c *Config) validateZitadelLogin() error {
 	switch {
 	case c.Issuer == "":
-		return cli.Usagef("--issuer: required for flow zitadel-login (the base of Zitadel's v2 API)")
+		return cli.Usagef("--issuer: required for flow session-api (the base of Zitadel's v2 API)")
 	case c.LoginClient == "":
-		return cli.Usagef("--login-client: required for flow zitadel-login (user id of the IAM_LOGIN_CLIENT machine user)")
+		return cli.Usagef("--login-client: required for flow session-api (user id of the IAM_LOGIN_CLIENT machine user)")
 	case c.LoginClientPAT == "":
-		return cli.Usagef("--login-client-pat-file (or env IDPBENCH_LOGIN_CLIENT_PAT): required for flow zitadel-login")
+		return cli.Usagef("--login-client-pat-file (or env IDPBENCH_LOGIN_CLIENT_PAT): required for flow session-api")
 	case c.Username == "":
-		return cli.Usagef("--username: required for flow zitadel-login")
+		return cli.Usagef("--username: required for flow session-api")
 	case c.Password == "":
-		return cli.Usagef("--password-file (or env IDPBENCH_PASSWORD): required for flow zitadel-login")
+		return cli.Usagef("--password-file (or env IDPBENCH_PASSWORD): required for flow session-api")
 	case c.ClientAuth != "basic":
-		return cli.Usagef("--client-auth: flow zitadel-login uses basic (the web app's auth method), got %q", c.ClientAuth)
+		return cli.Usagef("--client-auth: flow session-api uses basic (the web app's auth method), got %q", c.ClientAuth)
 	}
 	return nil
 }

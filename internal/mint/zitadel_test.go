@@ -56,8 +56,8 @@ func provision(t *testing.T, loginSuffix string) *provisioned {
 
 func (p *provisioned) config(out string) Config {
 	return Config{
-		Flow: FlowZitadelLogin, Issuer: p.fake.URL, RedirectURI: p.sum.Web.RedirectURI,
-		ClientID: p.sum.Web.ClientID, ClientSecret: p.secret, ClientAuth: "basic", Scope: DefaultScope(FlowZitadelLogin),
+		Flow: FlowSessionAPI, Issuer: p.fake.URL, RedirectURI: p.sum.Web.RedirectURI,
+		ClientID: p.sum.Web.ClientID, ClientSecret: p.secret, ClientAuth: "basic", Scope: DefaultScope(FlowSessionAPI),
 		LoginClient: p.sum.LoginClient.UserID, LoginClientPAT: p.pat,
 		Username: p.sum.Users.LoginNamePattern, Users: 3, Password: p.userPwd,
 		TTL: time.Hour, N: 9, Parallel: 3, Emit: EmitRefreshToken, MaxFailures: 3,
@@ -84,7 +84,7 @@ func TestZitadelLogin(t *testing.T) {
 				t.Fatalf("Run: %v\n%s", err, stderr.String())
 			}
 			pl := readPool(t, out)
-			if len(pl.Creds) != 9 || pl.Header["kind"] != tt.emit || pl.Header["flow"] != FlowZitadelLogin {
+			if len(pl.Creds) != 9 || pl.Header["kind"] != tt.emit || pl.Header["flow"] != FlowSessionAPI {
 				t.Fatalf("pool %v with %d credentials", pl.Header, len(pl.Creds))
 			}
 			for _, c := range pl.Creds {
@@ -180,14 +180,14 @@ func TestZitadelLoginErrors(t *testing.T) {
 }
 
 func TestZitadelLoginConfig(t *testing.T) {
-	ok := Config{Flow: FlowZitadelLogin, Issuer: "http://localhost:8080", RedirectURI: "http://localhost:9999/cb",
+	ok := Config{Flow: FlowSessionAPI, Issuer: "http://localhost:8080", RedirectURI: "http://localhost:9999/cb",
 		ClientID: "web", ClientSecret: "s", ClientAuth: "basic", LoginClient: "123", LoginClientPAT: "pat",
 		Username: "u%d", Users: 2, Password: "pw", N: 1, Parallel: 1, Emit: EmitRefreshToken, MaxFailures: 1, Timeout: time.Second}
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("valid: %v", err)
 	}
-	if DefaultScope(FlowZitadelLogin) != "openid offline_access" {
-		t.Errorf("default scope %q", DefaultScope(FlowZitadelLogin))
+	if DefaultScope(FlowSessionAPI) != "openid offline_access" {
+		t.Errorf("default scope %q", DefaultScope(FlowSessionAPI))
 	}
 	for _, tt := range []struct {
 		flag string

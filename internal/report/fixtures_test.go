@@ -261,7 +261,7 @@ func fixtureRecords() map[string]any {
 			Known: []schema.Known{{Scenario: "discovery", What: "discovery is serialised on a per-key-set write lock",
 				Ref: "https://github.com/ory/hydra/issues/3863"}},
 			Pools: []schema.PoolInfo{{Scenario: "refresh", Kind: "refresh_token", Mode: "chain", Size: 64,
-				Flow: "hydra-login"}},
+				Flow: "admin-accept"}},
 			Database: db, Start: fixtureStart, End: fixtureStart.Add(10 * time.Minute),
 		},
 		"run1/keycloak/meta.json": schema.Meta{

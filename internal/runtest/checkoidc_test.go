@@ -167,7 +167,7 @@ func configHydra(h *harness, state string) string {
 		"READY_URL=" + issuer + "health/ready",
 		"CLIENT_SECRET_FILE=" + secret,
 		"INTROSPECTION_ENDPOINT=" + admin + "/admin/oauth2/introspect",
-		"TOKEN_COMMAND=mintpool --flow hydra-login --issuer " + issuer + " --admin-url " + admin +
+		"TOKEN_COMMAND=mintpool --flow admin-accept --issuer " + issuer + " --admin-url " + admin +
 			" --redirect-uri http://127.0.0.1/cb --client-id bench-svc --client-secret-file " + secret +
 			` --client-auth basic --scope "openid offline_access" --subject 'user%d' --users 100 -n "$IDPBENCH_POOL_COUNT" -P 8` +
 			` --emit "$IDPBENCH_POOL_EMIT" --product oidc:hydra -o -`,

@@ -38,8 +38,8 @@ const (
 
 // hydraTable: S3 calls the admin port without client authentication, as
 // Ory documents. User tokens (S5, S6) come from the headless login and
-// consent accept flow through the admin API (mintpool's hydra-login;
-// loadstep's --login hydra times the same flow for S4): S6 measures
+// consent accept flow through the admin API (mintpool's admin-accept;
+// loadstep's --login admin-accept times the same flow for S4): S6 measures
 // userinfo for a user (Hydra also answers a client_credentials token, with
 // no subject). Refresh tokens are single-use and rotated: each S5
 // connection follows its own chain from one seed, as a real client does.
@@ -49,8 +49,8 @@ func hydraTable(st *product.State) product.Table {
 	token := issuer + "oauth2/token"
 	client := product.BasicAuth(hydraClient, st.Secret(hydraClient))
 	login := func(emit, mode string) *product.Pool {
-		return &product.Pool{Kind: emit, Mode: mode, Flow: "hydra-login", Args: slices.Concat(
-			[]string{"--flow", "hydra-login", "--issuer", issuer, "--auth-url", issuer + "oauth2/auth", "--token-url", token,
+		return &product.Pool{Kind: emit, Mode: mode, Flow: "admin-accept", Args: slices.Concat(
+			[]string{"--flow", "admin-accept", "--issuer", issuer, "--auth-url", issuer + "oauth2/auth", "--token-url", token,
 				"--admin-url", admin, "--redirect-uri", hydraRedirect}, client,
 			[]string{"--scope", hydraScope, "--subject", "user%d", "--users", hydraUsers, "-P", "8", "--emit", emit, "--product", "hydra"})}
 	}
@@ -62,7 +62,7 @@ func hydraTable(st *product.State) product.Table {
 				Pool: &product.Pool{Kind: "access_token", Mode: "reuse", Flow: "client_credentials", Args: slices.Concat(
 					[]string{"--flow", "client_credentials", "--token-url", token}, client,
 					[]string{"-P", "8", "--emit", "access_token", "--product", "hydra"})}},
-			"auth_code": {Endpoint: issuer + "oauth2/auth", Load: slices.Concat([]string{"--login", "hydra", "--token-url", token,
+			"auth_code": {Endpoint: issuer + "oauth2/auth", Load: slices.Concat([]string{"--login", "admin-accept", "--token-url", token,
 				"--admin-url", admin, "--redirect-uri", hydraRedirect}, client,
 				[]string{"--scope", hydraScope, "--username", "user%d", "--users", hydraUsers})},
 			"refresh":  {Endpoint: token, Load: slices.Concat(client, product.Chain), TTL: 2592000, Pool: login("refresh_token", "chain")},

@@ -85,7 +85,7 @@ func keycloakTable(st *product.State) product.Table {
 					[]string{"--flow", "client_credentials", "--token-url", token}, client,
 					[]string{"-P", "8", "--emit", "access_token", "--product", "keycloak"})}},
 			"auth_code": {Endpoint: issuer + "/protocol/openid-connect/auth", Load: slices.Concat(client,
-				[]string{"--login", "keycloak", "--token-url", token, "--redirect-uri", keycloakRedirect, "--scope", "openid"}, users)},
+				[]string{"--login", "form", "--token-url", token, "--redirect-uri", keycloakRedirect, "--scope", "openid"}, users)},
 			"refresh":  {Endpoint: token, Load: slices.Concat(client, product.Reuse), TTL: 1800, Pool: password("refresh_token")},
 			"userinfo": {Endpoint: issuer + "/protocol/openid-connect/userinfo", Load: product.Reuse, TTL: lifespan, Pool: password("access_token")},
 		},

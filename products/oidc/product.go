@@ -157,7 +157,7 @@ var OIDCKeys = []OIDCKey{
 	{Name: "USER_SCOPE", Default: "openid", Doc: "password grant: the scope asked for"},
 	{Name: "TOKEN_COMMAND", Doc: "command (bash -c, in the file's directory) printing tokens, one a line ('#' lines ignored); " +
 		"it gets IDPBENCH_POOL_COUNT (how many), IDPBENCH_POOL_EMIT (access_token | refresh_token), IDPBENCH_POOL_SCENARIO, " +
-		`and the idpbench tools first on PATH, e.g. mintpool --flow hydra-login ... -n "$IDPBENCH_POOL_COUNT"`},
+		`and the idpbench tools first on PATH, e.g. mintpool --flow admin-accept ... -n "$IDPBENCH_POOL_COUNT"`},
 	{Name: "REFRESH_POOL_MODE", Default: schema.PoolChain, OneOf: []string{schema.PoolChain, schema.PoolConsume, schema.PoolReuse},
 		Doc: "S5: chain (each connection refreshes with the token its previous response returned: for IdPs that rotate " +
 			"refresh tokens -- Hydra, Zitadel, the reference OP -- and fine for the others), consume (each token once), " +

@@ -38,7 +38,7 @@ const (
 )
 
 // refopTable: user tokens (S3, S5, S6) come from the example's login page,
-// driven headlessly by mintpool's refop-login (LOGIN_PARALLEL logins at a
+// driven headlessly by mintpool's form-page (LOGIN_PARALLEL logins at a
 // time); introspection answers active only for tokens whose audience holds
 // the calling client, so S3 introspects the web client's own user tokens
 // with its Basic credentials. The example rotates refresh tokens (the old
@@ -51,8 +51,8 @@ func refopTable(st *product.State) product.Table {
 	web := product.BasicAuth("web", st.Secret("web"))
 	user := []string{"--scope", refopScope, "--username", refopUser, "--password-file", st.Secret("user-password")}
 	login := func(emit, mode string) *product.Pool {
-		return &product.Pool{Kind: emit, Mode: mode, Flow: "refop-login", Args: slices.Concat(
-			[]string{"--flow", "refop-login", "--token-url", token, "--auth-url", issuer + "auth"}, web,
+		return &product.Pool{Kind: emit, Mode: mode, Flow: "form-page", Args: slices.Concat(
+			[]string{"--flow", "form-page", "--token-url", token, "--auth-url", issuer + "auth"}, web,
 			[]string{"--redirect-uri", refopRedirect}, user,
 			[]string{"--emit", emit, "-P", st.Get("LOGIN_PARALLEL"), "--product", "refop"})}
 	}
@@ -66,7 +66,7 @@ func refopTable(st *product.State) product.Table {
 				"--aud", issuer, "--ttl", "1h", "-P", "8", "--product", "refop"}}},
 		"introspect": {Endpoint: issuer + "oauth/introspect", Load: slices.Concat(web, product.Reuse), TTL: 300,
 			Pool: login("access_token", "reuse")},
-		"auth_code": {Endpoint: issuer + "auth", Load: slices.Concat([]string{"--login", "refop", "--token-url", token,
+		"auth_code": {Endpoint: issuer + "auth", Load: slices.Concat([]string{"--login", "form-page", "--token-url", token,
 			"--redirect-uri", refopRedirect}, web, user)},
 		"refresh":  {Endpoint: token, Load: slices.Concat(web, product.Chain), TTL: 18000, Pool: login("refresh_token", "chain")},
 		"userinfo": {Endpoint: issuer + "userinfo", Load: product.Reuse, TTL: 300, Pool: login("access_token", "reuse")},
@@ -89,7 +89,7 @@ func refopPart(product.Inputs) schema.Meta {
 			{What: "clients, users and keys", URL: "https://github.com/zitadel/oidc/blob/v3.52.0/example/server/storage/storage.go"},
 		},
 		Deviations: []schema.Note{
-			{What: "S3/S5/S6 tokens come from the example login page, driven by mintpool's refop-login (web client, demo user)",
+			{What: "S3/S5/S6 tokens come from the example login page, driven by mintpool's form-page (web client, demo user)",
 				Why: "the example only issues user tokens through its login page; introspection answers active only for tokens whose audience holds the calling client"},
 			{What: "the example's packages under idpbench's own main (deploy/refop), which binds 127.0.0.1:PORT",
 				Why: "the example's main binds :PORT (every interface) and has no listen address setting, so it would serve its public demo credentials beyond the machine; the main is the example's otherwise (issuer http://localhost:PORT/, storage, clients, routes, PORT variable)"},

@@ -41,7 +41,7 @@ func defs(t *testing.T) *zitadeldefs.Defs {
 // Zitadel's own definitions (@zitadel/proto): the written shapes in
 // zitadeltest/testdata, the requests the real client sends (captured by the
 // fake while zitadel.Setup provisions and the Session API login runs, as
-// provision zitadel and mintpool's zitadel-login flow do), that no call of the
+// provision zitadel and mintpool's session-api flow do), that no call of the
 // client's code is left out, and that the check rejects what it must.
 func TestDefinitions(t *testing.T) {
 	d := defs(t)
@@ -128,7 +128,7 @@ func checkCaptured(t *testing.T, d *zitadeldefs.Defs, verified map[string]bool) 
 }
 
 // login runs the Session API login with the client, as mintpool's
-// zitadel-login flow does (loadstep's own requests are checked by
+// session-api flow does (loadstep's own requests are checked by
 // zitadeltest's TestAdapterAgainstFake, through the same fake).
 func login(ctx context.Context, t *testing.T, f *zitadeltest.Fake, summary []byte) {
 	var sum zitadel.Summary

@@ -93,7 +93,7 @@ func TestAdapterAgainstFake(t *testing.T) {
 
 	pool := filepath.Join(state, "pools", "userinfo.pool")
 	run("pools", state, "userinfo", "6", pool)
-	seen = logChecked(t, f, "mintpool --flow zitadel-login", seen)
+	seen = logChecked(t, f, "mintpool --flow session-api", seen)
 	p, err := os.ReadFile(pool)
 	if err != nil || strings.Count(strings.TrimSpace(string(p)), "\n") != 6 { // header + 6 tokens
 		t.Fatalf("userinfo pool: %v\n%s", err, p)
@@ -116,7 +116,7 @@ func TestAdapterAgainstFake(t *testing.T) {
 	if err := json.Unmarshal(out, &s); err != nil || s.Requests == 0 || s.OK != s.Requests {
 		t.Fatalf("auth_code step with the adapter's arguments: %v\n%.600s", err, out)
 	}
-	logChecked(t, f, "loadstep --login zitadel", seen)
+	logChecked(t, f, "loadstep --login session-api", seen)
 	if strings.Join(s.RequestOrder, " ") != "login_authorize login_session login_finalize oidc_token" {
 		t.Errorf("request_order %v", s.RequestOrder)
 	}
