@@ -17,7 +17,7 @@ file of the repository, so a new one is never left out. Each runs on its
 own as
   go test -run '^$' -fuzz '^FuzzXxx$' -fuzztime D -parallel 1 ./pkg
 (one worker: the machine's cores are shared), from its module's directory
-(deploy/refop and deploy/kubernetes are modules of their own). Every target
+(products/refop/server and deploy/kubernetes are modules of their own). Every target
 runs, and it fails at the end naming those that failed. A run that failed
 only by go's own race at the end of a timed -fuzztime (golang/go#75804: a
 bare "context deadline exceeded", no input written, no seed failing) is a
@@ -117,7 +117,7 @@ the tools and runs this):
   gofmt -l        every *.go file of the tree (directories named .git left
                   out); a file it would change is a finding
   go vet ./...    in every module: the root and each directory with a go.mod
-                  of its own (deploy/refop, deploy/kubernetes; testdata and
+                  of its own (products/refop/server, deploy/kubernetes; testdata and
                   directories starting with . or _ left out, as go does)
   bash -n         scripts/*.sh scripts/lib/*.sh products/*/adapter, one at a
                   time

@@ -83,7 +83,7 @@ func TestStaticRepository(t *testing.T) {
 		t.Skip("shellcheck is not installed (scripts/test.sh installs it as root)")
 	}
 	code, stdout, stderr := runArgs("static")
-	for _, w := range []string{"test: [step 1/", "go vet ./... in deploy/refop", "test: ok: shellcheck ", ": nothing to report in the scripts\n", " static checks passed\n"} {
+	for _, w := range []string{"test: [step 1/", "go vet ./... in products/refop/server", "test: ok: shellcheck ", ": nothing to report in the scripts\n", " static checks passed\n"} {
 		if code != 0 || !strings.Contains(stderr, w) {
 			t.Errorf("devtest static: exit %d, stdout %q; stderr lacks %q:\n%s", code, stdout, w, stderr)
 		}

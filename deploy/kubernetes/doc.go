@@ -17,6 +17,6 @@
 // argument checks and its run path against a stand-in kubectl are
 // internal/k8sstep's tests.
 //
-// It is a module of its own, like deploy/refop, so that the tools' module
+// It is a module of its own, like products/refop/server, so that the tools' module
 // does not carry kustomize's and the Kubernetes API's dependencies.
 package kubernetes

@@ -49,7 +49,7 @@ func Root(dir string) (string, error) {
 }
 
 // rootFrom walks up from dir to the directory holding the module's go.mod
-// (deploy/refop's and deploy/kubernetes's own modules are passed over).
+// (products/refop/server's and deploy/kubernetes's own modules are passed over).
 func rootFrom(dir string) (string, error) {
 	for d := dir; ; d = filepath.Dir(d) {
 		if isRoot(d) {

@@ -192,7 +192,7 @@ func Select(all []Target, names []string) ([]Target, error) {
 
 // goTestDir is where go test runs pkg (a directory relative to root, as
 // FindTargets names it) from: the directory of the nearest go.mod at or
-// above it within root (deploy/refop and deploy/kubernetes are modules of
+// above it within root (products/refop/server and deploy/kubernetes are modules of
 // their own), and pkg relative to that.
 func goTestDir(root, pkg string) (dir, rel string) {
 	abs := filepath.Join(root, pkg)

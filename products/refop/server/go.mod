@@ -1,4 +1,4 @@
-module github.com/idpbench/idpbench/deploy/refop
+module github.com/idpbench/idpbench/products/refop/server
 
 go 1.26.0
 
