@@ -12,6 +12,7 @@ import (
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/compare"
 	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 const compareUsage = `Usage: aggregate compare [FLAGS] OLD NEW
@@ -179,7 +180,7 @@ func loadSide(ctx context.Context, which, path string, e env) (compare.Side, err
 	}
 	ladder := 0
 	for _, sf := range in.Steps {
-		if p := sf.Step.Labels["phase"]; p == "" || p == report.PhaseLadder {
+		if p := sf.Step.Labels["phase"]; p == "" || p == steps.PhaseLadder {
 			ladder++
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/idpbench/idpbench/internal/atomicfile"
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 type mergeConfig struct {
@@ -78,7 +79,7 @@ func runMerge(ctx context.Context, args []string, e env) error {
 	if n := len(in.Metas) + len(in.Coldstarts) + len(in.Samples); n > 0 {
 		warner(e)(fmt.Sprintf("merge reads step records only; ignoring %d other records/files", n))
 	}
-	s, err := report.Merge(in.Steps)
+	s, err := steps.Merge(in.Steps)
 	if err != nil {
 		return err
 	}
@@ -86,7 +87,7 @@ func runMerge(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	if err := report.EncodeStep(out, s); err != nil {
+	if err := steps.EncodeStep(out, s); err != nil {
 		out.Abort()
 		return fmt.Errorf("writing %s: %w", c.output, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // Agreement is how closely two runs of one methodology agree on the numbers
@@ -254,7 +255,7 @@ func medianAbsOf(vs []float64) float64 {
 			abs = append(abs, math.Abs(v))
 		}
 	}
-	m, ok := report.Median(abs)
+	m, ok := steps.Median(abs)
 	if !ok {
 		return math.NaN()
 	}
@@ -287,7 +288,7 @@ func writeAgreement(b *strings.Builder, a Agreement) {
 			mark = "**no**"
 		}
 		fmt.Fprintf(b, "| %s | %s | %s → %s | %s → %s | %s / %s | %s | %s | %s → %s | %s | %s | %s |\n", mdCell(c.Row.Product), c.Row.Scenario,
-			rep.OldLevel, rep.NewLevel, report.FormatQPS(rep.Old.QPS.Median), report.FormatQPS(rep.New.QPS.Median),
+			rep.OldLevel, rep.NewLevel, steps.FormatQPS(rep.Old.QPS.Median), steps.FormatQPS(rep.New.QPS.Median),
 			spreadOf(rep.Old.QPS), spreadOf(rep.New.QPS), formatPct(c.DeltaPct), mark,
 			effOf(rep.OldEff), effOf(rep.NewEff), effDelta(c), pctOrDash(c.HostDeltaPct), pctOrDash(c.EqualHostDeltaPct))
 	}
@@ -303,13 +304,13 @@ func pctOrDash(v float64) string {
 	return formatPct(v)
 }
 
-// spreadOf: "±3% (3)", the report's spread (report.Spread.Pct) of the
+// spreadOf: "±3% (3)", the report's spread (steps.Spread.Pct) of the
 // windows, with their number.
 func spreadOf(s Stat) string {
 	if s.N < 2 {
 		return fmt.Sprintf("– (%d)", s.N)
 	}
-	sp := report.Spread{Min: s.Min, Median: s.Median, Max: s.Max, N: s.N}
+	sp := steps.Spread{Min: s.Min, Median: s.Median, Max: s.Max, N: s.N}
 	return fmt.Sprintf("±%.0f%% (%d)", sp.Pct(), s.N)
 }
 
@@ -319,7 +320,7 @@ func effOf(f report.Figure) string {
 	if !f.OK {
 		return "–"
 	}
-	return report.FormatQPS(f.Value)
+	return steps.FormatQPS(f.Value)
 }
 
 func effDelta(c AgreeCell) string { return pctOrDash(c.EffDeltaPct) }
@@ -362,9 +363,9 @@ func writeCapacityAgreement(b *strings.Builder, a Agreement) {
 		}
 		fmt.Fprintf(b, "| %s | %s | %d / %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCell(c.Row.Product), c.Row.Scenario,
 			len(rep.OldCap.Levels), len(rep.NewCap.Levels),
-			report.FormatInterval(rep.OldCap.Raw, report.FormatQPS, ""), report.FormatInterval(rep.NewCap.Raw, report.FormatQPS, ""),
+			report.FormatInterval(rep.OldCap.Raw, steps.FormatQPS, ""), report.FormatInterval(rep.NewCap.Raw, steps.FormatQPS, ""),
 			pctOrDash(c.CapPct), covered(c.CapHonest, rep.OldCap.Raw, rep.NewCap.Raw),
-			report.FormatInterval(rep.OldCap.Adjusted, report.FormatQPS, ""), report.FormatInterval(rep.NewCapAtOld, report.FormatQPS, ""),
+			report.FormatInterval(rep.OldCap.Adjusted, steps.FormatQPS, ""), report.FormatInterval(rep.NewCapAtOld, steps.FormatQPS, ""),
 			pctOrDash(c.CapAdjPct), covered(c.CapAdjHonest, rep.OldCap.Adjusted, rep.NewCapAtOld))
 	}
 }
@@ -399,7 +400,7 @@ func writeShareAgreement(b *strings.Builder, a Agreement) {
 	for _, x := range a.Shares {
 		for _, c := range x.Cells {
 			fmt.Fprintf(b, "| %s | %s | %d%% | %s | %s | %s | %s |\n", mdCell(c.Product), c.Scenario, x.Share,
-				report.FormatInterval(c.Old, report.FormatMS, ""), report.FormatInterval(c.New, report.FormatMS, ""),
+				report.FormatInterval(c.Old, steps.FormatMS, ""), report.FormatInterval(c.New, steps.FormatMS, ""),
 				pctOrDash(c.Pct), covered(c.Honest, c.Old, c.New))
 		}
 	}

@@ -11,7 +11,7 @@
 // noise; scripts/false-alarms.sh counts both).
 //
 // A cell is compared at OLD's steady level, chosen by the report's rule
-// (report.SelectSteadyLevel): of the levels whose every window is a steady
+// (steps.SelectSteadyLevel): of the levels whose every window is a steady
 // state, the fewest connections whose throughput is within noise of the
 // highest median.
 package compare
@@ -24,6 +24,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/report"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // Row statuses.
@@ -115,7 +116,7 @@ type Reported struct {
 	OldEff, NewEff report.Figure
 	// OldProbe, NewProbe: each side's host probe over the windows of its
 	// steady level (report.Level.HostProbe, µs; N 0 without one).
-	OldProbe, NewProbe report.Spread
+	OldProbe, NewProbe steps.Spread
 	// OldCap, NewCap: each side's capacity (report.Capacity), raw and at
 	// its own run's reference host speed; NewCapAtOld is NEW's at OLD's
 	// reference host speed (NEW's own slope), so the two adjusted figures
@@ -151,8 +152,8 @@ type level struct {
 	product, scenario string
 	connections       int
 	rate              float64
-	windows           []report.StepFile // in time order
-	unit              string            // what a sample is (Options.Unit)
+	windows           []steps.File // in time order
+	unit              string       // what a sample is (Options.Unit)
 }
 
 type cellKey struct{ product, scenario string }
@@ -251,7 +252,7 @@ func bothNA(old, new string) string {
 type sideReport struct {
 	na    map[cellKey]string
 	eff   map[cellKey]report.Efficiency
-	probe map[cellKey]report.Spread // the steady level's host probe
+	probe map[cellKey]steps.Spread // the steady level's host probe
 	// capacity is each cell's capacity (nil entries absent); slopes each
 	// product's host slope; hostRef the run's reference probe.
 	capacity map[cellKey]*report.Capacity
@@ -263,7 +264,7 @@ type sideReport struct {
 // built builds a side's report once.
 func built(in *report.Inputs) sideReport {
 	r := report.Build(in, report.Options{})
-	s := sideReport{na: map[cellKey]string{}, eff: map[cellKey]report.Efficiency{}, probe: map[cellKey]report.Spread{},
+	s := sideReport{na: map[cellKey]string{}, eff: map[cellKey]report.Efficiency{}, probe: map[cellKey]steps.Spread{},
 		capacity: map[cellKey]*report.Capacity{}, shares: map[cellKey][]report.ShareLatency{}, slopes: map[string]report.HostSlope{}, hostRef: r.HostRefUS}
 	for _, h := range r.Slopes {
 		s.slopes[h.Product] = h
@@ -320,7 +321,7 @@ func cells(in *report.Inputs, unit string) map[cellKey][]*level {
 	out := map[cellKey][]*level{}
 	for _, sf := range in.Steps {
 		s := sf.Step
-		if p := s.Labels["phase"]; p != "" && p != report.PhaseLadder {
+		if p := s.Labels["phase"]; p != "" && p != steps.PhaseLadder {
 			continue
 		}
 		k := levelKey{cellKey{report.StepProduct(sf), s.Scenario}, s.Connections, s.RateRPS}
@@ -337,14 +338,14 @@ func cells(in *report.Inputs, unit string) map[cellKey][]*level {
 			return cmp.Or(cmp.Compare(a.connections, b.connections), cmp.Compare(a.rate, b.rate))
 		})
 		for _, l := range ls {
-			slices.SortStableFunc(l.windows, func(a, b report.StepFile) int { return a.Step.Start.Compare(b.Step.Start) })
+			slices.SortStableFunc(l.windows, func(a, b steps.File) int { return a.Step.Start.Compare(b.Step.Start) })
 		}
 	}
 	return out
 }
 
 // steady picks a cell's steady level by the report's rule
-// (report.SelectSteadyLevel): of the levels whose every window qualifies,
+// (steps.SelectSteadyLevel): of the levels whose every window qualifies,
 // the fewest connections whose throughput is within noise of the highest
 // median. It returns -1 and the report's reason when none qualifies.
 func steady(ls []*level) (int, string) {
@@ -358,7 +359,7 @@ func steady(ls []*level) (int, string) {
 			windows[i] = append(windows[i], w.Step)
 		}
 	}
-	return report.SelectSteadyLevel(windows, rule)
+	return steps.SelectSteadyLevel(windows, rule)
 }
 
 // steadyRow compares OLD's steady level with the same level of NEW: the
@@ -479,7 +480,7 @@ func unqualified(l *level, side string) string {
 		s := w.Step
 		var why string
 		switch {
-		case report.Qualifies(s):
+		case steps.Qualifies(s):
 			continue
 		case s.Status != schema.StatusComplete:
 			why = "status " + s.Status

@@ -10,12 +10,13 @@ import (
 
 	"github.com/idpbench/idpbench/internal/report"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 
 // win is one measured window of a discovery-like step.
-func win(product, scenario string, c int, qps, p50, p99 float64, k int) report.StepFile {
+func win(product, scenario string, c int, qps, p50, p99 float64, k int) steps.File {
 	start := t0.Add(time.Duration(k) * 10 * time.Second)
 	n := int64(qps * 3)
 	s := &schema.Step{
@@ -25,13 +26,13 @@ func win(product, scenario string, c int, qps, p50, p99 float64, k int) report.S
 		LatencyModel: schema.ModelClosedLoop, LatencyMS: schema.Latency{P50: p50, P99: p99},
 		Labels: map[string]string{"phase": "ladder"},
 	}
-	return report.StepFile{Path: product + "/" + scenario + ".json", Step: s}
+	return steps.File{Path: product + "/" + scenario + ".json", Step: s}
 }
 
 // windows returns n windows around qps (±spread%, alternating), latency
 // inversely proportional.
-func windows(product, scenario string, c int, qps, spread float64, n, k0 int) []report.StepFile {
-	var out []report.StepFile
+func windows(product, scenario string, c int, qps, spread float64, n, k0 int) []steps.File {
+	var out []steps.File
 	for i := range n {
 		f := 1 + spread/100*float64(i%3-1)
 		q := qps * f * (1 + 0.001*float64(i))
@@ -40,7 +41,7 @@ func windows(product, scenario string, c int, qps, spread float64, n, k0 int) []
 	return out
 }
 
-func side(name string, steps ...[]report.StepFile) Side {
+func side(name string, steps ...[]steps.File) Side {
 	in := &report.Inputs{}
 	for _, s := range steps {
 		in.Steps = append(in.Steps, s...)

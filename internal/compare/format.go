@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // Formats of the output.
@@ -144,9 +144,9 @@ func writeMarkdown(w io.Writer, r Result) error {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s |%s %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			mdCell(row.Product), row.Scenario, levelName(row.Connections, row.RateRPS), capCells,
-			pair(row, func(f *Figures) Stat { return f.QPS }, report.FormatQPS), deltaCell(row, row.QPS),
-			pair(row, func(f *Figures) Stat { return f.P50MS }, report.FormatMS), deltaCell(row, row.P50),
-			pair(row, func(f *Figures) Stat { return f.P99MS }, report.FormatMS), deltaCell(row, row.P99),
+			pair(row, func(f *Figures) Stat { return f.QPS }, steps.FormatQPS), deltaCell(row, row.QPS),
+			pair(row, func(f *Figures) Stat { return f.P50MS }, steps.FormatMS), deltaCell(row, row.P50),
+			pair(row, func(f *Figures) Stat { return f.P99MS }, steps.FormatMS), deltaCell(row, row.P99),
 			windowsCell(row), mdCell(noteText(row)))
 	}
 	if len(na) > 0 {
@@ -177,7 +177,7 @@ func capacityCells(c *CapacityDelta) string {
 	if c == nil {
 		return "— | —"
 	}
-	side := func(s Stat) string { return report.FormatQPS(s.Median) + " " + spread(s) }
+	side := func(s Stat) string { return steps.FormatQPS(s.Median) + " " + spread(s) }
 	basis := ""
 	if c.Basis == "raw" {
 		basis = " (raw)"

@@ -6,6 +6,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/report"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // TestDescribeCPUs: each side names its processors; sides on different
@@ -14,7 +15,7 @@ func TestDescribeCPUs(t *testing.T) {
 	side := func(cpus ...string) Side {
 		var in report.Inputs
 		for _, c := range cpus {
-			in.Steps = append(in.Steps, report.StepFile{Step: &schema.Step{Host: schema.Host{CPU: c}}})
+			in.Steps = append(in.Steps, steps.File{Step: &schema.Step{Host: schema.Host{CPU: c}}})
 		}
 		return Side{Name: "x", Inputs: &in}
 	}

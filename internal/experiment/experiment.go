@@ -18,6 +18,7 @@ import (
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/compare"
 	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // Env is what an experiment takes from its process instead of os.
@@ -83,7 +84,7 @@ func loadSide(ctx context.Context, path string, warn func(string)) (compare.Side
 	}
 	ladder := 0
 	for _, sf := range in.Steps {
-		if p := sf.Step.Labels["phase"]; p == "" || p == report.PhaseLadder {
+		if p := sf.Step.Labels["phase"]; p == "" || p == steps.PhaseLadder {
 			ladder++
 		}
 	}

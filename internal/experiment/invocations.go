@@ -16,6 +16,7 @@ import (
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/report"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // Invocations is the invocation pilot (docs/design.md, "Invocations"): K
@@ -239,17 +240,17 @@ func (v Invocations) pilotRow(p string, windows []Window, invocationS []float64)
 	if pc, err := VarianceComponents(probes); err == nil && pc.Windows == n {
 		probeBetween = relSD(pc.Between)
 	}
-	med, _ := report.Median(all)
+	med, _ := steps.Median(all)
 	flat := report.MedianInterval(all)
 	hier := HierarchicalInterval(groups, p)
-	winS, _ := report.Median(costs)
-	invS, _ := report.Median(invocationS)
+	winS, _ := steps.Median(costs)
+	invS, _ := steps.Median(invocationS)
 	opt := "–"
 	if k := OptimalWindows(comps, invS, winS); k > 0 {
 		opt = strconv.Itoa(k)
 	}
 	return fmt.Sprintf("| %s | %d × %s | %s | %s | %s | %s | %s | %s | %s | %.0f s / %.0f s | %s | %d |", p, comps.Invocations,
-		perInvocation(groups), report.FormatQPS(med), relSD(comps.Within), relSD(comps.Between), pValue(comps.P), probeBetween,
+		perInvocation(groups), steps.FormatQPS(med), relSD(comps.Within), relSD(comps.Between), pValue(comps.P), probeBetween,
 		halfText(flat), halfText(hier), invS, winS, opt, unsettled)
 }
 

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // Components splits the variance of ln qps over the windows of several
@@ -109,7 +110,7 @@ func HierarchicalInterval(groups [][]float64, key string) report.Interval {
 		}
 	}
 	iv := report.Interval{N: len(all)}
-	iv.Center, _ = report.Median(all)
+	iv.Center, _ = steps.Median(all)
 	if len(gs) < 2 {
 		iv.NA = "fewer than 2 invocations with windows"
 		return iv
@@ -127,7 +128,7 @@ func HierarchicalInterval(groups [][]float64, key string) report.Interval {
 				pool = append(pool, g[rng.IntN(len(g))])
 			}
 		}
-		meds[r], _ = report.Median(pool)
+		meds[r], _ = steps.Median(pool)
 	}
 	slices.Sort(meds)
 	tail := (1 - report.CapacityConfidence) / 2

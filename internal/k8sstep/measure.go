@@ -17,6 +17,7 @@ import (
 	"github.com/idpbench/idpbench/internal/atomicfile"
 	"github.com/idpbench/idpbench/internal/report"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // measure runs the step on the cluster: the results go into out, the
@@ -223,12 +224,12 @@ func lastLines(b []byte, n int) []byte {
 
 // collect takes each agent's record by completion index: the last line of
 // its succeeded pod's log.
-func (r *runner) collect(ctx context.Context, agentsDir string) ([]report.StepFile, error) {
+func (r *runner) collect(ctx context.Context, agentsDir string) ([]steps.File, error) {
 	pods, err := r.pods(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var records []report.StepFile
+	var records []steps.File
 	for i := range r.nAgents {
 		var mine []string
 		for _, p := range pods {
@@ -249,7 +250,7 @@ func (r *runner) collect(ctx context.Context, agentsDir string) ([]report.StepFi
 }
 
 // record keeps agent i's log and record and reads the record.
-func (r *runner) record(ctx context.Context, agentsDir string, i int, podName string) (report.StepFile, error) {
+func (r *runner) record(ctx context.Context, agentsDir string, i int, podName string) (steps.File, error) {
 	logFile := filepath.Join(agentsDir, fmt.Sprintf("agent-%d.log", i))
 	recFile := filepath.Join(agentsDir, fmt.Sprintf("agent-%d.json", i))
 	log, err := r.kc.output(ctx, "logs", podName)
@@ -257,15 +258,15 @@ func (r *runner) record(ctx context.Context, agentsDir string, i int, podName st
 		err = werr
 	}
 	if err != nil {
-		return report.StepFile{}, err
+		return steps.File{}, err
 	}
 	line := lastLines(log, 1)
 	if err := os.WriteFile(recFile, line, 0o644); err != nil {
-		return report.StepFile{}, err
+		return steps.File{}, err
 	}
 	in, err := report.Load(ctx, []string{recFile}, nil, r.log.warn)
 	if !stepRecord(line) || err != nil || len(in.Steps) != 1 {
-		return report.StepFile{}, errors.Join(fmt.Errorf("agent %d (pod %s): the last line of its log is no step record (%s)", i, podName, logFile), err)
+		return steps.File{}, errors.Join(fmt.Errorf("agent %d (pod %s): the last line of its log is no step record (%s)", i, podName, logFile), err)
 	}
 	r.log.printf("agent %d: %s", i, summary(in.Steps))
 	return in.Steps[0], nil
@@ -280,8 +281,8 @@ func stepRecord(line []byte) bool {
 }
 
 // merge merges the agents' records into file, as aggregate merge does.
-func (r *runner) merge(records []report.StepFile, file string) error {
-	s, err := report.Merge(records)
+func (r *runner) merge(records []steps.File, file string) error {
+	s, err := steps.Merge(records)
 	if err != nil {
 		return err
 	}
@@ -289,19 +290,19 @@ func (r *runner) merge(records []report.StepFile, file string) error {
 	if err != nil {
 		return err
 	}
-	if err := report.EncodeStep(f, s); err != nil {
+	if err := steps.EncodeStep(f, s); err != nil {
 		f.Abort()
 		return fmt.Errorf("writing %s: %w", file, err)
 	}
 	if err := f.Commit(); err != nil {
 		return err
 	}
-	r.log.printf("merged: %s", summary([]report.StepFile{{Path: file, Step: s}}))
+	r.log.printf("merged: %s", summary([]steps.File{{Path: file, Step: s}}))
 	return nil
 }
 
 // summary is aggregate summary's text for steps, without its last newline.
-func summary(steps []report.StepFile) string {
+func summary(steps []steps.File) string {
 	var b strings.Builder
 	if err := report.WriteSummary(&b, report.SummaryRows(steps), report.FormatText); err != nil {
 		return err.Error()

@@ -201,11 +201,11 @@ func (l logger) printf(format string, a ...any) {
 
 func (l logger) warn(msg string) { l.printf("warning: %s", msg) }
 
-// steps is the number of steps a run prints.
-const steps = 5
+// stepCount is the number of steps a run prints.
+const stepCount = 5
 
 func (l logger) step(n int, format string, a ...any) {
-	l.printf("[step %d/%d] %s", n, steps, fmt.Sprintf(format, a...))
+	l.printf("[step %d/%d] %s", n, stepCount, fmt.Sprintf(format, a...))
 }
 
 // deleteJob deletes the Job and its pods (unless --keep) once a run that

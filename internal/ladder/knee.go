@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/idpbench/idpbench/internal/report"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // DefaultNoisePct is the throughput gain, in percent of the best qps so far,
@@ -36,25 +36,25 @@ type Decision struct {
 // highest qps (the fewer connections on a tie). Both of the last two are
 // compared with it, not the last with the one before: a plateau that creeps
 // up by a little less than the noise per level is not a plateau for long.
-func Knee(steps []*schema.Step, noisePct float64) Decision {
-	n := len(steps)
+func Knee(recs []*schema.Step, noisePct float64) Decision {
+	n := len(recs)
 	if n < MinLevels {
 		return Decision{Reason: fmt.Sprintf("%d of the %d levels the rule needs at least", n, MinLevels)}
 	}
-	ref := best(steps[:n-2])
+	ref := best(recs[:n-2])
 	for _, k := range []int{n - 2, n - 1} {
-		if gained(steps[k], steps, ref, noisePct) {
-			return Decision{Reason: gainText(steps[k], steps, ref)}
+		if gained(recs[k], recs, ref, noisePct) {
+			return Decision{Reason: gainText(recs[k], recs, ref)}
 		}
 	}
 	if ref < 0 {
 		// Neither of the last two qualifies, nor any before them.
 		return Decision{Reason: "no level is a steady state yet"}
 	}
-	r, last := steps[ref], steps[n-1]
-	flat := fmt.Sprintf("%s and %s added < %s%% to c=%d's %s qps", levelText(steps[n-2]), levelText(last),
-		formatNum(noisePct), r.Connections, report.FormatQPS(r.QPS))
-	p99 := fmt.Sprintf("%s -> %s ms", report.FormatMS(r.LatencyMS.P99), report.FormatMS(last.LatencyMS.P99))
+	r, last := recs[ref], recs[n-1]
+	flat := fmt.Sprintf("%s and %s added < %s%% to c=%d's %s qps", levelText(recs[n-2]), levelText(last),
+		formatNum(noisePct), r.Connections, steps.FormatQPS(r.QPS))
+	p99 := fmt.Sprintf("%s -> %s ms", steps.FormatMS(r.LatencyMS.P99), steps.FormatMS(last.LatencyMS.P99))
 	if last.LatencyMS.P99 <= r.LatencyMS.P99 {
 		return Decision{Reason: flat + " but P99 did not rise (" + p99 + ")"}
 	}
@@ -64,32 +64,32 @@ func Knee(steps []*schema.Step, noisePct float64) Decision {
 // FirstKnee returns the number of levels after which the knee rule first
 // stops the ladder (0 = it does not stop within steps) and that decision,
 // or the decision on all of steps when it does not stop.
-func FirstKnee(steps []*schema.Step, noisePct float64) (int, Decision) {
-	for k := MinLevels; k <= len(steps); k++ {
-		if d := Knee(steps[:k], noisePct); d.Stop {
+func FirstKnee(recs []*schema.Step, noisePct float64) (int, Decision) {
+	for k := MinLevels; k <= len(recs); k++ {
+		if d := Knee(recs[:k], noisePct); d.Stop {
 			return k, d
 		}
 	}
-	return 0, Knee(steps, noisePct)
+	return 0, Knee(recs, noisePct)
 }
 
 // gained reports whether s raised the qps of steps[ref], the best level
 // before the last two, by at least noisePct percent; with no steady level
 // before them, a steady s raises it.
-func gained(s *schema.Step, steps []*schema.Step, ref int, noisePct float64) bool {
+func gained(s *schema.Step, recs []*schema.Step, ref int, noisePct float64) bool {
 	if !Steady(s) {
 		return false
 	}
-	return ref < 0 || s.QPS >= steps[ref].QPS*(1+noisePct/100)
+	return ref < 0 || s.QPS >= recs[ref].QPS*(1+noisePct/100)
 }
 
-func gainText(s *schema.Step, steps []*schema.Step, ref int) string {
+func gainText(s *schema.Step, recs []*schema.Step, ref int) string {
 	if ref < 0 {
-		return fmt.Sprintf("c=%d is the first steady level (%s qps)", s.Connections, report.FormatQPS(s.QPS))
+		return fmt.Sprintf("c=%d is the first steady level (%s qps)", s.Connections, steps.FormatQPS(s.QPS))
 	}
-	r := steps[ref]
+	r := recs[ref]
 	return fmt.Sprintf("c=%d added %s%% to c=%d's %s qps", s.Connections,
-		formatNum((s.QPS/r.QPS-1)*100), r.Connections, report.FormatQPS(r.QPS))
+		formatNum((s.QPS/r.QPS-1)*100), r.Connections, steps.FormatQPS(r.QPS))
 }
 
 // levelText is "c=64", with why the level is not a steady state when it is not.
@@ -100,7 +100,7 @@ func levelText(s *schema.Step) string {
 	return fmt.Sprintf("c=%d", s.Connections)
 }
 
-// Steady reports whether a step may be a steady state: report.Qualifies,
+// Steady reports whether a step may be a steady state: steps.Qualifies,
 // and judged by its scenario's success rule.
 func Steady(s *schema.Step) bool {
 	return notSteady(s) == ""
@@ -112,7 +112,7 @@ func notSteady(s *schema.Step) string {
 	switch {
 	case rule != "" && s.Check != rule:
 		return fmt.Sprintf("judged by %q, not %q", s.Check, rule)
-	case report.Qualifies(s):
+	case steps.Qualifies(s):
 		return ""
 	case s.Status != schema.StatusComplete:
 		return s.Status
@@ -128,10 +128,10 @@ func notSteady(s *schema.Step) string {
 
 // best returns the index of the steady step of highest qps (the first on
 // a tie), -1 when none is steady.
-func best(steps []*schema.Step) int {
+func best(recs []*schema.Step) int {
 	b := -1
-	for i, s := range steps {
-		if Steady(s) && (b < 0 || s.QPS > steps[b].QPS) {
+	for i, s := range recs {
+		if Steady(s) && (b < 0 || s.QPS > recs[b].QPS) {
 			b = i
 		}
 	}
@@ -149,17 +149,17 @@ const MaxLowerCandidates = 2
 // the best steady level of round 1 and the steady levels with fewer
 // connections whose qps is within CandidateWithinPct of it, at most the
 // MaxLowerCandidates nearest. These are the levels that can be the steady
-// state (report.SelectSteadyLevel picks the fewest connections within noise
+// state (steps.SelectSteadyLevel picks the fewest connections within noise
 // of the best). None when no level of round 1 is a steady state. The reason
 // says why, in words.
-func Candidates(steps []*schema.Step) ([]int, string) {
-	bi := best(steps)
+func Candidates(recs []*schema.Step) ([]int, string) {
+	bi := best(recs)
 	if bi < 0 {
 		return nil, "no level of round 1 is a steady state: later rounds repeat nothing"
 	}
-	b := steps[bi]
+	b := recs[bi]
 	var lower []*schema.Step
-	for _, s := range steps {
+	for _, s := range recs {
 		if s.Connections < b.Connections && Steady(s) && s.QPS >= b.QPS*(1-CandidateWithinPct/100) {
 			lower = append(lower, s)
 		}
@@ -170,10 +170,10 @@ func Candidates(steps []*schema.Step) ([]int, string) {
 	var within []string
 	for _, s := range lower {
 		cs = append(cs, s.Connections)
-		within = append(within, fmt.Sprintf("c=%d (%s qps)", s.Connections, report.FormatQPS(s.QPS)))
+		within = append(within, fmt.Sprintf("c=%d (%s qps)", s.Connections, steps.FormatQPS(s.QPS)))
 	}
 	slices.Sort(cs)
-	why := fmt.Sprintf("c=%d has round 1's best qps (%s)", b.Connections, report.FormatQPS(b.QPS))
+	why := fmt.Sprintf("c=%d has round 1's best qps (%s)", b.Connections, steps.FormatQPS(b.QPS))
 	if len(within) == 0 {
 		return cs, why + "; no level with fewer connections is within " + formatNum(CandidateWithinPct) + "% of it"
 	}

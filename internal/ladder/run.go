@@ -17,8 +17,8 @@ import (
 	"github.com/idpbench/idpbench/internal/adapter"
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/placement"
-	"github.com/idpbench/idpbench/internal/report"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // Exit codes of a ladder beyond internal/cli's.
@@ -378,7 +378,7 @@ func (r *runner) loadstepArgs(w win, poolargs []string) []string {
 	if w.rate > 0 {
 		// Rate mode keeps a fixed warmup: the rate, not the target, sets its throughput.
 		args = append(args, "--rate", strconv.FormatFloat(w.rate, 'f', -1, 64))
-		warmup, phase = r.ShareWarmupS, "phase="+report.PhaseShare
+		warmup, phase = r.ShareWarmupS, "phase="+steps.PhaseShare
 	}
 	args = append(args, "--warmup", fmt.Sprintf("%ds", warmup), "--jit-pidfile", filepath.Join(r.StateDir, "pids", r.Product+".pid"))
 	if w.rate == 0 && r.WarmupMaxS > r.WarmupS {

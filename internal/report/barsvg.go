@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"fmt"
+	"github.com/idpbench/idpbench/internal/steps"
 	"slices"
 	"strings"
 )
@@ -59,7 +60,7 @@ func (c Chart) writeBarSeries(b *bufio.Writer, k int, s Series, y axis) {
 		top, base := y.px(p.Y), y.px(0)
 		fmt.Fprintf(&d, "M%s %s H%s V%s H%s Z ", f1(x), f1(base), f1(x+w), f1(top), f1(x))
 		labels = append(labels, fmt.Sprintf("<text x=\"%s\" y=\"%s\" text-anchor=\"middle\" font-size=\"11\" fill=\"#222222\">%s</text>\n",
-			f1(x+w/2), f1(top-4), esc(FormatQPS(p.Y))))
+			f1(x+w/2), f1(top-4), esc(steps.FormatQPS(p.Y))))
 	}
 	fmt.Fprintf(b, "<path d=\"%s\" fill=\"%s\" stroke=\"#ffffff\" stroke-width=\"1\"/>\n", strings.TrimSpace(d.String()), seriesColor(s.Style))
 	for _, l := range labels {

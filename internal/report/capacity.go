@@ -8,6 +8,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // CapacityConfidence is the confidence level of a capacity's interval.
@@ -97,7 +98,7 @@ func MedianInterval(vs []float64) Interval {
 	if len(vs) == 0 {
 		return Interval{NA: "no windows"}
 	}
-	med, _ := Median(vs)
+	med, _ := steps.Median(vs)
 	if len(vs) < minIntervalSamples {
 		return Interval{N: len(vs), Center: med, NA: fmt.Sprintf("%s, no %.0f%% interval: needs %d",
 			plural(len(vs), "window"), 100*CapacityConfidence, minIntervalSamples)}
@@ -174,12 +175,12 @@ func countZero(vs []float64) int {
 }
 
 // capacityOf pools the windows of the plateau's levels.
-func capacityOf(plateau []int, levels []Level, steps []*schema.Step) Capacity {
+func capacityOf(plateau []int, levels []Level, recs []*schema.Step) Capacity {
 	c := Capacity{Levels: plateau}
 	for _, li := range plateau {
 		l := levels[li]
 		for k, si := range l.Steps {
-			c.QPS = append(c.QPS, steps[si].QPS)
+			c.QPS = append(c.QPS, recs[si].QPS)
 			c.Probes = append(c.Probes, l.Probes[k])
 		}
 	}
@@ -197,7 +198,7 @@ func (r *Report) hostModel() {
 			all = append(all, slices.DeleteFunc(slices.Clone(l.Probes), func(v float64) bool { return v == 0 })...)
 		}
 	}
-	r.HostRefUS, _ = Median(all)
+	r.HostRefUS, _ = steps.Median(all)
 	for _, p := range r.Products {
 		r.Slopes = append(r.Slopes, slopeOf(p.Name, r.Cells))
 	}
@@ -239,7 +240,7 @@ func slopeOf(product string, cells []Cell) HostSlope {
 			for _, i := range l.Steps {
 				ws = append(ws, c.Ladder[i].Step)
 			}
-			if !levelQualifies(ws, rule) {
+			if !steps.LevelQualifies(ws, rule) {
 				continue
 			}
 			var mx, my float64

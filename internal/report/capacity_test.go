@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 func TestPlateau(t *testing.T) {
@@ -28,11 +29,11 @@ func TestPlateau(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, why := Plateau(tc.levels, schema.CheckSub)
+			got, why := steps.Plateau(tc.levels, schema.CheckSub)
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("Plateau = %v (%q), want %v", got, why, tc.want)
 			}
-			first, _ := SelectSteadyLevel(tc.levels, schema.CheckSub)
+			first, _ := steps.SelectSteadyLevel(tc.levels, schema.CheckSub)
 			if len(got) > 0 && first != got[0] || len(got) == 0 && first != -1 {
 				t.Errorf("SelectSteadyLevel = %d, want the plateau's first level of %v", first, got)
 			}
@@ -154,11 +155,11 @@ func TestHostSlopeImplausible(t *testing.T) {
 
 func TestBuildAdjustsCapacity(t *testing.T) {
 	c, sf := probedCell("p", -1, [][]float64{{1000, 1100, 900, 1050}, {950, 1200, 1000, 1020}, {980, 1010, 1150, 990}})
-	var steps []StepFile
+	var recs []StepFile
 	for _, ls := range c.Ladder {
-		steps = append(steps, ls.StepFile)
+		recs = append(recs, ls.StepFile)
 	}
-	r := Build(&Inputs{Steps: steps, Samples: sf}, Options{})
+	r := Build(&Inputs{Steps: recs, Samples: sf}, Options{})
 	var got Cell
 	for _, rc := range r.Cells {
 		if rc.Product == "p" && rc.Scenario.Name == schema.ScenarioDiscovery {

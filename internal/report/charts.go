@@ -11,6 +11,8 @@ import (
 
 	"github.com/idpbench/idpbench/internal/atomicfile"
 	"github.com/idpbench/idpbench/internal/schema"
+
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // ChartFile is one chart of the report and the file name it is written as.
@@ -82,19 +84,19 @@ func (r *Report) ladderSeries(scenario string, style map[string]int) (qps, p99 [
 // chartSteps picks per connection count the complete step judged by rule
 // (a ladder judged by another is not drawn beside the others) of median qps.
 func chartSteps(c Cell, rule string) map[int]*schema.Step {
-	var steps []*schema.Step
+	var recs []*schema.Step
 	for _, ls := range c.Ladder {
-		steps = append(steps, ls.Step)
+		recs = append(recs, ls.Step)
 	}
 	byC := map[int][]int{}
-	for i, s := range steps { // by connections, then start
-		if s.Status == schema.StatusComplete && judgedBy(s, rule) {
+	for i, s := range recs { // by connections, then start
+		if s.Status == schema.StatusComplete && steps.JudgedBy(s, rule) {
 			byC[s.Connections] = append(byC[s.Connections], i)
 		}
 	}
 	out := map[int]*schema.Step{}
 	for n, idx := range byC {
-		out[n] = steps[medianWindow(Level{Steps: idx}, steps)]
+		out[n] = recs[medianWindow(Level{Steps: idx}, recs)]
 	}
 	return out
 }
@@ -155,13 +157,13 @@ func jitterSegments(s *schema.Step) [][]Point {
 	var cur []Point
 	end := 0.0
 	for _, iv := range s.Intervals {
-		if iv.TS-end > intervalTolerance || iv.Requests == 0 {
+		if iv.TS-end > steps.IntervalTolerance || iv.Requests == 0 {
 			segs, cur = appendSeg(segs, cur), nil
 		}
 		if iv.Requests > 0 {
-			cur = append(cur, Point{X: iv.TS + intervalLength(s, iv)/2, Y: iv.P99MS})
+			cur = append(cur, Point{X: iv.TS + steps.IntervalLength(s, iv)/2, Y: iv.P99MS})
 		}
-		end = iv.TS + intervalLength(s, iv)
+		end = iv.TS + steps.IntervalLength(s, iv)
 	}
 	return appendSeg(segs, cur)
 }

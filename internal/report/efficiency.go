@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // Efficiency is what one steady cell's requests cost in CPU: successful
@@ -69,7 +70,7 @@ func CPUSeconds(samples []schema.Sample, src string, keep func(schema.Sample) bo
 	case covered == 0:
 		return 0, "no " + src + " samples inside the window"
 	case covered < minCoverage*length:
-		return 0, fmt.Sprintf("the %s samples cover %s of the %s window", src, secs(covered), secs(length))
+		return 0, fmt.Sprintf("the %s samples cover %s of the %s window", src, steps.Secs(covered), steps.Secs(length))
 	}
 	return cpuS * length / covered, ""
 }
@@ -81,7 +82,7 @@ func medianSpacing(recs []schema.Sample) time.Duration {
 	for i := 1; i < len(recs); i++ {
 		gaps = append(gaps, float64(recs[i].T.Sub(recs[i-1].T)))
 	}
-	m, _ := Median(gaps)
+	m, _ := steps.Median(gaps)
 	return time.Duration(m)
 }
 
@@ -117,7 +118,7 @@ func cellEfficiency(c Cell, samples []schema.Sample, idp, db string) Efficiency 
 	var idpWhy, dbWhy string
 	for _, i := range l.Steps {
 		s := c.Ladder[i].Step
-		w := Window{s.Start, s.End}
+		w := Window{Start: s.Start, End: s.End}
 		v, na := CPUSeconds(samples, idp, nil, w)
 		if na != "" {
 			idpWhy = cmp.Or(idpWhy, na)
@@ -164,7 +165,7 @@ func perCPU(ok int64, cpuS float64) Figure {
 // benchmark reports give them: CPU p50 / p99 / peak in percent of one core,
 // memory p50 / peak in MiB (PSS where read, else RSS, as the memory table).
 type RunUsage struct {
-	Windows           int // measured windows of the product's ladder steps
+	Windows           int // measured windows of the product's ladder recs
 	Records           int // sampler records inside them, all sources
 	IdPCPU, DBCPU     CPUQuantiles
 	IdPMem, DBMem     MemQuantiles
@@ -206,7 +207,7 @@ func ladderWindows(cells []Cell, product string) []Window {
 			continue
 		}
 		for _, ls := range c.Ladder {
-			ws = append(ws, Window{ls.Step.Start, ls.Step.End})
+			ws = append(ws, Window{Start: ls.Step.Start, End: ls.Step.End})
 		}
 	}
 	return ws
@@ -216,7 +217,7 @@ func ladderWindows(cells []Cell, product string) []Window {
 // its records, with idp and db as the IdP's and PostgreSQL's sources.
 func runUsage(ws []Window, samples []schema.Sample, idp, db string) RunUsage {
 	u := RunUsage{Windows: len(ws)}
-	in := SamplesIn(samples, ws)
+	in := steps.SamplesIn(samples, ws)
 	u.Records = len(in)
 	switch {
 	case len(ws) == 0:

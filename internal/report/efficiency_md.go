@@ -1,5 +1,7 @@
 package report
 
+import "github.com/idpbench/idpbench/internal/steps"
+
 // KeycloakSizingGuide is the source of the requests-per-CPU-second unit.
 const KeycloakSizingGuide = "https://www.keycloak.org/high-availability/single-cluster/concepts-memory-and-cpu-sizing"
 
@@ -9,7 +11,7 @@ func efficiencyText(e Efficiency) string {
 	if !e.PerIdP.OK {
 		return "N/A: " + cell(e.PerIdP.NA)
 	}
-	s := FormatQPS(e.PerIdP.Value) + " / " + fig(e.PerStack, FormatQPS)
+	s := steps.FormatQPS(e.PerIdP.Value) + " / " + fig(e.PerStack, steps.FormatQPS)
 	if e.Iterations {
 		s = "iter: " + s
 	}
@@ -67,4 +69,4 @@ func memPair(q MemQuantiles) string {
 }
 
 // formatCPUNum is percent of one core without the sign (the header has it).
-func formatCPUNum(v float64) string { return sigOrInt(v, 3) }
+func formatCPUNum(v float64) string { return steps.SigOrInt(v, 3) }

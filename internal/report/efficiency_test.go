@@ -105,7 +105,7 @@ func checkFigure(t *testing.T, what string, f Figure, want float64, na string) {
 func TestCPUSecondsSkipsGaps(t *testing.T) {
 	recs := append(cpuRecords("process:x", -1, 4, 1, constant(40)), cpuRecords("process:x", 9, 12, 1, constant(80))...)
 	// covered: (0,4] at 40% = 1.6 CPU-s, (9,10] at 80% = 0.8; 5 s of 10 -> scaled by 2
-	got, na := CPUSeconds(recs, "process:x", nil, Window{effAt(0), effAt(10)})
+	got, na := CPUSeconds(recs, "process:x", nil, Window{Start: effAt(0), End: effAt(10)})
 	if na != "" || !near(got, 4.8) {
 		t.Errorf("CPUSeconds = %v (%q), want 4.8", got, na)
 	}
@@ -134,7 +134,7 @@ func TestRunUsage(t *testing.T) {
 		samples = append(samples, s,
 			schema.Sample{Schema: schema.SampleV1, T: effAt(float64(i)), Source: SourcePostgres, CPUPct: 10, RSSBytes: int64(i) << 20})
 	}
-	ws := []Window{{effAt(1), effAt(50)}, {effAt(51), effAt(100)}} // records 101..200 are outside
+	ws := []Window{{Start: effAt(1), End: effAt(50)}, {Start: effAt(51), End: effAt(100)}} // records 101..200 are outside
 	u := runUsage(ws, samples, "process:hydra", SourcePostgres)
 	if u.NA != "" || u.Records != 200 || u.Windows != 2 {
 		t.Fatalf("usage %+v, want 200 records in 2 windows", u)

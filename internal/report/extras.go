@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // Cold start modes (schema.Coldstart.Mode).
@@ -50,7 +51,7 @@ type Jitter struct {
 	Product string
 	File    StepFile // zero without a record
 	P99     Spread   // of the P99 of every interval that has requests, ms
-	Gaps    []string // breaks in the interval series (IntervalGaps)
+	Gaps    []string // breaks in the interval series (steps.IntervalGaps)
 	Older   int      // further gcjitter records of the product, not shown
 	NA      string
 }
@@ -60,7 +61,7 @@ func jitterFor(other []StepFile, product string) Jitter {
 	j := Jitter{Product: product, NA: "no gcjitter record"}
 	var found []StepFile
 	for _, sf := range other {
-		if StepProduct(sf) == product && sf.Step.Labels["phase"] == PhaseGCJitter {
+		if StepProduct(sf) == product && sf.Step.Labels["phase"] == steps.PhaseGCJitter {
 			found = append(found, sf)
 		}
 	}
@@ -74,8 +75,8 @@ func jitterFor(other []StepFile, product string) Jitter {
 		}
 	}
 	s := j.File.Step
-	j.Gaps = IntervalGaps(s)
-	j.P99 = SpreadOf(intervalP99s(s))
+	j.Gaps = steps.IntervalGaps(s)
+	j.P99 = steps.SpreadOf(intervalP99s(s))
 	switch {
 	case s.Status == schema.StatusError:
 		j.NA = "status error: " + cmp.Or(s.Error, "no reason given")

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 func (m *md) fairness() {
@@ -43,7 +44,7 @@ func (m *md) productFairness(p Product) {
 	if len(mt.Warmups) > 0 { // metas from before the one warmup rule
 		m.list("Warmups other than the default", len(mt.Warmups), func(i int) string {
 			w := mt.Warmups[i]
-			return fmt.Sprintf("%s: %s — %s", cmp.Or(w.Scenario, "every scenario"), formatSeconds(w.WarmupS), w.Why)
+			return fmt.Sprintf("%s: %s — %s", cmp.Or(w.Scenario, "every scenario"), steps.FormatSeconds(w.WarmupS), w.Why)
 		})
 	}
 	m.warmups(p.Name)
@@ -162,11 +163,11 @@ func (m *md) limitedSteps() {
 		s := sf.Step
 		why := s.Driver.LimitedReason
 		if why == "" { // a record from before limited_reason
-			why = fmt.Sprintf("driver CPU %s%% with GOMAXPROCS %d", FormatMS(s.Driver.CPUPct), s.Driver.GOMAXPROCS)
+			why = fmt.Sprintf("driver CPU %s%% with GOMAXPROCS %d", steps.FormatMS(s.Driver.CPUPct), s.Driver.GOMAXPROCS)
 		}
 		m.printf("- %s %s c=%d%s: %s qps, %s (%s)\n",
 			StepProduct(sf), scenarioLabel(s.Scenario), s.Connections, phaseNote(s),
-			FormatQPS(s.QPS), why, m.link(sf.Path))
+			steps.FormatQPS(s.QPS), why, m.link(sf.Path))
 	}
 	m.printf("\n")
 }
@@ -213,7 +214,7 @@ func (m *md) otherRecords() {
 		}
 		s := sf.Step
 		lines = append(lines, fmt.Sprintf("%s %s c=%d%s, %s (%s)", StepProduct(sf), scenarioLabel(s.Scenario),
-			s.Connections, phaseNote(s), formatSeconds(s.DurationS), m.link(sf.Path)))
+			s.Connections, phaseNote(s), steps.FormatSeconds(s.DurationS), m.link(sf.Path)))
 	}
 	for _, p := range r.Unattributed {
 		lines = append(lines, fmt.Sprintf("sampler records of no known product (%s)", m.link(p)))

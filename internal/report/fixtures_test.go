@@ -14,6 +14,8 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/idpbench/idpbench/internal/schema"
+
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // The fixtures under testdata/ are committed: readers must keep decoding
@@ -54,11 +56,11 @@ func fixtureSpecs() []stepSpec {
 	at := func(min int) time.Time { return fixtureStart.Add(time.Duration(min) * 20 * time.Second) }
 	h := func(sc string, c int, qps, p50 float64) stepSpec {
 		return stepSpec{file: fmt.Sprintf("run1/hydra/%s-c%d.json", sc, c), product: "hydra", version: "v2.3.0",
-			scenario: sc, target: hydraURL(sc), c: c, qps: qps, p50ms: p50, sigma: 0.35, phase: PhaseLadder}
+			scenario: sc, target: hydraURL(sc), c: c, qps: qps, p50ms: p50, sigma: 0.35, phase: steps.PhaseLadder}
 	}
 	k := func(sc string, c int, qps, p50 float64) stepSpec {
 		return stepSpec{file: fmt.Sprintf("run1/keycloak/%s-c%d.json", sc, c), product: "keycloak", version: "26.0.7",
-			scenario: sc, target: keycloakURL(sc), c: c, qps: qps, p50ms: p50, sigma: 0.45, phase: PhaseLadder}
+			scenario: sc, target: keycloakURL(sc), c: c, qps: qps, p50ms: p50, sigma: 0.45, phase: steps.PhaseLadder}
 	}
 	specs := []stepSpec{
 		h("discovery", 2, 4100, 0.45), h("discovery", 4, 7900, 0.5), h("discovery", 8, 12400, 0.62),
@@ -74,13 +76,13 @@ func fixtureSpecs() []stepSpec {
 		with(k("discovery", 2, 6000, 0.3), func(s *stepSpec) { s.limited = true }),
 		with(k("discovery", 4, 6500, 0.55), func(s *stepSpec) { s.limited = true }),
 		with(k("userinfo", 32, 4600, 6.8), func(s *stepSpec) {
-			s.file, s.phase, s.durationS, s.interval = "run1/keycloak/gcjitter.json", PhaseGCJitter, 60, 10
+			s.file, s.phase, s.durationS, s.interval = "run1/keycloak/gcjitter.json", steps.PhaseGCJitter, 60, 10
 		}),
 		with(h("discovery", 2, 4000, 0.45), func(s *stepSpec) {
 			s.file, s.schemaString = "v2/hydra/discovery-c2.json", "idpbench.step/v2"
 		}),
 		with(h("client_credentials", 32, 380, 80), func(s *stepSpec) {
-			s.file, s.phase, s.durationS, s.interval, s.gapAt = "run1/hydra/gcjitter.json", PhaseGCJitter, 60, 10, 4
+			s.file, s.phase, s.durationS, s.interval, s.gapAt = "run1/hydra/gcjitter.json", steps.PhaseGCJitter, 60, 10, 4
 		}),
 		with(k("auth_code", 2, 14, 140), func(s *stepSpec) { s.names = keycloakLogin() }),
 		with(k("auth_code", 4, 22, 180), func(s *stepSpec) { s.names = keycloakLogin() }),

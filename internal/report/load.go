@@ -13,13 +13,18 @@ import (
 	"strings"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
-// StepFile is one step record and where it came from.
-type StepFile struct {
-	Path string // file path as walked ("-" for stdin)
-	Step *schema.Step
-}
+// StepFile is one step record and where it came from (steps.File).
+type StepFile = steps.File
+
+// Window and Spread are the steps' (a measured window's span; a level's
+// throughput spread).
+type (
+	Window = steps.Window
+	Spread = steps.Spread
+)
 
 // MetaFile is one run meta record and where it came from.
 type MetaFile struct {

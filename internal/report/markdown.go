@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // MarkdownOptions configure WriteMarkdown.
@@ -184,12 +185,12 @@ func (m *md) mainTable() {
 		}
 		raw := "–"
 		if c.Capacity.HeadlineIsAdjusted() {
-			raw = FormatInterval(c.Capacity.Raw, FormatQPS, unit)
+			raw = FormatInterval(c.Capacity.Raw, steps.FormatQPS, unit)
 		}
 		m.printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | c=%d%s |\n", sc, c.Product,
-			FormatInterval(c.Capacity.Headline(), FormatQPS, unit), raw, plateauText(c), shareP99(c, 50), shareP99(c, 80),
-			FormatMS(l.P50MS.Median), FormatMS(l.P95MS.Median), FormatMS(l.P99MS.Median),
-			formatPct(l.ErrorRate.Median), efficiencyText(m.r.EfficiencyOf(c)), st.Connections, known)
+			FormatInterval(c.Capacity.Headline(), steps.FormatQPS, unit), raw, plateauText(c), shareP99(c, 50), shareP99(c, 80),
+			steps.FormatMS(l.P50MS.Median), steps.FormatMS(l.P95MS.Median), steps.FormatMS(l.P99MS.Median),
+			steps.FormatPct(l.ErrorRate.Median), efficiencyText(m.r.EfficiencyOf(c)), st.Connections, known)
 	}
 	m.printf("\n")
 	m.knownLimits()
@@ -222,7 +223,7 @@ func capacityLead(r *Report) string {
 	return fmt.Sprintf("it is taken at one host speed where the product has a slope (`raw` is then the windows as\n"+
 		"measured): each window's throughput moved to the run's median host probe (%s µs of CPU for the\n"+
 		"sampler's fixed work) by the product's own slope of ln qps on ln probe within levels (%s)",
-		FormatMS(r.HostRefUS), strings.Join(parts, "; "))
+		steps.FormatMS(r.HostRefUS), strings.Join(parts, "; "))
 }
 
 // plateauText lists the plateau's levels with their windows: "c=4 (3), c=8 (3)".
@@ -238,7 +239,7 @@ func plateauText(c Cell) string {
 // levelLabel is "c=8", "c=8 rate=100/s".
 func levelLabel(l Level) string {
 	if l.RateRPS > 0 {
-		return fmt.Sprintf("c=%d rate=%s/s", l.Connections, FormatQPS(l.RateRPS))
+		return fmt.Sprintf("c=%d rate=%s/s", l.Connections, steps.FormatQPS(l.RateRPS))
 	}
 	return fmt.Sprintf("c=%d", l.Connections)
 }
@@ -295,7 +296,7 @@ func spreadText(s Spread) string {
 	if s.N < 2 {
 		return ""
 	}
-	return " " + formatSpread(s.Pct())
+	return " " + steps.FormatSpread(s.Pct())
 }
 
 // levelNote is ", 5 windows" for a level of several windows, with its
@@ -369,17 +370,17 @@ func (m *md) knownLimits() {
 // rateText is a step's QPS, labelled iter/s when the cell counts iterations.
 func rateText(c Cell, qps float64) string {
 	if c.Iterations() {
-		return FormatQPS(qps) + " iter/s"
+		return steps.FormatQPS(qps) + " iter/s"
 	}
-	return FormatQPS(qps)
+	return steps.FormatQPS(qps)
 }
 
 // stepRate is a step's QPS, labelled iter/s when it counts iterations.
 func stepRate(s *schema.Step) string {
 	if s.CountUnit == schema.CountIterations {
-		return FormatQPS(s.QPS) + " iter/s"
+		return steps.FormatQPS(s.QPS) + " iter/s"
 	}
-	return FormatQPS(s.QPS)
+	return steps.FormatQPS(s.QPS)
 }
 
 // iterationIDs are the scenario IDs of the cells with steps that count iterations.
@@ -387,7 +388,9 @@ func iterationIDs(cells []Cell) []string {
 	var ids []string
 	for _, c := range cells {
 		if c.Iterations() && len(c.Ladder) > 0 {
-			ids = appendNew(ids, c.Scenario.ID)
+			if !slices.Contains(ids, c.Scenario.ID) {
+				ids = append(ids, c.Scenario.ID)
+			}
 		}
 	}
 	return ids
@@ -415,11 +418,11 @@ func (m *md) iterations() {
 		sc := c.Scenario.ID + " " + c.Scenario.Name
 		for _, name := range st.RequestOrder {
 			nr := st.RequestsByName[name]
-			m.printf("| %s | %s | %s | %s | %s | %s | %s |\n", sc, c.Product, cell(name), thousands(nr.Requests),
-				FormatMS(nr.LatencyMS.P50), FormatMS(nr.LatencyMS.P99), formatPct(failRate(nr.Errors.Total(), nr.Requests)))
+			m.printf("| %s | %s | %s | %s | %s | %s | %s |\n", sc, c.Product, cell(name), steps.Thousands(nr.Requests),
+				steps.FormatMS(nr.LatencyMS.P50), steps.FormatMS(nr.LatencyMS.P99), steps.FormatPct(failRate(nr.Errors.Total(), nr.Requests)))
 		}
-		m.printf("| %s | %s | (iteration) | %s | %s | %s | %s |\n", sc, c.Product, thousands(st.Requests),
-			FormatMS(st.LatencyMS.P50), FormatMS(st.LatencyMS.P99), formatPct(st.ErrorRate))
+		m.printf("| %s | %s | (iteration) | %s | %s | %s | %s |\n", sc, c.Product, steps.Thousands(st.Requests),
+			steps.FormatMS(st.LatencyMS.P50), steps.FormatMS(st.LatencyMS.P99), steps.FormatPct(st.ErrorRate))
 	}
 	m.printf("\n")
 }
@@ -471,7 +474,7 @@ func stepChecks(cells []Cell, scenario string) []string {
 }
 
 func (m *md) howToRead() {
-	th := formatPct(schema.SteadyMaxErrorRate)
+	th := steps.FormatPct(schema.SteadyMaxErrorRate)
 	m.printf("## How to read this\n\n")
 	m.printf("- **Closed-loop latency** is service time under N outstanding requests: each of the N\n")
 	m.printf("  connections sends its next request when the previous response is complete, so latency\n")
@@ -484,7 +487,7 @@ func (m *md) howToRead() {
 	m.printf("  connection attempt answered and was not driver-limited, with the highest (median) QPS --\n")
 	m.printf("  among the levels of 3 or more windows when some have them -- or the fewest connections\n")
 	m.printf("  within noise of it: with 4 or more windows each, a two-sided Mann-Whitney U test cannot\n")
-	m.printf("  tell their QPS apart at %g; with 2 or 3, their windows' QPS ranges overlap. The main\n", NoiseAlpha)
+	m.printf("  tell their QPS apart at %g; with 2 or 3, their windows' QPS ranges overlap. The main\n", steps.NoiseAlpha)
 	m.printf("  table shows that level; its ladder below shows all of them.\n")
 	if repeated(m.r.Cells) {
 		m.printf("- **Repeated windows** (`--repeats N`): a level's figure is the median of its windows, `±` its\n")
@@ -534,9 +537,9 @@ func (m *md) ladders() {
 		m.printf("| Connections | %s | P50 ms | P99 ms | Errors | Flags | File |\n", map[bool]string{false: "QPS", true: "Iter/s"}[c.Iterations()])
 		m.printf("|--:|--:|--:|--:|--:|---|---|\n")
 		for _, l := range c.Levels {
-			m.printf("| %d | %s | %s | %s | %s | %s | %s |\n", l.Connections, FormatQPS(l.QPS.Median)+spreadText(l.QPS),
-				FormatMS(l.P50MS.Median)+spreadText(l.P50MS), FormatMS(l.P99MS.Median)+spreadText(l.P99MS),
-				formatPct(l.ErrorRate.Median), cell(strings.Join(l.Flags, ", ")), m.levelFiles(c, l))
+			m.printf("| %d | %s | %s | %s | %s | %s | %s |\n", l.Connections, steps.FormatQPS(l.QPS.Median)+spreadText(l.QPS),
+				steps.FormatMS(l.P50MS.Median)+spreadText(l.P50MS), steps.FormatMS(l.P99MS.Median)+spreadText(l.P99MS),
+				steps.FormatPct(l.ErrorRate.Median), cell(strings.Join(l.Flags, ", ")), m.levelFiles(c, l))
 		}
 		m.printf("\n")
 	}
@@ -562,7 +565,7 @@ func ladderConditions(ladder []LadderStep) string {
 	var warm []float64
 	for _, ls := range ladder {
 		warm = append(warm, ls.Step.WarmupS)
-		dur[formatSeconds(ls.Step.DurationS)] = true
+		dur[steps.FormatSeconds(ls.Step.DurationS)] = true
 		model[modelText(ls.Step.LatencyModel)] = true
 	}
 	join := func(s map[string]bool) string { return strings.Join(slices.Sorted(maps.Keys(s)), " / ") }
@@ -575,12 +578,12 @@ func warmupRange(w []float64) string {
 	if len(w) == 0 {
 		return "none"
 	}
-	lo, hi := secs(slices.Min(w)), secs(slices.Max(w))
+	lo, hi := steps.Secs(slices.Min(w)), steps.Secs(slices.Max(w))
 	if lo == hi {
 		return lo
 	}
-	med, _ := Median(w)
-	return fmt.Sprintf("%s–%s, median %s", strings.TrimSuffix(lo, " s"), hi, secs(med))
+	med, _ := steps.Median(w)
+	return fmt.Sprintf("%s–%s, median %s", strings.TrimSuffix(lo, " s"), hi, steps.Secs(med))
 }
 
 func modelText(model string) string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/schema"
 	"github.com/idpbench/idpbench/internal/servermetrics"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // Options configure Build.
@@ -25,15 +26,6 @@ type Options struct {
 
 // DefaultTitle is the report title when Options.Title is empty.
 const DefaultTitle = "idpbench: OpenID Connect IdP comparison"
-
-// Phase labels of a step ("phase" label). Steps without the label are ladder steps.
-const (
-	PhaseLadder   = "ladder"
-	PhaseGCJitter = "gcjitter"
-	// PhaseShare is a rate-mode window at a fixed share of the cell's
-	// capacity (label share=PERCENT; shares.go).
-	PhaseShare = "share"
-)
 
 // Meta statuses.
 const (
@@ -56,15 +48,15 @@ func CoreScenarios() []string {
 type Report struct {
 	Title            string
 	AggregateVersion string
-	LoadstepVersions []string      // distinct tool_version of the steps
-	Start, End       time.Time     // earliest measured-window start, latest end (zero without steps)
-	Hosts            []schema.Host // distinct hosts the steps ran on
+	LoadstepVersions []string      // distinct tool_version of the recs
+	Start, End       time.Time     // earliest measured-window start, latest end (zero without recs)
+	Hosts            []schema.Host // distinct hosts the recs ran on
 	Products         []Product     // sorted by name
 	Scenarios        []schema.ScenarioInfo
 	Cells            []Cell     // one per scenario x product, scenario-major in Scenarios/Products order
-	Limited          []StepFile // driver-limited steps, ladder and others
+	Limited          []StepFile // driver-limited recs, ladder and others
 	NA               []Cell     // cells without a steady state, in Cells order
-	Other            []StepFile // steps outside the ladder (phase=gcjitter ...)
+	Other            []StepFile // recs outside the ladder (phase=gcjitter ...)
 	Coldstarts       []ColdstartFile
 	Samples          []SampleFile
 	Inputs           InputCounts
@@ -104,7 +96,7 @@ type InputCounts struct {
 // Product is one product of the comparison.
 type Product struct {
 	Name     string
-	Version  string       // from the meta file, else the distinct versions its steps name
+	Version  string       // from the meta file, else the distinct versions its recs name
 	Meta     *schema.Meta // nil without a meta file
 	MetaPath string
 	NA       bool // the meta file says the product could not run
@@ -280,7 +272,7 @@ type cellKey struct{ product, scenario string }
 
 func isLadder(s *schema.Step) bool {
 	p := s.Labels["phase"]
-	return p == "" || p == PhaseLadder
+	return p == "" || p == steps.PhaseLadder
 }
 
 // StepProduct is the step's product, else the name of its directory
@@ -300,10 +292,10 @@ func dirProduct(path string) string {
 	return filepath.Base(filepath.Dir(path))
 }
 
-func (r *Report) header(steps []StepFile) {
+func (r *Report) header(recs []StepFile) {
 	versions := map[string]bool{}
 	hosts := map[schema.Host]bool{}
-	for _, sf := range steps {
+	for _, sf := range recs {
 		s := sf.Step
 		if r.Start.IsZero() || s.Start.Before(r.Start) {
 			r.Start = s.Start
@@ -416,23 +408,23 @@ func buildCell(sc schema.ScenarioInfo, p Product, files []StepFile, probes probe
 	slices.SortStableFunc(files, func(a, b StepFile) int {
 		return cmp.Or(cmp.Compare(a.Step.Connections, b.Step.Connections), a.Step.Start.Compare(b.Step.Start))
 	})
-	steps := make([]*schema.Step, len(files))
+	recs := make([]*schema.Step, len(files))
 	for i, f := range files {
-		steps[i] = f.Step
+		recs[i] = f.Step
 	}
-	c := Cell{Scenario: sc, Product: p.Name, Levels: levels(steps, probes, sessions), Steady: -1}
-	plateau, why := Plateau(levelSteps(c.Levels, steps), schema.ScenarioCheck(sc.Name))
+	c := Cell{Scenario: sc, Product: p.Name, Levels: levels(recs, probes, sessions), Steady: -1}
+	plateau, why := steps.Plateau(levelSteps(c.Levels, recs), schema.ScenarioCheck(sc.Name))
 	c.SteadyLevel, c.NAReason = -1, why
 	if len(plateau) > 0 {
 		c.SteadyLevel = plateau[0]
-		c.Steady = medianWindow(c.Levels[c.SteadyLevel], steps)
-		c.Capacity = capacityOf(plateau, c.Levels, steps)
+		c.Steady = medianWindow(c.Levels[c.SteadyLevel], recs)
+		c.Capacity = capacityOf(plateau, c.Levels, recs)
 	}
 	if len(files) == 0 {
 		c.NAReason = naReason(p, sc.Name)
 	}
 	for i, f := range files {
-		c.Ladder = append(c.Ladder, LadderStep{StepFile: f, Flags: stepFlags(steps[i])})
+		c.Ladder = append(c.Ladder, LadderStep{StepFile: f, Flags: stepFlags(recs[i])})
 	}
 	for i := range c.Levels {
 		c.Levels[i].Flags = levelFlags(c.Levels[i], c.Ladder, i == c.SteadyLevel)
@@ -442,9 +434,9 @@ func buildCell(sc schema.ScenarioInfo, p Product, files []StepFile, probes probe
 
 // levels groups a ladder's steps (by connections, then start) into levels
 // by connections and rate, each with its windows' spread.
-func levels(steps []*schema.Step, probes probeIndex, sessions sessionIndex) []Level {
+func levels(recs []*schema.Step, probes probeIndex, sessions sessionIndex) []Level {
 	var out []Level
-	for i, s := range steps {
+	for i, s := range recs {
 		j := slices.IndexFunc(out, func(l Level) bool { return l.Connections == s.Connections && l.RateRPS == s.RateRPS })
 		if j < 0 {
 			out = append(out, Level{Connections: s.Connections, RateRPS: s.RateRPS})
@@ -456,10 +448,10 @@ func levels(steps []*schema.Step, probes probeIndex, sessions sessionIndex) []Le
 		return cmp.Or(cmp.Compare(a.Connections, b.Connections), cmp.Compare(a.RateRPS, b.RateRPS))
 	})
 	for i := range out {
-		out[i].spreads(steps, probes)
+		out[i].spreads(recs, probes)
 		var starts []time.Time
 		for _, j := range out[i].Steps {
-			starts = append(starts, steps[j].Start)
+			starts = append(starts, recs[j].Start)
 		}
 		out[i].Sessions = sessions.count(starts)
 	}
@@ -467,10 +459,10 @@ func levels(steps []*schema.Step, probes probeIndex, sessions sessionIndex) []Le
 }
 
 // spreads summarises every metric over the level's windows.
-func (l *Level) spreads(steps []*schema.Step, probes probeIndex) {
+func (l *Level) spreads(recs []*schema.Step, probes probeIndex) {
 	var qps, p50, p95, p99, errs, probe []float64
 	for _, i := range l.Steps {
-		s := steps[i]
+		s := recs[i]
 		qps, errs = append(qps, s.QPS), append(errs, s.ErrorRate)
 		p50, p95, p99 = append(p50, s.LatencyMS.P50), append(p95, s.LatencyMS.P95), append(p99, s.LatencyMS.P99)
 		us, ok := probes.window(s.Start, s.End)
@@ -479,23 +471,23 @@ func (l *Level) spreads(steps []*schema.Step, probes probeIndex) {
 		}
 		l.Probes = append(l.Probes, us)
 	}
-	l.QPS, l.P50MS, l.P95MS, l.P99MS, l.ErrorRate = SpreadOf(qps), SpreadOf(p50), SpreadOf(p95), SpreadOf(p99), SpreadOf(errs)
-	l.HostProbe = SpreadOf(probe)
+	l.QPS, l.P50MS, l.P95MS, l.P99MS, l.ErrorRate = steps.SpreadOf(qps), steps.SpreadOf(p50), steps.SpreadOf(p95), steps.SpreadOf(p99), steps.SpreadOf(errs)
+	l.HostProbe = steps.SpreadOf(probe)
 	if len(probe) == len(qps) && l.HostProbe.Median > 0 {
 		adj := make([]float64, len(qps))
 		for i := range qps {
 			adj[i] = qps[i] * probe[i] / l.HostProbe.Median
 		}
-		l.EqualHostQPS = SpreadOf(adj)
+		l.EqualHostQPS = steps.SpreadOf(adj)
 	}
 }
 
 // levelSteps returns each level's windows.
-func levelSteps(ls []Level, steps []*schema.Step) [][]*schema.Step {
+func levelSteps(ls []Level, recs []*schema.Step) [][]*schema.Step {
 	out := make([][]*schema.Step, len(ls))
 	for i, l := range ls {
 		for _, j := range l.Steps {
-			out[i] = append(out[i], steps[j])
+			out[i] = append(out[i], recs[j])
 		}
 	}
 	return out
@@ -504,9 +496,9 @@ func levelSteps(ls []Level, steps []*schema.Step) [][]*schema.Step {
 // medianWindow returns the index into steps of the level's window whose qps
 // is the median: the lower middle for an even count, the earlier window on
 // a tie.
-func medianWindow(l Level, steps []*schema.Step) int {
+func medianWindow(l Level, recs []*schema.Step) int {
 	idx := slices.Clone(l.Steps)
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(steps[a].QPS, steps[b].QPS) })
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(recs[a].QPS, recs[b].QPS) })
 	return idx[(len(idx)-1)/2]
 }
 
@@ -600,17 +592,17 @@ func stepFlags(s *schema.Step) []string {
 	default:
 		f = append(f, s.Status)
 	}
-	if !belowErrors(s) {
-		f = append(f, "errors above "+formatPct(schema.SteadyMaxErrorRate))
+	if !steps.BelowErrors(s) {
+		f = append(f, "errors above "+steps.FormatPct(schema.SteadyMaxErrorRate))
 	}
-	if !reachable(s) {
+	if !steps.Reachable(s) {
 		f = append(f, fmt.Sprintf("unreachable %.1f s (%d failed connection attempts)", s.UnreachableS, s.ConnectErrors.Total()))
 	}
 	if s.Errors.PoolExhausted > 0 {
 		f = append(f, fmt.Sprintf("pool exhausted (%d)", s.Errors.PoolExhausted))
 	}
 	if s.RateRPS > 0 {
-		f = append(f, "rate "+FormatQPS(s.RateRPS)+" req/s")
+		f = append(f, "rate "+steps.FormatQPS(s.RateRPS)+" req/s")
 	}
 	return f
 }

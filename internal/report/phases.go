@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // loadPhases reads a phases file line by line (its errors name the line).
@@ -99,7 +100,7 @@ func (r TimeRow) TotalS() float64 {
 // warmup_s (at most the time from the phase's start to the window's),
 // measured windows each window's end - start, and the rest of the phase is
 // pool minting and step overhead. A step inside no phase counts nowhere.
-func buildTimeUse(files []PhaseFile, steps []StepFile) *TimeUse {
+func buildTimeUse(files []PhaseFile, recs []StepFile) *TimeUse {
 	var phases []schema.Phase
 	t := &TimeUse{}
 	for _, f := range files {
@@ -125,17 +126,17 @@ func buildTimeUse(files []PhaseFile, steps []StepFile) *TimeUse {
 		}
 		switch p.Kind {
 		case schema.PhaseKindLadder, schema.PhaseKindShare:
-			label := PhaseLadder
+			label := steps.PhaseLadder
 			if p.Kind == schema.PhaseKindShare {
-				label = PhaseShare
+				label = steps.PhaseShare
 			}
-			warm, measured := windowsIn(p, steps, label)
+			warm, measured := windowsIn(p, recs, label)
 			add(RowWarmups, p.Product, warm)
 			add(RowMeasured, p.Product, measured)
 			add(RowOverhead, p.Product, max(p.Seconds-warm-measured, 0))
 			t.MeasuredS += measured
 		case schema.PhaseKindGCJitter:
-			_, measured := windowsIn(p, steps, PhaseGCJitter)
+			_, measured := windowsIn(p, recs, steps.PhaseGCJitter)
 			add(RowGCJitter, p.Product, p.Seconds)
 			t.JitterMeasuredS += measured
 		default:
@@ -157,8 +158,8 @@ func buildTimeUse(files []PhaseFile, steps []StepFile) *TimeUse {
 
 // windowsIn sums the warmups and measured windows of the product's steps
 // with the phase label whose measured window lies inside phase p, seconds.
-func windowsIn(p schema.Phase, steps []StepFile, label string) (warmS, measuredS float64) {
-	for _, sf := range steps {
+func windowsIn(p schema.Phase, recs []StepFile, label string) (warmS, measuredS float64) {
+	for _, sf := range recs {
 		s := sf.Step
 		if StepProduct(sf) != p.Product || s.Labels["phase"] != label || s.Start.IsZero() ||
 			s.Start.Before(p.Start) || s.End.After(p.End) {
@@ -271,7 +272,7 @@ func secondsText(s float64) string {
 	if s < 9.95 {
 		return strconv.FormatFloat(s, 'f', 1, 64)
 	}
-	return thousands(int64(math.Round(s)))
+	return steps.Thousands(int64(math.Round(s)))
 }
 
 func minutes(s float64) string { return strconv.FormatFloat(s/60, 'f', 1, 64) }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/schema"
+
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 var phaseT0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -47,15 +49,15 @@ func syntheticRun() ([]PhaseFile, []StepFile) {
 		ph("s2", "", schema.PhaseKindReport, 1210, 1212),
 	}
 	steps := []StepFile{
-		win("hydra", PhaseLadder, 5, 80, 90),
-		win("hydra", PhaseLadder, 5, 100, 110),
-		win("hydra", PhaseLadder, 5, 125, 135),      // straddles the end of its ladder: counted nowhere
-		win("hydra", PhaseLadder, 5, 300, 310),      // between the sessions: inside no phase
-		win("keycloak", PhaseLadder, 5, 90, 100),    // another product's step inside hydra's ladder
-		win("hydra", PhaseGCJitter, 5, 112, 118),    // a GC-jitter step inside a ladder phase: not a ladder step
-		win("hydra", PhaseLadder, 5, 1010, 1020),    // the second session's ladder
-		win("hydra", PhaseGCJitter, 5, 1070, 1130),  // the GC-jitter run's window
-		win("keycloak", PhaseLadder, 5, 1160, 1170), // inside keycloak's cold start, not a ladder phase
+		win("hydra", steps.PhaseLadder, 5, 80, 90),
+		win("hydra", steps.PhaseLadder, 5, 100, 110),
+		win("hydra", steps.PhaseLadder, 5, 125, 135),      // straddles the end of its ladder: counted nowhere
+		win("hydra", steps.PhaseLadder, 5, 300, 310),      // between the sessions: inside no phase
+		win("keycloak", steps.PhaseLadder, 5, 90, 100),    // another product's step inside hydra's ladder
+		win("hydra", steps.PhaseGCJitter, 5, 112, 118),    // a GC-jitter step inside a ladder phase: not a ladder step
+		win("hydra", steps.PhaseLadder, 5, 1010, 1020),    // the second session's ladder
+		win("hydra", steps.PhaseGCJitter, 5, 1070, 1130),  // the GC-jitter run's window
+		win("keycloak", steps.PhaseLadder, 5, 1160, 1170), // inside keycloak's cold start, not a ladder phase
 	}
 	return [][]PhaseFile{{{Path: "run/phases.jsonl", Phases: phases[:7]}, {Path: "run/phases.jsonl", Phases: phases[7:]}}}[0], steps
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/idpbench/idpbench/internal/steps"
 	"slices"
 	"time"
 )
@@ -35,5 +36,5 @@ func (p probeIndex) window(start, end time.Time) (float64, bool) {
 	for ; i < len(p) && !p[i].t.After(end); i++ {
 		us = append(us, p[i].us)
 	}
-	return Median(us)
+	return steps.Median(us)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // Ratio is one product's capacity over another's in one scenario of one
@@ -94,8 +95,8 @@ func splitRounds(c Capacity, levels []Level) (odd, even []float64) {
 // interval every time. Each side needs minIntervalSamples windows, as a
 // capacity interval does.
 func RatioInterval(a, b []float64, key string) Interval {
-	ma, _ := Median(a)
-	mb, _ := Median(b)
+	ma, _ := steps.Median(a)
+	mb, _ := steps.Median(b)
 	iv := Interval{N: min(len(a), len(b))}
 	if mb > 0 {
 		iv.Center = ma / mb

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/schema"
+
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 const repeatsGolden = "testdata/REPEATS.golden.md"
@@ -56,7 +58,7 @@ func repeatInputs(t *testing.T) *Inputs {
 				name = strings.TrimSuffix(name, ".json") + fmt.Sprintf("-r%d.json", k+1)
 			}
 			sp := stepSpec{file: name, product: "hydra", version: "v2.3.0", scenario: l.scenario, target: hydraURL(l.scenario),
-				c: l.c, qps: l.qps[k], p50ms: l.p50ms, sigma: 0.35, phase: PhaseLadder, start: at, limited: l.limited == k+1}
+				c: l.c, qps: l.qps[k], p50ms: l.p50ms, sigma: 0.35, phase: steps.PhaseLadder, start: at, limited: l.limited == k+1}
 			s := synthStep(t, sp, uint64(100*k+i))
 			s.Labels["repeat"] = fmt.Sprint(k + 1)
 			if l.steal == k+1 {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 	registry "github.com/idpbench/idpbench/products"
 )
 
@@ -221,7 +222,7 @@ func TestSelectSteady(t *testing.T) {
 	const ok = schema.StatusComplete
 	tests := []struct {
 		name      string
-		steps     []*schema.Step
+		recs      []*schema.Step
 		want      int
 		wantWhy   string
 		wantInWhy string
@@ -253,7 +254,7 @@ func TestSelectSteady(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, why := SelectSteady(tc.steps, schema.CheckSub)
+			got, why := steps.SelectSteady(tc.recs, schema.CheckSub)
 			if got != tc.want {
 				t.Errorf("index %d, want %d (why %q)", got, tc.want, why)
 			}
@@ -264,11 +265,11 @@ func TestSelectSteady(t *testing.T) {
 				t.Errorf("why %q, want it to contain %q", why, tc.wantInWhy)
 			}
 			// One window per level: the level rule picks the same step, for the same reason.
-			levels := make([][]*schema.Step, len(tc.steps))
-			for i, s := range tc.steps {
+			levels := make([][]*schema.Step, len(tc.recs))
+			for i, s := range tc.recs {
 				levels[i] = []*schema.Step{s}
 			}
-			if li, lwhy := SelectSteadyLevel(levels, schema.CheckSub); li != got || lwhy != why {
+			if li, lwhy := steps.SelectSteadyLevel(levels, schema.CheckSub); li != got || lwhy != why {
 				t.Errorf("SelectSteadyLevel of single windows: %d %q, SelectSteady: %d %q", li, lwhy, got, why)
 			}
 		})
@@ -329,7 +330,7 @@ func TestSelectSteadyLevel(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, why := SelectSteadyLevel(tc.levels, schema.CheckSub)
+			got, why := steps.SelectSteadyLevel(tc.levels, schema.CheckSub)
 			if got != tc.want || why != tc.wantWhy {
 				t.Errorf("SelectSteadyLevel = %d %q, want %d %q", got, why, tc.want, tc.wantWhy)
 			}
@@ -390,7 +391,7 @@ func TestBuildCells(t *testing.T) {
 	for _, sf := range r.Other {
 		phases[sf.Step.Labels["phase"]]++
 	}
-	if len(r.Other) != 4 || phases[PhaseGCJitter] != 2 || phases[PhaseShare] != 2 {
+	if len(r.Other) != 4 || phases[steps.PhaseGCJitter] != 2 || phases[steps.PhaseShare] != 2 {
 		t.Errorf("steps outside the ladder: %v, want the two gcjitter steps and hydra's two windows at shares", phases)
 	}
 	if sh := cells["hydra/discovery"].Shares; len(sh) != 2 || sh[0].Share != 50 || sh[1].Share != 80 || sh[0].NA != "" || sh[0].P99.Center <= 0 {
@@ -417,7 +418,7 @@ func TestScenarioRows(t *testing.T) {
 			Steps: []StepFile{sf("b", "auth_code"), sf("b", "zzz"), sf("a", "request")}},
 			"discovery client_credentials jwt_bearer introspect auth_code refresh userinfo request zzz"},
 		{"gcjitter-only scenario gets no row", Inputs{Steps: []StepFile{{Path: "a/gcjitter.json", Step: &schema.Step{
-			Product: "a", Scenario: "jwt_bearer", Labels: map[string]string{"phase": PhaseGCJitter}}}}},
+			Product: "a", Scenario: "jwt_bearer", Labels: map[string]string{"phase": steps.PhaseGCJitter}}}}},
 			"discovery client_credentials introspect refresh userinfo"},
 	}
 	for _, tc := range tests {
@@ -449,12 +450,12 @@ func TestFormat(t *testing.T) {
 	tests := []struct {
 		got, want string
 	}{
-		{FormatQPS(0), "0"}, {FormatQPS(8.123), "8.12"}, {FormatQPS(81.26), "81.3"}, {FormatQPS(812.4), "812"},
-		{FormatQPS(999.7), "1,000"}, {FormatQPS(12345.6), "12,346"}, {FormatQPS(1234567), "1,234,567"},
-		{FormatMS(0.4499), "0.450"}, {FormatMS(12.34), "12.3"}, {FormatMS(1500), "1,500"},
-		{formatPct(0), "0%"}, {formatPct(0.0001), "0.01%"}, {formatPct(0.023), "2.3%"}, {formatPct(0.05), "5%"},
-		{formatPct(1), "100%"}, {formatPct(0.0000123), "0.0012%"},
-		{formatSeconds(5), "5 s"}, {formatSeconds(0.25), "0.25 s"},
+		{steps.FormatQPS(0), "0"}, {steps.FormatQPS(8.123), "8.12"}, {steps.FormatQPS(81.26), "81.3"}, {steps.FormatQPS(812.4), "812"},
+		{steps.FormatQPS(999.7), "1,000"}, {steps.FormatQPS(12345.6), "12,346"}, {steps.FormatQPS(1234567), "1,234,567"},
+		{steps.FormatMS(0.4499), "0.450"}, {steps.FormatMS(12.34), "12.3"}, {steps.FormatMS(1500), "1,500"},
+		{steps.FormatPct(0), "0%"}, {steps.FormatPct(0.0001), "0.01%"}, {steps.FormatPct(0.023), "2.3%"}, {steps.FormatPct(0.05), "5%"},
+		{steps.FormatPct(1), "100%"}, {steps.FormatPct(0.0000123), "0.0012%"},
+		{steps.FormatSeconds(5), "5 s"}, {steps.FormatSeconds(0.25), "0.25 s"},
 	}
 	for _, tc := range tests {
 		if tc.got != tc.want {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // Sampler sources the report reads (schema.Sample.Source).
@@ -168,7 +169,7 @@ func largest(samples []schema.Sample, want string, match func(string) bool) stri
 	}
 	best, bestRSS := "", -1.0
 	for _, src := range slices.Sorted(maps.Keys(rss)) {
-		if m, _ := Median(rss[src]); m > bestRSS {
+		if m, _ := steps.Median(rss[src]); m > bestRSS {
 			best, bestRSS = src, m
 		}
 	}
@@ -197,7 +198,7 @@ func stealPct(s schema.Sample) float64 { return *s.StealPct }
 
 // medianFigure is the median of vs, or N/A with na.
 func medianFigure(vs []float64, na string) Figure {
-	m, ok := Median(vs)
+	m, ok := steps.Median(vs)
 	return figure(m, ok, na)
 }
 
@@ -275,7 +276,7 @@ func buildResources(p Product, cells []Cell, files []SampleFile, known map[strin
 		res.IdPRSS, res.DBRSS, res.StackRSS, res.ConnsMax = Figure{NA: res.NA}, Figure{NA: res.NA}, Figure{NA: res.NA}, Figure{NA: res.NA}
 		return res
 	}
-	in := SamplesIn(samples, steady)
+	in := steps.SamplesIn(samples, steady)
 	res.InWindows = len(in)
 	res.memory(in, samples)
 	return res
@@ -360,7 +361,7 @@ func steadyWindows(c Cell) []Window {
 	var ws []Window
 	for _, i := range c.SteadyWindows().Steps {
 		s := c.Ladder[i].Step
-		ws = append(ws, Window{s.Start, s.End})
+		ws = append(ws, Window{Start: s.Start, End: s.End})
 	}
 	return ws
 }
@@ -370,7 +371,7 @@ func steadyWindows(c Cell) []Window {
 // window).
 func stepUsage(sc schema.ScenarioInfo, sf StepFile, ws []Window, samples []schema.Sample, idp, db string) StepUsage {
 	s := sf.Step
-	in := SamplesIn(samples, ws)
+	in := steps.SamplesIn(samples, ws)
 	const inWin = " inside the window"
 	u := StepUsage{Scenario: sc, File: sf, Records: len(in)}
 	u.IdPCPU = medianFigure(values(in, idp, nil, cpuPct), cmp.Or(noSource(idp), "no "+idp+" samples"+inWin))

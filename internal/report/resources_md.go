@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // fig renders a figure with format, or "N/A: reason".
@@ -20,13 +21,13 @@ func fig(f Figure, format func(float64) string) string {
 	return format(f.Value)
 }
 
-func formatMiB(v float64) string { return sigOrInt(v, 3) }
+func formatMiB(v float64) string { return steps.SigOrInt(v, 3) }
 func formatCPU(v float64) string { return pct(v) }
 
 // formatCount renders a count or the median of counts: "12", "1,024", "12.5".
 func formatCount(v float64) string {
 	if v == math.Trunc(v) {
-		return thousands(int64(v))
+		return steps.Thousands(int64(v))
 	}
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }
@@ -87,7 +88,7 @@ func (m *md) coldCells(c Coldstart) string {
 		return "N/A: " + cell(c.NA) + " | N/A"
 	}
 	rec := c.File.Coldstart
-	return fmt.Sprintf("%s (%s) | %s", FormatMS(rec.SecondsToReady), m.link(c.File.Path),
+	return fmt.Sprintf("%s (%s) | %s", steps.FormatMS(rec.SecondsToReady), m.link(c.File.Path),
 		formatMiB(float64(rec.PeakRSSBytes)/mib))
 }
 
@@ -98,7 +99,7 @@ func (m *md) jitterRow(j Jitter) {
 	}
 	s := j.File.Step
 	run := fmt.Sprintf("%s c=%d, %s, %s intervals (%s)", scenarioLabel(s.Scenario), s.Connections,
-		formatSeconds(s.DurationS), formatSeconds(s.IntervalS), m.link(j.File.Path))
+		steps.FormatSeconds(s.DurationS), steps.FormatSeconds(s.IntervalS), m.link(j.File.Path))
 	if s.Status != schema.StatusComplete {
 		run += ", " + s.Status
 	}
@@ -111,7 +112,7 @@ func (m *md) jitterRow(j Jitter) {
 		return
 	}
 	m.printf("| %s | %s | %d | %s | %s | %s | %s |\n", j.Product, run, j.P99.N,
-		FormatMS(j.P99.Min), FormatMS(j.P99.Median), FormatMS(j.P99.Max), gaps)
+		steps.FormatMS(j.P99.Min), steps.FormatMS(j.P99.Median), steps.FormatMS(j.P99.Max), gaps)
 }
 
 func (m *md) chartsSection() {
@@ -180,7 +181,7 @@ func (m *md) usageTable(res Resources) {
 		s := u.File.Step
 		db := ""
 		if res.HasDB {
-			db = fmt.Sprintf(" %s | %s | %s | %s |", fig(u.DBCPU, formatCPU), fig(u.DBRSS, formatMiB), fig(u.TPS, FormatQPS), connsCell(u))
+			db = fmt.Sprintf(" %s | %s | %s | %s |", fig(u.DBCPU, formatCPU), fig(u.DBRSS, formatMiB), fig(u.TPS, steps.FormatQPS), connsCell(u))
 		}
 		m.printf("| %s %s | %d | %s | %s |%s %s | %s | %s |\n", u.Scenario.ID, u.Scenario.Name, s.Connections,
 			stepRate(s), fig(u.IdPCPU, formatCPU), db, hostCell(u), formatCPU(s.Driver.CPUPct), cell(u.Verdict))
@@ -226,7 +227,7 @@ func (m *md) topQueries(res Resources) {
 	m.printf("Top %d queries by total execution time over the whole sampler run (pg_stat_statements, every scenario):\n\n", len(res.TopQueries))
 	m.printf("| # | Query | Calls | Total ms | Mean ms |\n|--:|---|--:|--:|--:|\n")
 	for i, q := range res.TopQueries {
-		m.printf("| %d | %s | %s | %s | %s |\n", i+1, queryCell(q.Query), thousands(q.Calls), FormatMS(q.TotalMS), FormatMS(q.MeanMS))
+		m.printf("| %d | %s | %s | %s | %s |\n", i+1, queryCell(q.Query), steps.Thousands(q.Calls), steps.FormatMS(q.TotalMS), steps.FormatMS(q.MeanMS))
 	}
 	m.printf("\n")
 }

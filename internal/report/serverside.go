@@ -10,6 +10,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/schema"
 	"github.com/idpbench/idpbench/internal/servermetrics"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // ServerSide is the product's own view of one steady cell: what the
@@ -142,7 +143,7 @@ func (m *md) serverSideTable() {
 		sc := s.Scenario.ID + " " + s.Scenario.Name
 		c := s.Step.Step.Connections
 		if s.NA != "" {
-			m.printf("| %s | %s | %d | N/A | %s | – | – | – | – | N/A: %s |\n", sc, s.Product, c, thousands(s.Loadstep), cell(s.NA))
+			m.printf("| %s | %s | %d | N/A | %s | – | – | – | – | N/A: %s |\n", sc, s.Product, c, steps.Thousands(s.Loadstep), cell(s.NA))
 			continue
 		}
 		agree := "agree"
@@ -151,7 +152,7 @@ func (m *md) serverSideTable() {
 		}
 		allowed := int64(servermetrics.TolerancePct/100*float64(s.Loadstep)) + s.Slack
 		m.printf("| %s | %s | %d | %s | %s | %+d | ±%s | %s | %s | %s |\n", sc, s.Product, c,
-			thousands(s.Window.Requests), thousands(s.Loadstep), s.Diff(), thousands(allowed),
+			steps.Thousands(s.Window.Requests), steps.Thousands(s.Loadstep), s.Diff(), steps.Thousands(allowed),
 			statusText(s.Window), quantileText(s.Window.Latency), agree)
 	}
 	m.printf("\n")
@@ -185,9 +186,9 @@ func statusText(w servermetrics.Window) string {
 		if len(code) == 3 && (code[0] == '2' || code[0] == '3') {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s: %s", cmp.Or(code, "(none)"), thousands(w.ByStatus[code])))
+		parts = append(parts, fmt.Sprintf("%s: %s", cmp.Or(code, "(none)"), steps.Thousands(w.ByStatus[code])))
 	}
-	return fmt.Sprintf("%s (%s)", thousands(w.Errors), strings.Join(parts, ", "))
+	return fmt.Sprintf("%s (%s)", steps.Thousands(w.Errors), strings.Join(parts, ", "))
 }
 
 // quantileText is "P50 / P95 / P99", or why there are none.
@@ -195,7 +196,7 @@ func quantileText(q *servermetrics.Quantiles) string {
 	if q == nil {
 		return "N/A: no histogram buckets"
 	}
-	out := fmt.Sprintf("%s / %s / %s", FormatMS(q.P50), FormatMS(q.P95), FormatMS(q.P99))
+	out := fmt.Sprintf("%s / %s / %s", steps.FormatMS(q.P50), steps.FormatMS(q.P95), steps.FormatMS(q.P99))
 	if q.Capped {
 		out += " (≥: beyond the last finite bucket)"
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // ShareLatency is a cell's latency in rate mode at one share of its
@@ -44,7 +45,7 @@ func (r *Report) shares() {
 	by := map[cellKey]map[int][]StepFile{}
 	for _, sf := range r.Other {
 		s := sf.Step
-		if s.Labels["phase"] != PhaseShare {
+		if s.Labels["phase"] != steps.PhaseShare {
 			continue
 		}
 		p, err := strconv.Atoi(s.Labels["share"])
@@ -83,7 +84,7 @@ func offShare(sl ShareLatency, capacity float64) string {
 		return ""
 	}
 	return fmt.Sprintf("measured at %s/s, %.0f%% of the raw capacity shown (%s): the run measured it against another capacity",
-		FormatQPS(sl.RateRPS), 100*sl.RateRPS/capacity, FormatQPS(capacity))
+		steps.FormatQPS(sl.RateRPS), 100*sl.RateRPS/capacity, steps.FormatQPS(capacity))
 }
 
 // At is the cell's latency at share percent of its capacity, nil when it
@@ -163,9 +164,9 @@ func shareWindowNA(s *schema.Step) string {
 		return "a window " + s.Status
 	case s.Requests == 0:
 		return "a window in which no request completed"
-	case !belowErrors(s):
-		return fmt.Sprintf("errors %s in a window (the rule: below 0.01%%)", formatPct(s.ErrorRate))
-	case !reachable(s):
+	case !steps.BelowErrors(s):
+		return fmt.Sprintf("errors %s in a window (the rule: below 0.01%%)", steps.FormatPct(s.ErrorRate))
+	case !steps.Reachable(s):
 		return "a window with failed connection attempts"
 	case s.Driver.Limited:
 		return "the load generator was the limit in a window (driver-limited)"
@@ -281,7 +282,7 @@ func shareP99(c Cell, share int) string {
 	case sl.NA != "":
 		return "N/A: " + cell(sl.NA)
 	}
-	return cell(FormatInterval(sl.P99, FormatMS, ""))
+	return cell(FormatInterval(sl.P99, steps.FormatMS, ""))
 }
 
 // sharesTable renders every cell's latency at shares of its capacity.
@@ -314,13 +315,13 @@ func (m *md) sharesTable() {
 		}
 		for _, sl := range c.Shares {
 			sc := c.Scenario.ID + " " + c.Scenario.Name
-			rate := FormatQPS(sl.RateRPS) + " / " + FormatQPS(sl.QPS) + unit
+			rate := steps.FormatQPS(sl.RateRPS) + " / " + steps.FormatQPS(sl.QPS) + unit
 			if sl.NA != "" {
 				m.printf("| %s | %s | %d%% | %s | N/A: %s | – | – | %d (%d) | – |\n", sc, c.Product, sl.Share, rate, cell(sl.NA), len(sl.Windows), sl.Seconds)
 				continue
 			}
 			m.printf("| %s | %s | %d%% | %s | %s | %s | %s | %d (%d) | %d |\n", sc, c.Product, sl.Share, rate,
-				cell(FormatInterval(sl.P50, FormatMS, "")), cell(FormatInterval(sl.P95, FormatMS, "")), cell(FormatInterval(sl.P99, FormatMS, "")),
+				cell(FormatInterval(sl.P50, steps.FormatMS, "")), cell(FormatInterval(sl.P95, steps.FormatMS, "")), cell(FormatInterval(sl.P99, steps.FormatMS, "")),
 				len(sl.Windows), sl.Seconds, sl.Late)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/schema"
+
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // shareStep is a complete rate-mode window of seconds one-second
@@ -15,7 +17,7 @@ func shareStep(t *testing.T, start time.Time, seconds, perSecond int, lat func(s
 	all := schema.NewHistogram()
 	s := &schema.Step{Schema: schema.StepV1, Scenario: schema.ScenarioDiscovery, Product: "p", Status: schema.StatusComplete,
 		Check: schema.ScenarioCheck(schema.ScenarioDiscovery), RateRPS: float64(perSecond), Start: start, End: start.Add(time.Duration(seconds) * time.Second),
-		Requests: int64(seconds * perSecond), OK: int64(seconds * perSecond), Labels: map[string]string{"phase": PhaseShare, "share": "50"}}
+		Requests: int64(seconds * perSecond), OK: int64(seconds * perSecond), Labels: map[string]string{"phase": steps.PhaseShare, "share": "50"}}
 	for sec := range seconds {
 		h := schema.NewHistogram()
 		for i := range perSecond {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
@@ -31,14 +32,14 @@ func TestMedianAndSpread(t *testing.T) {
 	}
 	for _, tc := range tests {
 		in := slices.Clone(tc.in)
-		med, ok := Median(tc.in)
+		med, ok := steps.Median(tc.in)
 		if med != tc.med || ok != tc.ok {
 			t.Errorf("Median(%v) = %v, %v; want %v, %v", tc.in, med, ok, tc.med, tc.ok)
 		}
 		if !slices.Equal(in, tc.in) {
 			t.Errorf("Median reordered its input: %v", tc.in)
 		}
-		sp := SpreadOf(tc.in)
+		sp := steps.SpreadOf(tc.in)
 		if sp.N != len(tc.in) || sp.Min != tc.min || sp.Max != tc.mx || sp.Median != tc.med {
 			t.Errorf("SpreadOf(%v) = %+v", tc.in, sp)
 		}
@@ -50,15 +51,15 @@ func TestSamplesInWindows(t *testing.T) {
 	for s := 0; s <= 30; s++ {
 		samples = append(samples, smp(s, "host", 0, float64(s)))
 	}
-	ws := []Window{{at(5), at(7)}, {at(20), at(21)}}
+	ws := []Window{{Start: at(5), End: at(7)}, {Start: at(20), End: at(21)}}
 	var got []float64
-	for _, s := range SamplesIn(samples, ws) {
+	for _, s := range steps.SamplesIn(samples, ws) {
 		got = append(got, s.CPUPct)
 	}
 	if want := []float64{5, 6, 7, 20, 21}; !slices.Equal(got, want) {
 		t.Errorf("samples in windows at %v, want %v (both ends included)", got, want)
 	}
-	if n := len(SamplesIn(samples, nil)); n != 0 {
+	if n := len(steps.SamplesIn(samples, nil)); n != 0 {
 		t.Errorf("no windows selected %d samples", n)
 	}
 }
@@ -87,20 +88,20 @@ func TestIntervalGaps(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := IntervalGaps(tc.s); !slices.Equal(got, tc.want) {
+			if got := steps.IntervalGaps(tc.s); !slices.Equal(got, tc.want) {
 				t.Errorf("gaps %q, want %q", got, tc.want)
 			}
 		})
 	}
 	interrupted := step(30, iv(0, 10, 5))
 	interrupted.Status = schema.StatusInterrupted
-	if got := IntervalGaps(interrupted); len(got) != 0 {
+	if got := steps.IntervalGaps(interrupted); len(got) != 0 {
 		t.Errorf("an interrupted step's short series is not a gap: %q", got)
 	}
 }
 
 func TestJitterSpreadSkipsEmptyIntervals(t *testing.T) {
-	s := &schema.Step{Product: "p", Labels: map[string]string{"phase": PhaseGCJitter}, DurationS: 40, IntervalS: 10,
+	s := &schema.Step{Product: "p", Labels: map[string]string{"phase": steps.PhaseGCJitter}, DurationS: 40, IntervalS: 10,
 		Status: schema.StatusComplete, Intervals: []schema.Interval{
 			{TS: 0, LengthS: 10, Requests: 9, P99MS: 30}, {TS: 10, LengthS: 10, Requests: 0},
 			{TS: 20, LengthS: 10, Requests: 9, P99MS: 10}, {TS: 30, LengthS: 10, Requests: 9, P99MS: 20}}}
@@ -148,7 +149,7 @@ func TestBuildResourcesWindows(t *testing.T) {
 		Start: at(10), End: at(20), Host: schema.Host{CPUs: 2}}
 	other := &schema.Step{Product: "p", Scenario: "discovery", Check: schema.CheckIssuer, Connections: 2, QPS: 5, Requests: 50, Status: schema.StatusComplete,
 		Start: at(40), End: at(50), Host: schema.Host{CPUs: 2}}
-	in := &Inputs{Steps: []StepFile{{"r/p/discovery-c2.json", other}, {"r/p/discovery-c4.json", steady}},
+	in := &Inputs{Steps: []StepFile{{Path: "r/p/discovery-c2.json", Step: other}, {Path: "r/p/discovery-c4.json", Step: steady}},
 		Samples: []SampleFile{{Path: "r/p/samples.jsonl", Samples: samples}}}
 	r := Build(in, Options{})
 	res := r.Resources[0]
@@ -183,7 +184,7 @@ func TestResourcesNA(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			in := &Inputs{Steps: []StepFile{{"r/p/discovery-c2.json", st}}}
+			in := &Inputs{Steps: []StepFile{{Path: "r/p/discovery-c2.json", Step: st}}}
 			if tc.samples != nil {
 				in.Samples = []SampleFile{{Path: "r/p/samples.jsonl", Samples: tc.samples}}
 			}
@@ -273,7 +274,7 @@ func TestRun1PerProduct(t *testing.T) {
 		kinds[u.Scenario.Name] = u.VerdictKind
 	}
 	want := map[string]string{"discovery": VerdictIdP, "client_credentials": VerdictHost, "refresh": VerdictDB,
-		"client_credentials_login": VerdictNA} // its steps ran after the sampler stopped
+		"client_credentials_login": VerdictNA} // its recs ran after the sampler stopped
 	if len(kinds) != len(want) {
 		t.Errorf("hydra verdicts %v, want %v", kinds, want)
 	}

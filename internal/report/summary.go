@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // Summary formats.
@@ -49,9 +50,9 @@ func summaryHeader() []string {
 }
 
 // SummaryRows returns one row per step, in input order.
-func SummaryRows(steps []StepFile) []SummaryRow {
-	rows := make([]SummaryRow, 0, len(steps))
-	for _, sf := range steps {
+func SummaryRows(recs []StepFile) []SummaryRow {
+	rows := make([]SummaryRow, 0, len(recs))
+	for _, sf := range recs {
 		s := sf.Step
 		rows = append(rows, SummaryRow{
 			Product: StepProduct(sf), Scenario: s.Scenario, Connections: s.Connections,
@@ -83,8 +84,8 @@ func writeText(w io.Writer, rows []SummaryRow) error {
 	fmt.Fprintln(tw, strings.Join(summaryHeader(), "\t"))
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Product, r.Scenario, r.Connections,
-			FormatQPS(r.QPS), FormatMS(r.P50MS), FormatMS(r.P95MS), FormatMS(r.P99MS),
-			formatPct(r.ErrorRate), r.Status, r.File)
+			steps.FormatQPS(r.QPS), steps.FormatMS(r.P50MS), steps.FormatMS(r.P95MS), steps.FormatMS(r.P99MS),
+			steps.FormatPct(r.ErrorRate), r.Status, r.File)
 	}
 	return tw.Flush()
 }

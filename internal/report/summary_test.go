@@ -13,9 +13,9 @@ import (
 
 func summarySteps() []StepFile {
 	return []StepFile{
-		{"r/hydra/discovery-c8.json", &schema.Step{Product: "hydra", Scenario: "discovery", Connections: 8,
+		{Path: "r/hydra/discovery-c8.json", Step: &schema.Step{Product: "hydra", Scenario: "discovery", Connections: 8,
 			QPS: 12400.25, LatencyMS: schema.Latency{P50: 0.622, P95: 1.1, P99: 1.4}, Status: schema.StatusComplete}},
-		{"r/keycloak/introspect-c128.json", &schema.Step{Scenario: "introspect", Connections: 128,
+		{Path: "r/keycloak/introspect-c128.json", Step: &schema.Step{Scenario: "introspect", Connections: 128,
 			QPS: 812.5, LatencyMS: schema.Latency{P50: 150.2, P95: 400, P99: 1234.5}, ErrorRate: 0.023, Status: schema.StatusInterrupted}},
 	}
 }
@@ -118,9 +118,9 @@ func TestSummaryHistogramCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := SummaryRows([]StepFile{
-		{"a.json", &schema.Step{Requests: 40, Histogram: enc}},
-		{"b.json", &schema.Step{Requests: 3, Histogram: "HISTbroken"}},
-		{"c.json", &schema.Step{}},
+		{Path: "a.json", Step: &schema.Step{Requests: 40, Histogram: enc}},
+		{Path: "b.json", Step: &schema.Step{Requests: 3, Histogram: "HISTbroken"}},
+		{Path: "c.json", Step: &schema.Step{}},
 	})
 	if got := []int64{rows[0].Requests, rows[0].HistogramCount, rows[1].HistogramCount, rows[2].HistogramCount}; got[0] != 40 || got[1] != 37 || got[2] != -1 || got[3] != 0 {
 		t.Errorf("requests, histogram counts %v, want [40 37 -1 0]", got)

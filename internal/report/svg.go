@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/xml"
 	"fmt"
+	"github.com/idpbench/idpbench/internal/steps"
 	"io"
 	"math"
 	"slices"
@@ -246,7 +247,7 @@ func tickLabel(v, top float64) string {
 	case a >= 1e4:
 		return plain(v/1e3) + "k"
 	case math.Abs(v) >= 1000:
-		return thousands(int64(math.Round(v)))
+		return steps.Thousands(int64(math.Round(v)))
 	}
 	return plain(v)
 }

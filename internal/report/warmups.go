@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // warmups states, per product, the warmup rule its ladder steps ran by and
@@ -51,14 +52,14 @@ func (m *md) warmups(product string) {
 func warmupRuleText(s *schema.Step) string {
 	r := s.WarmupRule
 	if r == nil {
-		return fmt.Sprintf("fixed, %s before every step", formatSeconds(s.WarmupS))
+		return fmt.Sprintf("fixed, %s before every step", steps.FormatSeconds(s.WarmupS))
 	}
 	jit := ""
 	if r.JITMaxPct > 0 {
 		jit = fmt.Sprintf(" and, where the product has a JIT (a JVM), its compiler threads were busy at most %g%% of one core in each", r.JITMaxPct)
 	}
 	return fmt.Sprintf("at least %s, then until the throughput of the last %d intervals of %s is each within ±%g%% of their mean%s, at most %s",
-		formatSeconds(r.MinS), r.StableIntervals, formatSeconds(s.IntervalS), r.TolerancePct, jit, formatSeconds(r.MaxS))
+		steps.FormatSeconds(r.MinS), r.StableIntervals, steps.FormatSeconds(s.IntervalS), r.TolerancePct, jit, steps.FormatSeconds(r.MaxS))
 }
 
 // steadyJITText names the steady level's windows that were measured while
@@ -101,7 +102,7 @@ func jitText(pct []float64) string {
 		return ""
 	}
 	lo, hi := slices.Min(pct), slices.Max(pct)
-	med, _ := Median(pct)
+	med, _ := steps.Median(pct)
 	if lo == hi {
 		return fmt.Sprintf("; the JIT compiled %g%% of a core in the windows", lo)
 	}
@@ -111,11 +112,11 @@ func jitText(pct []float64) string {
 // warmupSpentText: "S2 client_credentials: 3.1 s–41.2 s, median 4 s over 9
 // steps; 1 of 9 ended at the cap (not stable)", or "5 s each, 4 steps".
 func warmupSpentText(sc schema.ScenarioInfo, spent []float64, adaptive, capped int) string {
-	lo, hi := secs(slices.Min(spent)), secs(slices.Max(spent))
-	med, _ := Median(spent)
+	lo, hi := steps.Secs(slices.Min(spent)), steps.Secs(slices.Max(spent))
+	med, _ := steps.Median(spent)
 	out := fmt.Sprintf("%s %s: %s each, %s", sc.ID, sc.Name, lo, plural(len(spent), "step"))
 	if lo != hi {
-		out = fmt.Sprintf("%s %s: %s–%s, median %s over %s", sc.ID, sc.Name, lo, hi, secs(med), plural(len(spent), "step"))
+		out = fmt.Sprintf("%s %s: %s–%s, median %s over %s", sc.ID, sc.Name, lo, hi, steps.Secs(med), plural(len(spent), "step"))
 	}
 	switch {
 	case adaptive == 0:

@@ -1,4 +1,4 @@
-package report
+package steps
 
 import (
 	"math/rand/v2"
@@ -12,7 +12,7 @@ import (
 // segmentAgents records random values into three agents' recorders and
 // into the whole, and returns the three agents' steps as segments 0..2 of
 // 3 of a c=24 step (8 each), each started a little apart.
-func segmentAgents(t *testing.T) ([]StepFile, *recorder) {
+func segmentAgents(t *testing.T) ([]File, *recorder) {
 	t.Helper()
 	rs := []*recorder{newRecorder(3), newRecorder(3), newRecorder(3)}
 	whole := newRecorder(3)
@@ -23,7 +23,7 @@ func segmentAgents(t *testing.T) ([]StepFile, *recorder) {
 		whole.record(t, i%3, ns)
 	}
 	at := mergeStart.Add(-2 * time.Second)
-	var out []StepFile
+	var out []File
 	for i, r := range rs {
 		s := r.step(t, mergeStart, 0)
 		s.Connections = 8
@@ -31,7 +31,7 @@ func segmentAgents(t *testing.T) ([]StepFile, *recorder) {
 		started := at.Add(time.Duration([]int{0, 3000, 1500}[i]) * time.Microsecond)
 		late := float64(started.Sub(at)) / 1e6
 		s.StartAt, s.StartedAt, s.StartLateMS = &at, &started, &late
-		out = append(out, StepFile{Path: []string{"agent-0.json", "agent-1.json", "agent-2.json"}[i], Step: s})
+		out = append(out, File{Path: []string{"agent-0.json", "agent-1.json", "agent-2.json"}[i], Step: s})
 	}
 	return out, whole
 }
@@ -42,7 +42,7 @@ func segmentAgents(t *testing.T) ([]StepFile, *recorder) {
 func TestMergeSegments(t *testing.T) {
 	steps, whole := segmentAgents(t)
 	// Any order: the merge is of a set.
-	got, err := Merge([]StepFile{steps[2], steps[0], steps[1]})
+	got, err := Merge([]File{steps[2], steps[0], steps[1]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,29 +89,29 @@ func TestMergeSegmentsRate(t *testing.T) {
 func TestMergeSegmentRefusals(t *testing.T) {
 	tests := []struct {
 		name  string
-		edit  func(steps []StepFile) []StepFile
+		edit  func(steps []File) []File
 		wants []string
 	}{
-		{"gap", func(s []StepFile) []StepFile { return []StepFile{s[0], s[2]} },
+		{"gap", func(s []File) []File { return []File{s[0], s[2]} },
 			[]string{"segment 1 of 3 missing", "0/3 agent-0.json", "2/3 agent-2.json"}},
-		{"two missing", func(s []StepFile) []StepFile { return s[:1] }, []string{"segment 1, 2 of 3 missing"}},
-		{"overlap", func(s []StepFile) []StepFile {
+		{"two missing", func(s []File) []File { return s[:1] }, []string{"segment 1, 2 of 3 missing"}},
+		{"overlap", func(s []File) []File {
 			dup := *s[1].Step
-			return []StepFile{s[0], s[1], {Path: "agent-1-again.json", Step: &dup}, s[2]}
+			return []File{s[0], s[1], {Path: "agent-1-again.json", Step: &dup}, s[2]}
 		}, []string{"segment 1/3 twice, in agent-1.json and agent-1-again.json"}},
-		{"mixed N", func(s []StepFile) []StepFile { s[2].Step.Segment.Of = 4; return s },
+		{"mixed N", func(s []File) []File { s[2].Step.Segment.Of = 4; return s },
 			[]string{"merging agent-2.json: segment 2/4, but agent-0.json is 0/3"}},
-		{"mixed success rule", func(s []StepFile) []StepFile { s[1].Step.Check = schema.Check2xx; return s },
+		{"mixed success rule", func(s []File) []File { s[1].Step.Check = schema.Check2xx; return s },
 			[]string{"merging agent-1.json: check \"2xx\" differs", "agent-0.json"}},
-		{"mixed scenario", func(s []StepFile) []StepFile { s[2].Step.Scenario = schema.ScenarioUserinfo; return s },
+		{"mixed scenario", func(s []File) []File { s[2].Step.Scenario = schema.ScenarioUserinfo; return s },
 			[]string{"merging agent-2.json: scenario \"userinfo\" differs", "agent-0.json"}},
-		{"one without a segment", func(s []StepFile) []StepFile { s[1].Step.Segment = nil; return s },
+		{"one without a segment", func(s []File) []File { s[1].Step.Segment = nil; return s },
 			[]string{"merging agent-1.json: it has no segment, but agent-0.json is segment 0/3"}},
-		{"another whole", func(s []StepFile) []StepFile { s[2].Step.Segment.TotalConnections = 30; return s },
+		{"another whole", func(s []File) []File { s[2].Step.Segment.TotalConnections = 30; return s },
 			[]string{"merging agent-2.json: a segment of c=30", "agent-0.json is of c=24"}},
-		{"shares do not add up", func(s []StepFile) []StepFile { s[0].Step.Connections = 7; return s },
+		{"shares do not add up", func(s []File) []File { s[0].Step.Connections = 7; return s },
 			[]string{"connections 23", "whole step's 24", "0/3 agent-0.json"}},
-		{"index out of range", func(s []StepFile) []StepFile { s[2].Step.Segment.Index = 3; return s },
+		{"index out of range", func(s []File) []File { s[2].Step.Segment.Index = 3; return s },
 			[]string{"agent-2.json: segment 3/3 is not an index 0..2"}},
 	}
 	for _, tt := range tests {
@@ -135,7 +135,7 @@ func TestMergeSegmentRefusals(t *testing.T) {
 func TestMergeWithoutSegmentsSkew(t *testing.T) {
 	ra, rb, _ := agentsAndWhole(t)
 	a, b := ra.step(t, mergeStart, 0), rb.step(t, mergeStart.Add(40*time.Millisecond), 0)
-	got, err := Merge([]StepFile{{"a.json", a}, {"b.json", b}})
+	got, err := Merge([]File{{"a.json", a}, {"b.json", b}})
 	if err != nil {
 		t.Fatal(err)
 	}

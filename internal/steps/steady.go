@@ -1,4 +1,4 @@
-package report
+package steps
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ import (
 func SelectSteady(steps []*schema.Step, rule string) (int, string) {
 	best := -1
 	for i, s := range steps {
-		if judgedBy(s, rule) && Qualifies(s) && (best < 0 || s.QPS > steps[best].QPS) {
+		if JudgedBy(s, rule) && Qualifies(s) && (best < 0 || s.QPS > steps[best].QPS) {
 			best = i
 		}
 	}
@@ -27,7 +27,7 @@ func SelectSteady(steps []*schema.Step, rule string) (int, string) {
 	}
 	var judged []*schema.Step
 	for _, s := range steps {
-		if judgedBy(s, rule) {
+		if JudgedBy(s, rule) {
 			judged = append(judged, s)
 		}
 	}
@@ -37,8 +37,8 @@ func SelectSteady(steps []*schema.Step, rule string) (int, string) {
 	return -1, noSteadyReason(judged)
 }
 
-// judgedBy reports whether s was judged by rule ("" = any rule).
-func judgedBy(s *schema.Step, rule string) bool {
+// JudgedBy reports whether s was judged by rule ("" = any rule).
+func JudgedBy(s *schema.Step, rule string) bool {
 	return rule == "" || s.Check == rule
 }
 
@@ -56,16 +56,16 @@ func otherRuleReason(s *schema.Step, rule string) string {
 // schema.SteadyMaxErrorRate errors, every connection attempt answered, and
 // not driver-limited (SelectSteady's rule, without the success rule).
 func Qualifies(s *schema.Step) bool {
-	return s.Status == schema.StatusComplete && s.Requests > 0 && belowErrors(s) && reachable(s) && !s.Driver.Limited
+	return s.Status == schema.StatusComplete && s.Requests > 0 && BelowErrors(s) && Reachable(s) && !s.Driver.Limited
 }
 
-// reachable: no connection attempt of the window failed. A step whose
+// Reachable: no connection attempt of the window failed. A step whose
 // target refused connections for a while measured part of a window only.
-func reachable(s *schema.Step) bool {
+func Reachable(s *schema.Step) bool {
 	return s.ConnectErrors.Total() == 0
 }
 
-func belowErrors(s *schema.Step) bool {
+func BelowErrors(s *schema.Step) bool {
 	return s.ErrorRate < schema.SteadyMaxErrorRate
 }
 
@@ -82,9 +82,9 @@ func noSteadyReason(steps []*schema.Step) string {
 			continue // measured nothing: flagged "no request completed"
 		}
 		complete = append(complete, s)
-		if belowErrors(s) {
+		if BelowErrors(s) {
 			below = append(below, s)
-			if reachable(s) {
+			if Reachable(s) {
 				reached = append(reached, s)
 			}
 		}
@@ -99,16 +99,16 @@ func noSteadyReason(steps []*schema.Step) string {
 	case len(below) == 0:
 		b := leastErrors(complete)
 		return fmt.Sprintf("no step below %s errors (best: c=%d, %s errors)",
-			formatPct(schema.SteadyMaxErrorRate), b.Connections, formatPct(b.ErrorRate))
+			FormatPct(schema.SteadyMaxErrorRate), b.Connections, FormatPct(b.ErrorRate))
 	case len(reached) == 0:
 		return fmt.Sprintf("every step below %s errors had failed connection attempts (the target was unreachable for part of the window)",
-			formatPct(schema.SteadyMaxErrorRate))
+			FormatPct(schema.SteadyMaxErrorRate))
 	}
 	// Every complete step below the error threshold the target answered
 	// throughout was driver-limited.
 	below = reached
 	h := highestQPS(below)
-	what := "every step below " + formatPct(schema.SteadyMaxErrorRate) + " errors is driver-limited"
+	what := "every step below " + FormatPct(schema.SteadyMaxErrorRate) + " errors is driver-limited"
 	if allLimited(complete) {
 		what = "all steps driver-limited"
 	}
@@ -213,7 +213,7 @@ func SelectSteadyLevel(levels [][]*schema.Step, rule string) (int, string) {
 func Plateau(levels [][]*schema.Step, rule string) ([]int, string) {
 	var ok []int
 	for i, ws := range levels {
-		if levelQualifies(ws, rule) {
+		if LevelQualifies(ws, rule) {
 			ok = append(ok, i)
 		}
 	}
@@ -248,7 +248,7 @@ func noSteadyLevelReason(levels [][]*schema.Step, rule string) string {
 	for _, ws := range levels {
 		n := 0
 		for _, s := range ws {
-			if judgedBy(s, rule) && Qualifies(s) {
+			if JudgedBy(s, rule) && Qualifies(s) {
 				n++
 			}
 		}
@@ -259,11 +259,11 @@ func noSteadyLevelReason(levels [][]*schema.Step, rule string) string {
 	return "no results"
 }
 
-// levelQualifies: the level has windows, every one judged by rule and a
+// LevelQualifies: the level has windows, every one judged by rule and a
 // steady state.
-func levelQualifies(ws []*schema.Step, rule string) bool {
+func LevelQualifies(ws []*schema.Step, rule string) bool {
 	for _, s := range ws {
-		if !judgedBy(s, rule) || !Qualifies(s) {
+		if !JudgedBy(s, rule) || !Qualifies(s) {
 			return false
 		}
 	}

@@ -1,4 +1,4 @@
-package report
+package steps
 
 import (
 	"fmt"
@@ -80,10 +80,10 @@ func SpreadOf(vs []float64) Spread {
 	return Spread{Min: slices.Min(vs), Median: med, Max: slices.Max(vs), N: len(vs)}
 }
 
-// intervalTolerance is how far apart (seconds) one interval's end and the
+// IntervalTolerance is how far apart (seconds) one interval's end and the
 // next one's start may be and still count as contiguous: t_s and length_s
 // are rounded in the record.
-const intervalTolerance = 0.001
+const IntervalTolerance = 0.001
 
 // IntervalGaps describes every break in a step's interval series: a missing
 // stretch between consecutive intervals, a series that starts late or ends
@@ -93,33 +93,33 @@ func IntervalGaps(s *schema.Step) []string {
 	var gaps []string
 	end := 0.0
 	for _, iv := range s.Intervals {
-		if iv.TS-end > intervalTolerance {
-			gaps = append(gaps, fmt.Sprintf("no interval for %s–%s", secs(end), secs(iv.TS)))
+		if iv.TS-end > IntervalTolerance {
+			gaps = append(gaps, fmt.Sprintf("no interval for %s–%s", Secs(end), Secs(iv.TS)))
 		}
-		if iv.TS < end-intervalTolerance {
-			gaps = append(gaps, fmt.Sprintf("intervals overlap at %s", secs(iv.TS)))
+		if iv.TS < end-IntervalTolerance {
+			gaps = append(gaps, fmt.Sprintf("intervals overlap at %s", Secs(iv.TS)))
 		}
 		if iv.Requests == 0 {
-			gaps = append(gaps, fmt.Sprintf("no requests in %s–%s", secs(iv.TS), secs(iv.TS+intervalLength(s, iv))))
+			gaps = append(gaps, fmt.Sprintf("no requests in %s–%s", Secs(iv.TS), Secs(iv.TS+IntervalLength(s, iv))))
 		}
-		end = max(end, iv.TS+intervalLength(s, iv))
+		end = max(end, iv.TS+IntervalLength(s, iv))
 	}
-	if s.DurationS-end > intervalTolerance && s.Status == schema.StatusComplete {
-		gaps = append(gaps, fmt.Sprintf("no interval for %s–%s", secs(end), secs(s.DurationS)))
+	if s.DurationS-end > IntervalTolerance && s.Status == schema.StatusComplete {
+		gaps = append(gaps, fmt.Sprintf("no interval for %s–%s", Secs(end), Secs(s.DurationS)))
 	}
 	return gaps
 }
 
-// intervalLength is the interval's length, the step's interval_s for
+// IntervalLength is the interval's length, the step's interval_s for
 // records that do not state it.
-func intervalLength(s *schema.Step, iv schema.Interval) float64 {
+func IntervalLength(s *schema.Step, iv schema.Interval) float64 {
 	if iv.LengthS > 0 {
 		return iv.LengthS
 	}
 	return s.IntervalS
 }
 
-// secs renders seconds compactly: "40 s", "12.5 s".
-func secs(v float64) string {
-	return formatSeconds(math.Round(v*10) / 10)
+// Secs renders seconds compactly: "40 s", "12.5 s".
+func Secs(v float64) string {
+	return FormatSeconds(math.Round(v*10) / 10)
 }

@@ -1,4 +1,4 @@
-package report
+package steps
 
 import (
 	"encoding/json"
@@ -58,7 +58,7 @@ import (
 //   - start_skew_ms is the spread of the agents' actual starts
 //     (started_at, else start); start_at is kept when every agent was
 //     given the same.
-func Merge(steps []StepFile) (*schema.Step, error) {
+func Merge(steps []File) (*schema.Step, error) {
 	if len(steps) == 0 {
 		return nil, errors.New("no step records to merge")
 	}
@@ -73,7 +73,7 @@ func Merge(steps []StepFile) (*schema.Step, error) {
 	}
 	out := mergeScalars(steps)
 	mergeStarts(out, steps)
-	for _, merge := range []func(*schema.Step, []StepFile) error{mergeHistograms, mergeIntervals, mergeNamed} {
+	for _, merge := range []func(*schema.Step, []File) error{mergeHistograms, mergeIntervals, mergeNamed} {
 		if err := merge(out, steps); err != nil {
 			return nil, err
 		}
@@ -82,7 +82,7 @@ func Merge(steps []StepFile) (*schema.Step, error) {
 }
 
 // compatible checks that sf ran the same step as first, in the same window.
-func compatible(first, sf StepFile) error {
+func compatible(first, sf File) error {
 	a, b := first.Step, sf.Step
 	for _, f := range []struct{ name, a, b string }{
 		{"product", a.Product, b.Product},
@@ -124,7 +124,7 @@ func absDur(d time.Duration) time.Duration {
 }
 
 // mergeScalars sums and combines everything but the histograms.
-func mergeScalars(steps []StepFile) *schema.Step {
+func mergeScalars(steps []File) *schema.Step {
 	first := steps[0].Step
 	out := &schema.Step{
 		Schema: schema.StepV1, Product: first.Product, ProductVersion: first.ProductVersion,
@@ -185,7 +185,7 @@ func mergeScalars(steps []StepFile) *schema.Step {
 
 // mergeWarmup keeps the adaptive warmup's rule and verdict where every
 // agent agrees on them.
-func mergeWarmup(out *schema.Step, steps []StepFile) {
+func mergeWarmup(out *schema.Step, steps []File) {
 	rule, stable := steps[0].Step.WarmupRule, steps[0].Step.WarmupStable
 	for _, sf := range steps[1:] {
 		s := sf.Step
@@ -282,10 +282,10 @@ func mergedStatus(statuses map[string]bool) string {
 
 // commonLabels keeps the labels every agent has with the same value (an
 // agent index label, for example, is dropped).
-func commonLabels(steps []StepFile) map[string]string {
+func commonLabels(steps []File) map[string]string {
 	out := map[string]string{}
 	for k, v := range steps[0].Step.Labels {
-		if slices.IndexFunc(steps, func(sf StepFile) bool { return sf.Step.Labels[k] != v }) < 0 {
+		if slices.IndexFunc(steps, func(sf File) bool { return sf.Step.Labels[k] != v }) < 0 {
 			out[k] = v
 		}
 	}
@@ -303,7 +303,7 @@ func appendNew(list []string, s string) []string {
 }
 
 // mergeHistograms merges the overall and the corrected histograms.
-func mergeHistograms(out *schema.Step, steps []StepFile) error {
+func mergeHistograms(out *schema.Step, steps []File) error {
 	h, err := mergeField(steps, "histogram", func(s *schema.Step) string { return s.Histogram })
 	if err != nil {
 		return err
@@ -338,7 +338,7 @@ func mergeHistograms(out *schema.Step, steps []StepFile) error {
 }
 
 // mergeField merges one histogram field of every step into a new histogram.
-func mergeField(steps []StepFile, field string, get func(*schema.Step) string) (*hdrhistogram.Histogram, error) {
+func mergeField(steps []File, field string, get func(*schema.Step) string) (*hdrhistogram.Histogram, error) {
 	acc := schema.NewHistogram()
 	for _, sf := range steps {
 		if err := mergeInto(acc, get(sf.Step), sf.Path, field); err != nil {
@@ -367,7 +367,7 @@ func mergeInto(acc *hdrhistogram.Histogram, encoded, path, field string) error {
 }
 
 // mergeIntervals merges the per-interval slices by index.
-func mergeIntervals(out *schema.Step, steps []StepFile) error {
+func mergeIntervals(out *schema.Step, steps []File) error {
 	n := 0
 	for _, sf := range steps {
 		n = max(n, len(sf.Step.Intervals))
@@ -382,7 +382,7 @@ func mergeIntervals(out *schema.Step, steps []StepFile) error {
 	return nil
 }
 
-func mergeInterval(steps []StepFile, i int) (schema.Interval, error) {
+func mergeInterval(steps []File, i int) (schema.Interval, error) {
 	var out schema.Interval
 	acc, corr := schema.NewHistogram(), schema.NewHistogram()
 	seen, corrected := false, false
@@ -425,7 +425,7 @@ func mergeInterval(steps []StepFile, i int) (schema.Interval, error) {
 }
 
 // mergeNamed merges the named requests of iteration steps name by name.
-func mergeNamed(out *schema.Step, steps []StepFile) error {
+func mergeNamed(out *schema.Step, steps []File) error {
 	if out.CountUnit != schema.CountIterations {
 		return nil
 	}
@@ -459,7 +459,7 @@ func mergeNamed(out *schema.Step, steps []StepFile) error {
 }
 
 // namedUnion is every request name of the steps, request_order first.
-func namedUnion(steps []StepFile) []string {
+func namedUnion(steps []File) []string {
 	names := slices.Clone(steps[0].Step.RequestOrder)
 	for _, sf := range steps {
 		for _, name := range slices.Sorted(maps.Keys(sf.Step.RequestsByName)) {

@@ -1,4 +1,4 @@
-package report
+package steps
 
 import (
 	"math/rand/v2"
@@ -83,7 +83,7 @@ func TestMergeEqualsOneHistogramOfBothStreams(t *testing.T) {
 	ra, rb, rc := agentsAndWhole(t)
 	a, b := ra.step(t, mergeStart, 3), rb.step(t, mergeStart.Add(200*time.Millisecond), 4)
 	b.Driver.Limited = true
-	got, err := Merge([]StepFile{{"a.json", a}, {"b.json", b}})
+	got, err := Merge([]File{{"a.json", a}, {"b.json", b}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,12 +143,12 @@ func TestMergeEqualsOneHistogramOfBothStreams(t *testing.T) {
 func TestMergeIsAssociative(t *testing.T) {
 	ra, rb, _ := agentsAndWhole(t)
 	a, b := ra.step(t, mergeStart, 0), rb.step(t, mergeStart, 0)
-	ab, err := Merge([]StepFile{{"a.json", a}, {"b.json", b}})
+	ab, err := Merge([]File{{"a.json", a}, {"b.json", b}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	abb, err1 := Merge([]StepFile{{"ab.json", ab}, {"b.json", b}})
-	all, err2 := Merge([]StepFile{{"a.json", a}, {"b.json", b}, {"b.json", b}})
+	abb, err1 := Merge([]File{{"ab.json", ab}, {"b.json", b}})
+	all, err2 := Merge([]File{{"a.json", a}, {"b.json", b}, {"b.json", b}})
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}
@@ -191,7 +191,7 @@ func TestMergeErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := ra.step(t, mergeStart, 0), rb.step(t, mergeStart, 0)
 			tc.change(b)
-			_, err := Merge([]StepFile{{"agent-a.json", a}, {"agent-b.json", b}})
+			_, err := Merge([]File{{"agent-a.json", a}, {"agent-b.json", b}})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want one about %q", err, tc.want)
 			}
@@ -215,7 +215,7 @@ func TestMergeStatus(t *testing.T) {
 	for _, tc := range tests {
 		a, b := ra.step(t, mergeStart, 0), rb.step(t, mergeStart, 0)
 		a.Status, b.Status = tc.a, tc.b
-		got, err := Merge([]StepFile{{"a.json", a}, {"b.json", b}})
+		got, err := Merge([]File{{"a.json", a}, {"b.json", b}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +248,7 @@ func TestMergeIterationAndRateFields(t *testing.T) {
 	ya, yb, yc := agentsAndWhole(t)
 	a := asIteration(t, ra.step(t, mergeStart, 3), ya, 5, 12.5)
 	b := asIteration(t, rb.step(t, mergeStart, 4), yb, 7, 30)
-	got, err := Merge([]StepFile{{"a.json", a}, {"b.json", b}})
+	got, err := Merge([]File{{"a.json", a}, {"b.json", b}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestMergeIterationAndRateFields(t *testing.T) {
 	} {
 		c := asIteration(t, rb.step(t, mergeStart, 0), yb, 0, 0)
 		change(c)
-		if _, err := Merge([]StepFile{{"a.json", a}, {"c.json", c}}); err == nil || !strings.Contains(err.Error(), "c.json") {
+		if _, err := Merge([]File{{"a.json", a}, {"c.json", c}}); err == nil || !strings.Contains(err.Error(), "c.json") {
 			t.Errorf("merging a different iteration: error %v", err)
 		}
 	}
@@ -316,7 +316,7 @@ func TestMergeWarmup(t *testing.T) {
 			a, b := ra.step(t, mergeStart, 0), rb.step(t, mergeStart, 0)
 			a.WarmupS, a.WarmupRule, a.WarmupStable, a.WarmupQPS = 7, &rule, new(true), []float64{10, 100, 101, 99}
 			b.WarmupS, b.WarmupRule, b.WarmupStable, b.WarmupQPS = 8, tt.ruleB, tt.stableB, []float64{20, 99, 100, 100, 101}
-			got, err := Merge([]StepFile{{"a.json", a}, {"b.json", b}})
+			got, err := Merge([]File{{"a.json", a}, {"b.json", b}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -329,4 +329,15 @@ func TestMergeWarmup(t *testing.T) {
 			}
 		})
 	}
+}
+
+// interval is one per-interval record of h over [ts, ts+length).
+func interval(t testing.TB, h *hdrhistogram.Histogram, ts, length float64, errs int64) schema.Interval {
+	enc, err := schema.EncodeHistogram(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lat := schema.Summarize(h)
+	return schema.Interval{TS: ts, LengthS: length, Requests: h.TotalCount(), Errors: errs,
+		QPS: float64(h.TotalCount()) / length, P50MS: lat.P50, P99MS: lat.P99, MaxMS: lat.Max, Histogram: enc}
 }

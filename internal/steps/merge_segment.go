@@ -1,4 +1,4 @@
-package report
+package steps
 
 import (
 	"fmt"
@@ -16,8 +16,8 @@ import (
 // 0..N-1 exactly once, all of the same whole step (total_connections,
 // total_rate_rps), and the agents' shares add up to it. Errors name the
 // files.
-func checkSegments(steps []StepFile) error {
-	i := slices.IndexFunc(steps, func(sf StepFile) bool { return sf.Step.Segment != nil })
+func checkSegments(steps []File) error {
+	i := slices.IndexFunc(steps, func(sf File) bool { return sf.Step.Segment != nil })
 	if i < 0 {
 		return nil
 	}
@@ -49,7 +49,7 @@ func checkSegments(steps []StepFile) error {
 }
 
 // sameSegmentation checks that sf is a segment of the same whole step as first.
-func sameSegmentation(first, sf StepFile) error {
+func sameSegmentation(first, sf File) error {
 	a, b := first.Step.Segment, sf.Step.Segment
 	switch {
 	case b == nil:
@@ -99,7 +99,7 @@ func joinInts(v []int) string {
 // mergeStarts records the spread of the agents' actual starts, keeps the
 // requested start they share, and gives a segmented step its whole rate
 // exactly (the shares' sum may differ from it in the last bit).
-func mergeStarts(out *schema.Step, steps []StepFile) {
+func mergeStarts(out *schema.Step, steps []File) {
 	var lo, hi time.Time
 	for k, sf := range steps {
 		t := sf.Step.Start

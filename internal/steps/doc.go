@@ -1,0 +1,25 @@
+// Package steps is the arithmetic of step records (idpbench.step/v1) that
+// the writing side and the report share: merging agents' steps exactly
+// (Merge, EncodeStep), the steady-state rule and the plateau (Qualifies,
+// SelectSteady, SelectSteadyLevel, Plateau), the spread and median of a
+// level's windows (SpreadOf, Median, SamplesIn) and the number formats the
+// figures are written in (FormatQPS, FormatMS, FormatPct). The ladder,
+// k8sstep and the report use it; it renders nothing.
+package steps
+
+import "github.com/idpbench/idpbench/internal/schema"
+
+// File is one step record and where it came from.
+type File struct {
+	Path string // file path as walked ("-" for stdin)
+	Step *schema.Step
+}
+
+// Phase labels of a step ("phase" label). Steps without the label are ladder steps.
+const (
+	PhaseLadder   = "ladder"
+	PhaseGCJitter = "gcjitter"
+	// PhaseShare is a rate-mode window at a fixed share of the cell's
+	// capacity (label share=PERCENT; the report's shares.go).
+	PhaseShare = "share"
+)
