@@ -134,7 +134,7 @@ func cellEfficiency(c Cell, samples []schema.Sample, idp, db string) Efficiency 
 	e.IdPCPUS, e.PerIdP = Figure{Value: idpS, OK: true}, perCPU(e.OK, idpS)
 	if dbWhy != "" {
 		if len(values(samples, db, hasRSS, cpuPct)) == 0 {
-			dbWhy = dbNA(samples) // no database at all, or its processes unseen
+			dbWhy = dbNA(samples, db) // no database at all, or its processes unseen
 		}
 		e.DBCPUS, e.PerStack = Figure{NA: dbWhy}, Figure{NA: dbWhy}
 		return e
@@ -238,7 +238,7 @@ func runUsage(ws []Window, samples []schema.Sample, idp, db string) RunUsage {
 	u.IdPCPU = cpuQuantiles(values(in, idp, nil, cpuPct), idpNA)
 	keep, get, kind := memOf(in, idp)
 	u.IdPMem, u.IdPMemOf = memQuantiles(values(in, idp, keep, get), idpNA), kind
-	dna := dbNA(samples)
+	dna := dbNA(samples, db)
 	u.DBCPU = cpuQuantiles(values(in, db, hasRSS, cpuPct), dna)
 	keep, get, kind = memOf(in, db)
 	u.DBMem, u.DBMemOf = memQuantiles(values(in, db, keep, get), dna), kind

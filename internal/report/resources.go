@@ -13,7 +13,10 @@ import (
 
 // Sampler sources the report reads (schema.Sample.Source).
 const (
-	SourcePostgres      = "postgres"
+	SourcePostgres = "postgres"
+	// NoDatabase is the database source of a product whose meta records
+	// no database (it keeps its state in memory: the reference OP).
+	NoDatabase          = "none"
 	SourceHost          = "host"
 	SourceProcessPrefix = "process:"
 	// SourceContainerPrefix is a container's cgroup (sampler --docker), as
@@ -244,6 +247,9 @@ func buildResources(p Product, cells []Cell, files []SampleFile, known map[strin
 	res.HasDB = hasSource(samples, SourcePostgres)
 	res.IdPSource = IdPSource(p.Name, samples)
 	res.DBSource = DBSource(samples)
+	if p.Meta != nil && p.Meta.Status == MetaOK && len(p.Meta.Database) == 0 && !res.HasDB {
+		res.DBSource = NoDatabase
+	}
 	res.TopQueries, res.TopNA = topQueries(mine)
 	var steady []Window
 	for _, c := range cells {
@@ -313,8 +319,8 @@ func (res *Resources) memory(in, all []schema.Sample) {
 	keep, get, kind := memOf(in, res.IdPSource)
 	res.IdPRSS, res.IdPMem = medianFigure(values(in, res.IdPSource, keep, get), idpNA(res.IdPSource)), kind
 	keep, get, kind = memOf(in, res.DBSource)
-	res.DBRSS, res.DBMem = medianFigure(values(in, res.DBSource, keep, get), dbNA(all)), kind
-	res.ConnsMax = maxFigure(values(in, SourcePostgres, nil, conns), dbStatsNA(all))
+	res.DBRSS, res.DBMem = medianFigure(values(in, res.DBSource, keep, get), dbNA(all, res.DBSource)), kind
+	res.ConnsMax = maxFigure(values(in, SourcePostgres, nil, conns), dbStatsNA(all, res.DBSource))
 	sums := stackRSS(in, res.IdPSource, res.DBSource)
 	switch {
 	case !res.IdPRSS.OK:
@@ -337,9 +343,15 @@ func idpNA(src string) string {
 	return "no " + src + " samples inside the steady-state windows"
 }
 
-// dbNA explains missing PostgreSQL process figures.
-func dbNA(all []schema.Sample) string {
+// noDatabaseNA is the N/A reason of every PostgreSQL figure of a product
+// that uses none.
+const noDatabaseNA = "no database: the product's meta.json records none"
+
+// dbNA explains missing PostgreSQL process figures of database source db.
+func dbNA(all []schema.Sample, db string) string {
 	switch {
+	case db == NoDatabase:
+		return noDatabaseNA
 	case len(values(all, SourcePostgres, nil, cpuPct)) == 0:
 		return "no postgres samples"
 	case len(values(all, SourcePostgres, hasRSS, cpuPct)) == 0:
@@ -348,8 +360,12 @@ func dbNA(all []schema.Sample) string {
 	return "no postgres samples inside the measured window"
 }
 
-// dbStatsNA explains missing PostgreSQL statistics (TPS, connections).
-func dbStatsNA(all []schema.Sample) string {
+// dbStatsNA explains missing PostgreSQL statistics (TPS, connections) of
+// database source db.
+func dbStatsNA(all []schema.Sample, db string) string {
+	if db == NoDatabase {
+		return noDatabaseNA
+	}
 	if len(values(all, SourcePostgres, nil, cpuPct)) == 0 {
 		return "no postgres samples"
 	}
@@ -375,12 +391,12 @@ func stepUsage(sc schema.ScenarioInfo, sf StepFile, ws []Window, samples []schem
 	const inWin = " inside the window"
 	u := StepUsage{Scenario: sc, File: sf, Records: len(in)}
 	u.IdPCPU = medianFigure(values(in, idp, nil, cpuPct), cmp.Or(noSource(idp), "no "+idp+" samples"+inWin))
-	u.DBCPU = medianFigure(values(in, db, hasRSS, cpuPct), dbNA(samples))
+	u.DBCPU = medianFigure(values(in, db, hasRSS, cpuPct), dbNA(samples, db))
 	keep, get, _ := memOf(in, db)
-	u.DBRSS = medianFigure(values(in, db, keep, get), dbNA(samples))
-	u.TPS = medianFigure(values(in, SourcePostgres, nil, xact), dbStatsNA(samples))
-	u.ConnsMedian = medianFigure(values(in, SourcePostgres, nil, conns), dbStatsNA(samples))
-	u.ConnsMax = maxFigure(values(in, SourcePostgres, nil, conns), dbStatsNA(samples))
+	u.DBRSS = medianFigure(values(in, db, keep, get), dbNA(samples, db))
+	u.TPS = medianFigure(values(in, SourcePostgres, nil, xact), dbStatsNA(samples, db))
+	u.ConnsMedian = medianFigure(values(in, SourcePostgres, nil, conns), dbStatsNA(samples, db))
+	u.ConnsMax = maxFigure(values(in, SourcePostgres, nil, conns), dbStatsNA(samples, db))
 	u.HostBusy = medianFigure(values(in, SourceHost, nil, cpuPct), "no host samples"+inWin)
 	u.HostSteal = medianFigure(values(in, SourceHost, hasSteal, stealPct), "no steal figures"+inWin)
 	u.Usage = Usage{Cores: s.Host.CPUs, IdPCPU: u.IdPCPU.Value, DBCPU: u.DBCPU.Value, HostBusy: u.HostBusy.Value,
