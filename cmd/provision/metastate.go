@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -68,27 +67,19 @@ func composeOf(st *product.State) (*product.Compose, error) {
 // loopback) for server_version and the product.PGReported settings, as
 // current_setting shows them ("256MB").
 func readDatabase(ctx context.Context, st *product.State) (map[string]string, error) {
-	dsn := st.PGDSN("postgres")
-	if err := st.Err(); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(context.Background())
-	rows, err := conn.Query(ctx, `SELECT 'server_version', current_setting('server_version')
-		UNION ALL SELECT name, current_setting(name) FROM pg_settings WHERE name = ANY($1)`, product.PGReported)
-	if err != nil {
-		return nil, err
-	}
 	db := map[string]string{}
-	var k, v string
-	_, err = pgx.ForEachRow(rows, []any{&k, &v}, func() error {
-		db[k] = v
-		return nil
+	err := st.WithCluster(ctx, func(ctx context.Context, conn *pgx.Conn) error {
+		rows, err := conn.Query(ctx, `SELECT 'server_version', current_setting('server_version')
+		UNION ALL SELECT name, current_setting(name) FROM pg_settings WHERE name = ANY($1)`, product.PGReported)
+		if err != nil {
+			return err
+		}
+		var k, v string
+		_, err = pgx.ForEachRow(rows, []any{&k, &v}, func() error {
+			db[k] = v
+			return nil
+		})
+		return err
 	})
 	return db, err
 }

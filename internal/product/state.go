@@ -3,6 +3,7 @@ package product
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // State is an adapter's state directory (scripts/lib/adapter.sh): the
@@ -179,6 +183,25 @@ func (s *State) SampleArgs() []string {
 		args = append(args, "--postgres", s.PGDSN(db), "--pg-reset")
 	}
 	return args
+}
+
+// WithCluster connects to the shared PostgreSQL cluster's postgres
+// database as PGUser and runs f on the connection, both within 15 s; the
+// connection is closed after. A state without the cluster's port is its
+// error (Err).
+func (s *State) WithCluster(ctx context.Context, f func(ctx context.Context, conn *pgx.Conn) error) error {
+	dsn := s.PGDSN("postgres")
+	if err := s.Err(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	return f(ctx, conn)
 }
 
 // PGDSN returns the DSN of database db on the product's cluster (pg_dsn's;

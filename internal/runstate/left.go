@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -143,11 +142,7 @@ func leftDatabases(ctx context.Context, st *product.State) ([]string, error) {
 	if pgdir == "" {
 		return nil, nil
 	}
-	dsn := st.PGDSN("postgres")
-	if err := st.Err(); err != nil {
-		return nil, err
-	}
-	exist, err := databasesExist(ctx, dsn, names)
+	exist, err := databasesExist(ctx, st, names)
 	if err != nil {
 		return nil, fmt.Errorf("asking the PostgreSQL cluster %s which of %s are left: %w", pgdir, strings.Join(names, ", "), err)
 	}
@@ -158,31 +153,25 @@ func leftDatabases(ctx context.Context, st *product.State) ([]string, error) {
 	return left, nil
 }
 
-// databasesExist returns those of names that pg_database lists, in the
-// order of names.
-func databasesExist(ctx context.Context, dsn string, names []string) ([]string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(context.Background())
-	rows, err := conn.Query(ctx, "SELECT datname FROM pg_database WHERE datname = ANY($1)", names)
-	if err != nil {
-		return nil, err
-	}
-	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, err
-	}
+// databasesExist returns those of names that pg_database lists on st's
+// cluster, in the order of names.
+func databasesExist(ctx context.Context, st *product.State, names []string) ([]string, error) {
+	var found []string
+	err := st.WithCluster(ctx, func(ctx context.Context, conn *pgx.Conn) error {
+		rows, err := conn.Query(ctx, "SELECT datname FROM pg_database WHERE datname = ANY($1)", names)
+		if err != nil {
+			return err
+		}
+		found, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
 	var out []string
 	for _, n := range names {
 		if slices.Contains(found, n) {
 			out = append(out, n)
 		}
 	}
-	return out, nil
+	return out, err
 }
 
 // leftDirs: "directory D" for each directory of dir/dirs that still exists.
