@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/oauthform"
 	"github.com/idpbench/idpbench/internal/pool"
 	"github.com/idpbench/idpbench/internal/schema"
 )
@@ -23,10 +24,10 @@ const (
 
 // Client authentication methods.
 const (
-	AuthBasic     = "basic"     // client_secret_basic
-	AuthPost      = "post"      // client_secret_post
-	AuthNone      = "none"      // client_id in the form only
-	AuthAssertion = "assertion" // private_key_jwt / client_secret_jwt from an assertion pool
+	AuthBasic     = oauthform.Basic // client_secret_basic
+	AuthPost      = oauthform.Post  // client_secret_post
+	AuthNone      = oauthform.None  // client_id in the form only
+	AuthAssertion = "assertion"     // private_key_jwt / client_secret_jwt from an assertion pool
 )
 
 // Placeholder is replaced by a pool credential in a custom request's body and headers.

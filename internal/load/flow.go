@@ -19,6 +19,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/formlogin"
 	"github.com/idpbench/idpbench/internal/hydralogin"
+	"github.com/idpbench/idpbench/internal/oauthform"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -315,19 +316,11 @@ type clientAuth struct{ method, id, secret string }
 // tokenRequest is a form POST to the token endpoint with the client's
 // authentication (Basic credentials form-encoded first, RFC 6749 2.3.1).
 func (a clientAuth) tokenRequest(u *url.URL, form url.Values) *http.Request {
-	switch a.method {
-	case AuthPost:
-		form.Set("client_id", a.id)
-		form.Set("client_secret", a.secret)
-	case AuthNone:
-		if a.id != "" {
-			form.Set("client_id", a.id)
-		}
-	}
-	req := newRequest(http.MethodPost, u, form.Encode(), "application/x-www-form-urlencoded")
+	c := oauthform.Client{ID: a.id, Secret: a.secret, Auth: a.method} // AuthBasic, AuthPost, AuthNone are oauthform's
+	req := newRequest(http.MethodPost, u, c.Form(form).Encode(), "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
-	if a.method == AuthBasic {
-		req.SetBasicAuth(url.QueryEscape(a.id), url.QueryEscape(a.secret))
+	if h := c.BasicHeader(); h != "" {
+		req.Header.Set("Authorization", h)
 	}
 	return req
 }

@@ -5,9 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strings"
 
+	"github.com/idpbench/idpbench/internal/oauthform"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -115,8 +115,7 @@ func (c *Config) poster(h *headers, credField, grantType string, check func([]by
 func (c *Config) authenticate(f *form, h *headers) {
 	switch c.ClientAuth {
 	case AuthBasic:
-		h.set("Authorization", lit("Basic "+base64.StdEncoding.EncodeToString(
-			[]byte(url.QueryEscape(c.ClientID)+":"+url.QueryEscape(c.ClientSecret)))))
+		h.set("Authorization", lit(oauthform.Client{ID: c.ClientID, Secret: c.ClientSecret}.BasicHeader()))
 	case AuthPost:
 		f.set("client_id", c.ClientID)
 		f.set("client_secret", c.ClientSecret)

@@ -3,7 +3,6 @@ package mint
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/logsafe"
+	"github.com/idpbench/idpbench/internal/oauthform"
 )
 
 // maxBody bounds a response body we read; token responses are a few KB.
@@ -44,29 +44,22 @@ func newHTTPClient(timeout time.Duration) *http.Client {
 // clientAuth authenticates a client at the token endpoint, either with an
 // HTTP Basic header (precomputed once) or with client_id/client_secret in the body.
 type clientAuth struct {
-	id, secret string
-	post       bool
-	header     string // "Basic ..." when !post
+	client oauthform.Client
+	header string // "Basic ..." (oauthform.Client.BasicHeader), "" when post
 }
 
 func newClientAuth(id, secret, method string) clientAuth {
-	a := clientAuth{id: id, secret: secret, post: method == "post"}
-	if !a.post {
-		// RFC 6749 2.3.1: both parts are form-encoded before base64.
-		raw := url.QueryEscape(id) + ":" + url.QueryEscape(secret)
-		a.header = "Basic " + base64.StdEncoding.EncodeToString([]byte(raw))
+	c := oauthform.Client{ID: id, Secret: secret, Auth: oauthform.Basic}
+	if method == "post" {
+		c.Auth = oauthform.Post
 	}
-	return a
+	return clientAuth{client: c, header: c.BasicHeader()}
 }
 
 // encode renders a grant's form body, adding the client's credentials when
 // they travel in the body.
 func (a clientAuth) encode(form url.Values) string {
-	if a.post {
-		form.Set("client_id", a.id)
-		form.Set("client_secret", a.secret)
-	}
-	return form.Encode()
+	return a.client.Form(form).Encode()
 }
 
 // worker holds what one minting goroutine reuses between credentials.

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idpbench/idpbench/internal/oauthform"
 )
 
 // credential is one minted line and when it stops being usable (zero = unknown).
@@ -36,12 +38,8 @@ func (f *grantFlow) mint(ctx context.Context, w *worker, i int) (credential, err
 }
 
 func newClientCredentials(cfg *Config, endpoint string) *grantFlow {
-	form := url.Values{"grant_type": {"client_credentials"}}
-	if cfg.Scope != "" {
-		form.Set("scope", cfg.Scope)
-	}
 	auth := newClientAuth(cfg.ClientID, cfg.ClientSecret, cfg.ClientAuth)
-	body := auth.encode(form) // the same bytes for every request
+	body := auth.encode(oauthform.ClientCredentials(cfg.Scope)) // the same bytes for every request
 	return &grantFlow{endpoint: endpoint, auth: auth, emit: cfg.Emit, body: func(int) string { return body }}
 }
 

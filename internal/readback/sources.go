@@ -7,13 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net/http"
-	"net/url"
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/idpbench/idpbench/internal/logsafe"
+	"github.com/idpbench/idpbench/internal/oauthform"
 	"github.com/idpbench/idpbench/internal/servermetrics"
 )
 
@@ -21,17 +20,11 @@ import (
 // lifespan the product gave it (expires_in, RFC 6749 5.1). The token itself
 // is dropped.
 func (r *Reader) tokenLifespan(ctx context.Context) error {
-	form := url.Values{"grant_type": {"client_credentials"}}
-	if r.cfg.Scope != "" {
-		form.Set("scope", r.cfg.Scope)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.cfg.TokenURL.String(), strings.NewReader(form.Encode()))
+	req, err := oauthform.Request(ctx, r.cfg.TokenURL.String(), oauthform.ClientCredentials(r.cfg.Scope),
+		oauthform.Client{ID: r.cfg.ClientID, Secret: r.cfg.ClientSecret})
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	req.SetBasicAuth(url.QueryEscape(r.cfg.ClientID), url.QueryEscape(r.cfg.ClientSecret))
 	body, err := r.do(req)
 	if err != nil {
 		return fmt.Errorf("client_credentials grant for the token lifespan: %w", err)

@@ -22,6 +22,7 @@ import (
 	"github.com/idpbench/idpbench/internal/atomicfile"
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/logsafe"
+	"github.com/idpbench/idpbench/internal/oauthform"
 )
 
 // SummarySchema names the setup summary's format.
@@ -110,13 +111,11 @@ func Setup(ctx context.Context, cfg SetupConfig, stdout, stderr io.Writer) error
 			return call(hc, "creating client "+cfg.ClientID, req, http.StatusCreated, secret)
 		}},
 		{"check: a client_credentials grant", func() error {
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, sum.TokenEndpoint,
-				strings.NewReader(url.Values{"grant_type": {"client_credentials"}}.Encode()))
+			req, err := oauthform.Request(ctx, sum.TokenEndpoint, oauthform.ClientCredentials(""),
+				oauthform.Client{ID: cfg.ClientID, Secret: secret})
 			if err != nil {
 				return err
 			}
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			req.SetBasicAuth(url.QueryEscape(cfg.ClientID), url.QueryEscape(secret))
 			return call(hc, "client_credentials check", req, http.StatusOK, secret)
 		}},
 		{"secret file " + sum.SecretFile, func() error {

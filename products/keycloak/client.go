@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/logsafe"
+	"github.com/idpbench/idpbench/internal/oauthform"
 )
 
 // maxBody bounds a response body read; Keycloak's answers are a few KB.
@@ -151,7 +152,7 @@ func (c *Client) form(ctx context.Context, what, path string, form url.Values, b
 	req.Header.Set("Accept", "application/json")
 	secrets := []string{form.Get("token"), form.Get("password")}
 	if basic != nil {
-		req.SetBasicAuth(basic.ID, basic.Secret)
+		req.Header.Set("Authorization", oauthform.Client{ID: basic.ID, Secret: basic.Secret}.BasicHeader())
 		secrets = append(secrets, basic.Secret)
 	}
 	return c.do(op, req, http.StatusOK, out, secrets...)

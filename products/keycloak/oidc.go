@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+
+	"github.com/idpbench/idpbench/internal/oauthform"
 )
 
 // The realm's OpenID Connect endpoints, as the benchmark calls them: the
@@ -32,7 +34,7 @@ func oidcPath(realm, endpoint string) string {
 func (c *Client) ClientCredentials(ctx context.Context, realm string, cc ClientCreds) (string, error) {
 	var tr tokenResponse
 	what := "client_credentials grant as " + cc.ID
-	err := c.form(ctx, what, oidcPath(realm, "token"), url.Values{"grant_type": {"client_credentials"}}, &cc, &tr)
+	err := c.form(ctx, what, oidcPath(realm, "token"), oauthform.ClientCredentials(""), &cc, &tr)
 	if err == nil && tr.AccessToken == "" {
 		err = fmt.Errorf("%s: answer has no access_token", what)
 	}
