@@ -58,6 +58,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/atomicfile"
 	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/nginxconf"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -682,40 +683,8 @@ func startTarget(ctx context.Context, c config, name, dir string) (string, func(
 }
 
 func writeNginx(root string, port int) error {
-	doc := filepath.Join(root, "html", ".well-known")
-	if err := os.MkdirAll(doc, 0o755); err != nil {
-		return err
-	}
-	disc := `{"issuer":"http://127.0.0.1/","token_endpoint":"http://127.0.0.1/oauth2/token","jwks_uri":"http://127.0.0.1/.well-known/jwks.json","response_types_supported":["code"],"subject_types_supported":["public"],"id_token_signing_alg_values_supported":["RS256"]}`
-	if err := os.WriteFile(filepath.Join(doc, "openid-configuration"), []byte(disc), 0o644); err != nil {
-		return err
-	}
-	conf := fmt.Sprintf(`daemon off;
-user root;
-worker_processes 1;
-pid %[1]s/nginx.pid;
-worker_rlimit_nofile 40000;
-events { worker_connections 20000; }
-http {
-  access_log off;
-  client_body_temp_path %[1]s/tmp;
-  proxy_temp_path %[1]s/tmp;
-  fastcgi_temp_path %[1]s/tmp;
-  uwsgi_temp_path %[1]s/tmp;
-  scgi_temp_path %[1]s/tmp;
-  keepalive_requests 1000000;
-  server {
-    listen 127.0.0.1:%[2]d;
-    root %[1]s/html;
-    default_type application/json;
-    location = /nginx_status { stub_status; }
-  }
-}
-`, root, port)
-	if err := os.MkdirAll(filepath.Join(root, "tmp"), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(root, "nginx.conf"), []byte(conf), 0o644)
+	return nginxconf.Write(root, nginxconf.Config{Port: port, StubStatus: true, WorkerConnections: 20000, RlimitNofile: 40000,
+		Discovery: `{"issuer":"http://127.0.0.1/","token_endpoint":"http://127.0.0.1/oauth2/token","jwks_uri":"http://127.0.0.1/.well-known/jwks.json","response_types_supported":["code"],"subject_types_supported":["public"],"id_token_signing_alg_values_supported":["RS256"]}`})
 }
 
 func freePort() (int, error) {

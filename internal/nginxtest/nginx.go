@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idpbench/idpbench/internal/nginxconf"
 )
 
 // Options shape the nginx of StartNginx.
@@ -49,43 +51,16 @@ func StartNginx(t testing.TB, o Options) *Nginx {
 }
 
 // writeConfig writes DIR/nginx.conf and the discovery document it serves
-// on 127.0.0.1:port. "user root" lets a worker started by root read the
-// test's private temp directory (nginx ignores it when not run as root).
+// on 127.0.0.1:port (nginxconf).
 func writeConfig(t testing.TB, dir string, port int, access string) {
 	t.Helper()
-	doc := filepath.Join(dir, "html", ".well-known", "openid-configuration")
-	for _, d := range []string{filepath.Dir(doc), filepath.Join(dir, "tmp")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if access == "off" {
+		access = ""
 	}
-	conf := fmt.Sprintf(`daemon off;
-user root;
-worker_processes 1;
-pid %[1]s/nginx.pid;
-events { worker_connections 1024; }
-http {
-  access_log %[3]s;
-  client_body_temp_path %[1]s/tmp;
-  proxy_temp_path %[1]s/tmp;
-  fastcgi_temp_path %[1]s/tmp;
-  uwsgi_temp_path %[1]s/tmp;
-  scgi_temp_path %[1]s/tmp;
-  keepalive_requests 1000000;
-  server {
-    listen 127.0.0.1:%[2]d;
-    root %[1]s/html;
-    default_type application/json;
-  }
-}
-`, dir, port, access)
-	for path, content := range map[string]string{
-		doc:                              `{"issuer":"http://127.0.0.1/","token_endpoint":"http://127.0.0.1/oauth2/token"}` + "\n",
-		filepath.Join(dir, "nginx.conf"): conf,
-	} {
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	err := nginxconf.Write(dir, nginxconf.Config{Port: port, AccessLog: access,
+		Discovery: `{"issuer":"http://127.0.0.1/","token_endpoint":"http://127.0.0.1/oauth2/token"}` + "\n"})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
