@@ -65,11 +65,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.SetOutput(io.Discard)
 	o := &f.o
 	fs.BoolVar(&o.Quick, "quick", false, "the smoke profile (label profile=quick; the same 60 s)")
-	fs.StringVar(&o.RunDir, "run-dir", "", "result: `DIR`/PRODUCT/gcjitter.json (env RUN_DIR); a complete one is skipped")
-	fs.StringVar(&o.StateDir, "state-dir", "", "the product's state `DIR`, from its adapter's up and setup (env STATE_DIR)")
-	fs.IntVar(&o.StepOffset, "step-offset", 0, "the step counter's start `K` (run-comparison.sh)")
-	fs.IntVar(&o.StepTotal, "step-total", 0, "the step counter's bound `T` (default 1)")
-	fs.StringVar(&o.Adapter, "adapter", "", "the product's adapter `FILE` (default $IDPBENCH_ROOT/products/PRODUCT/adapter)")
+	o.Where.Flags(fs, "PRODUCT/gcjitter.json; a complete one is skipped", "1")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	return fs
 }

@@ -74,11 +74,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.StringVar(&o.Repeats, "repeats", "", "round 1 to the knee, then `N`-1 more windows of each candidate steady level (env IDPBENCH_REPEATS; default 1)")
 	fs.StringVar(&o.Round, "round", "", "measure only round `K` (K >= 2 needs round 1's knee record; env IDPBENCH_ROUND)")
 	fs.BoolVar(&o.FullLadder, "full-ladder", false, "measure every level; SCENARIO.knee.json says where the rule would stop (env IDPBENCH_FULL_LADDER=1)")
-	fs.StringVar(&o.RunDir, "run-dir", "", "results: `DIR`/PRODUCT/SCENARIO-c<N>[-r<K>].json (env RUN_DIR)")
-	fs.StringVar(&o.StateDir, "state-dir", "", "the product's state `DIR`, from its adapter's up and setup (env STATE_DIR)")
-	fs.IntVar(&o.StepOffset, "step-offset", 0, "the step counter's start `K` (run-comparison.sh)")
-	fs.IntVar(&o.StepTotal, "step-total", 0, "the step counter's bound `T` (default: this ladder's most windows)")
-	fs.StringVar(&o.Adapter, "adapter", "", "the product's adapter `FILE` (default $IDPBENCH_ROOT/products/PRODUCT/adapter)")
+	o.Where.Flags(fs, "PRODUCT/SCENARIO-c<N>[-r<K>].json", "this ladder's most windows")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	return fs
 }

@@ -25,12 +25,9 @@ import (
 // Options are the command line as given (cmd/gcjitter); "" or 0 where a
 // flag was not given.
 type Options struct {
-	Product               string
-	Quick                 bool   // the smoke profile (the label profile=)
-	RunDir, StateDir      string // "": RUN_DIR, STATE_DIR
-	StepOffset, StepTotal int    // the step counter's start and bound (0: 1)
-	Adapter               string // "": $IDPBENCH_ROOT/products/PRODUCT/adapter
-	Bin                   string // the built tools (loadstep); "": $IDPBENCH_BIN
+	Product      string
+	Quick        bool // the smoke profile (the label profile=)
+	ladder.Where      // StepTotal 0: 1
 }
 
 // Config is one GC-jitter run, validated.
@@ -59,14 +56,11 @@ func NewConfig(o Options, getenv func(string) string) (Config, error) {
 		}
 		return def
 	}
-	c := Config{Product: o.Product, Profile: "full", RunDir: cmpOr(o.RunDir, getenv("RUN_DIR")),
-		StateDir: cmpOr(o.StateDir, getenv("STATE_DIR")), StepOffset: o.StepOffset, StepTotal: o.StepTotal,
-		Adapter: o.Adapter, DriverCPUs: getenv(placement.EnvDriver)}
-	if c.RunDir == "" || c.StateDir == "" {
-		return c, cli.Usagef("RUN_DIR and STATE_DIR (or --run-dir/--state-dir) are required")
-	}
-	if c.StepOffset < 0 || c.StepTotal < 0 {
-		return c, cli.Usagef("--step-offset %d, --step-total %d: want whole numbers", c.StepOffset, c.StepTotal)
+	w, err := o.Where.Resolve(getenv)
+	c := Config{Product: o.Product, Profile: "full", RunDir: w.RunDir, StateDir: w.StateDir, StepOffset: w.StepOffset,
+		StepTotal: w.StepTotal, Loadstep: w.Loadstep(), DriverCPUs: getenv(placement.EnvDriver)}
+	if err != nil {
+		return c, err
 	}
 	if c.StepTotal == 0 {
 		c.StepTotal = 1
@@ -93,15 +87,8 @@ func NewConfig(o Options, getenv func(string) string) (Config, error) {
 		}
 		*v.p = n
 	}
-	if c.Adapter == "" {
-		root := getenv("IDPBENCH_ROOT")
-		if root == "" {
-			return c, cli.Usagef("IDPBENCH_ROOT is not set: run scripts/gcjitter.sh, or name the adapter with --adapter")
-		}
-		c.Adapter = filepath.Join(root, "products", c.Product, "adapter")
-	}
-	c.Loadstep = filepath.Join(cmpOr(o.Bin, getenv("IDPBENCH_BIN")), "loadstep")
-	return c, nil
+	c.Adapter, err = w.AdapterOf(o.Product, "scripts/gcjitter.sh", getenv)
+	return c, err
 }
 
 func cmpOr(a, b string) string {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/ladder"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -105,8 +106,8 @@ func TestRun(t *testing.T) {
 	}
 	ad, _ := filepath.Abs("../adapter/testdata/fakeadapter")
 	env := map[string]string{"IDPBENCH_GCJITTER_S": "10"}
-	c, err := NewConfig(Options{Product: "fake", Quick: true, RunDir: runDir, StateDir: state, StepOffset: 6, StepTotal: 7,
-		Adapter: ad, Bin: bin}, func(k string) string { return env[k] })
+	c, err := NewConfig(Options{Product: "fake", Quick: true, Where: ladder.Where{RunDir: runDir, StateDir: state, StepOffset: 6, StepTotal: 7,
+		Adapter: ad, Bin: bin}}, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package ladder
 
 import (
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -12,14 +11,11 @@ import (
 // Options are a ladder's command line as given (cmd/ladder); "" or 0 where
 // a flag was not given.
 type Options struct {
-	Product, Scenario     string
-	Quick                 bool   // the smoke profile
-	Repeats, Round        string // --repeats, --round; "": IDPBENCH_REPEATS, IDPBENCH_ROUND
-	FullLadder            bool   // --full-ladder; false: IDPBENCH_FULL_LADDER
-	RunDir, StateDir      string // "": RUN_DIR, STATE_DIR
-	StepOffset, StepTotal int    // the step counter's start and bound (0: the ladder's bound)
-	Adapter               string // "": $IDPBENCH_ROOT/products/PRODUCT/adapter
-	Bin                   string // the built tools (loadstep); "": $IDPBENCH_BIN
+	Product, Scenario string
+	Quick             bool   // the smoke profile
+	Repeats, Round    string // --repeats, --round; "": IDPBENCH_REPEATS, IDPBENCH_ROUND
+	FullLadder        bool   // --full-ladder; false: IDPBENCH_FULL_LADDER
+	Where                    // StepTotal 0: the ladder's bound
 }
 
 // Config is one ladder to run, validated.
@@ -60,27 +56,18 @@ func NewConfig(o Options, getenv func(string) string) (Config, error) {
 		}
 		return def
 	}
-	c := Config{Product: o.Product, Scenario: o.Scenario, RunDir: o.RunDir, StateDir: o.StateDir,
-		StepOffset: o.StepOffset, StepTotal: o.StepTotal, DriverCPUs: getenv(placement.EnvDriver),
-		TolerancePct: env("IDPBENCH_WARMUP_TOLERANCE_PCT", "10"), ReuseMaxAgeS: -1}
-	if c.RunDir == "" {
-		c.RunDir = getenv("RUN_DIR")
-	}
-	if c.StateDir == "" {
-		c.StateDir = getenv("STATE_DIR")
-	}
-	if c.RunDir == "" || c.StateDir == "" {
-		return c, cli.Usagef("RUN_DIR and STATE_DIR (or --run-dir/--state-dir) are required")
-	}
-	if c.StepOffset < 0 || c.StepTotal < 0 {
-		return c, cli.Usagef("--step-offset %d, --step-total %d: want whole numbers", c.StepOffset, c.StepTotal)
+	where, err := o.Where.Resolve(getenv)
+	c := Config{Product: o.Product, Scenario: o.Scenario, RunDir: where.RunDir, StateDir: where.StateDir,
+		StepOffset: where.StepOffset, StepTotal: where.StepTotal, Loadstep: where.Loadstep(),
+		DriverCPUs: getenv(placement.EnvDriver), TolerancePct: env("IDPBENCH_WARMUP_TOLERANCE_PCT", "10"), ReuseMaxAgeS: -1}
+	if err != nil {
+		return c, err
 	}
 	ladder, warmup, warmupMax, duration := "2 4 8 16 32 64 128", "3", "60", "10"
 	c.Profile = "full"
 	if o.Quick {
 		ladder, warmup, warmupMax, duration, c.Profile = "2 8 32", "1", "5", "3", "quick"
 	}
-	var err error
 	if c.Ladder, err = parseLadder(env("IDPBENCH_LADDER", ladder)); err != nil {
 		return c, err
 	}
@@ -106,7 +93,8 @@ func NewConfig(o Options, getenv func(string) string) (Config, error) {
 	if c.ShareSettings, err = ParseShares(o.Quick, getenv); err != nil {
 		return c, err
 	}
-	return c, c.tools(o, getenv)
+	c.Adapter, err = where.AdapterOf(o.Product, "scripts/ladder.sh", getenv)
+	return c, err
 }
 
 // rounds resolves the repeats, the round and the full ladder.
@@ -218,24 +206,6 @@ func (c ShareSettings) Windows() int { return len(c.Shares) * c.ShareWindows }
 // window's warmup and duration and 2 s for its pool, fresh and health.
 func (c ShareSettings) CostS() int {
 	return c.Windows() * (c.ShareWarmupS + c.ShareDurationS + 2)
-}
-
-// tools resolves the adapter and loadstep.
-func (c *Config) tools(o Options, getenv func(string) string) error {
-	c.Adapter = o.Adapter
-	if c.Adapter == "" {
-		root := getenv("IDPBENCH_ROOT")
-		if root == "" {
-			return cli.Usagef("IDPBENCH_ROOT is not set: run scripts/ladder.sh, or name the adapter with --adapter")
-		}
-		c.Adapter = filepath.Join(root, "products", c.Product, "adapter")
-	}
-	bin := o.Bin
-	if bin == "" {
-		bin = getenv("IDPBENCH_BIN")
-	}
-	c.Loadstep = filepath.Join(bin, "loadstep")
-	return nil
 }
 
 // parseLadder reads IDPBENCH_LADDER: connection counts, space-separated.

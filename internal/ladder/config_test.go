@@ -9,7 +9,7 @@ import (
 )
 
 func TestNewConfig(t *testing.T) {
-	base := Options{Product: "refop", Scenario: "userinfo", RunDir: "r", StateDir: "s", Bin: "b"}
+	base := Options{Product: "refop", Scenario: "userinfo", Where: Where{RunDir: "r", StateDir: "s", Bin: "b"}}
 	root := map[string]string{"IDPBENCH_ROOT": "/repo"}
 	with := func(kv ...string) map[string]string {
 		m := map[string]string{"IDPBENCH_ROOT": "/repo"}
@@ -37,7 +37,7 @@ func TestNewConfig(t *testing.T) {
 		env  map[string]string
 		want string // the usage error
 	}{
-		{"no run dir", Options{Product: "p", Scenario: "s", StateDir: "s"}, root, "RUN_DIR and STATE_DIR (or --run-dir/--state-dir) are required"},
+		{"no run dir", Options{Product: "p", Scenario: "s", Where: Where{StateDir: "s"}}, root, "RUN_DIR and STATE_DIR (or --run-dir/--state-dir) are required"},
 		{"a bad ladder", base, with("IDPBENCH_LADDER", "2 x 8"), `IDPBENCH_LADDER "2 x 8": "x" is not a connection count`},
 		{"no ladder", base, with("IDPBENCH_LADDER", " "), `IDPBENCH_LADDER " ": no connection count`},
 		{"a zero duration", base, with("IDPBENCH_DURATION_S", "0"), "IDPBENCH_WARMUP_S 3, IDPBENCH_WARMUP_MAX_S 60, IDPBENCH_DURATION_S 0: want whole seconds"},

@@ -92,7 +92,7 @@ func mustContain(t *testing.T, log string, lines ...string) {
 // written as aggregate ladder knee wrote it), the windows counted, the
 // arguments of loadstep exactly the script's; a rerun measures nothing.
 func TestRunStopsAtKneeAndResumes(t *testing.T) {
-	f := newFixture(t, Options{Quick: true, StepOffset: 10, StepTotal: 40},
+	f := newFixture(t, Options{Quick: true, Where: Where{StepOffset: 10, StepTotal: 40}},
 		map[string]string{"IDPBENCH_LADDER": "2 4 8 16 32", "FAKE_QPS": ""})
 	t.Setenv("FAKE_QPS", "2=100/1,4=200/1.1,8=205/2,16=206/4")
 	f.touch("metrics", "--server-metrics\nhttp://127.0.0.1:9/metrics\n")

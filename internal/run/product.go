@@ -106,8 +106,7 @@ func (r *runner) afterLadder(ctx context.Context, p, state, start string, a acti
 // ladder runs one scenario's ladder in-process; it returns the ladder's
 // exit code and how many windows it went through.
 func (r *runner) ladder(ctx context.Context, p, s, state string, round int) (code, windows int) {
-	o := ladder.Options{Product: p, Scenario: s, Quick: r.Quick, Round: strconv.Itoa(round), Repeats: strconv.Itoa(r.MaxRounds()), RunDir: r.runDir, StateDir: state,
-		StepOffset: r.step, StepTotal: r.stepTotal, Bin: r.bin}
+	o := ladder.Options{Product: p, Scenario: s, Quick: r.Quick, Round: strconv.Itoa(round), Repeats: strconv.Itoa(r.MaxRounds()), Where: r.where(state)}
 	c, err := ladder.NewConfig(o, r.env.Getenv)
 	if err == nil {
 		windows, err = ladder.Run(ctx, c, ladder.Env{Stdout: r.env.Stdout, Stderr: r.env.Stderr})
@@ -115,10 +114,15 @@ func (r *runner) ladder(ctx context.Context, p, s, state string, round int) (cod
 	return exitOf(err, "ladder", r), windows
 }
 
+// where is what the ladder and the GC-jitter run are told of the run: its
+// results, the product's state, the step counter, the tools.
+func (r *runner) where(state string) ladder.Where {
+	return ladder.Where{RunDir: r.runDir, StateDir: state, StepOffset: r.step, StepTotal: r.stepTotal, Bin: r.bin}
+}
+
 // gcjitter runs the GC-jitter run in-process; it returns its exit code.
 func (r *runner) gcjitter(ctx context.Context, p, state string) int {
-	o := gcjitter.Options{Product: p, Quick: r.Quick, RunDir: r.runDir, StateDir: state,
-		StepOffset: r.step, StepTotal: r.stepTotal, Bin: r.bin}
+	o := gcjitter.Options{Product: p, Quick: r.Quick, Where: r.where(state)}
 	c, err := gcjitter.NewConfig(o, r.env.Getenv)
 	if err == nil {
 		err = gcjitter.Run(ctx, c, gcjitter.Env{Stdout: r.env.Stdout, Stderr: r.env.Stderr})

@@ -81,8 +81,7 @@ func (r *runner) shares(ctx context.Context, p, state string) (action, int, stri
 	}
 	for _, t := range targets {
 		r.phase("share", p, p+" shares "+t.Scenario)
-		o := ladder.Options{Product: p, Scenario: t.Scenario, Quick: r.Quick, RunDir: r.runDir, StateDir: state,
-			StepOffset: r.step, StepTotal: r.stepTotal, Bin: r.bin}
+		o := ladder.Options{Product: p, Scenario: t.Scenario, Quick: r.Quick, Where: r.where(state)}
 		c, err := ladder.NewConfig(o, r.env.Getenv)
 		windows := 0
 		if err == nil {
