@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench.sh: loadstep against wrk, same targets, same run (internal/bench).
+# bench.sh: loadstep against wrk, same targets, same run (cmd/bench/internal/bench).
 #
 #   scripts/bench.sh [bench flags...]
 #

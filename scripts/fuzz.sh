@@ -3,7 +3,7 @@
 #
 #   scripts/fuzz.sh [--time D] [--list] [TARGET...]
 #
-# Builds the tools and execs `devtest fuzz` (cmd/devtest, internal/devtest)
+# Builds the tools and execs `devtest fuzz` (cmd/devtest, cmd/devtest/internal/devtest)
 # from the repository's root: its flags, outputs and exit codes are this
 # script's; `scripts/fuzz.sh --help` explains them (how targets are found and
 # run, golang/go#75804, where failing inputs go).

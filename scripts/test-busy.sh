@@ -4,7 +4,7 @@
 #
 #   scripts/test-busy.sh [--runs N]
 #
-# Builds the tools and execs `devtest busy` (cmd/devtest, internal/devtest)
+# Builds the tools and execs `devtest busy` (cmd/devtest, cmd/devtest/internal/devtest)
 # from the repository's root: its flags, outputs and exit codes are this
 # script's (scripts/test-busy.sh --help).
 set -o errexit -o nounset -o pipefail

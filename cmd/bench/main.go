@@ -1,12 +1,12 @@
 // Command bench measures loadstep against wrk on the same local targets in
-// the same run (internal/bench); scripts/bench.sh builds the tools, installs
+// the same run (cmd/bench/internal/bench); scripts/bench.sh builds the tools, installs
 // wrk and nginx, and finds the targets.
 package main
 
 import (
 	"os"
 
-	"github.com/idpbench/idpbench/internal/bench"
+	"github.com/idpbench/idpbench/cmd/bench/internal/bench"
 	"github.com/idpbench/idpbench/internal/cli"
 )
 

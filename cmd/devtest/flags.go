@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 
+	"github.com/idpbench/idpbench/cmd/devtest/internal/devtest"
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/devtest"
 )
 
 const fuzzHead = `Usage: scripts/fuzz.sh [--time D] [--list] [TARGET...]

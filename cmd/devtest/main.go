@@ -1,5 +1,5 @@
 // Command devtest runs the developer's test runs that are neither unit
-// tests nor benchmarks (internal/devtest): "devtest fuzz", every Go fuzz
+// tests nor benchmarks (cmd/devtest/internal/devtest): "devtest fuzz", every Go fuzz
 // target of the repository one at a time, "devtest busy", the Go tests
 // several times beside a busy loop, and "devtest static", the static checks
 // (gofmt, go vet, bash -n, shellcheck). scripts/fuzz.sh and
@@ -12,8 +12,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/idpbench/idpbench/cmd/devtest/internal/devtest"
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/devtest"
 )
 
 const toolName = "devtest"
