@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -309,7 +308,8 @@ Example:
 `)
 }
 
-// validate checks the flags that need no file.
+// validate checks the flags that need no parsing and no file (the rest,
+// once each, is loadConfig's and load.Config.Validate's).
 func (c *config) validate() error {
 	switch {
 	case c.url == "":
@@ -326,23 +326,12 @@ func (c *config) validate() error {
 		return cli.Usagef("--interval: must be positive, got %s", c.interval)
 	case c.timeout <= 0:
 		return cli.Usagef("--timeout: must be positive, got %s", c.timeout)
-	case c.rate < 0 || math.IsNaN(c.rate) || math.IsInf(c.rate, 0):
-		return cli.Usagef("--rate: must be a finite number of requests/s, 0 or more, got %v", c.rate)
 	case c.hlog == "-" && (c.output == "-" || c.output == ""):
 		return cli.Usagef("--hlog -: stdout already carries the result; give -o a file")
 	case c.hlog != "" && c.hlog == c.output:
 		return cli.Usagef("--hlog: %s is also the -o file", c.hlog)
 	case c.poolFile == "-" && c.assertionPool == "-":
 		return cli.Usagef("--pool and --client-assertion-pool cannot both read stdin")
-	}
-	if _, err := parseStartAt(c.startAt); err != nil {
-		return err
-	}
-	if _, err := parseSegment(c.segment); err != nil {
-		return err
-	}
-	if _, err := parseURL(c.url); err != nil {
-		return err
 	}
 	if err := c.serverMetrics.validate(c.output); err != nil {
 		return err
@@ -354,7 +343,7 @@ func (c *config) validate() error {
 }
 
 // validateFlowFlags rejects iteration-scenario flags given to another
-// scenario, and bad URLs among them.
+// scenario.
 func (c *config) validateFlowFlags() error {
 	authCode := map[string]string{"login": c.login, "token-url": c.tokenURL, "admin-url": c.adminURL,
 		"redirect-uri": c.redirectURI, "username": c.username, "password-file": c.passwordFile,
@@ -367,11 +356,6 @@ func (c *config) validateFlowFlags() error {
 	}
 	if c.userinfoURL != "" && c.scenario != schema.ScenarioClientCredentialsLogin {
 		return cli.Usagef("--userinfo-url: applies to the client_credentials_login scenario only")
-	}
-	for name, v := range map[string]string{"token-url": c.tokenURL, "admin-url": c.adminURL, "userinfo-url": c.userinfoURL} {
-		if _, err := parseOptionalURL(name, v); err != nil {
-			return err
-		}
 	}
 	return nil
 }
@@ -438,12 +422,16 @@ func readPool(flag, path string, stdin io.Reader) (*pool.Pool, error) {
 	return p, nil
 }
 
-// loadConfig turns validated flags, files and the environment into the
-// engine's Config.
+// loadConfig turns the flags, files and the environment into the engine's
+// Config: it validates the flags, parses each value once into the Config,
+// reads the secrets and pools, and has the engine check the whole
+// (load.Config.Validate).
 func (c *config) loadConfig(stdin io.Reader) (*load.Config, error) {
-	u, _ := parseURL(c.url)
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
 	lc := &load.Config{
-		URL: u, Scenario: c.scenario, Connections: c.connections,
+		Scenario: c.scenario, Connections: c.connections,
 		Warmup: c.warmup, Duration: c.duration, Interval: c.interval, Timeout: c.timeout, Rate: c.rate,
 		WarmupMax: c.warmupMax, WarmupStable: c.warmupStable, WarmupTolerance: c.warmupTolerance,
 		JITPidfile: c.jitPidfile, WarmupJITMax: c.warmupJITMax,
@@ -455,12 +443,24 @@ func (c *config) loadConfig(stdin io.Reader) (*load.Config, error) {
 		LoginClient:     c.loginClient,
 		IntrospectCheck: c.introspectChk,
 	}
-	lc.StartAt, _ = parseStartAt(c.startAt) // validated
-	lc.Segment, _ = parseSegment(c.segment)
-	lc.TokenURL, _ = parseOptionalURL("token-url", c.tokenURL) // validated
-	lc.AdminURL, _ = parseOptionalURL("admin-url", c.adminURL)
-	lc.UserinfoURL, _ = parseOptionalURL("userinfo-url", c.userinfoURL)
 	var err error
+	if lc.StartAt, err = parseStartAt(c.startAt); err != nil {
+		return nil, err
+	}
+	if lc.Segment, err = parseSegment(c.segment); err != nil {
+		return nil, err
+	}
+	if lc.URL, err = parseURL(c.url); err != nil {
+		return nil, err
+	}
+	for _, u := range []struct {
+		flag, value string
+		dst         **url.URL
+	}{{"token-url", c.tokenURL, &lc.TokenURL}, {"admin-url", c.adminURL, &lc.AdminURL}, {"userinfo-url", c.userinfoURL, &lc.UserinfoURL}} {
+		if *u.dst, err = parseOptionalURL(u.flag, u.value); err != nil {
+			return nil, err
+		}
+	}
 	if lc.Headers, err = parseHeaders(c.headers); err != nil {
 		return nil, err
 	}

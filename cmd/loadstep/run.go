@@ -39,9 +39,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if fs.NArg() > 0 {
 		return fail(stderr, cli.Usagef("unexpected argument %q", fs.Arg(0)))
 	}
-	if err := c.validate(); err != nil {
-		return fail(stderr, err)
-	}
 	lc, err := c.loadConfig(stdin)
 	if err != nil {
 		return fail(stderr, err)
