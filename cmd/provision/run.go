@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/products"
 )
 
 const toolName = "provision"
@@ -14,11 +15,16 @@ const toolName = "provision"
 // env is the process's streams, passed instead of touching os.
 type env = cli.Env
 
+// subcommands are each product's own provisioning ("provision NAME", its
+// entry's Provision), then the ones every product shares.
 func subcommands() []cli.Subcommand {
-	return []cli.Subcommand{
-		{Name: "zitadel", Summary: "provision Zitadel through its APIs: project, apps, machine users, login client, users", Run: runZitadel},
-		{Name: "keycloak", Summary: "provision Keycloak through its admin REST API: realm, client with audience mapper, users", Run: runKeycloak},
-		{Name: "hydra", Summary: "provision Ory Hydra through its admin API: the client every scenario uses", Run: runHydra},
+	var subs []cli.Subcommand
+	for _, p := range products.All() {
+		if p.Provision != nil {
+			subs = append(subs, *p.Provision)
+		}
+	}
+	return append(subs, []cli.Subcommand{
 		{Name: "meta", Summary: "write a product's idpbench.meta/v1 record from products and the run's inputs", Run: runMeta},
 		{Name: "pool", Summary: "record a minted pool (scenario, kind, mode, size, flow) in STATE/pools.jsonl for the meta", Run: runPool},
 		{Name: "na", Summary: "print why a product cannot run a scenario (its static N/A reason), or nothing", Run: runNA},
@@ -27,7 +33,7 @@ func subcommands() []cli.Subcommand {
 		{Name: "oidc", Summary: "answer the generic oidc adapter from its configuration file: values, N/A reasons, arguments", Run: runOIDC},
 		{Name: "placement", Summary: "resolve where the run puts the driver and the server (IDPBENCH_DRIVER_CPUS, IDPBENCH_SERVER_CPUS, IDPBENCH_PIN): KEY=VALUE lines or meta's flags", Run: runPlacement},
 		{Name: "compose", Summary: "read a compose file of deploy/compose: the placement override (placement), the memory limits (limits)", Run: runCompose},
-	}
+	}...)
 }
 
 func tool() cli.Tool {

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/jdk"
 	"github.com/idpbench/idpbench/internal/readback"
 	"github.com/idpbench/idpbench/internal/schema"
@@ -49,6 +50,9 @@ type Product struct {
 	// nil: readback knows nothing to read of it, and ReadFactsNA says why.
 	ReadFacts   func(ctx context.Context, r *readback.Reader) error
 	ReadFactsNA string
+	// Provision is the product's own "provision NAME" subcommand (setup
+	// through its API); nil: none.
+	Provision *cli.Subcommand
 	// Docs is the product's page of verified facts, from the repository
 	// root (docs/products/NAME.md); it names the version the adapter pins.
 	Docs string

@@ -1,4 +1,4 @@
-package main
+package zitadel
 
 import (
 	"context"
@@ -51,12 +51,12 @@ Example (provision, then mint refresh tokens through the Session API login):
     --product zitadel -o state/rt.pool
 `
 
-// runZitadel is "provision zitadel": zitadel.Setup with its flags.
-func runZitadel(ctx context.Context, args []string, e env) error {
+// provision is "provision zitadel": zitadel.Setup with its flags.
+func provision(ctx context.Context, args []string, e cli.Env) error {
 	var cfg zitadel.SetupConfig
 	var patFile string
 	fs := zitadelFlags(&cfg, &patFile)
-	if err := parse(fs, args, zitadelHead, zitadelTail, e); err != nil {
+	if err := (cli.Help{Tool: "provision", Head: zitadelHead, Tail: zitadelTail}).ParseSub(fs, args, e.Stdout); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -86,3 +86,6 @@ func zitadelFlags(c *zitadel.SetupConfig, patFile *string) *pflag.FlagSet {
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 30*time.Second, "timeout per HTTP request")
 	return fs
 }
+
+// provisionCommand is "provision zitadel", the entry's Provision.
+var provisionCommand = cli.Subcommand{Name: "zitadel", Summary: "provision Zitadel through its APIs: project, apps, machine users, login client, users", Run: provision}

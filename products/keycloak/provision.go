@@ -1,4 +1,4 @@
-package main
+package keycloak
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/products/keycloak"
 )
 
 // "provision keycloak" provisions a Keycloak server for idpbench through its
@@ -48,12 +47,12 @@ Example (provision, then mint refresh tokens with the password grant):
     --emit refresh_token -n 256 -P 8 --product keycloak -o state/rt.pool
 `
 
-// runKeycloak is "provision keycloak": keycloak.Setup with its flags.
-func runKeycloak(ctx context.Context, args []string, e env) error {
-	var cfg keycloak.SetupConfig
+// provision is "provision keycloak": Setup with its flags.
+func provision(ctx context.Context, args []string, e cli.Env) error {
+	var cfg SetupConfig
 	var passwordFile string
 	fs := keycloakFlags(&cfg, &passwordFile)
-	if err := parse(fs, args, keycloakHead, keycloakTail, e); err != nil {
+	if err := (cli.Help{Tool: "provision", Head: keycloakHead, Tail: keycloakTail}).ParseSub(fs, args, e.Stdout); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -64,10 +63,10 @@ func runKeycloak(ctx context.Context, args []string, e env) error {
 		return cli.UsageError{Err: err}
 	}
 	cfg.Progress = cli.IsTerminal(e.Stderr)
-	return keycloak.Setup(ctx, cfg, e.Stdout, e.Stderr)
+	return Setup(ctx, cfg, e.Stdout, e.Stderr)
 }
 
-func keycloakFlags(c *keycloak.SetupConfig, passwordFile *string) *pflag.FlagSet {
+func keycloakFlags(c *SetupConfig, passwordFile *string) *pflag.FlagSet {
 	fs := cli.NewFlagSet("keycloak")
 	fs.StringVar(&c.BaseURL, "base-url", "", "Keycloak's root URL (admin API under /admin, realms under /realms), e.g. http://127.0.0.1:8080 (required)")
 	fs.StringVar(&c.AdminUser, "admin-user", "admin", "master-realm admin user (the bootstrap admin)")
@@ -83,3 +82,6 @@ func keycloakFlags(c *keycloak.SetupConfig, passwordFile *string) *pflag.FlagSet
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 30*time.Second, "timeout per HTTP request")
 	return fs
 }
+
+// provisionCommand is "provision keycloak", the entry's Provision.
+var provisionCommand = cli.Subcommand{Name: "keycloak", Summary: "provision Keycloak through its admin REST API: realm, client with audience mapper, users", Run: provision}

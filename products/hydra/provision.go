@@ -1,11 +1,10 @@
-package main
+package hydra
 
 import (
 	"context"
 	"time"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/products/hydra"
 )
 
 // "provision hydra" creates Hydra's one client for idpbench through the
@@ -32,9 +31,9 @@ Example:
     --out-dir state/secrets --client-id bench > state/hydra-setup.json
 `
 
-// runHydra is "provision hydra": hydra.Setup with its flags.
-func runHydra(ctx context.Context, args []string, e env) error {
-	var c hydra.SetupConfig
+// provision is "provision hydra": Setup with its flags.
+func provision(ctx context.Context, args []string, e cli.Env) error {
+	var c SetupConfig
 	fs := cli.NewFlagSet("hydra")
 	fs.StringVar(&c.AdminURL, "admin-url", "", "Hydra's admin API root, e.g. http://127.0.0.1:4445 (required)")
 	fs.StringVar(&c.Issuer, "issuer", "", "Hydra's public issuer, e.g. http://127.0.0.1:4444/ (required)")
@@ -42,11 +41,14 @@ func runHydra(ctx context.Context, args []string, e env) error {
 	fs.StringVar(&c.ClientID, "client-id", "bench", "the client to create; also the name of its secret file")
 	fs.StringVar(&c.RedirectURI, "redirect-uri", "http://127.0.0.1/cb", "the client's redirect URI (nothing needs to listen there)")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 30*time.Second, "timeout per HTTP request")
-	if err := parse(fs, args, hydraHead, hydraTail, e); err != nil {
+	if err := (cli.Help{Tool: "provision", Head: hydraHead, Tail: hydraTail}).ParseSub(fs, args, e.Stdout); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return cli.Usagef("unexpected argument %q (provision hydra takes flags only)", fs.Arg(0))
 	}
-	return hydra.Setup(ctx, c, e.Stdout, e.Stderr)
+	return Setup(ctx, c, e.Stdout, e.Stderr)
 }
+
+// provisionCommand is "provision hydra", the entry's Provision.
+var provisionCommand = cli.Subcommand{Name: "hydra", Summary: "provision Ory Hydra through its admin API: the client every scenario uses", Run: provision}
