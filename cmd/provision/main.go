@@ -1,5 +1,6 @@
 // Command provision prepares a product for idpbench and records what it is:
-// "provision zitadel" provisions Zitadel through its APIs; "provision meta"
+// "provision NAME" provisions a product through its APIs (each registered
+// product's own subcommand, products/NAME/provision.go); "provision meta"
 // writes a product's idpbench.meta/v1 record through schema.Meta.
 package main
 
