@@ -7,6 +7,8 @@
 package products
 
 import (
+	"slices"
+
 	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/servermetrics"
 	"github.com/idpbench/idpbench/products/example"
@@ -17,16 +19,28 @@ import (
 	"github.com/idpbench/idpbench/products/zitadel"
 )
 
-// All returns every product with an entry, by name.
+// All returns every product with an entry, one line each. A run without
+// --only measures those InDefaultRun in this order (round 1 runs them so).
 func All() []product.Product {
 	return []product.Product{
-		example.Product(),
+		refop.Product(),
 		hydra.Product(),
 		keycloak.Product(),
-		oidc.Product(),
-		refop.Product(),
 		zitadel.Product(),
+		oidc.Product(),    // the generic adapter: any IdP from a configuration file
+		example.Product(), // README's "Adding a product"
 	}
+}
+
+// Default returns the names of the products a run without --only measures.
+func Default() []string {
+	var n []string
+	for _, p := range All() {
+		if p.InDefaultRun {
+			n = append(n, p.Name)
+		}
+	}
+	return n
 }
 
 // Lookup returns the product called name.
@@ -49,11 +63,18 @@ func ServerMetrics(name string) (servermetrics.Product, bool) {
 	return p.ServerMetrics, true
 }
 
-// Names returns the names of All.
-func Names() []string {
+// Names returns the names of All, sorted.
+func Names() []string { return NamesWith(func(product.Product) bool { return true }) }
+
+// NamesWith returns the names of the products for which has is true,
+// sorted.
+func NamesWith(has func(product.Product) bool) []string {
 	var n []string
 	for _, p := range All() {
-		n = append(n, p.Name)
+		if has(p) {
+			n = append(n, p.Name)
+		}
 	}
+	slices.Sort(n)
 	return n
 }

@@ -113,18 +113,7 @@ func runProductArgs(_ context.Context, args []string, e env) error {
 
 // answering lists the products with answers.
 func answering() []string {
-	return productsWith(func(p product.Product) bool { return p.Answers != nil })
-}
-
-// productsWith lists the products for which has is true.
-func productsWith(has func(product.Product) bool) []string {
-	var n []string
-	for _, p := range products.All() {
-		if has(p) {
-			n = append(n, p.Name)
-		}
-	}
-	return n
+	return products.NamesWith(func(p product.Product) bool { return p.Answers != nil })
 }
 
 // answer is the answer of verb, printed as it is.

@@ -60,5 +60,5 @@ func runJDK(_ context.Context, args []string, e env) error {
 
 // needingJDK lists the products that run on a JDK.
 func needingJDK() []string {
-	return productsWith(func(p product.Product) bool { return p.JDK != nil })
+	return products.NamesWith(func(p product.Product) bool { return p.JDK != nil })
 }

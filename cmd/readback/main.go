@@ -20,6 +20,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/atomicfile"
 	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/readback"
 	"github.com/idpbench/idpbench/internal/sample"
 	"github.com/idpbench/idpbench/internal/schema"
@@ -176,13 +177,7 @@ func summary(facts *schema.Facts) string {
 // reading are the products whose facts readback reads (their entry's
 // ReadFacts).
 func reading() []string {
-	var n []string
-	for _, p := range products.All() {
-		if p.ReadFacts != nil {
-			n = append(n, p.Name)
-		}
-	}
-	return n
+	return products.NamesWith(func(p product.Product) bool { return p.ReadFacts != nil })
 }
 
 func parseURL(flag, s string) (*url.URL, error) {

@@ -50,6 +50,9 @@ type Product struct {
 	// nil: readback knows nothing to read of it, and ReadFactsNA says why.
 	ReadFacts   func(ctx context.Context, r *readback.Reader) error
 	ReadFactsNA string
+	// InDefaultRun: a run without --only measures it (run-comparison.sh),
+	// in the registry's order.
+	InDefaultRun bool
 	// Provision is the product's own "provision NAME" subcommand (setup
 	// through its API); nil: none.
 	Provision *cli.Subcommand

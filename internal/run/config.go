@@ -10,11 +10,14 @@ import (
 
 	"github.com/idpbench/idpbench/internal/ladder"
 	"github.com/idpbench/idpbench/internal/placement"
+	"github.com/idpbench/idpbench/products"
 )
 
 // Help is the run's --help, on stdout (exit 0, as every tool's); a bad
 // command line is one line naming what is wrong, exit 2.
-const Help = `run-comparison.sh: the whole comparison, the products round by round.
+var Help = strings.Replace(help, "DEFAULT_PRODUCTS", strings.Join(DefaultProducts, " "), 1)
+
+const help = `run-comparison.sh: the whole comparison, the products round by round.
 
   scripts/run-comparison.sh [--quick] [--fresh] [--only P[,P]] [--run-id ID]
                             [--repeats N] [--full-ladder]
@@ -30,7 +33,8 @@ an hour for refop, Hydra and Keycloak on 2 CPUs.
   --quick        smoke profile: ladder 2 8 32, warmup 1-5 s, 3 s windows, 1 round
                  (default: full, 2..128, 3-60 s, 10 s, 2 rounds; GC jitter 60 s in both)
   --fresh        delete the run directory first (default: resume it)
-  --only P,..    products (default: refop hydra keycloak zitadel; unknown: an N/A row)
+  --only P,..    products (default: DEFAULT_PRODUCTS, the registry's (products/products.go);
+                 unknown: an N/A row)
   --run-id ID    results/ID (default "quick", or "full-YYYYMMDD"); a rerun resumes
   --repeats N    rounds, so a steady level has N windows (env IDPBENCH_REPEATS;
                  default 2, --quick 1; aggregate compare needs >= 4, 5 is a good start)
@@ -78,8 +82,9 @@ held by a live session, 2 usage, 130 interrupted.
 Rules and records: docs/design.md#the-scripts and #methodology-as-implemented.
 `
 
-// DefaultProducts are the products of a run without --only.
-var DefaultProducts = []string{"refop", "hydra", "keycloak", "zitadel"}
+// DefaultProducts are the products of a run without --only: the
+// registry's (products.Default).
+var DefaultProducts = products.Default()
 
 // DefaultScenarios are the scenarios of a run without IDPBENCH_SCENARIOS.
 const DefaultScenarios = "discovery client_credentials client_credentials_login jwt_bearer introspect auth_code refresh userinfo"

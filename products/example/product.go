@@ -16,5 +16,6 @@ func Product() product.Product {
 	p := refop.Product()
 	p.Name = "example"
 	p.Docs = "products/example/README.md"
+	p.InDefaultRun = false // run it by name: --only example
 	return p
 }

@@ -12,9 +12,10 @@ import (
 // Product is Ory Hydra (products/hydra/adapter).
 func Product() product.Product {
 	return product.Product{
-		Name:      "hydra",
-		Provision: &provisionCommand,
-		Docs:      "docs/products/hydra.md",
+		Name:         "hydra",
+		InDefaultRun: true,
+		Provision:    &provisionCommand,
+		Docs:         "docs/products/hydra.md",
 		NA: map[string]string{
 			"jwt_bearer":               "Hydra's jwt-bearer grant needs a trust relationship per issuer; not provisioned (S2j is Zitadel's M2M path)",
 			"client_credentials_login": "Hydra answers userinfo for a client_credentials token with 200 and no sub (no user behind it): S2l's rule wants a sub",

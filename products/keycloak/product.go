@@ -14,9 +14,10 @@ import (
 // Product is Keycloak in production mode (products/keycloak/adapter).
 func Product() product.Product {
 	return product.Product{
-		Name:      "keycloak",
-		Provision: &provisionCommand,
-		Docs:      "docs/products/keycloak.md",
+		Name:         "keycloak",
+		InDefaultRun: true,
+		Provision:    &provisionCommand,
+		Docs:         "docs/products/keycloak.md",
 		NA: map[string]string{
 			"jwt_bearer": "Keycloak has no RFC 7523 JWT authorization grant in its default configuration (S2j is Zitadel's M2M path)",
 		},

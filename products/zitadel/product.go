@@ -13,7 +13,7 @@ import (
 // Product is Zitadel (products/zitadel/adapter): provisioned by
 // "provision zitadel", logins through the Session API.
 func Product() product.Product {
-	return product.Product{Name: "zitadel", Docs: "docs/products/zitadel.md", Part: zitadelPart, Provision: &provisionCommand,
+	return product.Product{Name: "zitadel", InDefaultRun: true, Docs: "docs/products/zitadel.md", Part: zitadelPart, Provision: &provisionCommand,
 		Answers: &product.Answers{Table: zitadelTable, Setup: zitadelSetup, Config: zitadelConfig},
 		// Neither can be read before Zitadel has run here once: no binary or
 		// image of it can be had on these machines (docs/products/zitadel.md).
