@@ -2,6 +2,7 @@ package products
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/servermetrics"
 	"github.com/idpbench/idpbench/products/hydra"
 )
 
@@ -46,6 +48,7 @@ func contract(root string, p product.Product) []string {
 	if p.ServerMetrics.Empty() {
 		fail("no ServerMetrics: name the series that count each scenario's requests, or say why there are none (ServerMetrics.NA)")
 	}
+	bad = append(bad, seriesContract(root, p)...)
 	bad = append(bad, docsContract(root, p, adapter)...)
 	return bad
 }
@@ -148,6 +151,34 @@ func partContract(p product.Product) []string {
 	return bad
 }
 
+// seriesContract: a product's series were read on the running product, so
+// a scrape of it is kept in its testdata (products/NAME/testdata/*.prom)
+// and every series selector matches series there with requests counted.
+func seriesContract(root string, p product.Product) []string {
+	if len(p.ServerMetrics.Scenarios) == 0 {
+		return nil
+	}
+	scrapes, _ := filepath.Glob(filepath.Join(root, "products", p.Name, "testdata", "*.prom"))
+	if len(scrapes) == 0 {
+		return []string{p.Name + ": ServerMetrics names series but products/" + p.Name + "/testdata holds no scrape of the running product (*.prom) they were read from"}
+	}
+	var bad []string
+	for _, file := range scrapes {
+		fams, err := servermetrics.ParseFile(file)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("%s: %v", p.Name, err))
+			continue
+		}
+		for _, scenario := range slices.Sorted(maps.Keys(p.ServerMetrics.Scenarios)) {
+			sel := p.ServerMetrics.Scenarios[scenario]
+			if w, err := servermetrics.Delta(servermetrics.Families{}, fams, sel); err != nil || w.Requests == 0 {
+				bad = append(bad, fmt.Sprintf("%s: %s's series %s count no requests in %s (%v)", p.Name, scenario, sel, filepath.Base(file), err))
+			}
+		}
+	}
+	return bad
+}
+
 // pinned finds the version an adapter pins: PRODUCT_VERSION=V or
 // PRODUCT_VERSION="${VAR:-V}"; "" when it pins none (the generic adapter
 // takes its configuration's).
@@ -213,6 +244,10 @@ func TestContractCatches(t *testing.T) {
 			"hydra: no ReadFacts and no ReadFactsNA"},
 		"server metrics unsaid": {func(p *product.Product) { p.ServerMetrics.Scenarios = nil },
 			"hydra: no ServerMetrics"},
+		"a series the scrape does not have": {func(p *product.Product) {
+			p.ServerMetrics.Scenarios = maps.Clone(p.ServerMetrics.Scenarios)
+			p.ServerMetrics.Scenarios["discovery"] = servermetrics.Selector{Family: "http_requests_duration_seconds", Match: map[string]string{"endpoint": "/nosuch"}, Status: "code"}
+		}, "hydra: discovery's series http_requests_duration_seconds{endpoint=\"/nosuch\"} count no requests in hydra-v2.3.0.prom"},
 		"another name, no folder": {func(p *product.Product) { p.Name = "hydra2" },
 			"hydra2: no executable adapter at products/hydra2/adapter"},
 	} {

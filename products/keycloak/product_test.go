@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/idpbench/idpbench/internal/product"
-	"github.com/idpbench/idpbench/internal/servermetrics"
 )
 
 // TestKeycloakInputs: the values the adapter applied are in the settings
@@ -37,23 +36,5 @@ func TestKeycloakInputs(t *testing.T) {
 	in.Params["heap"], in.Params["extra"] = "x", "y"
 	if err := kc.Check(in); err == nil || !strings.Contains(err.Error(), "no --param extra") {
 		t.Errorf("Check with extra: %v", err)
-	}
-}
-
-// TestServerMetricsOnARealScrape: every selector matches series of a
-// scrape of the running Keycloak (testdata, as served: a summary, so
-// counts only) and reads its counts.
-func TestServerMetricsOnARealScrape(t *testing.T) {
-	fams, err := servermetrics.ParseFile("testdata/keycloak-26.7.3-summary.prom")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for scenario, sel := range Product().ServerMetrics.Scenarios {
-		w, err := servermetrics.Delta(servermetrics.Families{}, fams, sel)
-		if err != nil {
-			t.Errorf("%s: %v", scenario, err)
-		} else if w.Requests == 0 || w.Latency != nil {
-			t.Errorf("%s: %+v, want requests and no buckets", scenario, w)
-		}
 	}
 }
