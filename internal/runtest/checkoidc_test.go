@@ -82,7 +82,7 @@ func checkOIDCCase(h *harness, c string) string {
 	var text string
 	port, down := 0, func() {}
 	if c == "refop-start" {
-		h.mustRun(nil, "", h.script("products/refop"), "install")
+		h.mustRun(nil, "", h.adapter("refop"), "install")
 		port = freePort(h.t)
 		text = configRefopStart(h, port)
 	} else {
@@ -116,7 +116,7 @@ func checkOIDCCase(h *harness, c string) string {
 // ownUp installs, starts and sets up a product through its own adapter; the
 // returned func takes it down, failing the test when down leaves anything.
 func (h *harness) ownUp(product, state string) (down func()) {
-	adapter := h.script("products/" + product)
+	adapter := h.adapter(product)
 	h.mustRun(nil, "", adapter, "install")
 	up := true
 	down = func() {

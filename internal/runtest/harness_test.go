@@ -77,6 +77,11 @@ func (h *harness) scratch(name string) string {
 	return dir
 }
 
+// adapter is the path of product's adapter, products/PRODUCT/adapter.
+func (h *harness) adapter(product string) string {
+	return filepath.Join(h.root, "products", product, "adapter")
+}
+
 // script is the path of scripts/REL.
 func (h *harness) script(rel string) string { return filepath.Join(h.root, "scripts", rel) }
 

@@ -58,7 +58,7 @@ func TestKillRun(t *testing.T) {
 			}
 		}
 	})
-	h.mustRun(nil, "", h.script("products/refop"), "install")
+	h.mustRun(nil, "", h.adapter("refop"), "install")
 	env := h.with("IDPBENCH_TMP="+tmp, "IDPBENCH_RESULTS="+results, "IDPBENCH_SCENARIOS=discovery",
 		"IDPBENCH_LADDER=2 8", "IDPBENCH_GCJITTER_S=5", "IDPBENCH_REUSE_POOL=16", "IDPBENCH_PG_DIR")
 	args := []string{"--quick", "--only", "refop", "--run-id", "killrun"}
