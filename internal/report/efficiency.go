@@ -165,7 +165,7 @@ func perCPU(ok int64, cpuS float64) Figure {
 // benchmark reports give them: CPU p50 / p99 / peak in percent of one core,
 // memory p50 / peak in MiB (PSS where read, else RSS, as the memory table).
 type RunUsage struct {
-	Windows           int // measured windows of the product's ladder recs
+	Windows           int // measured windows of the product's ladder steps
 	Records           int // sampler records inside them, all sources
 	IdPCPU, DBCPU     CPUQuantiles
 	IdPMem, DBMem     MemQuantiles

@@ -48,15 +48,15 @@ func CoreScenarios() []string {
 type Report struct {
 	Title            string
 	AggregateVersion string
-	LoadstepVersions []string      // distinct tool_version of the recs
-	Start, End       time.Time     // earliest measured-window start, latest end (zero without recs)
-	Hosts            []schema.Host // distinct hosts the recs ran on
+	LoadstepVersions []string      // distinct tool_version of the steps
+	Start, End       time.Time     // earliest measured-window start, latest end (zero without steps)
+	Hosts            []schema.Host // distinct hosts the steps ran on
 	Products         []Product     // sorted by name
 	Scenarios        []schema.ScenarioInfo
 	Cells            []Cell     // one per scenario x product, scenario-major in Scenarios/Products order
-	Limited          []StepFile // driver-limited recs, ladder and others
+	Limited          []StepFile // driver-limited steps, ladder and others
 	NA               []Cell     // cells without a steady state, in Cells order
-	Other            []StepFile // recs outside the ladder (phase=gcjitter ...)
+	Other            []StepFile // steps outside the ladder (phase=gcjitter ...)
 	Coldstarts       []ColdstartFile
 	Samples          []SampleFile
 	Inputs           InputCounts
@@ -96,7 +96,7 @@ type InputCounts struct {
 // Product is one product of the comparison.
 type Product struct {
 	Name     string
-	Version  string       // from the meta file, else the distinct versions its recs name
+	Version  string       // from the meta file, else the distinct versions its steps name
 	Meta     *schema.Meta // nil without a meta file
 	MetaPath string
 	NA       bool // the meta file says the product could not run

@@ -274,7 +274,7 @@ func TestRun1PerProduct(t *testing.T) {
 		kinds[u.Scenario.Name] = u.VerdictKind
 	}
 	want := map[string]string{"discovery": VerdictIdP, "client_credentials": VerdictHost, "refresh": VerdictDB,
-		"client_credentials_login": VerdictNA} // its recs ran after the sampler stopped
+		"client_credentials_login": VerdictNA} // its steps ran after the sampler stopped
 	if len(kinds) != len(want) {
 		t.Errorf("hydra verdicts %v, want %v", kinds, want)
 	}

@@ -7,7 +7,7 @@
 PG_DB_USER=idpbench
 
 # Settings every product gets; the rest stay at PostgreSQL's defaults (the
-# meta records them: provision meta, products.PGReported).
+# meta records them: provision meta, product.PGReported).
 PG_SETTINGS=(
 	"max_connections = 200"
 	"shared_buffers = 256MB"
