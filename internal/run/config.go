@@ -45,7 +45,7 @@ IDPBENCH_PRECISION_ROUNDS more (default 3, --quick 0) measure again the
 candidate levels of only the scenarios whose capacity interval is missing or
 wider than ±IDPBENCH_PRECISION_PCT (default 5) of its median; a product's
 round starts only while the session's elapsed time plus its last round plus
-closing every open product (its shares, GC jitter + 40 s each) stays within
+closing every open product (its cells' shares, GC jitter + 40 s) stays within
 IDPBENCH_BUDGET_S (default 3540, --quick 0 = none). The log says what
 each round measures and why.
 

@@ -15,13 +15,14 @@ import (
 // main table leads with) has no 95% interval yet or one wider than
 // ±Precision.Pct of its median. None when the budget cannot hold the
 // product's round: the session's elapsed time plus the product's last
-// round plus what closing every open product still costs (its GC-jitter
-// run and teardown, closeReserveS each) would pass Precision.BudgetS.
+// round plus what closing every open product still costs (its windows at
+// shares, GC-jitter run and teardown: closeReserveS) would pass
+// Precision.BudgetS.
 // Each decision is logged.
 func (r *runner) wide(ctx context.Context, p string, round int) []string {
 	if b := r.Precision.BudgetS; b > 0 {
 		elapsed := r.env.Now().Sub(r.env.Started).Seconds()
-		reserve := r.closeReserveS() * r.open()
+		reserve := r.closeReserveS(ctx)
 		if elapsed+r.roundS[p]+reserve > float64(b) {
 			r.log.Printf("%s: precision round %d not started: %d s elapsed + %d s (its last round) + %d s (closing %d products: shares, GC jitter, down) > the budget of %d s (IDPBENCH_BUDGET_S)",
 				p, round, int(elapsed), int(r.roundS[p]), int(reserve), int(r.open()), b)
@@ -54,15 +55,35 @@ func (r *runner) wide(ctx context.Context, p string, round int) []string {
 	return out
 }
 
-// closeReserveS is what closing one product costs, seconds: its windows
-// at shares of capacity (every scenario's, ladder.ShareSettings.CostS),
-// its GC-jitter window (IDPBENCH_GCJITTER_S, else 60 s) and 40 s for its warmup, pool, meta and down.
-func (r *runner) closeReserveS() float64 {
+// closeReserveS is what closing every open product still costs, seconds:
+// each one's windows at shares of capacity (one cell's cost,
+// ladder.ShareSettings.CostS, for each of its cells with a steady state so
+// far, the cells RunShares will measure), its GC-jitter window
+// (IDPBENCH_GCJITTER_S, else 60 s) and 40 s for its warmup, pool, meta and
+// down.
+func (r *runner) closeReserveS(ctx context.Context) float64 {
 	d := 60
 	if v, ok := ladder.Whole(r.env.Getenv("IDPBENCH_GCJITTER_S")); ok {
 		d = v
 	}
-	return float64(d + 40 + len(r.Scenarios)*r.Shares.CostS())
+	total := 0.0
+	for _, p := range r.Products {
+		if r.out[p] || r.closed[p] {
+			continue
+		}
+		total += float64(d + 40 + r.steadyCells(ctx, p)*r.Shares.CostS())
+	}
+	return total
+}
+
+// steadyCells is how many of product p's cells have a steady state in its
+// records so far; every scenario of the run when they cannot be read.
+func (r *runner) steadyCells(ctx context.Context, p string) int {
+	in, err := report.Load(ctx, []string{filepath.Join(r.runDir, p)}, nil, func(string) {})
+	if err != nil {
+		return len(r.Scenarios)
+	}
+	return len(CapacityWidths(report.Build(in, report.Options{}), p))
 }
 
 // open is the number of products still up for a later round.

@@ -44,13 +44,20 @@ func TestShareConnections(t *testing.T) {
 	}
 }
 
-// TestCloseReserve: closing a product reserves its windows at shares for
-// every scenario besides its GC-jitter window and 40 s.
+// TestCloseReserve: closing an open product reserves its windows at
+// shares for every cell with a steady state so far, besides its GC-jitter
+// window and 40 s (a product without records yet, every scenario); a
+// closed product or one that did not run reserves nothing.
 func TestCloseReserve(t *testing.T) {
-	r := &runner{env: Env{Getenv: func(k string) string { return map[string]string{"IDPBENCH_GCJITTER_S": "60"}[k] }}}
+	runDir := t.TempDir()
+	writeWindows(t, runDir, "p", schema.ScenarioDiscovery, 8, 1000, 1010, 990)
+	writeWindows(t, runDir, "p", schema.ScenarioUserinfo, 8, 1000, 1300, 800)
+	r := &runner{runDir: runDir, env: Env{Getenv: func(k string) string { return map[string]string{"IDPBENCH_GCJITTER_S": "60"}[k] }},
+		closed: map[string]bool{"done": true}, out: map[string]bool{"na": true}}
+	r.Products = []string{"p", "q", "done", "na"} // q: no records yet, so all 3 scenarios
 	r.Scenarios = []string{schema.ScenarioDiscovery, schema.ScenarioUserinfo, schema.ScenarioRefresh}
 	r.Shares = ladder.ShareSettings{Shares: []int{50, 80}, ShareWindows: 1, ShareDurationS: 10, ShareWarmupS: 2}
-	if got, want := r.closeReserveS(), float64(60+40+3*2*(2+10+2)); got != want {
-		t.Errorf("closeReserveS = %g, want %g", got, want)
+	if got, want := r.closeReserveS(context.Background()), float64(60+40+2*2*(2+10+2))+float64(60+40+3*2*(2+10+2)); got != want {
+		t.Errorf("closeReserveS = %g, want %g (p: 2 steady cells; q: every scenario)", got, want)
 	}
 }
