@@ -91,13 +91,6 @@ func NewConfig(o Options, getenv func(string) string) (Config, error) {
 	return c, err
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // Scenario is what the run measures: userinfo, or client_credentials with
 // why (the label fallback_reason) when userinfo is N/A (na) or its access
 // tokens (ttlS seconds; 0: unknown) expire within the run (runS seconds)

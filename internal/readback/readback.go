@@ -95,7 +95,7 @@ func Read(ctx context.Context, c Config) (*schema.Facts, error) {
 		return nil, err
 	}
 	r := NewReader(c)
-	defer r.close()
+	defer r.Close()
 	if c.Group > 0 {
 		if err := r.listeners(); err != nil {
 			return nil, err
@@ -145,9 +145,6 @@ func NewReader(c Config) *Reader {
 	return r
 }
 
-// Close closes the database connection the reader opened, if any.
-func (r *Reader) Close() { r.close() }
-
 // Record is the facts read so far, as readback prints them.
 func (r *Reader) Record() *schema.Facts {
 	return &schema.Facts{Schema: schema.FactsV1, Product: r.cfg.Product, Version: r.version,
@@ -172,7 +169,8 @@ type Reader struct {
 	facts   []schema.Fact
 }
 
-func (r *Reader) close() {
+// Close closes the database connection the reader opened, if any.
+func (r *Reader) Close() {
 	if r.db != nil {
 		_ = r.db.Close(context.Background())
 	}
