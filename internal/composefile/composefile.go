@@ -67,7 +67,7 @@ type Healthcheck struct {
 
 // Project is one compose file with every service's extends resolved.
 type Project struct {
-	File     string // base name, for messages
+	File     string // the path Load was given, for messages (every product's file is compose.yml)
 	Services map[string]Service
 	Order    []string // the service names in the file's order
 }
@@ -91,7 +91,7 @@ func Load(path string) (Project, error) {
 	if err != nil {
 		return Project{}, err
 	}
-	p := Project{File: filepath.Base(path), Services: map[string]Service{}, Order: d.order}
+	p := Project{File: path, Services: map[string]Service{}, Order: d.order}
 	for name, raw := range d.Services {
 		merged, err := resolve(filepath.Dir(path), raw, 0)
 		if err != nil {
@@ -116,7 +116,7 @@ func readDoc(path string) (doc, error) {
 	}
 	var top map[string]any
 	if err := yaml.Unmarshal(b, &top); err != nil {
-		return doc{}, fmt.Errorf("parsing %s: %w", filepath.Base(path), err)
+		return doc{}, fmt.Errorf("parsing %s: %w", path, err)
 	}
 	for k := range top {
 		if strings.HasPrefix(k, "x-") {
@@ -125,14 +125,14 @@ func readDoc(path string) (doc, error) {
 	}
 	var d doc
 	if err := strictRecode(top, &d); err != nil {
-		return doc{}, fmt.Errorf("parsing %s: %w", filepath.Base(path), err)
+		return doc{}, fmt.Errorf("parsing %s: %w", path, err)
 	}
 	if len(d.Services) == 0 {
-		return doc{}, fmt.Errorf("%s: no services", filepath.Base(path))
+		return doc{}, fmt.Errorf("%s: no services", path)
 	}
 	d.order, err = serviceOrder(b)
 	if err != nil {
-		return doc{}, fmt.Errorf("parsing %s: %w", filepath.Base(path), err)
+		return doc{}, fmt.Errorf("parsing %s: %w", path, err)
 	}
 	return d, nil
 }
