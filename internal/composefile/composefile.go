@@ -7,6 +7,7 @@ package composefile
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -320,4 +321,21 @@ func (s Service) Memory() string {
 		return m
 	}
 	return s.MemLimit
+}
+
+// Recipe returns where compose builds the service's image: the build
+// context as the file writes it (compose's default ".", the project
+// directory, when a build mapping names none) and the Dockerfile within it
+// (compose's default "Dockerfile" unless build.dockerfile names another);
+// "" for both when the service builds nothing.
+func (s Service) Recipe() (context, dockerfile string) {
+	switch b := s.Build.(type) {
+	case string:
+		return b, "Dockerfile"
+	case map[string]any:
+		context, _ = b["context"].(string)
+		dockerfile, _ = b["dockerfile"].(string)
+		return cmp.Or(context, "."), cmp.Or(dockerfile, "Dockerfile")
+	}
+	return "", ""
 }

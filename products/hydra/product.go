@@ -16,6 +16,7 @@ func Product() product.Product {
 		InDefaultRun: true,
 		Provision:    &provisionCommand,
 		Docs:         "docs/products/hydra.md",
+		ComposeFile:  "deploy/compose/compose.hydra.yml",
 		NA: map[string]string{
 			"jwt_bearer":               "Hydra's jwt-bearer grant needs a trust relationship per issuer; not provisioned (S2j is Zitadel's M2M path)",
 			"client_credentials_login": "Hydra answers userinfo for a client_credentials token with 200 and no sub (no user behind it): S2l's rule wants a sub",

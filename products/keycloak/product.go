@@ -18,6 +18,7 @@ func Product() product.Product {
 		InDefaultRun: true,
 		Provision:    &provisionCommand,
 		Docs:         "docs/products/keycloak.md",
+		ComposeFile:  "deploy/compose/compose.keycloak.yml",
 		NA: map[string]string{
 			"jwt_bearer": "Keycloak has no RFC 7523 JWT authorization grant in its default configuration (S2j is Zitadel's M2M path)",
 		},

@@ -14,7 +14,8 @@ import (
 // "provision zitadel", logins through the Session API.
 func Product() product.Product {
 	return product.Product{Name: "zitadel", InDefaultRun: true, Docs: "docs/products/zitadel.md", Part: zitadelPart, Provision: &provisionCommand,
-		Answers: &product.Answers{Table: zitadelTable, Setup: zitadelSetup, Config: zitadelConfig},
+		ComposeFile: "deploy/compose/compose.zitadel.yml",
+		Answers:     &product.Answers{Table: zitadelTable, Setup: zitadelSetup, Config: zitadelConfig},
 		// Neither can be read before Zitadel has run here once: no binary or
 		// image of it can be had on these machines (docs/products/zitadel.md).
 		ReadFactsNA:   "not written: Zitadel has never run on these machines, so no reader was checked against a running one (its setup summary states what provision zitadel created)",
