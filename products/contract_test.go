@@ -212,19 +212,27 @@ func docsContract(root string, p product.Product, adapter string) []string {
 var runsCompose = regexp.MustCompile(`\bcompose_(install|init)\b`)
 
 // composeContract: a product whose adapter runs compose mode declares its
-// compose file (ComposeFile); a declared one is there and loads
-// (internal/composefile: extends resolved, unknown keys refused), and
-// every image it builds has its recipe, the build context and Dockerfile,
-// beside it (compose.sh runs a file with its own folder as the project
-// directory, which relative paths resolve against).
+// compose file (ComposeFile), in its folder as products/NAME/compose.yml,
+// where compose mode (scripts/lib/compose.sh) looks; a declared one is
+// there and loads (internal/composefile: extends resolved, unknown keys
+// refused), and every image it builds has its recipe, the build context
+// and Dockerfile, beside it (compose.sh runs a file with its own folder as
+// the project directory, which relative paths resolve against).
 func composeContract(root string, p product.Product, adapter string) []string {
 	var bad []string
 	fail := func(format string, a ...any) { bad = append(bad, p.Name+": "+fmt.Sprintf(format, a...)) }
+	want := "products/" + p.Name + "/compose.yml"
 	if p.ComposeFile == "" {
 		if text, err := os.ReadFile(adapter); err == nil && runsCompose.Match(text) {
-			fail("its adapter runs compose mode (compose_install, compose_init) but the entry declares no compose file (ComposeFile)")
+			fail("its adapter runs compose mode (compose_install, compose_init) but the entry declares no compose file (ComposeFile: %s)", want)
+		}
+		if _, err := os.Stat(filepath.Join(root, want)); err == nil {
+			fail("%s is there but the entry declares no compose file (ComposeFile)", want)
 		}
 		return bad
+	}
+	if p.ComposeFile != want {
+		fail("its compose file (ComposeFile) is %s: compose mode runs %s, in the product's folder", p.ComposeFile, want)
 	}
 	file := filepath.Join(root, filepath.FromSlash(p.ComposeFile))
 	if _, err := os.Stat(file); err != nil {
@@ -296,7 +304,11 @@ func TestContractCatches(t *testing.T) {
 		"another name, no folder": {func(p *product.Product) { p.Name = "hydra2" },
 			"hydra2: no executable adapter at products/hydra2/adapter"},
 		"compose mode without its file": {func(p *product.Product) { p.ComposeFile = "" },
-			"hydra: its adapter runs compose mode (compose_install, compose_init) but the entry declares no compose file (ComposeFile)"},
+			"hydra: its adapter runs compose mode (compose_install, compose_init) but the entry declares no compose file (ComposeFile: products/hydra/compose.yml)"},
+		"a compose file undeclared": {func(p *product.Product) { p.ComposeFile = "" },
+			"hydra: products/hydra/compose.yml is there but the entry declares no compose file (ComposeFile)"},
+		"a compose file outside its folder": {func(p *product.Product) { p.ComposeFile = "deploy/compose/compose.postgres.yml" },
+			"hydra: its compose file (ComposeFile) is deploy/compose/compose.postgres.yml: compose mode runs products/hydra/compose.yml, in the product's folder"},
 		"a compose file not there": {func(p *product.Product) { p.ComposeFile = "products/hydra/nosuch.yml" },
 			"hydra: its compose file products/hydra/nosuch.yml (ComposeFile) is not there"},
 		"a compose file that does not load": {func(p *product.Product) { p.ComposeFile = "products/testdata/compose/typo.yml" },

@@ -45,6 +45,17 @@ func composeFile(t *testing.T, name string) string {
 	return productFile(p)
 }
 
+// fromRoot is file, a path from this folder, as a path from the
+// repository root: the name of a test of it.
+func fromRoot(t *testing.T, file string) string {
+	t.Helper()
+	rel, err := filepath.Rel(mustAbs(t, repoRoot), mustAbs(t, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.ToSlash(rel)
+}
+
 // TestComposeFilesPresent: every compose file on disk, here or in a
 // product's folder, is one the tests check, and every one they check is
 // there.
@@ -77,7 +88,7 @@ func TestComposeFilesPassChecks(t *testing.T) {
 			continue
 		}
 		for _, r := range rules {
-			t.Run(file+"/"+r.name, func(t *testing.T) {
+			t.Run(fromRoot(t, file)+"/"+r.name, func(t *testing.T) {
 				for _, name := range p.Names() {
 					for _, pr := range r.check(p, name, p.Services[name]) {
 						pr.rule, pr.file, pr.service = r.name, p.File, name

@@ -139,7 +139,7 @@ func TestImagesMatchNativeVersions(t *testing.T) {
 		{composeFile(t, "keycloak"), "keycloak", "idpbench/keycloak:" + keycloak + "-optimized"},
 	}
 	for _, tc := range cases {
-		t.Run(tc.file+"/"+tc.service, func(t *testing.T) {
+		t.Run(fromRoot(t, tc.file)+"/"+tc.service, func(t *testing.T) {
 			s := mustService(t, mustLoad(t, tc.file), tc.service)
 			if got := withoutDigest(s.Image); got != tc.want {
 				t.Errorf("%s: service %q: image: %q, want %q (the native adapter's version)", tc.file, tc.service, got, tc.want)
@@ -228,7 +228,7 @@ func TestPostgresMatchesNative(t *testing.T) {
 	}
 	images := map[string]string{}
 	for _, file := range composeFiles() {
-		t.Run(file, func(t *testing.T) {
+		t.Run(fromRoot(t, file), func(t *testing.T) {
 			s := mustService(t, mustLoad(t, file), "postgres")
 			images[file] = s.Image
 			repo, tag, _ := splitImage(s.Image)
@@ -296,7 +296,7 @@ func TestProductSettingsMatchNative(t *testing.T) {
 		}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.p.File+"/"+tc.service+"/"+tc.key, func(t *testing.T) {
+		t.Run(fromRoot(t, tc.p.File)+"/"+tc.service+"/"+tc.key, func(t *testing.T) {
 			if got, ok := tc.check(mustService(t, tc.p, tc.service)); !ok {
 				t.Errorf("%s: service %q: %s: %q, want %s", tc.p.File, tc.service, tc.key, got, tc.want)
 			}

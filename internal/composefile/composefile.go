@@ -1,8 +1,10 @@
-// Package composefile loads the compose files of deploy/compose strictly:
-// unknown keys fail the load, and every service's extends chain is resolved
-// the way compose resolves the keys these files use. deploy/compose's tests
-// check the files through it; provision compose writes the placement
-// override and reads the memory limits through it.
+// Package composefile loads the compose files, each product's
+// (products/NAME/compose.yml) and the shared ones of deploy/compose,
+// strictly: unknown keys fail the load, and every service's extends chain
+// is resolved the way compose resolves the keys these files use.
+// deploy/compose's tests and the product contract check the files through
+// it; provision compose writes the placement override and reads the memory
+// limits through it.
 package composefile
 
 import (
