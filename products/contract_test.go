@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idpbench/idpbench/internal/composefile"
 	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/schema"
 	"github.com/idpbench/idpbench/internal/servermetrics"
@@ -22,8 +23,9 @@ import (
 // its folder with its adapter, every scenario either run or N/A with a
 // reason, its part complete in both modes with every source an https URL,
 // its answers on loopback, its readback and server-metric series or why
-// not, and its docs page naming the version its adapter pins. It returns
-// what is missing, one sentence each, naming the product.
+// not, its docs page naming the version its adapter pins, and the compose
+// file its adapter's compose mode runs. It returns what is missing, one
+// sentence each, naming the product.
 func contract(root string, p product.Product) []string {
 	var bad []string
 	fail := func(format string, a ...any) { bad = append(bad, p.Name+": "+fmt.Sprintf(format, a...)) }
@@ -50,6 +52,7 @@ func contract(root string, p product.Product) []string {
 	}
 	bad = append(bad, seriesContract(root, p)...)
 	bad = append(bad, docsContract(root, p, adapter)...)
+	bad = append(bad, composeContract(root, p, adapter)...)
 	return bad
 }
 
@@ -204,6 +207,56 @@ func docsContract(root string, p product.Product, adapter string) []string {
 	return nil
 }
 
+// runsCompose finds an adapter's compose mode: the compose.sh functions
+// that install and bring up a product's compose file.
+var runsCompose = regexp.MustCompile(`\bcompose_(install|init)\b`)
+
+// composeContract: a product whose adapter runs compose mode declares its
+// compose file (ComposeFile), in its folder as products/NAME/compose.yml,
+// where compose mode (scripts/lib/compose.sh) looks; a declared one is
+// there and loads (internal/composefile: extends resolved, unknown keys
+// refused), and every image it builds has its recipe, the build context
+// and Dockerfile, beside it (compose.sh runs a file with its own folder as
+// the project directory, which relative paths resolve against).
+func composeContract(root string, p product.Product, adapter string) []string {
+	var bad []string
+	fail := func(format string, a ...any) { bad = append(bad, p.Name+": "+fmt.Sprintf(format, a...)) }
+	want := "products/" + p.Name + "/compose.yml"
+	if p.ComposeFile == "" {
+		if text, err := os.ReadFile(adapter); err == nil && runsCompose.Match(text) {
+			fail("its adapter runs compose mode (compose_install, compose_init) but the entry declares no compose file (ComposeFile: %s)", want)
+		}
+		if _, err := os.Stat(filepath.Join(root, want)); err == nil {
+			fail("%s is there but the entry declares no compose file (ComposeFile)", want)
+		}
+		return bad
+	}
+	if p.ComposeFile != want {
+		fail("its compose file (ComposeFile) is %s: compose mode runs %s, in the product's folder", p.ComposeFile, want)
+	}
+	file := filepath.Join(root, filepath.FromSlash(p.ComposeFile))
+	if _, err := os.Stat(file); err != nil {
+		fail("its compose file %s (ComposeFile) is not there", p.ComposeFile)
+		return bad
+	}
+	proj, err := composefile.Load(file)
+	if err != nil {
+		fail("its compose file %s does not load: %v", p.ComposeFile, err)
+		return bad
+	}
+	for _, name := range proj.Order {
+		context, dockerfile := proj.Services[name].Recipe()
+		if context == "" {
+			continue
+		}
+		recipe := filepath.Join(filepath.Dir(p.ComposeFile), context, dockerfile)
+		if _, err := os.Stat(filepath.Join(root, recipe)); err != nil {
+			fail("its compose file %s builds service %q from %s, which is not there", p.ComposeFile, name, filepath.ToSlash(recipe))
+		}
+	}
+	return bad
+}
+
 // TestContract: every registered product keeps the contract, and the
 // registry names each once.
 func TestContract(t *testing.T) {
@@ -250,6 +303,18 @@ func TestContractCatches(t *testing.T) {
 		}, "hydra: discovery's series http_requests_duration_seconds{endpoint=\"/nosuch\"} count no requests in hydra-v2.3.0.prom"},
 		"another name, no folder": {func(p *product.Product) { p.Name = "hydra2" },
 			"hydra2: no executable adapter at products/hydra2/adapter"},
+		"compose mode without its file": {func(p *product.Product) { p.ComposeFile = "" },
+			"hydra: its adapter runs compose mode (compose_install, compose_init) but the entry declares no compose file (ComposeFile: products/hydra/compose.yml)"},
+		"a compose file undeclared": {func(p *product.Product) { p.ComposeFile = "" },
+			"hydra: products/hydra/compose.yml is there but the entry declares no compose file (ComposeFile)"},
+		"a compose file outside its folder": {func(p *product.Product) { p.ComposeFile = "deploy/compose/compose.postgres.yml" },
+			"hydra: its compose file (ComposeFile) is deploy/compose/compose.postgres.yml: compose mode runs products/hydra/compose.yml, in the product's folder"},
+		"a compose file not there": {func(p *product.Product) { p.ComposeFile = "products/hydra/nosuch.yml" },
+			"hydra: its compose file products/hydra/nosuch.yml (ComposeFile) is not there"},
+		"a compose file that does not load": {func(p *product.Product) { p.ComposeFile = "products/testdata/compose/typo.yml" },
+			`hydra: its compose file products/testdata/compose/typo.yml does not load: ../products/testdata/compose/typo.yml: service "hydra": yaml: unmarshal errors:`},
+		"an image without its recipe": {func(p *product.Product) { p.ComposeFile = "products/testdata/compose/no-recipe.yml" },
+			`hydra: its compose file products/testdata/compose/no-recipe.yml builds service "hydra" from products/testdata/compose/nosuch/Dockerfile, which is not there`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := hydra.Product()

@@ -1,8 +1,9 @@
 // Package products is the registry: every product idpbench knows, one line
 // each. A product is one folder, products/NAME: its facts and answers as Go
 // data (NAME/product.go, an internal/product.Product), its adapter, its
-// readback, its server-metric series and its docs page (docs/design.md,
-// "Products"). Shared machinery knows products only through
+// readback, its server-metric series, its docs page and, with a compose
+// mode, its compose file and image recipe (NAME/compose.yml;
+// docs/design.md, "Products"). Shared machinery knows products only through
 // internal/product and this list.
 package products
 

@@ -12,7 +12,7 @@ import (
 
 func TestAdapterMetaAndRun(t *testing.T) {
 	a := product.Adapter{Product: hydra.Product(), Inputs: product.Inputs{Version: "v2.3.0", Mode: product.ModeCompose},
-		Compose:    &product.Compose{File: "deploy/compose/compose.hydra.yml", MemoryLimit: "every service 2G"},
+		Compose:    &product.Compose{File: "products/hydra/compose.yml", MemoryLimit: "every service 2G"},
 		ScenarioNA: map[string]string{"refresh": "no"}, Endpoints: map[string]string{"discovery": "http://d"}}
 	m, err := product.AdapterMeta(a)
 	if err != nil {
@@ -20,7 +20,7 @@ func TestAdapterMetaAndRun(t *testing.T) {
 	}
 	if m.Status != "ok" || m.Settings["mode"] != "compose" || m.Settings["memory_limit"] != "every service 2G" ||
 		!strings.HasPrefix(m.Settings["config"], "serve all --dev, configured through the environment") ||
-		len(m.ScenarioNA) != 3 || m.ScenarioNA["refresh"] != "no" || !strings.HasPrefix(m.Notes[len(m.Notes)-3], "Compose mode (deploy/compose/compose.hydra.yml)") {
+		len(m.ScenarioNA) != 3 || m.ScenarioNA["refresh"] != "no" || !strings.HasPrefix(m.Notes[len(m.Notes)-3], "Compose mode (products/hydra/compose.yml)") {
 		t.Errorf("%+v", m)
 	}
 	a.Endpoints["jwt_bearer"] = "http://j"

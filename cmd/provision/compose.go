@@ -22,11 +22,11 @@ func composeTool() cli.Tool {
 	return cli.Tool{
 		Name:     toolName + " compose",
 		Synopsis: "SUBCOMMAND [FLAGS] FILE",
-		About:    "Reads a compose file of deploy/compose (extends resolved, unknown keys refused).\n",
+		About:    "Reads a product's compose file, products/NAME/compose.yml (extends resolved, unknown keys refused).\n",
 		Exits:    "Exit status: 0 ok, 1 runtime error (an unreadable or unknown-keyed file), 2 usage error.",
 		Examples: []string{
-			`provision compose placement --cpus 0-2 deploy/compose/compose.hydra.yml -o "$state/compose.placement.yml"`,
-			"provision compose limits deploy/compose/compose.hydra.yml",
+			`provision compose placement --cpus 0-2 products/hydra/compose.yml -o "$state/compose.placement.yml"`,
+			"provision compose limits products/hydra/compose.yml",
 		},
 		Subcommands: []cli.Subcommand{
 			{Name: "placement", Summary: "write the override giving every service the server CPUs as its cpuset", Run: runComposePlacement},
@@ -112,7 +112,7 @@ Flags:
 
 const composeLimitsTail = `
 Example:
-  provision compose limits deploy/compose/compose.hydra.yml
+  provision compose limits products/hydra/compose.yml
   # postgres 2G, hydra-migrate 2G, hydra 2G
 `
 

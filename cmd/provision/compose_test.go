@@ -15,7 +15,7 @@ func provisionRun(args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-const hydraCompose = "../../deploy/compose/compose.hydra.yml"
+const hydraCompose = "../../products/hydra/compose.yml"
 
 // TestComposePlacement: every service of the file, in its order, gets the
 // CPUs as its cpuset (the text compose.sh wrote before); an empty --cpus

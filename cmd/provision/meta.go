@@ -34,14 +34,15 @@ Three uses, which combine:
             why, notes, known limitations, its static N/A reasons) and the
             run's, from DIR: STATE/pools.jsonl, STATE/facts.json then
             STATE/listeners.json (each optional); from STATE/state.env
-            (none without one) compose mode (MODE=compose: its COMPOSE_FILE's
-            name and memory limits), the endpoints of the product's scenario
-            table (provision args endpoint's), and the server version and
-            settings of its PostgreSQL cluster (PG_PRIVATE_DIR, else
-            PG_SHARED_DIR, while its pg.env is there), asked over loopback;
-            status ok. --endpoint flags replace the table's endpoints and
-            --scenario-na reasons go over the product's (the generic
-            adapter passes both: provision oidc meta).
+            (none without one) compose mode (MODE=compose: the entry's
+            compose file, its COMPOSE_FILE's memory limits), the endpoints
+            of the product's scenario table (provision args endpoint's),
+            and the server version and settings of its PostgreSQL
+            cluster (PG_PRIVATE_DIR, else PG_SHARED_DIR, while its pg.env
+            is there), asked over loopback; status ok. --endpoint flags
+            replace the table's endpoints and --scenario-na reasons go
+            over the product's (the generic adapter passes both:
+            provision oidc meta).
   not run:  --product NAME --product-version V --status na --na-reason WHY
             the bare record of a product that did not run.
   run:      [--base FILE] --profile P --status ok|na [--na-reason]

@@ -49,8 +49,8 @@ var keycloakParams = []string{"--param", "jdk=OpenJDK 21.0.9", "--param", "heap=
 // that omitempty leaves out). The endpoints are the golden's own (passed
 // through: they replace the table's); the product's part, N/A reasons,
 // pools, facts and compose mode's additions are built, compose mode from a
-// state.env that says MODE=compose and names the product's file of
-// deploy/compose (whose memory limits the golden records).
+// state.env that says MODE=compose and names the product's compose file,
+// its entry's ComposeFile (whose memory limits the golden records).
 func TestAdapterMetaGolden(t *testing.T) {
 	tests := []struct {
 		product, version, mode string
@@ -80,7 +80,7 @@ func TestAdapterMetaGolden(t *testing.T) {
 			}
 			st := testState(t, tt.product)
 			if tt.mode == "compose" {
-				file, err := filepath.Abs(filepath.Join("..", "..", "deploy", "compose", "compose."+tt.product+".yml"))
+				file, err := filepath.Abs(filepath.Join("..", "..", "products", tt.product, "compose.yml"))
 				if err != nil {
 					t.Fatal(err)
 				}

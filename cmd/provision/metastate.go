@@ -15,12 +15,12 @@ import (
 )
 
 // runValues reads into a what the adapter's state directory dir records
-// of the run: compose mode (MODE=compose: its COMPOSE_FILE's name in
-// deploy/compose and memory limits), the endpoints of the product's
-// scenario table unless the flags gave them (a table the state cannot
-// fill is a warning and no endpoints, as the shell's loop left them out),
-// and the version and settings of the product's PostgreSQL cluster while
-// its pg.env is there. A directory without state.env (up never ran)
+// of the run: compose mode (MODE=compose: the entry's compose file and
+// the memory limits of the COMPOSE_FILE up recorded), the endpoints of
+// the product's scenario table unless the flags gave them (a table the
+// state cannot fill is a warning and no endpoints, as the shell's loop
+// left them out), and the version and settings of the product's
+// PostgreSQL cluster while its pg.env is there. A directory without state.env (up never ran)
 // records none of them.
 func runValues(ctx context.Context, a *product.Adapter, dir string, stderr io.Writer) error {
 	if _, err := os.Stat(filepath.Join(dir, "state.env")); errors.Is(err, os.ErrNotExist) {
@@ -31,7 +31,7 @@ func runValues(ctx context.Context, a *product.Adapter, dir string, stderr io.Wr
 		return err
 	}
 	if st.Compose() {
-		if a.Compose, err = composeOf(st); err != nil {
+		if a.Compose, err = composeOf(st, a.Product); err != nil {
 			return err
 		}
 		a.Inputs.Mode = product.ModeCompose
@@ -49,18 +49,22 @@ func runValues(ctx context.Context, a *product.Adapter, dir string, stderr io.Wr
 	return nil
 }
 
-// composeOf is compose mode's additions: the file up recorded, by its name
-// in deploy/compose, and its services' memory limits.
-func composeOf(st *product.State) (*product.Compose, error) {
+// composeOf is compose mode's additions: the product's compose file, as
+// its entry declares it (from the repository root), and the memory limits
+// of the services of the file up recorded.
+func composeOf(st *product.State, p product.Product) (*product.Compose, error) {
+	if p.ComposeFile == "" {
+		return nil, fmt.Errorf("%s was brought up in compose mode (MODE=compose), but its entry declares no compose file (ComposeFile)", p.Name)
+	}
 	file := st.Get("COMPOSE_FILE")
 	if err := st.Err(); err != nil {
 		return nil, err
 	}
-	p, err := composefile.Load(file)
+	proj, err := composefile.Load(file)
 	if err != nil {
 		return nil, err
 	}
-	return &product.Compose{File: "deploy/compose/" + filepath.Base(file), MemoryLimit: memoryLimits(p)}, nil
+	return &product.Compose{File: p.ComposeFile, MemoryLimit: memoryLimits(proj)}, nil
 }
 
 // readDatabase asks the product's cluster (its pg.env's port, on

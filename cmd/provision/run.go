@@ -32,7 +32,7 @@ func subcommands() []cli.Subcommand {
 		{Name: "jdk", Summary: "find the JDK a product runs on: its home and \"vendor version (home)\"", Run: runJDK},
 		{Name: "oidc", Summary: "answer the generic oidc adapter from its configuration file: values, N/A reasons, arguments", Run: runOIDC},
 		{Name: "placement", Summary: "resolve where the run puts the driver and the server (IDPBENCH_DRIVER_CPUS, IDPBENCH_SERVER_CPUS, IDPBENCH_PIN): KEY=VALUE lines or meta's flags", Run: runPlacement},
-		{Name: "compose", Summary: "read a compose file of deploy/compose: the placement override (placement), the memory limits (limits)", Run: runCompose},
+		{Name: "compose", Summary: "read a product's compose file: the placement override (placement), the memory limits (limits)", Run: runCompose},
 	}...)
 }
 

@@ -7,37 +7,88 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/idpbench/idpbench/internal/product"
+	"github.com/idpbench/idpbench/products"
 )
 
-// composeFiles are the compose files of this folder; TestComposeFilesPresent
-// keeps the list equal to what is on disk.
-var composeFiles = []string{
-	"compose.hydra.yml",
-	"compose.keycloak.yml",
-	"compose.postgres.yml",
-	"compose.zitadel.yml",
+// sharedFiles are the compose files of this folder that are no product's:
+// the PostgreSQL every product's file extends.
+var sharedFiles = []string{"compose.postgres.yml"}
+
+// composeFiles are the compose files the tests check, as paths from this
+// folder: the shared ones, then every product's the registry declares
+// (product.Product.ComposeFile). TestComposeFilesPresent keeps them equal
+// to what is on disk.
+func composeFiles() []string {
+	files := slices.Clone(sharedFiles)
+	for _, p := range products.All() {
+		if p.ComposeFile != "" {
+			files = append(files, productFile(p))
+		}
+	}
+	return files
 }
 
-func TestComposeFilesPresent(t *testing.T) {
-	got, err := filepath.Glob("compose.*.yml")
+// productFile is p's compose file as a path from this folder.
+func productFile(p product.Product) string {
+	return filepath.Join(repoRoot, filepath.FromSlash(p.ComposeFile))
+}
+
+// composeFile is the compose file of the product called name.
+func composeFile(t *testing.T, name string) string {
+	t.Helper()
+	p, ok := products.Lookup(name)
+	if !ok || p.ComposeFile == "" {
+		t.Fatalf("the registry has no compose file for %s (products/%s: ComposeFile)", name, name)
+	}
+	return productFile(p)
+}
+
+// fromRoot is file, a path from this folder, as a path from the
+// repository root: the name of a test of it.
+func fromRoot(t *testing.T, file string) string {
+	t.Helper()
+	rel, err := filepath.Rel(mustAbs(t, repoRoot), mustAbs(t, file))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return filepath.ToSlash(rel)
+}
+
+// TestComposeFilesPresent: every compose file on disk, here or in a
+// product's folder, is one the tests check, and every one they check is
+// there.
+func TestComposeFilesPresent(t *testing.T) {
+	var got, want []string
+	for _, pattern := range []string{"compose.*.yml", filepath.Join(repoRoot, "products", "*", "compose.yml")} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range m {
+			got = append(got, mustAbs(t, f))
+		}
+	}
+	for _, f := range composeFiles() {
+		want = append(want, mustAbs(t, f))
+	}
 	slices.Sort(got)
-	if !slices.Equal(got, composeFiles) {
-		t.Errorf("compose files on disk %v, the tests check %v: update composeFiles", got, composeFiles)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("compose files on disk %v, the tests check %v: declare a product's in its entry (ComposeFile), a shared one in sharedFiles", got, want)
 	}
 }
 
 func TestComposeFilesPassChecks(t *testing.T) {
-	for _, file := range composeFiles {
+	for _, file := range composeFiles() {
 		p, err := loadProject(file)
 		if err != nil {
 			t.Errorf("loading: %v", err)
 			continue
 		}
 		for _, r := range rules {
-			t.Run(file+"/"+r.name, func(t *testing.T) {
+			t.Run(fromRoot(t, file)+"/"+r.name, func(t *testing.T) {
 				for _, name := range p.Names() {
 					for _, pr := range r.check(p, name, p.Services[name]) {
 						pr.rule, pr.file, pr.service = r.name, p.File, name
@@ -151,7 +202,7 @@ func TestEnvExample(t *testing.T) {
 			t.Errorf(".env.example:%d: %s has a value; leave it empty for the user to fill in", i+1, m[1])
 		}
 	}
-	for _, file := range composeFiles {
+	for _, file := range composeFiles() {
 		for i, line := range strings.Split(readText(t, file), "\n") {
 			if strings.HasPrefix(strings.TrimSpace(line), "#") {
 				continue

@@ -49,8 +49,8 @@ func TestComposeConfig(t *testing.T) {
 	}
 	writeFile(t, full, strings.Join(vars, "\n")+"\n")
 	writeFile(t, empty, "")
-	for _, file := range composeFiles {
-		t.Run(file, func(t *testing.T) {
+	for _, file := range composeFiles() {
+		t.Run(fromRoot(t, file), func(t *testing.T) {
 			if out, err := runCompose(ctx, dc, full, file); err != nil {
 				t.Errorf("%s: %v: %s", file, err, out)
 			}

@@ -269,16 +269,19 @@ func checkComposeState(t *testing.T, state, db string) {
 	}
 }
 
-// checkComposeArgs: every call names the product's file and the run's env
-// file; mode A dropped the volume before its `up`; B stopped and started.
+// checkComposeArgs: every call names the product's file, in its folder,
+// which is the project directory (its relative paths resolve against it),
+// and the run's env file; mode A dropped the volume before its `up`; B
+// stopped and started.
 func checkComposeArgs(t *testing.T, log, product string) {
 	t.Helper()
+	file := filepath.Join(mustAbs(t, repoRoot), "products", product, "compose.yml")
 	lines := strings.Split(strings.TrimSpace(readText(t, log)), "\n")
 	var subs []string
 	for _, l := range lines {
-		if !strings.Contains(l, "-f "+filepath.Join(mustAbs(t, "."), "compose."+product+".yml")) ||
+		if !strings.Contains(l, "--project-directory "+filepath.Dir(file)+" -f "+file+" ") ||
 			!strings.Contains(l, "--env-file ") || !strings.Contains(l, "/secrets/compose.env") {
-			t.Errorf("compose call without the product's file or the run's env file: %s", l)
+			t.Errorf("compose call without the product's folder and file or the run's env file: %s", l)
 		}
 		subs = append(subs, l[strings.Index(l, "compose.env ")+len("compose.env "):])
 	}

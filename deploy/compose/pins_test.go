@@ -134,12 +134,12 @@ func TestImagesMatchNativeVersions(t *testing.T) {
 	hydra := adapterValue(t, "products/hydra/adapter", "PRODUCT_VERSION")
 	keycloak := adapterValue(t, "products/keycloak/adapter", "PRODUCT_VERSION")
 	cases := []struct{ file, service, want string }{
-		{"compose.hydra.yml", "hydra", "oryd/hydra:" + hydra},
-		{"compose.hydra.yml", "hydra-migrate", "oryd/hydra:" + hydra},
-		{"compose.keycloak.yml", "keycloak", "idpbench/keycloak:" + keycloak + "-optimized"},
+		{composeFile(t, "hydra"), "hydra", "oryd/hydra:" + hydra},
+		{composeFile(t, "hydra"), "hydra-migrate", "oryd/hydra:" + hydra},
+		{composeFile(t, "keycloak"), "keycloak", "idpbench/keycloak:" + keycloak + "-optimized"},
 	}
 	for _, tc := range cases {
-		t.Run(tc.file+"/"+tc.service, func(t *testing.T) {
+		t.Run(fromRoot(t, tc.file)+"/"+tc.service, func(t *testing.T) {
 			s := mustService(t, mustLoad(t, tc.file), tc.service)
 			if got := withoutDigest(s.Image); got != tc.want {
 				t.Errorf("%s: service %q: image: %q, want %q (the native adapter's version)", tc.file, tc.service, got, tc.want)
@@ -153,18 +153,25 @@ var (
 	envDecl  = regexp.MustCompile(`(?m)^ENV\s+(\S+)$`)
 )
 
-// TestKeycloakDockerfile: the optimized image starts from the native
-// version and is built with the native adapter's build options.
+// TestKeycloakDockerfile: the optimized image, built from the recipe the
+// keycloak service of Keycloak's compose file names, starts from the
+// native version and is built with the native adapter's build options.
 func TestKeycloakDockerfile(t *testing.T) {
 	version := adapterValue(t, "products/keycloak/adapter", "PRODUCT_VERSION")
-	dockerfile := readText(t, filepath.Join("keycloak", "Dockerfile"))
+	file := composeFile(t, "keycloak")
+	context, recipe := mustService(t, mustLoad(t, file), "keycloak").Recipe()
+	if context == "" {
+		t.Fatalf("%s: service \"keycloak\": no build (the optimized image is built from a Dockerfile)", file)
+	}
+	path := filepath.Join(filepath.Dir(file), context, recipe)
+	dockerfile := readText(t, path)
 	froms := fromLine.FindAllStringSubmatch(dockerfile, -1)
 	if len(froms) != 2 {
-		t.Errorf("keycloak/Dockerfile: %d FROM lines, want 2 (builder and runtime)", len(froms))
+		t.Errorf("%s: %d FROM lines, want 2 (builder and runtime)", path, len(froms))
 	}
 	for _, m := range froms {
 		if want := "quay.io/keycloak/keycloak:" + version; withoutDigest(m[1]) != want {
-			t.Errorf("keycloak/Dockerfile: FROM %s, want %s (the native adapter's version)", m[1], want)
+			t.Errorf("%s: FROM %s, want %s (the native adapter's version)", path, m[1], want)
 		}
 	}
 	var env []string
@@ -175,21 +182,22 @@ func TestKeycloakDockerfile(t *testing.T) {
 		name, val, _ := strings.Cut(strings.TrimPrefix(opt, "--"), "=")
 		want := "KC_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + "=" + val
 		if !slices.Contains(env, want) {
-			t.Errorf("keycloak/Dockerfile: no ENV %s (native build option %s)", want, opt)
+			t.Errorf("%s: no ENV %s (native build option %s)", path, want, opt)
 		}
 	}
 }
 
 func TestZitadelPinnedV4(t *testing.T) {
-	s := mustService(t, mustLoad(t, "compose.zitadel.yml"), "zitadel")
+	file := composeFile(t, "zitadel")
+	s := mustService(t, mustLoad(t, file), "zitadel")
 	repo, tag, _ := splitImage(s.Image)
 	if repo != "ghcr.io/zitadel/zitadel" || !regexp.MustCompile(`^v4\.\d+\.\d+$`).MatchString(tag) {
-		t.Errorf("compose.zitadel.yml: service \"zitadel\": image: %q, want ghcr.io/zitadel/zitadel:v4.x.y", s.Image)
+		t.Errorf("%s: service \"zitadel\": image: %q, want ghcr.io/zitadel/zitadel:v4.x.y", file, s.Image)
 	}
 	args := strings.Join(s.Args(), " ")
 	if !strings.HasPrefix(args, "start-from-init") || !strings.Contains(args, "--masterkeyFromEnv") ||
 		!strings.Contains(args, "--tlsMode disabled") {
-		t.Errorf("compose.zitadel.yml: service \"zitadel\": command: %q, want start-from-init --masterkeyFromEnv --tlsMode disabled", args)
+		t.Errorf("%s: service \"zitadel\": command: %q, want start-from-init --masterkeyFromEnv --tlsMode disabled", file, args)
 	}
 	env := s.Env()
 	for k, want := range map[string]string{
@@ -198,11 +206,11 @@ func TestZitadelPinnedV4(t *testing.T) {
 		"ZITADEL_TLS_ENABLED":    "false",
 	} {
 		if env[k] != want {
-			t.Errorf("compose.zitadel.yml: service \"zitadel\": environment.%s: %q, want %q", k, env[k], want)
+			t.Errorf("%s: service \"zitadel\": environment.%s: %q, want %q", file, k, env[k], want)
 		}
 	}
 	if env["ZITADEL_FIRSTINSTANCE_MACHINEKEYPATH"] == "" {
-		t.Error("compose.zitadel.yml: service \"zitadel\": environment.ZITADEL_FIRSTINSTANCE_MACHINEKEYPATH: missing")
+		t.Errorf("%s: service \"zitadel\": environment.ZITADEL_FIRSTINSTANCE_MACHINEKEYPATH: missing", file)
 	}
 }
 
@@ -219,8 +227,8 @@ func TestPostgresMatchesNative(t *testing.T) {
 		t.Fatal("scripts/lib/postgres.sh: PG_SETTINGS is empty")
 	}
 	images := map[string]string{}
-	for _, file := range composeFiles {
-		t.Run(file, func(t *testing.T) {
+	for _, file := range composeFiles() {
+		t.Run(fromRoot(t, file), func(t *testing.T) {
 			s := mustService(t, mustLoad(t, file), "postgres")
 			images[file] = s.Image
 			repo, tag, _ := splitImage(s.Image)
@@ -248,8 +256,8 @@ func TestPostgresMatchesNative(t *testing.T) {
 func TestProductSettingsMatchNative(t *testing.T) {
 	dsnOpts := adapterValue(t, "products/hydra/adapter", "HYDRA_DSN_OPTS")
 	pool := strconv.Itoa(keycloak.DBPool) // kc.sh start's pool in native mode
-	hydra := mustLoad(t, "compose.hydra.yml")
-	keycloak := mustLoad(t, "compose.keycloak.yml")
+	hydra := mustLoad(t, composeFile(t, "hydra"))
+	keycloak := mustLoad(t, composeFile(t, "keycloak"))
 	type check func(s service) (got string, ok bool)
 	envIs := func(k, want string) check {
 		return func(s service) (string, bool) { return s.Env()[k], s.Env()[k] == want }
@@ -288,7 +296,7 @@ func TestProductSettingsMatchNative(t *testing.T) {
 		}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.p.File+"/"+tc.service+"/"+tc.key, func(t *testing.T) {
+		t.Run(fromRoot(t, tc.p.File)+"/"+tc.service+"/"+tc.key, func(t *testing.T) {
 			if got, ok := tc.check(mustService(t, tc.p, tc.service)); !ok {
 				t.Errorf("%s: service %q: %s: %q, want %s", tc.p.File, tc.service, tc.key, got, tc.want)
 			}

@@ -1,12 +1,15 @@
-// Package composefile loads the compose files of deploy/compose strictly:
-// unknown keys fail the load, and every service's extends chain is resolved
-// the way compose resolves the keys these files use. deploy/compose's tests
-// check the files through it; provision compose writes the placement
-// override and reads the memory limits through it.
+// Package composefile loads the compose files, each product's
+// (products/NAME/compose.yml) and the shared ones of deploy/compose,
+// strictly: unknown keys fail the load, and every service's extends chain
+// is resolved the way compose resolves the keys these files use.
+// deploy/compose's tests and the product contract check the files through
+// it; provision compose writes the placement override and reads the memory
+// limits through it.
 package composefile
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -67,7 +70,7 @@ type Healthcheck struct {
 
 // Project is one compose file with every service's extends resolved.
 type Project struct {
-	File     string // base name, for messages
+	File     string // the path Load was given, for messages (every product's file is compose.yml)
 	Services map[string]Service
 	Order    []string // the service names in the file's order
 }
@@ -91,7 +94,7 @@ func Load(path string) (Project, error) {
 	if err != nil {
 		return Project{}, err
 	}
-	p := Project{File: filepath.Base(path), Services: map[string]Service{}, Order: d.order}
+	p := Project{File: path, Services: map[string]Service{}, Order: d.order}
 	for name, raw := range d.Services {
 		merged, err := resolve(filepath.Dir(path), raw, 0)
 		if err != nil {
@@ -116,7 +119,7 @@ func readDoc(path string) (doc, error) {
 	}
 	var top map[string]any
 	if err := yaml.Unmarshal(b, &top); err != nil {
-		return doc{}, fmt.Errorf("parsing %s: %w", filepath.Base(path), err)
+		return doc{}, fmt.Errorf("parsing %s: %w", path, err)
 	}
 	for k := range top {
 		if strings.HasPrefix(k, "x-") {
@@ -125,14 +128,14 @@ func readDoc(path string) (doc, error) {
 	}
 	var d doc
 	if err := strictRecode(top, &d); err != nil {
-		return doc{}, fmt.Errorf("parsing %s: %w", filepath.Base(path), err)
+		return doc{}, fmt.Errorf("parsing %s: %w", path, err)
 	}
 	if len(d.Services) == 0 {
-		return doc{}, fmt.Errorf("%s: no services", filepath.Base(path))
+		return doc{}, fmt.Errorf("%s: no services", path)
 	}
 	d.order, err = serviceOrder(b)
 	if err != nil {
-		return doc{}, fmt.Errorf("parsing %s: %w", filepath.Base(path), err)
+		return doc{}, fmt.Errorf("parsing %s: %w", path, err)
 	}
 	return d, nil
 }
@@ -320,4 +323,21 @@ func (s Service) Memory() string {
 		return m
 	}
 	return s.MemLimit
+}
+
+// Recipe returns where compose builds the service's image: the build
+// context as the file writes it (compose's default ".", the project
+// directory, when a build mapping names none) and the Dockerfile within it
+// (compose's default "Dockerfile" unless build.dockerfile names another);
+// "" for both when the service builds nothing.
+func (s Service) Recipe() (context, dockerfile string) {
+	switch b := s.Build.(type) {
+	case string:
+		return b, "Dockerfile"
+	case map[string]any:
+		context, _ = b["context"].(string)
+		dockerfile, _ = b["dockerfile"].(string)
+		return cmp.Or(context, "."), cmp.Or(dockerfile, "Dockerfile")
+	}
+	return "", ""
 }

@@ -45,3 +45,23 @@ func TestLoadStrict(t *testing.T) {
 		t.Error("Load of a missing file succeeded")
 	}
 }
+
+// TestRecipe: a build string is the context; a mapping's context and
+// dockerfile default as compose's do; no build, no recipe.
+func TestRecipe(t *testing.T) {
+	cases := []struct {
+		build           any
+		context, recipe string
+	}{
+		{nil, "", ""},
+		{"keycloak", "keycloak", "Dockerfile"},
+		{map[string]any{"context": "."}, ".", "Dockerfile"},
+		{map[string]any{"dockerfile": "Containerfile"}, ".", "Containerfile"},
+		{map[string]any{"context": "img", "dockerfile": "x/Dockerfile"}, "img", "x/Dockerfile"},
+	}
+	for _, tc := range cases {
+		if c, d := (Service{Build: tc.build}).Recipe(); c != tc.context || d != tc.recipe {
+			t.Errorf("Recipe of build %v = %q, %q; want %q, %q", tc.build, c, d, tc.context, tc.recipe)
+		}
+	}
+}

@@ -5,7 +5,7 @@ import "github.com/idpbench/idpbench/internal/schema"
 // Compose is what compose mode (scripts/lib/compose.sh) adds to every
 // product's meta.
 type Compose struct {
-	File        string // the compose file, as deploy/compose/NAME
+	File        string // the product's compose file, from the repository root (Product.ComposeFile)
 	MemoryLimit string // "service LIMIT, ..." in the file's order (provision compose limits)
 }
 

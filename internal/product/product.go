@@ -59,6 +59,10 @@ type Product struct {
 	// Docs is the product's page of verified facts, from the repository
 	// root (docs/products/NAME.md); it names the version the adapter pins.
 	Docs string
+	// ComposeFile is the product's compose file, from the repository root,
+	// which compose mode (scripts/lib/compose.sh) runs and deploy/compose's
+	// tests check; empty: the product has no compose mode.
+	ComposeFile string
 	// ServerMetrics are the series of the product's own metrics that count
 	// each scenario's requests (the report's Server side table), or why it
 	// has none; empty: none known.

@@ -130,7 +130,8 @@ func composePlacement(h *harness, server string) {
 	if err := os.MkdirAll(filepath.Join(st, "secrets"), 0o700); err != nil {
 		h.t.Fatal(err)
 	}
-	yml := filepath.Join(h.root, "deploy", "compose", "compose.hydra.yml")
+	const rel = "products/hydra/compose.yml"
+	yml := filepath.Join(h.root, filepath.FromSlash(rel))
 	override := filepath.Join(st, "compose.placement.yml")
 	args := lines(h.bash(nil, `printf 'COMPOSE_FILE=%q\n' "$3" >"$1/state.env"
 		source "$IDPBENCH_ROOT/scripts/lib/adapter.sh"
@@ -150,13 +151,13 @@ func composePlacement(h *harness, server string) {
 		want += fmt.Sprintf("  %s:\n    cpuset: %q\n", svc, server)
 	}
 	if want = "services:\n" + want; got.String() != want {
-		h.t.Fatalf("compose: %s does not give every service of %s cpuset %s:\n%s\nwant:\n%s", override, filepath.Base(yml), server, got.String(), want)
+		h.t.Fatalf("compose: %s does not give every service of %s cpuset %s:\n%s\nwant:\n%s", override, rel, server, got.String(), want)
 	}
 	h.bash(nil, `source "$IDPBENCH_ROOT/scripts/lib/adapter.sh"; IDPBENCH_SERVER_CPUS="" compose_placement "$1"`, st)
 	if _, err := os.Stat(override); !os.IsNotExist(err) {
 		h.t.Fatalf("compose: an override was written without a server set (%v)", err)
 	}
-	h.t.Logf("ok: compose: every service of %s gets cpuset %q; none without a server set", filepath.Base(yml), server)
+	h.t.Logf("ok: compose: every service of %s gets cpuset %q; none without a server set", rel, server)
 }
 
 // The processes whose CPUs placementRun checks, each of which it must see.

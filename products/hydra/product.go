@@ -16,6 +16,7 @@ func Product() product.Product {
 		InDefaultRun: true,
 		Provision:    &provisionCommand,
 		Docs:         "docs/products/hydra.md",
+		ComposeFile:  "products/hydra/compose.yml",
 		NA: map[string]string{
 			"jwt_bearer":               "Hydra's jwt-bearer grant needs a trust relationship per issuer; not provisioned (S2j is Zitadel's M2M path)",
 			"client_credentials_login": "Hydra answers userinfo for a client_credentials token with 200 and no sub (no user behind it): S2l's rule wants a sub",
@@ -153,7 +154,7 @@ func hydraPart(in product.Inputs) schema.Meta {
 		}},
 	}
 	if in.Compose() {
-		m.Settings["config"] = "serve all --dev, configured through the environment (deploy/compose/compose.hydra.yml)"
+		m.Settings["config"] = "serve all --dev, configured through the environment (products/hydra/compose.yml)"
 		m.Settings["cold_start"] = "A: compose up on an empty database volume (migration job, then serve all); B: compose up on the kept volume (the migration job runs again and finds nothing to do)"
 	}
 	return m

@@ -18,6 +18,7 @@ func Product() product.Product {
 		InDefaultRun: true,
 		Provision:    &provisionCommand,
 		Docs:         "docs/products/keycloak.md",
+		ComposeFile:  "products/keycloak/compose.yml",
 		NA: map[string]string{
 			"jwt_bearer": "Keycloak has no RFC 7523 JWT authorization grant in its default configuration (S2j is Zitadel's M2M path)",
 		},
@@ -191,7 +192,7 @@ func keycloakPart(in product.Inputs) schema.Meta {
 func keycloakCompose(m *schema.Meta) {
 	m.Settings["jdk"] = "the image's (quay.io/keycloak/keycloak; JDK 21 in 26.7)"
 	m.Settings["heap"] = "container default: -XX:MaxRAMPercentage=70 -XX:InitialRAMPercentage=50 of the 2G memory limit (about 1434 MiB max)"
-	m.Settings["start"] = "start --optimized in the optimized image (deploy/compose/keycloak/Dockerfile)"
+	m.Settings["start"] = "start --optimized in the optimized image (products/keycloak/Dockerfile)"
 	m.Settings["cache"] = "ispn (production default), bound inside the container network"
 	m.Deviations = slices.DeleteFunc(m.Deviations, func(d schema.Note) bool {
 		return strings.HasPrefix(d.What, "JAVA_OPTS_KC_HEAP") || strings.HasPrefix(d.What, "--cache-embedded")

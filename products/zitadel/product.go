@@ -14,7 +14,8 @@ import (
 // "provision zitadel", logins through the Session API.
 func Product() product.Product {
 	return product.Product{Name: "zitadel", InDefaultRun: true, Docs: "docs/products/zitadel.md", Part: zitadelPart, Provision: &provisionCommand,
-		Answers: &product.Answers{Table: zitadelTable, Setup: zitadelSetup, Config: zitadelConfig},
+		ComposeFile: "products/zitadel/compose.yml",
+		Answers:     &product.Answers{Table: zitadelTable, Setup: zitadelSetup, Config: zitadelConfig},
 		// Neither can be read before Zitadel has run here once: no binary or
 		// image of it can be had on these machines (docs/products/zitadel.md).
 		ReadFactsNA:   "not written: Zitadel has never run on these machines, so no reader was checked against a running one (its setup summary states what provision zitadel created)",
@@ -145,7 +146,7 @@ FirstInstance:
 func zitadelPart(in product.Inputs) schema.Meta {
 	start := "A: zitadel start-from-init --config zitadel.yaml --steps zitadel.yaml --masterkeyFromEnv --tlsMode disabled; B: zitadel start"
 	if in.Compose() {
-		start = "compose.zitadel.yml: start-from-init --masterkeyFromEnv --tlsMode disabled"
+		start = "products/zitadel/compose.yml: start-from-init --masterkeyFromEnv --tlsMode disabled"
 	}
 	m := schema.Meta{
 		Settings: map[string]string{

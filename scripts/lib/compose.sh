@@ -1,8 +1,10 @@
 # shellcheck shell=bash
-# compose.sh: Docker compose mode of the product adapters, on the files of
-# deploy/compose. Source after common.sh (adapter.sh does). Validated statically
-# only (deploy/compose/mode_test.go, with a stand-in compose command): no
-# container was ever started through it here. The mode and its rules:
+# compose.sh: Docker compose mode of the product adapters, on each product's
+# compose file (products/NAME/compose.yml, its entry's ComposeFile) and the
+# shared parts in deploy/compose (the PostgreSQL they extend, .env.example).
+# Source after common.sh (adapter.sh does). Validated statically only
+# (deploy/compose/mode_test.go, with a stand-in compose command): no container
+# was ever started through it here. The mode and its rules:
 # docs/design.md#the-adapter-interface (Compose mode).
 
 COMPOSE_DIR="$IDPBENCH_ROOT/deploy/compose"
@@ -46,20 +48,23 @@ compose_cmd() {
 	fi
 }
 
-# compose_file NAME prints the compose file of product NAME.
+# compose_file NAME prints the compose file of product NAME, in its folder
+# (the product contract holds its entry's ComposeFile to it).
 compose_file() {
-	local f="$COMPOSE_DIR/compose.$1.yml"
+	local f="$IDPBENCH_ROOT/products/$1/compose.yml"
 	[[ -f "$f" ]] || die "compose mode: no $f"
 	printf '%s\n' "$f"
 }
 
-# compose_run FILE ENVFILE ARGS... runs compose on FILE with ENVFILE.
+# compose_run FILE ENVFILE ARGS... runs compose on FILE with ENVFILE. The
+# project directory is FILE's folder, which its relative paths (a build
+# context) resolve against, also with the placement override as a second -f.
 compose_run() {
 	local file="$1" envfile="$2" words
 	shift 2
 	mapfile -t words < <(compose_cmd)
 	((${#words[@]} > 0)) || return 1
-	"${words[@]}" --project-directory "$COMPOSE_DIR" -f "$file" --env-file "$envfile" "$@"
+	"${words[@]}" --project-directory "$(dirname "$file")" -f "$file" --env-file "$envfile" "$@"
 }
 
 # compose STATE ARGS... runs compose on the product's file, env file and placement override.
@@ -84,8 +89,9 @@ compose_placement() {
 		"$(state_get "$1" COMPOSE_FILE)" -o "$1/compose.placement.yml"
 }
 
-# compose_install NAME builds and pulls the images of compose.NAME.yml; the files
-# want their secrets even to build: a throwaway env file of placeholders stands in.
+# compose_install NAME builds and pulls the images of products/NAME/compose.yml; the
+# files want their secrets even to build: a throwaway env file of placeholders
+# stands in.
 compose_install() {
 	local file tmp rc=0
 	file="$(compose_file "$1")"
@@ -122,15 +128,16 @@ compose_init() {
 # compose_start STATE MODE READY_URL TIMEOUT_S: the attached `compose up` under
 # coldstart; mode A drops the database volume first.
 compose_start() {
-	local state="$1" mode="$2" ready="$3" timeout="$4" words over=()
+	local state="$1" mode="$2" ready="$3" timeout="$4" file words over=()
 	if [[ "$mode" == A ]]; then
 		compose "$state" down -v --remove-orphans >&2 || return 1
 	fi
+	file="$(state_get "$state" COMPOSE_FILE)"
 	mapfile -t words < <(compose_cmd)
 	((${#words[@]} > 0)) || return 1
 	mapfile -t over < <(compose_override_args "$state")
 	adapter_coldstart "$state" "$mode" "$ready" "$timeout" "${words[@]}" \
-		--project-directory "$COMPOSE_DIR" -f "$(state_get "$state" COMPOSE_FILE)" "${over[@]}" \
+		--project-directory "$(dirname "$file")" -f "$file" "${over[@]}" \
 		--env-file "$(state_secret "$state" compose.env)" up --no-build --no-color
 }
 
