@@ -135,11 +135,18 @@ dockerd_log_end() {
 }
 
 # dockerd_down STATE stops the engine in STATE and what it left (runstate
-# stop), then deletes STATE; nothing to do when STATE does not exist. Dies
-# naming what could not be stopped, unmounted or removed.
+# stop), then deletes STATE; nothing to do when STATE does not exist, and
+# nothing but a warning when a live session other than this shell holds it
+# (its claim: another run's engine). Dies naming what could not be stopped,
+# unmounted or removed.
 dockerd_down() {
-	local state="$1"
+	local state="$1" owner
 	[[ -e "$state" ]] || return 0
+	owner="$(head -n1 "$state/owner" 2>/dev/null || true)"
+	if [[ -n "$owner" && "$owner" != "$$" ]] && runstate alive "$state/owner"; then
+		warn "not stopping the Docker engine in $state: a live session (pid $owner) holds it"
+		return 0
+	fi
 	log "stopping the Docker engine in $state"
 	runstate stop "$state" || die "the Docker engine in $state could not be stopped or cleaned up (above)"
 	runstate release "$state" || die "cannot delete the engine state $state"
