@@ -9,17 +9,20 @@
 #
 # Phases, each logged as "=== NAME": static checks (the tools built, then
 # `devtest static`: gofmt, go vet, bash -n, shellcheck; its --help says
-# how); deploy/kubernetes's tests; the reference OP and Hydra on
-# PostgreSQL; go test -race -p 1 ./... with IDPBENCH_INTEGRATION=1; every fuzz
-# target 3 s; jwt-bearer and private_key_jwt on the reference OP; its fresh
-# start; internal/runtest's TestPlacement, TestRounds, TestExampleProduct, TestKillRun; the Zitadel
+# how); deploy/kubernetes's tests; a Docker engine of our own
+# (scripts/test-dockerd.sh: a local image FROM scratch on 127.0.0.1, a kill -9
+# and the cleanup after it; its checks are the script's); the reference OP
+# and Hydra on PostgreSQL; go test -race -p 1 ./... with
+# IDPBENCH_INTEGRATION=1; every fuzz target 3 s; jwt-bearer and
+# private_key_jwt on the reference OP; its fresh start; internal/runtest's
+# TestPlacement, TestRounds, TestExampleProduct, TestKillRun; the Zitadel
 # adapter on a stand-in; the quick comparison; req/CPU-s against /proc;
-# TestCheckOIDC. Each phase's checks are internal/e2e's TestE2E<Phase>.
+# TestCheckOIDC. Each other phase's checks are internal/e2e's TestE2E<Phase>.
 #
 # Environment: IDPBENCH_CACHE (products installed or built on first use, then
 # cached), IDPBENCH_TMP, ZITADEL_BIN. As root it installs what it needs from the
-# OS packages (PostgreSQL, jq, curl, shellcheck, gcc, nginx); otherwise it
-# fails naming it.
+# OS packages (PostgreSQL, jq, curl, shellcheck, gcc, nginx, docker.io);
+# otherwise it fails naming it.
 #
 # Exit codes: 0 when all of it passes, 1 a failure, 2 an unknown argument,
 # 130 interrupted.
@@ -36,6 +39,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/postgres.sh"
 # shellcheck source=SCRIPTDIR/lib/zitadel-proto.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/zitadel-proto.sh"
+# shellcheck source=SCRIPTDIR/lib/dockerd.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/dockerd.sh"
 export IDPBENCH_LOG_TAG=test
 
 UNIT_ONLY=0
@@ -55,9 +60,12 @@ done
 WORK=""
 REFOP_STATE=""
 HYDRA_STATE=""
+DOCKERD_STATE=""
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
+	# test-dockerd.sh's engine, when its phase did not finish (a subshell: dockerd_down dies on failure)
+	[[ -n "$DOCKERD_STATE" ]] && { (dockerd_down "$DOCKERD_STATE") || rc=1; }
 	[[ -n "$HYDRA_STATE" ]] && { "$IDPBENCH_ROOT/products/hydra/adapter" down "$HYDRA_STATE" || rc=1; }
 	[[ -n "$REFOP_STATE" ]] && { "$IDPBENCH_ROOT/products/refop/adapter" down "$REFOP_STATE" || rc=1; }
 	if [[ -n "${IDPBENCH_PG_DIR:-}" ]]; then pg_down || rc=1; fi
@@ -99,6 +107,11 @@ if ((UNIT_ONLY)); then
 	"$IDPBENCH_ROOT/scripts/fuzz.sh" --time 3s
 	exit 0
 fi
+
+phase "a Docker engine of our own: a local image FROM scratch answering on 127.0.0.1, a kill -9 and the cleanup after it"
+DOCKERD_STATE="$(dockerd_state_dir)"
+"$IDPBENCH_ROOT/scripts/test-dockerd.sh"
+DOCKERD_STATE=""
 
 phase "servers for the integration tests"
 ensure_pkg gcc gcc

@@ -3,7 +3,8 @@
 // session after a kill -9 stops what the killed one started (by its
 // recorded identity) and removes what it wrote, and a session that ends
 // stops what it recorded and deletes the directory (internal/runstate).
-// For the scripts it also stops a recorded process group, tells whether a
+// It does the same for the state of a Docker engine scripts/lib/dockerd.sh
+// started. For the scripts it also stops a recorded process group, tells whether a
 // recorded process runs or a port is free, finds a free port, waits for a
 // URL, and checks an adapter's product (its health entry point).
 package main
@@ -39,8 +40,10 @@ func tool() cli.Tool {
 			"idpbench-run-ID-HASH): its pidfiles (pids/*.pid, PRODUCT/pids/*.pid: the pid,\n" +
 			"then its start time and the boot id), tmpdirs (directories made outside it),\n" +
 			"owner (the holding session's pidfile) and lock. A recorded process is stopped\n" +
-			"only while its start time and boot id match. What it does is said on stderr,\n" +
-			"one \"cleaned: ...\" line each. docs/design.md#the-scripts (resumable runs).\n\n" +
+			"only while its start time and boot id match. A Docker engine of\n" +
+			"scripts/lib/dockerd.sh (STATE/engine, or DIR/engine in it) is known by its\n" +
+			"processes naming a path under it. What it does is said on stderr, one\n" +
+			"\"cleaned: ...\" line each. docs/design.md#the-scripts (resumable runs).\n\n" +
 			"The scripts' process, port and HTTP helpers (scripts/lib/common.sh,\n" +
 			"adapter.sh) are subcommands too: stop-group, alive, free-port, port-free,\n" +
 			"wait-http, health. A question's answer is its exit status (alive,\n" +
@@ -58,8 +61,8 @@ func tool() cli.Tool {
 		},
 		Subcommands: []cli.Subcommand{
 			{Name: "claim", Summary: "make STATE the session's whose process is --owner; fail when a live session holds it", Run: runClaim},
-			{Name: "clean", Summary: "clear what a killed session left: its processes, directories, files, and --run-dir's unfinished writes", Run: runClean},
-			{Name: "stop", Summary: "stop what STATE's pidfiles record (products first) and remove the directories it lists", Run: runStop},
+			{Name: "clean", Summary: "clear what a killed session left: its processes, Docker engine, directories, files, and --run-dir's unfinished writes", Run: runClean},
+			{Name: "stop", Summary: "stop STATE's Docker engine and what its pidfiles record (products first); remove the directories it lists", Run: runStop},
 			{Name: "release", Summary: "delete STATE, which the calling session holds", Run: runRelease},
 			{Name: "left", Summary: "after a product's down: print what its adapter's STATE records that is still there, one a line; exit 1 when anything is", Run: runLeft},
 			{Name: "stop-group", Summary: "TERM the process group PIDFILE's process leads, KILL it after --timeout; remove PIDFILE", Run: runStopGroup},
@@ -138,19 +141,18 @@ func runClaim(_ context.Context, args []string, e cli.Env) error {
 
 func runClean(_ context.Context, args []string, e cli.Env) error {
 	var runDir string
-	state, err := parseState("clean", "Usage: runstate clean --run-dir DIR STATE\n\nClears what a killed session left: records a PostgreSQL server it started but\nnever recorded (found by its directory in STATE/tmpdirs), stops every recorded\nprocess whose identity matches (its process group when it leads one), removes\nthe directories STATE/tmpdirs lists and every file of STATE but owner and lock,\nand in DIR the temp files of unfinished writes (.NAME.tmp-*, NAME.tmp) and\nempty sample files.\n\nFlags:\n",
-		args, e, func(fs *pflag.FlagSet) { fs.StringVar(&runDir, "run-dir", "", "the run's results `DIR`") })
+	state, err := parseState("clean", "Usage: runstate clean [--run-dir DIR] STATE\n\nClears what a killed session left: records a PostgreSQL server it started but\nnever recorded (found by its directory in STATE/tmpdirs), stops every recorded\nprocess whose identity matches (its process group when it leads one) and a\nDocker engine of STATE (as stop does), removes the directories STATE/tmpdirs\nlists and every file of STATE but owner and lock, and in DIR the temp files of\nunfinished writes (.NAME.tmp-*, NAME.tmp) and empty sample files.\n\nFlags:\n",
+		args, e, func(fs *pflag.FlagSet) {
+			fs.StringVar(&runDir, "run-dir", "", "the run's results `DIR` (default: none; scripts/lib/dockerd.sh's engine state has none)")
+		})
 	if err != nil {
 		return err
-	}
-	if runDir == "" {
-		return cli.Usagef("--run-dir DIR is required")
 	}
 	return runstate.Clean(state, runDir, say(e))
 }
 
 func runStop(_ context.Context, args []string, e cli.Env) error {
-	state, err := parseState("stop", "Usage: runstate stop STATE\n\nStops what STATE's pidfiles record (the products' first, then the run's own)\nand removes the directories STATE/tmpdirs lists.\n\nFlags:\n", args, e, nil)
+	state, err := parseState("stop", "Usage: runstate stop STATE\n\nStops a Docker engine of STATE (scripts/lib/dockerd.sh: STATE or a directory in\nit holds the file \"engine\"): dockerd, containerd and what they left (shims,\ncontainers' processes, mounts under it, its containers' cgroups); then what\nSTATE's pidfiles record (the products' first, then the run's own), and removes\nthe directories STATE/tmpdirs lists.\n\nFlags:\n", args, e, nil)
 	if err != nil {
 		return err
 	}
@@ -158,7 +160,7 @@ func runStop(_ context.Context, args []string, e cli.Env) error {
 }
 
 func runRelease(_ context.Context, args []string, e cli.Env) error {
-	state, err := parseState("release", "Usage: runstate release STATE\n\nDeletes STATE, which the calling session holds.\n\nFlags:\n", args, e, nil)
+	state, err := parseState("release", "Usage: runstate release STATE\n\nDeletes STATE, which the calling session holds; refuses while anything is\nmounted under it.\n\nFlags:\n", args, e, nil)
 	if err != nil {
 		return err
 	}

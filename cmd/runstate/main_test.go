@@ -25,7 +25,7 @@ func TestUsage(t *testing.T) {
 		{nil, "a subcommand is required: claim, clean, stop, release, left, stop-group, alive, free-port, port-free, wait-http, health"},
 		{[]string{"claim", state}, "runstate claim: --owner PID is required"},
 		{[]string{"claim", "--owner", "1"}, "runstate claim: want one argument, the state directory STATE"},
-		{[]string{"clean", state}, "runstate clean: --run-dir DIR is required"},
+		{[]string{"clean"}, "runstate clean: want one argument, the state directory STATE"},
 		{[]string{"stop", state, state}, "runstate stop: want one argument"},
 		{[]string{"release", "--force", state}, "unknown flag: --force"},
 		{[]string{"stop-group", "--timeout", "0s", "x.pid"}, "runstate stop-group: --timeout must be positive"},

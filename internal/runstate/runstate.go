@@ -11,6 +11,9 @@
 // run would be inherited by every process it starts).
 // docs/design.md#the-scripts, resumable runs.
 //
+// A Docker engine of scripts/lib/dockerd.sh has a state directory of its
+// own, claimed, cleaned, stopped and released the same way (engine.go).
+//
 // Left checks a product adapter's own state directory after its down
 // (scripts/lib/adapter.sh): what it recorded that is still there.
 package runstate
@@ -60,8 +63,17 @@ func Claim(dir string, owner int, say func(string)) error {
 	})
 }
 
-// Release deletes dir, which the calling session holds.
+// Release deletes dir, which the calling session holds; it refuses while
+// anything is mounted under it (an engine's layers: Stop unmounts them),
+// where deleting would reach into the mounts.
 func Release(dir string) error {
+	points, err := mountsUnder(dir)
+	if err != nil {
+		return err
+	}
+	if len(points) > 0 {
+		return fmt.Errorf("not deleting %s: still mounted under it: %s", dir, strings.Join(points, " "))
+	}
 	return locked(dir, func() error { return os.RemoveAll(dir) })
 }
 
@@ -78,13 +90,17 @@ func locked(dir string, f func() error) error {
 	return f()
 }
 
-// Stop stops what the pidfiles in dir record, the products' first, then the
-// run's own (the sampler, PostgreSQL), and removes the directories dir/tmpdirs
-// lists. Each thing done is said (say).
+// Stop stops a Docker engine of dir or of a directory in it (one that the
+// file "engine" marks: stopEngine), what the pidfiles in dir record, the
+// products' first, then the run's own (the sampler, PostgreSQL), and removes
+// the directories dir/tmpdirs lists. Each thing done is said (say).
 func Stop(dir string, say func(string)) error {
+	var errs []error
+	for _, e := range engines(dir) {
+		errs = append(errs, stopEngine(e, say))
+	}
 	products, _ := filepath.Glob(filepath.Join(dir, "*", "pids", "*.pid"))
 	own, _ := filepath.Glob(filepath.Join(dir, "pids", "*.pid"))
-	var errs []error
 	for _, f := range slices.Concat(products, own) {
 		errs = append(errs, StopLeftover(f, say))
 	}
@@ -106,9 +122,10 @@ func Stop(dir string, say func(string)) error {
 
 // Clean clears what a killed session left in dir and runDir: it finds a
 // PostgreSQL it started but did not live to record, stops every recorded
-// process and removes its directories (Stop), removes the files in dir but
-// owner and lock, and in runDir the temp files of unfinished writes
-// (.NAME.tmp-*, internal/atomicfile; NAME.tmp) and empty sample files.
+// process and a Docker engine and removes its directories (Stop), removes
+// the files in dir but owner and lock, and in runDir ("" = none) the temp
+// files of unfinished writes (.NAME.tmp-*, internal/atomicfile; NAME.tmp)
+// and empty sample files.
 func Clean(dir, runDir string, say func(string)) error {
 	if err := findPostgres(dir, say); err != nil {
 		return err
@@ -137,6 +154,9 @@ func Clean(dir, runDir string, say func(string)) error {
 			}
 		}
 		say(fmt.Sprintf("removed the earlier session's files in %s (%s): %s", dir, human(size), strings.Join(names, " ")))
+	}
+	if runDir == "" {
+		return nil
 	}
 	return removeUnfinished(runDir, say)
 }

@@ -76,14 +76,15 @@ build_tools() {
 		die "building the tools failed (go build's errors above)"
 }
 
-# ensure_pkg COMMAND PACKAGE installs the OS package PACKAGE when COMMAND
-# is missing (as root; otherwise dies naming the package).
+# ensure_pkg COMMAND PACKAGE [APT_OPTION...] installs the OS package PACKAGE
+# when COMMAND is missing (as root, passing apt-get install the options, e.g.
+# --no-install-recommends; otherwise dies naming the package).
 ensure_pkg() {
 	command -v "$1" >/dev/null 2>&1 && return 0
 	[[ $(id -u) -eq 0 ]] || die "$1 is missing: install the OS package $2"
 	log "installing $2 from the OS packages"
 	DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${@:3}" "$2" >&2
 }
 
 # tool NAME prints the path of a built tool, dying when it is missing.
