@@ -94,7 +94,7 @@ func keysText(c serverConfig) string {
 }
 
 // readTables reads the adapter's tables in the product's database and the
-// rows each holds at the end of setup: the tables a run's scenarios write.
+// rows each holds when read (the end of setup): the tables the scenarios write.
 func readTables(ctx context.Context, r *readback.Reader, want []string) error {
 	var tables, used []string
 	err := r.Query(ctx, "the adapter's tables (information_schema.tables)",
@@ -129,6 +129,6 @@ func readTables(ctx context.Context, r *readback.Reader, want []string) error {
 	if len(used) == 0 {
 		used = []string{"none"}
 	}
-	r.Fact("tables with rows after setup", strings.Join(used, ", "), "the product's database: count(*) of each table")
+	r.Fact("tables with rows at readback", strings.Join(used, ", "), "the product's database: count(*) of each table")
 	return nil
 }
