@@ -106,7 +106,7 @@ func nodeoidcPart(in product.Inputs) schema.Meta {
 	const src = "https://github.com/panva/node-oidc-provider/blob/v9.13.3/"
 	return schema.Meta{
 		Settings: map[string]string{
-			"server":       "products/nodeoidc/server: oidc-provider 9.13.3 and pg 8.23.1 (package-lock.json, npm ci), one Node process, bound to 127.0.0.1",
+			"server":       "products/nodeoidc/server: oidc-provider 9.13.3 and pg 8.23.1 (package-lock.json, npm ci), one Node process (NODE_ENV=production), bound to 127.0.0.1",
 			"storage":      "PostgreSQL through products/nodeoidc/server/pg_adapter.js: one table per model (oidc_<model>), payload jsonb",
 			"db_pool":      "node-postgres Pool max " + strconv.Itoa(DBPool) + " (its defaults otherwise: opened on demand, an idle connection closed after 10 s)",
 			"client":       nodeoidcClient + ": static, client_secret_basic; client_credentials, authorization_code, refresh_token",
