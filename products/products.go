@@ -15,6 +15,7 @@ import (
 	"github.com/idpbench/idpbench/products/example"
 	"github.com/idpbench/idpbench/products/hydra"
 	"github.com/idpbench/idpbench/products/keycloak"
+	"github.com/idpbench/idpbench/products/nodeoidc"
 	"github.com/idpbench/idpbench/products/oidc"
 	"github.com/idpbench/idpbench/products/refop"
 	"github.com/idpbench/idpbench/products/zitadel"
@@ -28,6 +29,7 @@ func All() []product.Product {
 		hydra.Product(),
 		keycloak.Product(),
 		zitadel.Product(),
+		nodeoidc.Product(),
 		oidc.Product(),    // the generic adapter: any IdP from a configuration file
 		example.Product(), // README's "Adding a product"
 	}
