@@ -14,7 +14,7 @@ import (
 const (
 	FlowClientCredentials = "client_credentials"
 	FlowPassword          = "password"
-	FlowAdminAccept       = "admin-accept" // login and consent accepted through an admin API (Hydra's; internal/hydralogin)
+	FlowAdminAccept       = "admin-accept" // login and consent accepted through an admin API (Hydra's; products/hydra/adminaccept)
 	FlowJWTBearer         = "jwt-bearer"
 	FlowClientAssertion   = "client-assertion"
 	FlowSessionAPI        = "session-api" // a login UI's Session API (Zitadel's v2)
