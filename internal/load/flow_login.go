@@ -9,8 +9,8 @@ import (
 
 	"github.com/idpbench/idpbench/internal/formlogin"
 	"github.com/idpbench/idpbench/internal/loginhop"
-	"github.com/idpbench/idpbench/internal/zitadel"
 	"github.com/idpbench/idpbench/products/hydra/adminaccept"
+	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
 )
 
 // ccLoginFlow is client_credentials_login (Zitadel's k6
@@ -215,9 +215,9 @@ func hopClass(err error, status int) class {
 // that user's id: Zitadel then makes a V2 auth request whatever the
 // application's login version (internal/api/oidc/auth_request.go,
 // CreateAuthRequest, in the Zitadel source). The header name and the two
-// bodies are internal/zitadel's, whose tests hold them to Zitadel's
-// written API shapes, themselves checked against Zitadel's definitions
-// (@zitadel/proto; internal/zitadel/zitadeldefs).
+// bodies are products/zitadel/zitadelapi's, whose tests hold them to
+// Zitadel's written API shapes, themselves checked against Zitadel's
+// definitions (@zitadel/proto; products/zitadel/zitadeldefs).
 type zitadelLogin struct {
 	authCode
 	api         string // the API base URL, without a trailing slash
@@ -233,7 +233,7 @@ func (f *zitadelLogin) order() []string {
 func (f *zitadelLogin) run(it *flowIter) {
 	state := newState()
 	auth := newRequest(http.MethodGet, f.authorizeURL(state), "", "")
-	auth.Header.Set(zitadel.LoginClientHeader, f.loginClient)
+	auth.Header.Set(zitadelapi.LoginClientHeader, f.loginClient)
 	r, ok := it.do(NameAuthorize, auth, wantRedirect(hasQuery("authRequest")))
 	if !ok {
 		return
@@ -241,8 +241,8 @@ func (f *zitadelLogin) run(it *flowIter) {
 	loc, _ := r.location() // parsed by the redirect check
 	id := loc.Query().Get("authRequest")
 
-	var session zitadel.Session
-	checks := zitadel.NewSessionChecks(it.username(f.username), f.password)
+	var session zitadelapi.Session
+	checks := zitadelapi.NewSessionChecks(it.username(f.username), f.password)
 	r, ok = it.do(NameSession, f.apiRequest("/v2/sessions", checks), want2xx(func(body []byte) bool {
 		return json.Unmarshal(body, &session) == nil && session.ID != "" && session.Token != ""
 	}))
@@ -253,7 +253,7 @@ func (f *zitadelLogin) run(it *flowIter) {
 	var callback *url.URL
 	check := f.callbackOK(state)
 	_, ok = it.do(NameFinalize, f.apiRequest("/v2/oidc/auth_requests/"+url.PathEscape(id),
-		zitadel.CallbackRequest{Session: session}), want2xx(func(body []byte) bool {
+		zitadelapi.CallbackRequest{Session: session}), want2xx(func(body []byte) bool {
 		var err error
 		callback, err = url.Parse(jsonString(body, "callbackUrl"))
 		return err == nil && check(callback)

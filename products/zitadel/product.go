@@ -7,7 +7,7 @@ import (
 	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/schema"
 	"github.com/idpbench/idpbench/internal/servermetrics"
-	"github.com/idpbench/idpbench/internal/zitadel"
+	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
 )
 
 // Product is Zitadel (products/zitadel/adapter): provisioned by
@@ -44,7 +44,7 @@ const (
 func zitadelTable(st *product.State) product.Table {
 	issuer := st.Get("ISSUER")
 	token := issuer + "/oauth/v2/token"
-	var sum zitadel.Summary
+	var sum zitadelapi.Summary
 	st.Summary(&sum)
 	cc := slices.Concat(product.BasicAuth(sum.CC.ClientID, sum.CC.SecretFile), []string{"--scope", zitadelScope})
 	web := product.BasicAuth(sum.Web.ClientID, sum.Web.SecretFile)
