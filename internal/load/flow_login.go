@@ -243,7 +243,7 @@ func (f *zitadelLogin) run(it *flowIter) {
 
 	var session zitadelapi.Session
 	checks := zitadelapi.NewSessionChecks(it.username(f.username), f.password)
-	r, ok = it.do(NameSession, f.apiRequest("/v2/sessions", checks), want2xx(func(body []byte) bool {
+	r, ok = it.do(NameSession, f.apiRequest(zitadelapi.SessionsPath, checks), want2xx(func(body []byte) bool {
 		return json.Unmarshal(body, &session) == nil && session.ID != "" && session.Token != ""
 	}))
 	if !ok || r == nil {
@@ -252,7 +252,7 @@ func (f *zitadelLogin) run(it *flowIter) {
 
 	var callback *url.URL
 	check := f.callbackOK(state)
-	_, ok = it.do(NameFinalize, f.apiRequest("/v2/oidc/auth_requests/"+url.PathEscape(id),
+	_, ok = it.do(NameFinalize, f.apiRequest(zitadelapi.CallbackPath(id),
 		zitadelapi.CallbackRequest{Session: session}), want2xx(func(body []byte) bool {
 		var err error
 		callback, err = url.Parse(jsonString(body, "callbackUrl"))

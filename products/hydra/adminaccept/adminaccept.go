@@ -33,6 +33,10 @@ import (
 	"github.com/idpbench/idpbench/internal/logsafe"
 )
 
+// AuthPath is Hydra's authorization endpoint below its issuer, for a
+// caller whose discovery document names none.
+const AuthPath = "/oauth2/auth"
+
 // Hop is one request of the login, in the order sent.
 type Hop int
 
