@@ -104,7 +104,8 @@ type Key struct {
 	File []byte
 }
 
-// KeyFile is the part of Zitadel's JSON key file idpbench checks.
+// KeyFile is the part of Zitadel's JSON key file idpbench checks (Setup)
+// and signs with (mintpool's jwt flows).
 type KeyFile struct {
 	Type     string `json:"type"` // "application" or "serviceaccount"
 	KeyID    string `json:"keyId"`
