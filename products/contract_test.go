@@ -44,6 +44,8 @@ func contract(root string, p product.Product) []string {
 		fail("no ReadFacts and no ReadFactsNA: say what is read back from the running product, or why nothing is")
 	case p.ReadFacts != nil && p.ReadFactsNA != "":
 		fail("both ReadFacts and ReadFactsNA")
+	case p.ReadFacts != nil && p.ReadFactsFrom == "":
+		fail("ReadFacts without ReadFactsFrom: say which of readback's flags it reads, and what (readback --help lists it)")
 	case p.Answers != nil && p.Answers.Readback != nil && p.ReadFacts == nil:
 		fail("its answers give readback arguments (Answers.Readback) but readback knows nothing to read (no ReadFacts)")
 	}
@@ -295,6 +297,8 @@ func TestContractCatches(t *testing.T) {
 			"hydra: its docs page docs/products/nosuch.md: open ../docs/products/nosuch.md: no such file or directory"},
 		"readback unsaid": {func(p *product.Product) { p.ReadFacts = nil },
 			"hydra: no ReadFacts and no ReadFactsNA"},
+		"readback's sources unsaid": {func(p *product.Product) { p.ReadFactsFrom = "" },
+			"hydra: ReadFacts without ReadFactsFrom"},
 		"server metrics unsaid": {func(p *product.Product) { p.ServerMetrics.Scenarios = nil },
 			"hydra: no ServerMetrics"},
 		"a series the scrape does not have": {func(p *product.Product) {

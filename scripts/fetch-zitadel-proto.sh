@@ -8,7 +8,7 @@
 # Environment: IDPBENCH_CACHE (the cache). Exit codes: 0 ok, 1 the fetch failed,
 # 2 a bad argument.
 #
-#   IDPBENCH_ZITADEL_PROTO="$(scripts/fetch-zitadel-proto.sh)" go test ./internal/zitadel/...
+#   IDPBENCH_ZITADEL_PROTO="$(scripts/fetch-zitadel-proto.sh)" go test ./products/zitadel/...
 set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh

@@ -84,13 +84,13 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.StringVar(&c.clientAuth, "client-auth", "", "basic | post | none | assertion; default basic for client_credentials, introspect, refresh; none for jwt_bearer")
 	fs.StringVar(&c.assertionPool, "client-assertion-pool", "", "pool of signed client assertions for --client-auth assertion ('-' = stdin)")
 	fs.StringVar(&c.scope, "scope", "", "scope sent with token requests; default none (auth_code: openid)")
-	fs.StringVar(&c.login, "login", "", "auth_code: the product's login driver, hydra | keycloak | refop | zitadel (required for auth_code)")
+	fs.StringVar(&c.login, "login", "", "auth_code: the login protocol, admin-accept | form | form-page | session-api (required for auth_code; a product's entry names its own)")
 	fs.StringVar(&c.tokenURL, "token-url", "", "auth_code: token endpoint URL for the code exchange (--url is the authorization endpoint)")
 	fs.StringVar(&c.adminURL, "admin-url", "", "auth_code --login admin-accept: Hydra's admin API base URL, for the login and consent accepts; --login session-api: Zitadel's base URL, for the Session API")
 	fs.StringVar(&c.redirectURI, "redirect-uri", "", "auth_code: the client's registered redirect URI (the callback is checked against it, never fetched)")
 	fs.StringVar(&c.username, "username", "", "auth_code: user name to log in (hydra: the subject); %d = user index 0..--users-1, round robin over iterations")
 	fs.IntVar(&c.users, "users", 1, "auth_code: number of users the %d in --username ranges over")
-	fs.StringVar(&c.passwordFile, "password-file", "", "auth_code --login keycloak|refop|zitadel: file holding the users' password; default: env "+passwordEnv)
+	fs.StringVar(&c.passwordFile, "password-file", "", "auth_code --login form|form-page|session-api: file holding the users' password; default: env "+passwordEnv)
 	fs.StringVar(&c.loginClient, "login-client", "", "auth_code --login session-api: the user id of the login client (a machine user with the IAM_LOGIN_CLIENT role), sent as x-zitadel-login-client")
 	fs.StringVar(&c.loginToken, "login-client-pat-file", "", "auth_code --login session-api: file holding the login client's token (a PAT) for the Session API; default: env "+loginTokenEnv)
 	fs.StringVar(&c.userinfoURL, "userinfo-url", "", "client_credentials_login: userinfo endpoint URL (--url is the token endpoint)")
@@ -266,11 +266,12 @@ their sum. --timeout applies to each request; --rate is iterations/s.
     sub) cannot run it: its cell is N/A, never judged by a looser rule.
   auth_code (--url authorization endpoint, --token-url, --redirect-uri,
     --client-id and secret, --username, --login): the headless login, then
-    oidc_token (authorization_code). --login admin-accept: login_authorize,
-    login_accept and login_consent (PUTs to --admin-url), login_verifier,
-    login_callback. keycloak: login_authorize (the login form), login_submit.
-    refop: login_authorize, login_form, login_submit, login_callback.
-    zitadel (Session API, as a custom login UI): login_authorize (with
+    oidc_token (authorization_code). --login admin-accept (Hydra's):
+    login_authorize, login_accept and login_consent (PUTs to --admin-url),
+    login_verifier, login_callback. form (Keycloak's): login_authorize (the
+    login form), login_submit. form-page (the reference OP's):
+    login_authorize, login_form, login_submit, login_callback. session-api
+    (Zitadel's, as a custom login UI): login_authorize (with
     x-zitadel-login-client: --login-client), login_session (POST
     /v2/sessions with the user and password checks), login_finalize (POST
     /v2/oidc/auth_requests/{id}: the callback URL with the code); both with

@@ -65,7 +65,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.StringVar(&c.Issuer, "issuer", "", "issuer URL; endpoints are discovered from URL/.well-known/openid-configuration")
 	fs.StringVar(&c.AuthURL, "auth-url", "", "authorization endpoint URL for the login flows (default: discovered; admin-accept: else <issuer>/oauth2/auth, session-api: else <issuer>/oauth/v2/authorize)")
 	fs.StringVar(&c.AdminURL, "admin-url", "", "Hydra admin base URL for admin-accept, e.g. http://127.0.0.1:4445")
-	fs.StringVar(&c.RedirectURI, "redirect-uri", "http://127.0.0.1/cb", "registered redirect URI for the login flows (hydra-, zitadel-, form-page)")
+	fs.StringVar(&c.RedirectURI, "redirect-uri", "http://127.0.0.1/cb", "registered redirect URI for the login flows (admin-accept, session-api, form-page)")
 	fs.StringVar(&c.ClientID, "client-id", "", "OAuth client id")
 	fs.StringVar(&f.clientSecretFile, "client-secret-file", "", "file holding the client secret (default: env IDPBENCH_CLIENT_SECRET)")
 	fs.StringVar(&c.ClientAuth, "client-auth", "basic", "client authentication at the token endpoint: basic|post")

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idpbench/idpbench/internal/zitadel/zitadeltest"
+	"github.com/idpbench/idpbench/products/zitadel/zitadeltest"
 )
 
 func runArgs(t *testing.T, ctx context.Context, args ...string) (code int, stdout, stderr string) {

@@ -34,16 +34,13 @@ func main() {
 	os.Exit(code)
 }
 
-const usageHead = `Usage: readback --product keycloak|hydra|refop [sources] [-o FILE]
+// usageHead is the help's head; %s are the products readback reads and,
+// one a line, what each reads (its entry's ReadFactsFrom).
+const usageHead = `Usage: readback --product %s [sources] [-o FILE]
        readback --product NAME --listeners PIDFILE [-o FILE]
 
 Reads from the running product what is in force:
-  keycloak  --postgres (migration_model, credential, realm) --realm --metrics
-            (jvm_memory_max_bytes, jvm_info, agroal pool)
-  hydra     --admin-url (GET /version) --postgres (hydra_client secret hash,
-            hydra_oauth2_access lifespans) --client-id
-  refop     --binary (the example server's Go build info)
-and, with --token-url, the access-token lifespan of a client_credentials
+%sand, with --token-url, the access-token lifespan of a client_credentials
 grant (expires_in). Every product: the connections it holds open to its
 database (pg_stat_activity). With --want-version the product must report
 that version. A source that cannot be read is an error naming it; nothing is
@@ -85,7 +82,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
 	c := &f.cfg
-	fs.StringVar(&c.Product, "product", "", "product to read: keycloak, hydra or refop (required)")
+	fs.StringVar(&c.Product, "product", "", "product to read: "+strings.Join(reading(), ", ")+" (required)")
 	fs.StringVar(&c.Postgres, "postgres", "", "DSN of the product's own database")
 	fs.StringVar(&f.metrics, "metrics", "", "URL of the product's Prometheus metrics (Keycloak: management /metrics)")
 	fs.StringVar(&f.admin, "admin-url", "", "Hydra's admin API base URL")
@@ -106,7 +103,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var f flags
 	fs := newFlagSet(&f)
-	if code, done := (cli.Help{Tool: "readback", Head: usageHead, Tail: usageTail}).Parse(fs, args, &f.version, stdout, stderr); done {
+	if code, done := (cli.Help{Tool: "readback", Head: head(), Tail: usageTail}).Parse(fs, args, &f.version, stdout, stderr); done {
 		return code
 	}
 	return cli.Fail(stderr, "readback", f.run(ctx, fs, stdout, stderr))
@@ -173,13 +170,23 @@ func summary(facts *schema.Facts) string {
 	return fmt.Sprintf("read from the running %s: %s", facts.Product, strings.Join(read, ", "))
 }
 
-// parseURL parses an optional absolute http(s) URL flag.
 // reading are the products whose facts readback reads (their entry's
 // ReadFacts).
 func reading() []string {
 	return products.NamesWith(func(p product.Product) bool { return p.ReadFacts != nil })
 }
 
+// head is the help's head with what each product's entry reads.
+func head() string {
+	var from strings.Builder
+	for _, name := range reading() {
+		p, _ := products.Lookup(name)
+		fmt.Fprintf(&from, "  %-9s %s\n", name, p.ReadFactsFrom)
+	}
+	return fmt.Sprintf(usageHead, strings.Join(reading(), "|"), from.String())
+}
+
+// parseURL parses an optional absolute http(s) URL flag.
 func parseURL(flag, s string) (*url.URL, error) {
 	if s == "" {
 		return nil, nil

@@ -75,7 +75,7 @@ func TestE2EBeyondLoopback(t *testing.T) {
 }
 
 // TestE2EZitadelNative: the Zitadel adapter's native mode on a stand-in
-// binary (internal/zitadel/zitadeltest/standin, built here; no Zitadel runs
+// binary (products/zitadel/zitadeltest/standin, built here; no Zitadel runs
 // here, docs/products/zitadel.md): start-from-init, then start; the masterkey
 // from the environment only, 0600; the first instance's PAT where the
 // generated config says; both cold starts; the start command in the meta;
@@ -87,7 +87,7 @@ func TestE2EZitadelNative(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	st, log := filepath.Join(dir, "zitadel"), filepath.Join(dir, "zitadel-standin.log")
-	env := []string{"ZITADEL_BIN=" + nginxtest.Build(t, "internal/zitadel/zitadeltest/standin")["standin"],
+	env := []string{"ZITADEL_BIN=" + nginxtest.Build(t, "products/zitadel/zitadeltest/standin")["standin"],
 		"ZITADEL_STANDIN_LOG=" + log}
 	adapter(ctx, t, env, "zitadel", "install")
 	adapter(ctx, t, env, "zitadel", "up", st)

@@ -18,9 +18,9 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/idpbench/idpbench/internal/formlogin"
-	"github.com/idpbench/idpbench/internal/hydralogin"
 	"github.com/idpbench/idpbench/internal/oauthform"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/products/hydra/adminaccept"
 )
 
 // Iteration scenarios (auth_code, client_credentials_login) model a user
@@ -54,7 +54,7 @@ const (
 // which its S4 uses.
 const (
 	// LoginAdminAccept: login and consent accepted through an admin API
-	// (Ory Hydra's headless flow, internal/hydralogin).
+	// (Ory Hydra's headless flow, products/hydra/adminaccept).
 	LoginAdminAccept = "admin-accept"
 	// LoginForm: the authorize response is the login form; its POST
 	// redirects to the code (Keycloak's theme; internal/formlogin).
@@ -105,7 +105,7 @@ func newFlow(c *Config) flow {
 			loginClient: c.LoginClient, bearer: "Bearer " + c.LoginClientToken, password: c.Password}
 	}
 	if c.Login == LoginAdminAccept {
-		login, _ := hydralogin.New(hydralogin.Client{AuthURL: c.URL.String(), AdminURL: c.AdminURL.String(),
+		login, _ := adminaccept.New(adminaccept.Client{AuthURL: c.URL.String(), AdminURL: c.AdminURL.String(),
 			ClientID: c.ClientID, RedirectURI: c.RedirectURI, Scope: ac.scope}) // URLs validated
 		return &hydraLogin{authCode: ac, login: login}
 	}

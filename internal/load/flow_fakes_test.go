@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/idpbench/idpbench/internal/hydralogin/hydratest"
+	"github.com/idpbench/idpbench/products/hydra/adminaccept/adminaccepttest"
 )
 
 // Fakes of the products' login flows, strict about what the real ones
@@ -168,7 +168,7 @@ func (h *fakeHydra) afterConsent(w http.ResponseWriter, r *http.Request, verifie
 func (h *fakeHydra) accept(w http.ResponseWriter, r *http.Request, kind string, body any) {
 	c := r.URL.Query().Get(kind + "_challenge")
 	state, ok := h.take(c)
-	if err := hydratest.Decode(r.Body, body); err != nil || !ok {
+	if err := adminaccepttest.Decode(r.Body, body); err != nil || !ok {
 		http.Error(w, `{"error":"invalid_request"}`, http.StatusBadRequest)
 		return
 	}
@@ -177,13 +177,13 @@ func (h *fakeHydra) accept(w http.ResponseWriter, r *http.Request, kind string, 
 }
 
 func (h *fakeHydra) acceptLogin(w http.ResponseWriter, r *http.Request) {
-	var b hydratest.LoginAccept
+	var b adminaccepttest.LoginAccept
 	h.accept(w, r, "login", &b)
 	h.users.Store(b.Subject, true)
 }
 
 func (h *fakeHydra) acceptConsent(w http.ResponseWriter, r *http.Request) {
-	var b hydratest.ConsentAccept
+	var b adminaccepttest.ConsentAccept
 	h.accept(w, r, "consent", &b)
 }
 

@@ -8,9 +8,9 @@ import (
 	"net/url"
 
 	"github.com/idpbench/idpbench/internal/formlogin"
-	"github.com/idpbench/idpbench/internal/hydralogin"
 	"github.com/idpbench/idpbench/internal/loginhop"
-	"github.com/idpbench/idpbench/internal/zitadel"
+	"github.com/idpbench/idpbench/products/hydra/adminaccept"
+	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
 )
 
 // ccLoginFlow is client_credentials_login (Zitadel's k6
@@ -101,9 +101,9 @@ func (a *authCode) exchangeCode(it *flowIter, loc *url.URL) {
 	it.do(NameToken, a.auth.tokenRequest(a.token, form), want2xx(hasString("access_token")))
 }
 
-// hydraLogin is Ory Hydra's headless login (internal/hydralogin, which
-// mintpool's admin-accept shares), each hop a named request, then the
-// code exchange:
+// hydraLogin is Ory Hydra's headless login (products/hydra/adminaccept,
+// which mintpool's admin-accept shares), each hop a named request, then
+// the code exchange:
 //
 //	login_authorize  GET  /oauth2/auth            -> 302 ?login_challenge (login CSRF cookie)
 //	login_accept     PUT  admin login/accept      -> {redirect_to}
@@ -116,17 +116,17 @@ func (a *authCode) exchangeCode(it *flowIter, loc *url.URL) {
 // fails the hop's check.
 type hydraLogin struct {
 	authCode
-	login *hydralogin.Flow
+	login *adminaccept.Flow
 }
 
-// hydraNames are the request names of hydralogin's hops.
-var hydraNames = [hydralogin.Hops]string{hydralogin.Authorize: NameAuthorize, hydralogin.AcceptLogin: NameAccept,
-	hydralogin.Verifier: NameVerifier, hydralogin.AcceptConsent: NameConsent, hydralogin.Callback: NameCallback}
+// hydraNames are the request names of adminaccept's hops.
+var hydraNames = [adminaccept.Hops]string{adminaccept.Authorize: NameAuthorize, adminaccept.AcceptLogin: NameAccept,
+	adminaccept.Verifier: NameVerifier, adminaccept.AcceptConsent: NameConsent, adminaccept.Callback: NameCallback}
 
 func (f *hydraLogin) order() []string { return append(hydraNames[:], NameToken) }
 
 func (f *hydraLogin) run(it *flowIter) {
-	if callback, err := f.login.Login(loginHop[hydralogin.Hop](it, hydraNames[:]), it.username(f.username)); err == nil {
+	if callback, err := f.login.Login(loginHop[adminaccept.Hop](it, hydraNames[:]), it.username(f.username)); err == nil {
 		f.exchangeCode(it, callback)
 	}
 }
@@ -167,7 +167,7 @@ func (f *formLogin) run(it *flowIter) {
 // errHopFailed ends a login at a failed hop, recorded as such.
 var errHopFailed = errors.New("hop failed")
 
-// loginHop sends the hops of a login (internal/hydralogin,
+// loginHop sends the hops of a login (products/hydra/adminaccept,
 // internal/formlogin) as the requests names[hop], each judged by the
 // hop's check (hopClass).
 func loginHop[H ~int](it *flowIter, names []string) loginhop.Do[H] {
@@ -215,9 +215,9 @@ func hopClass(err error, status int) class {
 // that user's id: Zitadel then makes a V2 auth request whatever the
 // application's login version (internal/api/oidc/auth_request.go,
 // CreateAuthRequest, in the Zitadel source). The header name and the two
-// bodies are internal/zitadel's, whose tests hold them to Zitadel's
-// written API shapes, themselves checked against Zitadel's definitions
-// (@zitadel/proto; internal/zitadel/zitadeldefs).
+// bodies are products/zitadel/zitadelapi's, whose tests hold them to
+// Zitadel's written API shapes, themselves checked against Zitadel's
+// definitions (@zitadel/proto; products/zitadel/zitadeldefs).
 type zitadelLogin struct {
 	authCode
 	api         string // the API base URL, without a trailing slash
@@ -233,7 +233,7 @@ func (f *zitadelLogin) order() []string {
 func (f *zitadelLogin) run(it *flowIter) {
 	state := newState()
 	auth := newRequest(http.MethodGet, f.authorizeURL(state), "", "")
-	auth.Header.Set(zitadel.LoginClientHeader, f.loginClient)
+	auth.Header.Set(zitadelapi.LoginClientHeader, f.loginClient)
 	r, ok := it.do(NameAuthorize, auth, wantRedirect(hasQuery("authRequest")))
 	if !ok {
 		return
@@ -241,9 +241,9 @@ func (f *zitadelLogin) run(it *flowIter) {
 	loc, _ := r.location() // parsed by the redirect check
 	id := loc.Query().Get("authRequest")
 
-	var session zitadel.Session
-	checks := zitadel.NewSessionChecks(it.username(f.username), f.password)
-	r, ok = it.do(NameSession, f.apiRequest("/v2/sessions", checks), want2xx(func(body []byte) bool {
+	var session zitadelapi.Session
+	checks := zitadelapi.NewSessionChecks(it.username(f.username), f.password)
+	r, ok = it.do(NameSession, f.apiRequest(zitadelapi.SessionsPath, checks), want2xx(func(body []byte) bool {
 		return json.Unmarshal(body, &session) == nil && session.ID != "" && session.Token != ""
 	}))
 	if !ok || r == nil {
@@ -252,8 +252,8 @@ func (f *zitadelLogin) run(it *flowIter) {
 
 	var callback *url.URL
 	check := f.callbackOK(state)
-	_, ok = it.do(NameFinalize, f.apiRequest("/v2/oidc/auth_requests/"+url.PathEscape(id),
-		zitadel.CallbackRequest{Session: session}), want2xx(func(body []byte) bool {
+	_, ok = it.do(NameFinalize, f.apiRequest(zitadelapi.CallbackPath(id),
+		zitadelapi.CallbackRequest{Session: session}), want2xx(func(body []byte) bool {
 		var err error
 		callback, err = url.Parse(jsonString(body, "callbackUrl"))
 		return err == nil && check(callback)

@@ -1,4 +1,4 @@
-// Package loginhop is what the headless logins (internal/hydralogin,
+// Package loginhop is what the headless logins (products/hydra/adminaccept,
 // internal/formlogin) share with the tools that send their requests
 // (loadstep's iterations, mintpool's pools): a login builds each request
 // (a hop) and judges its response; the caller sends it (Do) and turns a

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/products/hydra/adminaccept"
+	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
 )
 
 // Flows mintpool knows; the logins are named by the protocol they speak
@@ -14,7 +16,7 @@ import (
 const (
 	FlowClientCredentials = "client_credentials"
 	FlowPassword          = "password"
-	FlowAdminAccept       = "admin-accept" // login and consent accepted through an admin API (Hydra's; internal/hydralogin)
+	FlowAdminAccept       = "admin-accept" // login and consent accepted through an admin API (Hydra's; products/hydra/adminaccept)
 	FlowJWTBearer         = "jwt-bearer"
 	FlowClientAssertion   = "client-assertion"
 	FlowSessionAPI        = "session-api" // a login UI's Session API (Zitadel's v2)
@@ -34,9 +36,9 @@ func needsAuthEndpoint(flow string) bool {
 func authFallback(flow, issuer string) string {
 	switch flow {
 	case FlowAdminAccept:
-		return strings.TrimRight(issuer, "/") + "/oauth2/auth"
+		return strings.TrimRight(issuer, "/") + adminaccept.AuthPath
 	case FlowSessionAPI:
-		return strings.TrimRight(issuer, "/") + "/oauth/v2/authorize"
+		return strings.TrimRight(issuer, "/") + zitadelapi.AuthorizePath
 	}
 	return ""
 }

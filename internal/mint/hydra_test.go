@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/idpbench/idpbench/internal/hydralogin/hydratest"
+	"github.com/idpbench/idpbench/products/hydra/adminaccept/adminaccepttest"
 )
 
 // fakeHydra is a public + admin server pair following Hydra's headless
@@ -145,7 +145,7 @@ func (h *fakeHydra) afterConsent(w http.ResponseWriter, r *http.Request, req *hy
 
 // decodeStrict decodes an accept body, refusing unknown fields like Hydra.
 func decodeStrict(w http.ResponseWriter, r *http.Request, v any) bool {
-	if err := hydratest.Decode(r.Body, v); err != nil {
+	if err := adminaccepttest.Decode(r.Body, v); err != nil {
 		oauthErr(w, http.StatusBadRequest, "invalid_request", "The request was malformed: "+err.Error())
 		return false
 	}
@@ -153,7 +153,7 @@ func decodeStrict(w http.ResponseWriter, r *http.Request, v any) bool {
 }
 
 func (h *fakeHydra) acceptLogin(w http.ResponseWriter, r *http.Request) {
-	var body hydratest.LoginAccept
+	var body adminaccepttest.LoginAccept
 	if !decodeStrict(w, r, &body) {
 		return
 	}
@@ -169,7 +169,7 @@ func (h *fakeHydra) acceptLogin(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *fakeHydra) acceptConsent(w http.ResponseWriter, r *http.Request) {
-	var body hydratest.ConsentAccept
+	var body adminaccepttest.ConsentAccept
 	if !decodeStrict(w, r, &body) {
 		return
 	}

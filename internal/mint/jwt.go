@@ -13,17 +13,9 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-)
 
-// keyFile is Zitadel's JSON key format: "serviceaccount" keys carry userId,
-// "application" keys carry clientId (and appId).
-type keyFile struct {
-	Type     string `json:"type"`
-	KeyID    string `json:"keyId"`
-	Key      string `json:"key"`
-	UserID   string `json:"userId"`
-	ClientID string `json:"clientId"`
-}
+	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
+)
 
 // signingKey is a parsed key with the identity it signs for.
 type signingKey struct {
@@ -49,8 +41,11 @@ func loadKey(path string) (*signingKey, error) {
 	return &signingKey{key: key}, nil
 }
 
+// parseKeyJSON reads Zitadel's JSON key format (zitadelapi.KeyFile):
+// "serviceaccount" keys carry userId, "application" keys carry clientId
+// (and appId).
 func parseKeyJSON(path string, b []byte) (*signingKey, error) {
-	var kf keyFile
+	var kf zitadelapi.KeyFile
 	if err := json.Unmarshal(b, &kf); err != nil {
 		return nil, fmt.Errorf("key file %s: malformed JSON: %w", path, err)
 	}

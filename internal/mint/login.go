@@ -9,17 +9,17 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/formlogin"
-	"github.com/idpbench/idpbench/internal/hydralogin"
 	"github.com/idpbench/idpbench/internal/loginhop"
+	"github.com/idpbench/idpbench/products/hydra/adminaccept"
 )
 
 // loginFlow is a browser's login, then the code exchange with client
 // auth: admin-accept, Ory Hydra's headless login and consent
-// (products/hydra.md; internal/hydralogin, which loadstep's --login admin-accept
-// shares), and form-page, the reference OP's login page behind a
-// redirect, then a callback hop (internal/formlogin, which loadstep's
-// --login form-page shares). Each login has its own cookie jar: Hydra ties
-// the challenges to CSRF cookies (a missing cookie shows as
+// (docs/products/hydra.md; products/hydra/adminaccept, which loadstep's
+// --login admin-accept shares), and form-page, the reference OP's login
+// page behind a redirect, then a callback hop (internal/formlogin, which
+// loadstep's --login form-page shares). Each login has its own cookie jar:
+// Hydra ties the challenges to CSRF cookies (a missing cookie shows as
 // error=request_forbidden in the callback's redirect).
 type loginFlow struct {
 	name     string                                // the flow's name, in its errors
@@ -40,14 +40,14 @@ func anyHop[H any](s send) loginhop.Do[H] {
 }
 
 func newHydraLogin(cfg *Config, tokenURL, authURL string) (*loginFlow, error) {
-	login, err := hydralogin.New(hydralogin.Client{AuthURL: authURL, AdminURL: cfg.AdminURL,
+	login, err := adminaccept.New(adminaccept.Client{AuthURL: authURL, AdminURL: cfg.AdminURL,
 		ClientID: cfg.ClientID, RedirectURI: cfg.RedirectURI, Scope: cfg.Scope})
 	if err != nil {
 		return nil, err
 	}
 	subject, users := cfg.Subject, cfg.Users
 	return newLoginFlow(cfg, tokenURL, func(s send, i int) (*url.URL, error) {
-		return login.Login(anyHop[hydralogin.Hop](s), perUser(subject, i, users))
+		return login.Login(anyHop[adminaccept.Hop](s), perUser(subject, i, users))
 	}), nil
 }
 

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/zitadel"
+	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
 )
 
 // zitadelFlow logs human users in through Zitadel's Session API, as a custom
-// login UI does (products/zitadel.md; internal/zitadel/login.go):
+// login UI does (docs/products/zitadel.md; products/zitadel/zitadelapi/login.go):
 //
 //  1. GET authorize with x-zitadel-login-client  -> 302 ...?authRequest=V2_...
 //  2. POST /v2/sessions (user + password checks)  -> session id and token
@@ -47,9 +47,9 @@ func newZitadelLogin(cfg *Config, tokenURL, authURL string) *zitadelFlow {
 }
 
 func (f *zitadelFlow) mint(ctx context.Context, w *worker, i int) (credential, error) {
-	c := zitadel.New(f.base, f.pat, w.hc)
+	c := zitadelapi.New(f.base, f.pat, w.hc)
 	state := rand.Text()
-	id, err := c.Authorize(ctx, zitadel.AuthorizeRequest{Endpoint: f.authURL, ClientID: f.clientID,
+	id, err := c.Authorize(ctx, zitadelapi.AuthorizeRequest{Endpoint: f.authURL, ClientID: f.clientID,
 		RedirectURI: f.redirect, Scope: f.scope, State: state, LoginClient: f.loginClient})
 	if err != nil {
 		return credential{}, fmt.Errorf("session-api: %w", err)
@@ -63,11 +63,11 @@ func (f *zitadelFlow) mint(ctx context.Context, w *worker, i int) (credential, e
 	if err != nil {
 		return credential{}, fmt.Errorf("session-api: %w", err)
 	}
-	code, err := zitadel.CallbackCode(cb, f.redirect, state)
+	code, err := zitadelapi.CallbackCode(cb, f.redirect, state)
 	if err != nil {
 		return credential{}, fmt.Errorf("session-api: CreateCallback: %w", err)
 	}
-	t, err := c.ExchangeCode(ctx, zitadel.CodeExchange{TokenURL: f.tokenURL, ClientID: f.clientID,
+	t, err := c.ExchangeCode(ctx, zitadelapi.CodeExchange{TokenURL: f.tokenURL, ClientID: f.clientID,
 		ClientSecret: f.secret, Code: code, RedirectURI: f.redirect})
 	if err != nil {
 		return credential{}, fmt.Errorf("session-api: code exchange: %w", err)

@@ -10,14 +10,14 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/zitadel"
-	"github.com/idpbench/idpbench/internal/zitadel/zitadeltest"
+	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
+	"github.com/idpbench/idpbench/products/zitadel/zitadeltest"
 )
 
 // provisioned is what provision zitadel left for the mint flow.
 type provisioned struct {
 	fake    *zitadeltest.Fake
-	sum     zitadel.Summary
+	sum     zitadelapi.Summary
 	pat     string
 	secret  string
 	userPwd string
@@ -31,7 +31,7 @@ func provision(t *testing.T, loginSuffix string) *provisioned {
 	f.LoginSuffix = loginSuffix
 	dir := t.TempDir()
 	var out strings.Builder
-	err := zitadel.Setup(context.Background(), zitadel.SetupConfig{
+	err := zitadelapi.Setup(context.Background(), zitadelapi.SetupConfig{
 		Issuer: f.URL, PAT: f.AdminPAT, OutDir: dir, Prefix: "idpbench", Users: 3, Username: "bench-user%d",
 		RedirectURI: "http://localhost:9999/cb", Parallel: 2, Timeout: 10 * time.Second,
 		GateInterval: time.Millisecond, RequestTimeout: 5 * time.Second,
@@ -50,7 +50,7 @@ func provision(t *testing.T, loginSuffix string) *provisioned {
 		}
 		return s
 	}
-	p.pat, p.secret, p.userPwd = read(zitadel.FileLoginClient), read(zitadel.FileWebSecret), read(zitadel.FileUserPassword)
+	p.pat, p.secret, p.userPwd = read(zitadelapi.FileLoginClient), read(zitadelapi.FileWebSecret), read(zitadelapi.FileUserPassword)
 	return p
 }
 

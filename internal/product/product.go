@@ -50,6 +50,10 @@ type Product struct {
 	// nil: readback knows nothing to read of it, and ReadFactsNA says why.
 	ReadFacts   func(ctx context.Context, r *readback.Reader) error
 	ReadFactsNA string
+	// ReadFactsFrom says, for readback's --help, which of readback's
+	// flags ReadFacts reads and what it reads through each, e.g.
+	// "--binary (the example server's Go build info)".
+	ReadFactsFrom string
 	// InDefaultRun: a run without --only measures it (run-comparison.sh),
 	// in the registry's order.
 	InDefaultRun bool

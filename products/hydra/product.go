@@ -23,6 +23,7 @@ func Product() product.Product {
 		},
 		Part:          hydraPart,
 		ReadFacts:     readFacts,
+		ReadFactsFrom: readFrom,
 		ServerMetrics: serverMetrics,
 		Answers:       &product.Answers{Table: hydraTable, Readback: hydraReadback, Setup: hydraSetup, Config: hydraConfig},
 	}

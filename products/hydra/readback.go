@@ -20,6 +20,9 @@ const (
 	hydraRefreshDoc = "https://www.ory.sh/docs/hydra/guides/graceful-token-refresh"
 )
 
+// readFrom is what readFacts reads through which of readback's flags.
+const readFrom = "--admin-url (GET /version) --postgres (hydra_client secret hash, hydra_oauth2_access lifespans) --client-id"
+
 // readFacts reads its version (admin /version), how the benchmark client's
 // secret is hashed and the lifespan of the access tokens it stored (its
 // database), and the connections it holds. Refresh-token lifespan and

@@ -31,6 +31,7 @@ func Product() product.Product {
 		},
 		Part:          keycloakPart,
 		ReadFacts:     readFacts,
+		ReadFactsFrom: readFrom,
 		ServerMetrics: serverMetrics,
 		Answers: &product.Answers{Table: keycloakTable, Readback: keycloakReadback, Setup: keycloakSetup,
 			Start: keycloakStart},

@@ -13,6 +13,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// readFrom is what readFacts reads through which of readback's flags.
+const readFrom = "--postgres (migration_model, credential, realm) --realm --metrics (jvm_memory_max_bytes, jvm_info, agroal pool)"
+
 // readFacts reads, from Keycloak's database: its version (the last schema
 // migration), the password hashing its users' credentials were stored
 // with, the realm's token and session settings; from its management

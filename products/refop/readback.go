@@ -13,6 +13,9 @@ const (
 	refopStorageDoc = "https://github.com/zitadel/oidc/blob/v3.52.0/example/server/storage/storage.go"
 )
 
+// readFrom is what readFacts reads through which of readback's flags.
+const readFrom = "--binary (the example server's Go build info)"
+
 // readFacts reads the version of zitadel/oidc the example server was built
 // from (its binary's build info); its storage is in memory and compares
 // client secrets as stored, which only its source says.

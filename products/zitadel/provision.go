@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/zitadel"
+	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
 )
 
 // "provision zitadel" provisions a Zitadel instance for idpbench through its
@@ -51,9 +51,9 @@ Example (provision, then mint refresh tokens through the Session API login):
     --product zitadel -o state/rt.pool
 `
 
-// provision is "provision zitadel": zitadel.Setup with its flags.
+// provision is "provision zitadel": zitadelapi.Setup with its flags.
 func provision(ctx context.Context, args []string, e cli.Env) error {
-	var cfg zitadel.SetupConfig
+	var cfg zitadelapi.SetupConfig
 	var patFile string
 	fs := zitadelFlags(&cfg, &patFile)
 	if err := (cli.Help{Tool: "provision", Head: zitadelHead, Tail: zitadelTail}).ParseSub(fs, args, e.Stdout); err != nil {
@@ -67,10 +67,10 @@ func provision(ctx context.Context, args []string, e cli.Env) error {
 		return cli.UsageError{Err: err}
 	}
 	cfg.Progress = cli.IsTerminal(e.Stderr)
-	return zitadel.Setup(ctx, cfg, e.Stdout, e.Stderr)
+	return zitadelapi.Setup(ctx, cfg, e.Stdout, e.Stderr)
 }
 
-func zitadelFlags(c *zitadel.SetupConfig, patFile *string) *pflag.FlagSet {
+func zitadelFlags(c *zitadelapi.SetupConfig, patFile *string) *pflag.FlagSet {
 	fs := cli.NewFlagSet("zitadel")
 	fs.StringVar(&c.Issuer, "issuer", "", "Zitadel's external URL, exactly as configured (ExternalDomain:ExternalPort), e.g. http://localhost:8080 (required)")
 	fs.StringVar(patFile, "pat-file", "", "file holding an IAM_OWNER personal access token (default: env IDPBENCH_ZITADEL_PAT)")

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/idpbench/idpbench/internal/zitadel/zitadeldefs"
+	"github.com/idpbench/idpbench/products/zitadel/zitadeldefs"
 )
 
 // Fake is a stateful stand-in for Zitadel: it serves every call idpbench

@@ -1,8 +1,9 @@
-// Package hydralogin is Ory Hydra's headless login and consent
-// (docs/products/hydra.md): the login and consent apps are replaced by
-// PUTs to the admin API. It is the one implementation behind loadstep's
-// timed auth_code iterations (internal/load, --login admin-accept) and
-// mintpool's admin-accept pools (internal/mint):
+// Package adminaccept is Ory Hydra's headless login and consent, the
+// login protocol "admin-accept" (docs/products/hydra.md): the login and
+// consent apps are replaced by PUTs to the admin API. It is the one
+// implementation behind loadstep's timed auth_code iterations
+// (internal/load, --login admin-accept) and mintpool's admin-accept pools
+// (internal/mint):
 //
 //	Authorize      GET  /oauth2/auth?...&state  -> 302 ?login_challenge (login CSRF cookie)
 //	AcceptLogin    PUT  admin login/accept      -> 2xx {redirect_to}
@@ -17,7 +18,7 @@
 // them with one cookie jar per login (Hydra ties the challenges to CSRF
 // cookies; a lost cookie shows as error=request_forbidden in a redirect)
 // and follows no redirect.
-package hydralogin
+package adminaccept
 
 import (
 	"bytes"
@@ -31,6 +32,10 @@ import (
 	"github.com/idpbench/idpbench/internal/loginhop"
 	"github.com/idpbench/idpbench/internal/logsafe"
 )
+
+// AuthPath is Hydra's authorization endpoint below its issuer, for a
+// caller whose discovery document names none.
+const AuthPath = "/oauth2/auth"
 
 // Hop is one request of the login, in the order sent.
 type Hop int

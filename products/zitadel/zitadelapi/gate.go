@@ -1,4 +1,4 @@
-package zitadel
+package zitadelapi
 
 import (
 	"context"

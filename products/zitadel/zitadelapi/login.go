@@ -1,4 +1,4 @@
-package zitadel
+package zitadelapi
 
 import (
 	"context"
@@ -31,6 +31,18 @@ import (
 // value is the login client's user id (not a client id).
 const LoginClientHeader = "x-zitadel-login-client"
 
+// The login's paths below the instance's base URL.
+const (
+	AuthorizePath = "/oauth/v2/authorize" // the authorization endpoint
+	SessionsPath  = "/v2/sessions"        // CreateSession
+)
+
+// CallbackPath is CreateCallback's path: the auth request (V2_...) to
+// finalize.
+func CallbackPath(authRequestID string) string {
+	return "/v2/oidc/auth_requests/" + url.PathEscape(authRequestID)
+}
+
 // AuthorizeRequest is the authorization request a login starts with.
 type AuthorizeRequest struct {
 	Endpoint    string // authorization endpoint; "" = <base>/oauth/v2/authorize
@@ -47,7 +59,7 @@ type AuthorizeRequest struct {
 func (c *Client) Authorize(ctx context.Context, a AuthorizeRequest) (string, error) {
 	endpoint := a.Endpoint
 	if endpoint == "" {
-		endpoint = c.base + "/oauth/v2/authorize"
+		endpoint = c.base + AuthorizePath
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil {
@@ -134,7 +146,7 @@ type CallbackRequest struct {
 // request. The client's token needs session.write (IAM_LOGIN_CLIENT).
 func (c *Client) CreateSession(ctx context.Context, loginName, password string) (Session, error) {
 	var out Session
-	err := c.call(ctx, "CreateSession", "POST", "/v2/sessions", unscoped, NewSessionChecks(loginName, password), &out)
+	err := c.call(ctx, "CreateSession", "POST", SessionsPath, unscoped, NewSessionChecks(loginName, password), &out)
 	if err == nil && (out.ID == "" || out.Token == "") {
 		err = fmt.Errorf("CreateSession: answer lacks sessionId or sessionToken")
 	}
@@ -148,8 +160,7 @@ func (c *Client) CreateCallback(ctx context.Context, authRequestID string, s Ses
 	var out struct {
 		CallbackURL string `json:"callbackUrl"`
 	}
-	path := "/v2/oidc/auth_requests/" + url.PathEscape(authRequestID)
-	err := c.call(ctx, "CreateCallback", "POST", path, unscoped, body, &out)
+	err := c.call(ctx, "CreateCallback", "POST", CallbackPath(authRequestID), unscoped, body, &out)
 	return out.CallbackURL, need(err, "CreateCallback", "callbackUrl", out.CallbackURL)
 }
 

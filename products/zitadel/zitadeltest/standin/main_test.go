@@ -38,7 +38,7 @@ func TestStandinRefuses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds the stand-in")
 	}
-	bin := nginxtest.Build(t, "internal/zitadel/zitadeltest/standin")["standin"]
+	bin := nginxtest.Build(t, "products/zitadel/zitadeltest/standin")["standin"]
 	// The configs' port is held here: a stand-in that wrongly passes a
 	// check fails to listen, at once, instead of serving until the timeout.
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
@@ -124,7 +124,7 @@ func TestStandinServes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds and starts the stand-in")
 	}
-	bin := nginxtest.Build(t, "internal/zitadel/zitadeltest/standin")["standin"]
+	bin := nginxtest.Build(t, "products/zitadel/zitadeltest/standin")["standin"]
 	dir := t.TempDir()
 	port := nginxtest.FreePort(t)
 	cfg, log := config(t, dir, port), filepath.Join(dir, "standin.log")

@@ -41,7 +41,7 @@ func main() {
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) == 1 && (args[0] == "--help" || args[0] == "--version") {
-		fmt.Fprintln(stdout, "zitadel stand-in (internal/zitadel/zitadeltest/standin)")
+		fmt.Fprintln(stdout, "zitadel stand-in (products/zitadel/zitadeltest/standin)")
 		return 0
 	}
 	port, err := start(args, getenv)

@@ -1,4 +1,4 @@
-package zitadel
+package zitadelapi
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/zitadel/zitadeltest"
+	"github.com/idpbench/idpbench/products/zitadel/zitadeltest"
 )
 
 // lockedBuf is a concurrency-safe writer.

@@ -1,4 +1,4 @@
-package zitadel
+package zitadelapi
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 
 // Provisioning calls. The v1 management calls are org-scoped: they carry
 // x-zitadel-orgid when the client has an org (WithOrg). Shapes: see
-// zitadeltest/testdata/<call>.json.
+// ../zitadeltest/testdata/<call>.json.
 
 // Org is the organization of the calling user.
 type Org struct {
@@ -104,7 +104,8 @@ type Key struct {
 	File []byte
 }
 
-// KeyFile is the part of Zitadel's JSON key file idpbench checks.
+// KeyFile is the part of Zitadel's JSON key file idpbench checks (Setup)
+// and signs with (mintpool's jwt flows).
 type KeyFile struct {
 	Type     string `json:"type"` // "application" or "serviceaccount"
 	KeyID    string `json:"keyId"`

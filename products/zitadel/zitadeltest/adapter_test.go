@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/nginxtest"
-	"github.com/idpbench/idpbench/internal/zitadel/zitadeldefs"
+	"github.com/idpbench/idpbench/products/zitadel/zitadeldefs"
 )
 
 // TestAdapterAgainstFake drives products/zitadel/adapter's setup, pools and

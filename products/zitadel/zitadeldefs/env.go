@@ -36,5 +36,5 @@ func FromEnv() (*Defs, error) {
 // SkipMessage is what a test that needs the definitions says when
 // $IDPBENCH_ZITADEL_PROTO is unset.
 const SkipMessage = EnvDir + " is unset: run scripts/test.sh, or " +
-	"IDPBENCH_ZITADEL_PROTO=\"$(scripts/fetch-zitadel-proto.sh)\" go test ./internal/zitadel/..." +
+	"IDPBENCH_ZITADEL_PROTO=\"$(scripts/fetch-zitadel-proto.sh)\" go test ./products/zitadel/..." +
 	" (it fetches " + Package + "@" + Version + " with npm into the project's cache)"

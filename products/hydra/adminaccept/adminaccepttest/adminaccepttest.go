@@ -1,9 +1,9 @@
-// Package hydratest holds what the Hydra fakes of loadstep's and
+// Package adminaccepttest holds what the Hydra fakes of loadstep's and
 // mintpool's tests share: the admin API's accept bodies as Hydra
 // documents them (a subset of their fields), written apart from
-// hydralogin's own types, so that a field the client names wrong is an
+// adminaccept's own types, so that a field the client names wrong is an
 // unknown field to a fake, as it is to Hydra. Tests only.
-package hydratest
+package adminaccepttest
 
 import (
 	"encoding/json"

@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idpbench/idpbench/internal/zitadel"
-	"github.com/idpbench/idpbench/internal/zitadel/zitadeldefs"
-	"github.com/idpbench/idpbench/internal/zitadel/zitadeltest"
+	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
+	"github.com/idpbench/idpbench/products/zitadel/zitadeldefs"
+	"github.com/idpbench/idpbench/products/zitadel/zitadeltest"
 )
 
 // defs loads the definitions or skips (unset) / fails (set but unusable).
@@ -40,7 +40,7 @@ func defs(t *testing.T) *zitadeldefs.Defs {
 // TestDefinitions checks every Zitadel API call idpbench makes against
 // Zitadel's own definitions (@zitadel/proto): the written shapes in
 // zitadeltest/testdata, the requests the real client sends (captured by the
-// fake while zitadel.Setup provisions and the Session API login runs, as
+// fake while zitadelapi.Setup provisions and the Session API login runs, as
 // provision zitadel and mintpool's session-api flow do), that no call of the
 // client's code is left out, and that the check rejects what it must.
 func TestDefinitions(t *testing.T) {
@@ -94,10 +94,10 @@ func checkCaptured(t *testing.T, d *zitadeldefs.Defs, verified map[string]bool) 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var stdout bytes.Buffer
-	cfg := zitadel.SetupConfig{Issuer: f.URL, PAT: f.AdminPAT, OutDir: dir, Prefix: "idpbench", Users: 2,
+	cfg := zitadelapi.SetupConfig{Issuer: f.URL, PAT: f.AdminPAT, OutDir: dir, Prefix: "idpbench", Users: 2,
 		Username: "bench-user%d", RedirectURI: "http://localhost:9999/cb", Parallel: 1, Timeout: 20 * time.Second,
 		GateInterval: 5 * time.Millisecond, RequestTimeout: 5 * time.Second}
-	if err := zitadel.Setup(ctx, cfg, &stdout, io.Discard); err != nil {
+	if err := zitadelapi.Setup(ctx, cfg, &stdout, io.Discard); err != nil {
 		t.Fatalf("Setup: %v", err)
 	}
 	login(ctx, t, f, stdout.Bytes())
@@ -131,7 +131,7 @@ func checkCaptured(t *testing.T, d *zitadeldefs.Defs, verified map[string]bool) 
 // session-api flow does (loadstep's own requests are checked by
 // zitadeltest's TestAdapterAgainstFake, through the same fake).
 func login(ctx context.Context, t *testing.T, f *zitadeltest.Fake, summary []byte) {
-	var sum zitadel.Summary
+	var sum zitadelapi.Summary
 	if err := json.Unmarshal(summary, &sum); err != nil {
 		t.Fatalf("summary: %v", err)
 	}
@@ -142,13 +142,13 @@ func login(ctx context.Context, t *testing.T, f *zitadeltest.Fake, summary []byt
 		}
 		return strings.TrimSpace(string(b))
 	}
-	c := zitadel.New(f.URL, read(sum.LoginClient.PATFile), &http.Client{Timeout: 5 * time.Second})
-	id, err := c.Authorize(ctx, zitadel.AuthorizeRequest{ClientID: sum.Web.ClientID, RedirectURI: sum.Web.RedirectURI,
+	c := zitadelapi.New(f.URL, read(sum.LoginClient.PATFile), &http.Client{Timeout: 5 * time.Second})
+	id, err := c.Authorize(ctx, zitadelapi.AuthorizeRequest{ClientID: sum.Web.ClientID, RedirectURI: sum.Web.RedirectURI,
 		Scope: "openid offline_access", State: "st", LoginClient: sum.LoginClient.UserID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := c.CreateSession(ctx, zitadel.UserName(sum.Users.Pattern, 0), read(sum.Users.PasswordFile))
+	s, err := c.CreateSession(ctx, zitadelapi.UserName(sum.Users.Pattern, 0), read(sum.Users.PasswordFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,11 +156,11 @@ func login(ctx context.Context, t *testing.T, f *zitadeltest.Fake, summary []byt
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, err := zitadel.CallbackCode(cb, sum.Web.RedirectURI, "st")
+	code, err := zitadelapi.CallbackCode(cb, sum.Web.RedirectURI, "st")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.ExchangeCode(ctx, zitadel.CodeExchange{ClientID: sum.Web.ClientID, ClientSecret: read(sum.Web.SecretFile),
+	if _, err := c.ExchangeCode(ctx, zitadelapi.CodeExchange{ClientID: sum.Web.ClientID, ClientSecret: read(sum.Web.SecretFile),
 		Code: code, RedirectURI: sum.Web.RedirectURI}); err != nil {
 		t.Fatal(err)
 	}
@@ -191,12 +191,12 @@ func redactBody(b []byte) string {
 
 // checkComplete reads the calls the client's code makes — every
 // c.call(ctx, "Name", ...) and the c.send requests Authorize and
-// ExchangeCode — from internal/zitadel's sources and requires each to have
-// been captured and verified.
+// ExchangeCode — from products/zitadel/zitadelapi's sources and requires
+// each to have been captured and verified.
 func checkComplete(t *testing.T, verified map[string]bool) {
-	srcs, err := filepath.Glob("../*.go")
+	srcs, err := filepath.Glob("../zitadelapi/*.go")
 	if err != nil || len(srcs) == 0 {
-		t.Fatalf("internal/zitadel sources: %v", err)
+		t.Fatalf("products/zitadel/zitadelapi sources: %v", err)
 	}
 	calls := map[string]bool{"Authorize": true, "ExchangeCode": true} // built with c.send
 	fset := token.NewFileSet()
@@ -220,14 +220,14 @@ func checkComplete(t *testing.T, verified map[string]bool) {
 		})
 	}
 	if len(calls) < 20 {
-		t.Fatalf("found only %d calls in internal/zitadel: %v", len(calls), calls)
+		t.Fatalf("found only %d calls in products/zitadel/zitadelapi: %v", len(calls), calls)
 	}
 	for name := range calls {
 		if !verified[name] {
 			t.Errorf("the client's call %s was not captured and checked", name)
 		}
 	}
-	t.Logf("all %d calls of internal/zitadel captured: %d checked against the definitions, %d OIDC", len(calls), len(calls)-len(zitadeltest.OIDCCalls), len(zitadeltest.OIDCCalls))
+	t.Logf("all %d calls of products/zitadel/zitadelapi captured: %d checked against the definitions, %d OIDC", len(calls), len(calls)-len(zitadeltest.OIDCCalls), len(zitadeltest.OIDCCalls))
 }
 
 func callee(ce *ast.CallExpr, ok bool) (string, bool) {

@@ -1,4 +1,4 @@
-package hydralogin
+package adminaccept
 
 import (
 	"encoding/json"

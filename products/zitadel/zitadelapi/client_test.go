@@ -1,4 +1,4 @@
-package zitadel
+package zitadelapi
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idpbench/idpbench/internal/zitadel/zitadeltest"
+	"github.com/idpbench/idpbench/products/zitadel/zitadeltest"
 )
 
 const (

@@ -1,15 +1,16 @@
-// Package zitadel is a small client for the parts of Zitadel's APIs idpbench
-// needs: provisioning through the management (v1), admin (v1) and user (v2)
-// APIs with a personal access token, the readability gate that waits for
-// Zitadel's projections, and the Session API login (authorize with
-// x-zitadel-login-client, create a session, finalize the auth request,
-// exchange the code).
+// Package zitadelapi is a small client for the parts of Zitadel's APIs
+// idpbench needs: provisioning through the management (v1), admin (v1) and
+// user (v2) APIs with a personal access token (Setup, the work of provision
+// zitadel), the readability gate that waits for Zitadel's projections, and
+// the Session API login, the login protocol loadstep and mintpool call
+// session-api (authorize with x-zitadel-login-client, create a session,
+// finalize the auth request, exchange the code).
 //
 // Every request and response shape is written down, with the documentation
-// and proto it comes from, in zitadeltest/testdata (see its README.md), and
-// checked against Zitadel's own API definitions (@zitadel/proto) by
+// and proto it comes from, in ../zitadeltest/testdata (see its README.md),
+// and checked against Zitadel's own API definitions (@zitadel/proto) by
 // zitadeldefs' TestDefinitions.
-package zitadel
+package zitadelapi
 
 import (
 	"bytes"
