@@ -24,6 +24,7 @@ func Product() product.Product {
 		},
 		Part:          nodeoidcPart,
 		ReadFacts:     readFacts,
+		ReadFactsFrom: readFrom,
 		ServerMetrics: servermetrics.Product{NA: "oidc-provider exposes no metrics endpoint (it emits events for a deployment to count); this server adds none"},
 		Answers:       &product.Answers{Table: nodeoidcTable, Readback: nodeoidcReadback},
 	}

@@ -43,6 +43,9 @@ type serverConfig struct {
 	} `json:"storage"`
 }
 
+// readFrom is what readFacts reads through which of readback's flags.
+const readFrom = "--admin-url (GET /config: version, lifetimes, client, keys, pool) --postgres (the oidc_* tables and their rows; the connections it holds)"
+
 // readFacts reads the configuration in force from the server (its admin
 // /config: the module's version from its node_modules, the lifetimes, the
 // client, the keys, the pool), the tables in its database with the rows
