@@ -172,6 +172,14 @@ func doctorings() []doctoring {
 				*c = report.CellRow{Product: c.Product, ID: c.ID, Reason: "no step qualified"}
 			})
 		}},
+		{"hydra S2l measured against its entry", "as each entry declares", "hydra S2l: its entry says N/A", false, func(t *testing.T, r *Run) {
+			editCell(t, r, "hydra", "S2l", func(c *report.CellRow) { c.Steady, c.QPS = true, 1 })
+		}},
+		{"keycloak S5 N/A its entry does not declare", "as each entry declares", "keycloak S5: want numbers with zero errors", false, func(t *testing.T, r *Run) {
+			editCell(t, r, "keycloak", "S5", func(c *report.CellRow) {
+				*c = report.CellRow{Product: c.Product, ID: c.ID, Scenario: c.Scenario, Reason: "no step qualified"}
+			})
+		}},
 		{"refop without S2j", "refop numbers", "refop S2j: no row in the comparison", false, func(t *testing.T, r *Run) {
 			r.Cells = slices.DeleteFunc(r.Cells, func(c report.CellRow) bool { return c.Product == "refop" && c.ID == "S2j" })
 		}},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/report"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/products"
 )
 
 // A Check is one assertion on a quick comparison's run. It returns what it
@@ -49,20 +50,21 @@ func QuickChecks(z Zitadel) []Check {
 		// S2l's userinfo must answer 2xx with a sub: products that answer a client's token otherwise are N/A.
 		{"hydra S2l N/A", expectNA("hydra", "S2l", `userinfo .*200 and no sub`)},
 		{"refop S2l N/A", expectNA("refop", "S2l", `userinfo with 403`)},
+		{"as each entry declares", asDeclared},
 		{"one check per scenario", oneCheckPerScenario},
 		{"ok within 2xx", okWithin2xx},
-		{"server side agrees", serverSideAgrees("hydra", "keycloak")},
+		{"server side agrees", withMetrics(serverSideAgrees)},
 		{"refop server side N/A", refopServerNA},
 		{"Server side section", matches(`(?m)^## Server side`, "COMPARISON.md has no Server side section")},
 		{"warmup rule", warmupRule},
 		{"knee records", kneeRecords},
-		{"latency at shares", sharesMeasured("refop", "hydra", "keycloak")},
+		{"latency at shares", forMeasured(sharesMeasured)},
 		{"phase table", phaseTable},
 		{"facts read", factsRead},
-		{"versions and listeners", versionsAndListeners("refop", "hydra", "keycloak")},
+		{"versions and listeners", forMeasured(versionsAndListeners)},
 		{"known limit", contains("known limit", "COMPARISON.md does not mark the row a known limit shapes")},
-		{"per-request-name latencies", byName("refop", "hydra", "keycloak")},
-		{"cold start, GC jitter, samples", records("refop", "hydra", "keycloak")},
+		{"per-request-name latencies", forMeasured(byName)},
+		{"cold start, GC jitter, samples", forMeasured(records)},
 		{"hydra S1 row", matches(`(?m)^\| S1 discovery \| hydra \|`, "COMPARISON.md has no Hydra S1 row")},
 		{"zitadel", zitadelRows(z)},
 		{"charts", charts},
@@ -74,6 +76,73 @@ func comparisonWritten(r *Run) (string, error) {
 		return "", fmt.Errorf("no COMPARISON.md in %s", r.Dir)
 	}
 	return fmt.Sprintf("COMPARISON.md, %d bytes", len(r.Comparison)), nil
+}
+
+// measured are the products of the run with a steady cell, sorted: the
+// ones each per-product check below holds to (refop, hydra and keycloak in
+// the reference; a product added to the quick comparison joins them).
+func measured(r *Run) []string {
+	var ps []string
+	for _, c := range r.Cells {
+		if c.Steady && !slices.Contains(ps, c.Product) {
+			ps = append(ps, c.Product)
+		}
+	}
+	slices.Sort(ps)
+	return ps
+}
+
+// forMeasured is the check per-product makes for the run's measured products.
+func forMeasured(perProduct func(products ...string) func(*Run) (string, error)) func(*Run) (string, error) {
+	return func(r *Run) (string, error) { return perProduct(measured(r)...)(r) }
+}
+
+// withMetrics is the check per-product makes for the run's measured
+// products whose entry has server-side series (hydra and keycloak in the
+// reference).
+func withMetrics(perProduct func(products ...string) func(*Run) (string, error)) func(*Run) (string, error) {
+	return func(r *Run) (string, error) {
+		var ps []string
+		for _, p := range measured(r) {
+			if m, ok := products.ServerMetrics(p); ok && m.NA == "" {
+				ps = append(ps, p)
+			}
+		}
+		return perProduct(ps...)(r)
+	}
+}
+
+// asDeclared: every cell of a measured product is as its registry entry
+// declares: N/A with the entry's reason where the entry has one, numbers
+// with zero errors at the steady step everywhere else. A product added to
+// the registry and to the quick comparison is held to its own entry here.
+func asDeclared(r *Run) (string, error) {
+	var seen []string
+	for _, p := range measured(r) {
+		entry, ok := products.Lookup(p)
+		if !ok {
+			return "", fmt.Errorf("%s: measured in the run, not in the registry", p)
+		}
+		n, na := 0, 0
+		for _, c := range r.Cells {
+			if c.Product != p {
+				continue
+			}
+			n++
+			if reason := entry.NA[c.Scenario]; reason != "" {
+				if c.Steady || !strings.Contains(c.Reason, reason) {
+					return "", fmt.Errorf("%s %s: its entry says N/A (%s), the row says %s", p, c.ID, reason, jsonOf(c))
+				}
+				na++
+				continue
+			}
+			if !c.Steady || c.QPS <= 0 || c.Failed != 0 {
+				return "", fmt.Errorf("%s %s: want numbers with zero errors at the steady step, got %s", p, c.ID, jsonOf(c))
+			}
+		}
+		seen = append(seen, fmt.Sprintf("%s: %d cells, %d N/A as its entry says", p, n, na))
+	}
+	return strings.Join(seen, "; "), nil
 }
 
 // expect: each of product's cells ids has a steady step with zero failed requests.
