@@ -152,29 +152,31 @@ func (c *Client) send(req *http.Request) (int, []byte, http.Header, error) {
 	return resp.StatusCode, data, resp.Header, nil
 }
 
-// apiError decodes Zitadel's error body: grpc-gateway's google.rpc.Status
-// {code: number, message, details} or the connect form {code: "name",
-// message}. Anything else is kept as a short printable excerpt.
+// apiError is a non-success answer as an *APIError: Zitadel's error body
+// (errorBody) in a line, the token redacted.
 func (c *Client) apiError(op string, status int, data []byte) *APIError {
-	e := &APIError{Call: op, Status: status}
+	code, msg := errorBody(data)
+	return &APIError{Call: op, Status: status, Code: logsafe.Text(code), Message: logsafe.Text(c.redact(msg))}
+}
+
+// errorBody reads Zitadel's error body: grpc-gateway's google.rpc.Status
+// {code: number, message, details}, the connect form {code: "name",
+// message} or an OAuth error {error, error_description}. Anything else is
+// the message as it is.
+func errorBody(data []byte) (code, message string) {
 	var body struct {
 		Code    json.RawMessage `json:"code"`
 		Message string          `json:"message"`
 		Error   string          `json:"error"`             // OAuth endpoints
 		Desc    string          `json:"error_description"` // OAuth endpoints
 	}
-	if json.Unmarshal(data, &body) == nil && (body.Message != "" || body.Error != "") {
-		e.Code = codeString(body.Code)
-		e.Message = body.Message
-		if body.Error != "" {
-			e.Code, e.Message = body.Error, body.Desc
-		}
-	} else {
-		e.Message = string(data)
+	switch {
+	case json.Unmarshal(data, &body) != nil || (body.Message == "" && body.Error == ""):
+		return "", string(data)
+	case body.Error != "":
+		return body.Error, body.Desc
 	}
-	e.Message = c.redact(logsafe.Text(e.Message))
-	e.Code = logsafe.Text(e.Code)
-	return e
+	return codeString(body.Code), body.Message
 }
 
 func codeString(raw json.RawMessage) string {
@@ -190,9 +192,4 @@ func codeString(raw json.RawMessage) string {
 }
 
 // redact removes the token from a message, in case a server echoes it.
-func (c *Client) redact(s string) string {
-	if len(c.token) < 4 {
-		return s
-	}
-	return strings.ReplaceAll(s, c.token, "[redacted]")
-}
+func (c *Client) redact(s string) string { return logsafe.Redact(s, c.token) }
