@@ -1,10 +1,10 @@
 // Package loginhop is what the headless logins (products/hydra/adminaccept,
-// internal/formlogin) share with the tools that send their requests
-// (loadstep's iterations, mintpool's pools): a login builds each request
-// (a hop) and judges its response; the caller sends it (Do) and turns a
-// refusal (*Error) into its own terms: loadstep a request's error class,
-// mintpool its error text. Authorization is the request both logins start
-// with and where both end.
+// internal/formlogin, products/zitadel/zitadelapi's Flow) share with the
+// tools that send their requests (loadstep's iterations, mintpool's
+// pools): a login builds each request (a hop) and judges its response; the
+// caller sends it (Do) and turns a refusal (*Error) into its own terms:
+// loadstep a request's error class, mintpool its error text.
+// Authorization is the request the logins start with and where they end.
 package loginhop
 
 import (
