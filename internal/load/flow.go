@@ -21,6 +21,7 @@ import (
 	"github.com/idpbench/idpbench/internal/oauthform"
 	"github.com/idpbench/idpbench/internal/schema"
 	"github.com/idpbench/idpbench/products/hydra/adminaccept"
+	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
 )
 
 // Iteration scenarios (auth_code, client_credentials_login) model a user
@@ -101,8 +102,10 @@ func newFlow(c *Config) flow {
 	}
 	ac := newAuthCode(c, auth)
 	if c.Login == LoginSessionAPI {
-		return &zitadelLogin{authCode: ac, api: strings.TrimRight(c.AdminURL.String(), "/"),
-			loginClient: c.LoginClient, bearer: "Bearer " + c.LoginClientToken, password: c.Password}
+		login, _ := zitadelapi.NewFlow(zitadelapi.FlowConfig{AuthURL: c.URL.String(), APIURL: c.AdminURL.String(),
+			ClientID: c.ClientID, RedirectURI: c.RedirectURI, Scope: ac.scope,
+			LoginClient: c.LoginClient, Token: c.LoginClientToken}) // URLs validated
+		return &zitadelLogin{authCode: ac, login: login, password: c.Password}
 	}
 	if c.Login == LoginAdminAccept {
 		login, _ := adminaccept.New(adminaccept.Client{AuthURL: c.URL.String(), AdminURL: c.AdminURL.String(),
@@ -170,16 +173,6 @@ type reply struct {
 	status int
 	header http.Header
 	body   []byte
-	url    *url.URL // the request's URL, against which a relative Location resolves
-}
-
-// location is the response's Location resolved against the request URL.
-func (r *reply) location() (*url.URL, error) {
-	loc, err := url.Parse(r.header.Get("Location"))
-	if err != nil {
-		return nil, err
-	}
-	return r.url.ResolveReference(loc), nil
 }
 
 // judge classifies a complete response: classOK, classNon2xx or classCheck.
@@ -229,7 +222,7 @@ func (it *flowIter) exchange(req *http.Request, j judge) (*reply, outcome) {
 		cl, _ := transportClass(err) // a read error: never a failed connect
 		return nil, outcome{class: cl}
 	}
-	r := &reply{status: resp.StatusCode, header: resp.Header, body: body, url: req.URL}
+	r := &reply{status: resp.StatusCode, header: resp.Header, body: body}
 	return r, outcome{status: r.status, class: j(r)}
 }
 
@@ -268,25 +261,6 @@ func want2xx(check func(body []byte) bool) judge {
 	}
 }
 
-// wantRedirect passes a 3xx response whose Location passes check (nil: any
-// Location that parses). A 2xx where a redirect was expected fails the
-// check; a 4xx, 5xx or 1xx counts as non2xx.
-func wantRedirect(check func(loc *url.URL) bool) judge {
-	return func(r *reply) class {
-		switch {
-		case r.status >= 200 && r.status <= 299:
-			return classCheck
-		case r.status < 300 || r.status > 399:
-			return classNon2xx
-		}
-		loc, err := r.location()
-		if err != nil || (check != nil && !check(loc)) {
-			return classCheck
-		}
-		return classOK
-	}
-}
-
 // hasString requires a non-empty top-level string member.
 func hasString(field string) func([]byte) bool {
 	return func(body []byte) bool {
@@ -303,11 +277,6 @@ func jsonString(body []byte, field string) string {
 		return ""
 	}
 	return s
-}
-
-// hasQuery requires a non-empty query parameter in the Location.
-func hasQuery(param string) func(*url.URL) bool {
-	return func(loc *url.URL) bool { return loc.Query().Get(param) != "" }
 }
 
 // clientAuth authenticates the client at the token endpoint.

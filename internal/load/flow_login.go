@@ -1,8 +1,6 @@
 package load
 
 import (
-	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -40,15 +38,15 @@ func (f *ccLoginFlow) run(it *flowIter) {
 	it.do(NameUserinfo, req, want2xx(hasString("sub")))
 }
 
-// authCode is what every auth_code login driver shares: the authorization
-// request, the callback check and the code exchange.
+// authCode is what every auth_code login driver shares: the scope and the
+// user, and the code exchange (each login, in its own package, makes its
+// authorization request and checks its callback).
 type authCode struct {
-	authorize *url.URL // the authorization endpoint with the fixed parameters
-	token     *url.URL
-	redirect  *url.URL // the client's redirect URI
-	auth      clientAuth
-	scope     string
-	username  string // pattern, %d = user index
+	token    *url.URL
+	redirect *url.URL // the client's redirect URI
+	auth     clientAuth
+	scope    string
+	username string // pattern, %d = user index
 }
 
 func newAuthCode(c *Config, auth clientAuth) authCode {
@@ -56,42 +54,8 @@ func newAuthCode(c *Config, auth clientAuth) authCode {
 	if scope == "" {
 		scope = "openid"
 	}
-	u := *c.URL
-	q := u.Query()
-	q.Set("client_id", c.ClientID)
-	q.Set("response_type", "code")
-	q.Set("scope", scope)
-	q.Set("redirect_uri", c.RedirectURI)
-	u.RawQuery = q.Encode()
 	redirect, _ := url.Parse(c.RedirectURI) // validated
-	return authCode{authorize: &u, token: c.TokenURL, redirect: redirect, auth: auth, scope: scope, username: c.Username}
-}
-
-// authorizeURL is the authorization request of one iteration with its state.
-func (a *authCode) authorizeURL(state string) *url.URL {
-	u := *a.authorize
-	u.RawQuery += "&state=" + url.QueryEscape(state)
-	return &u
-}
-
-// newState is an iteration's state: 26 random characters (Hydra wants at
-// least 8).
-func newState() string { return rand.Text() }
-
-// isCallback reports whether loc goes to the client's redirect URI.
-func (a *authCode) isCallback(loc *url.URL) bool {
-	return loc.Scheme == a.redirect.Scheme && loc.Host == a.redirect.Host && loc.Path == a.redirect.Path
-}
-
-// callbackOK is the callback check: a redirect to the client's redirect
-// URI with a code, the iteration's state and no error= (an IdP redirects
-// its failures, such as Hydra's error=request_forbidden for a missing CSRF
-// cookie, to the client).
-func (a *authCode) callbackOK(state string) func(*url.URL) bool {
-	return func(loc *url.URL) bool {
-		q := loc.Query()
-		return a.isCallback(loc) && q.Get("error") == "" && q.Get("code") != "" && q.Get("state") == state
-	}
+	return authCode{token: c.TokenURL, redirect: redirect, auth: auth, scope: scope, username: c.Username}
 }
 
 // exchangeCode trades the code of callback URL loc (checked) for tokens.
@@ -168,8 +132,8 @@ func (f *formLogin) run(it *flowIter) {
 var errHopFailed = errors.New("hop failed")
 
 // loginHop sends the hops of a login (products/hydra/adminaccept,
-// internal/formlogin) as the requests names[hop], each judged by the
-// hop's check (hopClass).
+// internal/formlogin, products/zitadel/zitadelapi) as the requests
+// names[hop], each judged by the hop's check (hopClass).
 func loginHop[H ~int](it *flowIter, names []string) loginhop.Do[H] {
 	return func(hop H, req *http.Request, check loginhop.Check) error {
 		req.Header.Set("User-Agent", userAgent)
@@ -198,80 +162,33 @@ func hopClass(err error, status int) class {
 }
 
 // zitadelLogin is Zitadel's headless login through its Session API, the
-// way a custom login UI does it (docs/products/zitadel.md; Zitadel's
-// guide "Support for the OpenID Connect (OIDC) Standard in a Custom Login
-// UI", https://zitadel.com/docs/guides/integrate/login-ui/oidc-standard):
+// way a custom login UI does it (products/zitadel/zitadelapi's Flow, which
+// mintpool's session-api shares; docs/products/zitadel.md), each hop a
+// named request, then the code exchange:
 //
-//	login_authorize  GET  /oauth/v2/authorize with x-zitadel-login-client:
-//	                      <login client's user id> -> 302 <login UI>?authRequest=V2_<id>
-//	login_session    POST /v2/sessions {checks: {user: {loginName},
-//	                      password: {password}}} -> 201 {sessionId, sessionToken}
-//	login_finalize   POST /v2/oidc/auth_requests/<id> {session: {sessionId,
-//	                      sessionToken}} -> 200 {callbackUrl: redirect_uri?code=&state=}
+//	login_authorize  GET  /oauth/v2/authorize with x-zitadel-login-client
+//	                      -> 302 <login UI>?authRequest=V2_<id>
+//	login_session    POST /v2/sessions (the user and password checks)
+//	                      -> 201 {sessionId, sessionToken}
+//	login_finalize   POST /v2/oidc/auth_requests/<id> (the session)
+//	                      -> 200 {callbackUrl: redirect_uri?code=&state=}
 //	oidc_token       POST /oauth/v2/token authorization_code
 //
-// The session and finalize calls carry the login client's token (a PAT
-// of a machine user with the IAM_LOGIN_CLIENT role). The header's value is
-// that user's id: Zitadel then makes a V2 auth request whatever the
-// application's login version (internal/api/oidc/auth_request.go,
-// CreateAuthRequest, in the Zitadel source). The header name and the two
-// bodies are products/zitadel/zitadelapi's, whose tests hold them to
-// Zitadel's written API shapes, themselves checked against Zitadel's
-// definitions (@zitadel/proto; products/zitadel/zitadeldefs).
+// The session and finalize calls carry the login client's token.
 type zitadelLogin struct {
 	authCode
-	api         string // the API base URL, without a trailing slash
-	loginClient string // the login client's user id
-	bearer      string // "Bearer " + its token
-	password    string
+	login    *zitadelapi.Flow
+	password string
 }
 
-func (f *zitadelLogin) order() []string {
-	return []string{NameAuthorize, NameSession, NameFinalize, NameToken}
-}
+// zitadelNames are the request names of zitadelapi's hops.
+var zitadelNames = [zitadelapi.Hops]string{zitadelapi.Authorize: NameAuthorize, zitadelapi.CreateSession: NameSession,
+	zitadelapi.CreateCallback: NameFinalize}
+
+func (f *zitadelLogin) order() []string { return append(zitadelNames[:], NameToken) }
 
 func (f *zitadelLogin) run(it *flowIter) {
-	state := newState()
-	auth := newRequest(http.MethodGet, f.authorizeURL(state), "", "")
-	auth.Header.Set(zitadelapi.LoginClientHeader, f.loginClient)
-	r, ok := it.do(NameAuthorize, auth, wantRedirect(hasQuery("authRequest")))
-	if !ok {
-		return
-	}
-	loc, _ := r.location() // parsed by the redirect check
-	id := loc.Query().Get("authRequest")
-
-	var session zitadelapi.Session
-	checks := zitadelapi.NewSessionChecks(it.username(f.username), f.password)
-	r, ok = it.do(NameSession, f.apiRequest(zitadelapi.SessionsPath, checks), want2xx(func(body []byte) bool {
-		return json.Unmarshal(body, &session) == nil && session.ID != "" && session.Token != ""
-	}))
-	if !ok || r == nil {
-		return
-	}
-
-	var callback *url.URL
-	check := f.callbackOK(state)
-	_, ok = it.do(NameFinalize, f.apiRequest(zitadelapi.CallbackPath(id),
-		zitadelapi.CallbackRequest{Session: session}), want2xx(func(body []byte) bool {
-		var err error
-		callback, err = url.Parse(jsonString(body, "callbackUrl"))
-		return err == nil && check(callback)
-	}))
-	if ok {
+	if callback, err := f.login.Login(loginHop[zitadelapi.Hop](it, zitadelNames[:]), it.username(f.username), f.password); err == nil {
 		f.exchangeCode(it, callback)
 	}
-}
-
-// apiRequest is a JSON POST to the Session API with the login client's token.
-func (f *zitadelLogin) apiRequest(path string, body any) *http.Request {
-	b, err := json.Marshal(body)
-	target, perr := url.Parse(f.api + path)
-	if err != nil || perr != nil {
-		panic("zitadel login: " + path) // cannot happen: fixed types, a validated URL
-	}
-	req := newRequest(http.MethodPost, target, string(b), "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", f.bearer)
-	return req
 }

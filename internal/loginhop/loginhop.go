@@ -1,10 +1,10 @@
 // Package loginhop is what the headless logins (products/hydra/adminaccept,
-// internal/formlogin) share with the tools that send their requests
-// (loadstep's iterations, mintpool's pools): a login builds each request
-// (a hop) and judges its response; the caller sends it (Do) and turns a
-// refusal (*Error) into its own terms: loadstep a request's error class,
-// mintpool its error text. Authorization is the request both logins start
-// with and where both end.
+// internal/formlogin, products/zitadel/zitadelapi's Flow) share with the
+// tools that send their requests (loadstep's iterations, mintpool's
+// pools): a login builds each request (a hop) and judges its response; the
+// caller sends it (Do) and turns a refusal (*Error) into its own terms:
+// loadstep a request's error class, mintpool its error text.
+// Authorization is the request the logins start with and where they end.
 package loginhop
 
 import (
@@ -44,7 +44,11 @@ type Error struct {
 	WrongStatus bool
 	// Want is what the hop wanted, named after a wrong status (WantRedirect,
 	// WantPage); "" names nothing (an API call wanting a 2xx).
-	Want   string
+	Want string
+	// Detail follows the status in the message (": ..."): what was wrong
+	// with a response of the right status; after a wrong status, what the
+	// server said when the login words it itself (Zitadel's error bodies,
+	// its token redacted), else "" and the caller words the body.
 	Detail string
 }
 
@@ -56,7 +60,7 @@ const (
 
 func (e *Error) Error() string {
 	if e.WrongStatus {
-		return e.Request() + ": HTTP " + strconv.Itoa(e.Status)
+		return e.Request() + ": HTTP " + strconv.Itoa(e.Status) + e.Detail
 	}
 	return e.Op + e.Detail
 }

@@ -22,6 +22,9 @@ func TestError(t *testing.T) {
 			op + " (want a 2xx page): HTTP 302", op + " (want a 2xx page)", true},
 		{"wrong status, nothing named", &Error{Op: "PUT http://admin/accept", Status: 404, WrongStatus: true},
 			"PUT http://admin/accept: HTTP 404", "PUT http://admin/accept", true},
+		{"wrong status, the server's words", &Error{Op: "CreateSession (POST /v2/sessions)", Status: 400, WrongStatus: true,
+			Detail: ": Errors.User.Password.Invalid (code 3)"},
+			"CreateSession (POST /v2/sessions): HTTP 400: Errors.User.Password.Invalid (code 3)", "CreateSession (POST /v2/sessions)", true},
 		{"right status, wrong rest", (&Error{Op: op, Status: 302, Want: WantRedirect}).Detailf(": HTTP %d redirect has no %s", 302, "code"),
 			op + ": HTTP 302 redirect has no code", op, false},
 	}

@@ -16,9 +16,10 @@ import (
 // loginFlow is a browser's login, then the code exchange with client
 // auth: admin-accept, Ory Hydra's headless login and consent
 // (docs/products/hydra.md; products/hydra/adminaccept, which loadstep's
-// --login admin-accept shares), and form-page, the reference OP's login
+// --login admin-accept shares); form-page, the reference OP's login
 // page behind a redirect, then a callback hop (internal/formlogin, which
-// loadstep's --login form-page shares). Each login has its own cookie jar:
+// loadstep's --login form-page shares); and session-api, Zitadel's
+// Session API login (zitadel.go). Each login has its own cookie jar:
 // Hydra ties the challenges to CSRF cookies (a missing cookie shows as
 // error=request_forbidden in the callback's redirect).
 type loginFlow struct {
@@ -37,6 +38,18 @@ type send func(req *http.Request, check loginhop.Check) error
 // anyHop is s as the Do of a login whose hops are H.
 func anyHop[H any](s send) loginhop.Do[H] {
 	return func(_ H, req *http.Request, check loginhop.Check) error { return s(req, check) }
+}
+
+// newLogin builds the login flow cfg.Flow names: admin-accept, form-page
+// or session-api.
+func newLogin(cfg *Config, tokenURL, authURL string) (*loginFlow, error) {
+	switch cfg.Flow {
+	case FlowSessionAPI:
+		return newZitadelLogin(cfg, tokenURL, authURL)
+	case FlowFormPage:
+		return newRefopLogin(cfg, tokenURL, authURL)
+	}
+	return newHydraLogin(cfg, tokenURL, authURL)
 }
 
 func newHydraLogin(cfg *Config, tokenURL, authURL string) (*loginFlow, error) {
@@ -94,7 +107,9 @@ func (f *loginFlow) mint(ctx context.Context, w *worker, i int) (credential, err
 // send sends the login's requests with hc, and words a failure as
 // mintpool's errors do: a wrong status as an HTTPError with the server's
 // OAuth error, if any (a wrong password at the reference OP: the form
-// again, HTTP 200 where a redirect was wanted).
+// again, HTTP 200 where a redirect was wanted), unless the login worded
+// what the server said itself (the error's Detail: Zitadel's error body,
+// its message and code).
 func (f *loginFlow) send(ctx context.Context, w *worker, hc *http.Client) send {
 	return func(req *http.Request, check loginhop.Check) error {
 		req = req.WithContext(ctx)
@@ -106,7 +121,7 @@ func (f *loginFlow) send(ctx context.Context, w *worker, hc *http.Client) send {
 		if err == nil {
 			return nil
 		}
-		if e := loginhop.WrongStatus(err); e != nil {
+		if e := loginhop.WrongStatus(err); e != nil && e.Detail == "" {
 			he := newHTTPError(req, e.Status, w.buf.Bytes())
 			he.Op = f.name + ": " + e.Request()
 			return he

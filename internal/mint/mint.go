@@ -90,16 +90,8 @@ func buildFlow(ctx context.Context, cfg *Config) (mintFunc, error) {
 		return newClientCredentials(cfg, ep.token).mint, nil
 	case FlowPassword:
 		return newPasswordGrant(cfg, ep.token).mint, nil
-	case FlowSessionAPI:
-		return newZitadelLogin(cfg, ep.token, ep.auth).mint, nil
-	case FlowFormPage:
-		f, err := newRefopLogin(cfg, ep.token, ep.auth)
-		if err != nil {
-			return nil, err
-		}
-		return f.mint, nil
 	}
-	f, err := newHydraLogin(cfg, ep.token, ep.auth)
+	f, err := newLogin(cfg, ep.token, ep.auth)
 	if err != nil {
 		return nil, err
 	}

@@ -1,79 +1,31 @@
 package mint
 
 import (
-	"context"
-	"crypto/rand"
-	"fmt"
-	"strings"
-	"time"
+	"net/url"
 
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
 )
 
-// zitadelFlow logs human users in through Zitadel's Session API, as a custom
-// login UI does (docs/products/zitadel.md; products/zitadel/zitadelapi/login.go):
-//
-//  1. GET authorize with x-zitadel-login-client  -> 302 ...?authRequest=V2_...
-//  2. POST /v2/sessions (user + password checks)  -> session id and token
-//  3. POST /v2/oidc/auth_requests/V2_...          -> callback URL with the code
-//  4. POST token (authorization_code, client_secret_basic)
-//
-// Steps 2 and 3 authenticate with the login client's PAT; the login client
-// is a machine user with IAM_LOGIN_CLIENT, named by its user id in step 1.
-type zitadelFlow struct {
-	base        string // the issuer: base of Zitadel's v2 API
-	authURL     string
-	tokenURL    string
-	pat         string // login client PAT: a secret
-	loginClient string // login client user id
-	clientID    string
-	secret      string // web app client secret
-	redirect    string
-	scope       string
-	username    string
-	users       int
-	password    string
-	emit        string
-}
-
-func newZitadelLogin(cfg *Config, tokenURL, authURL string) *zitadelFlow {
-	return &zitadelFlow{
-		base: strings.TrimRight(cfg.Issuer, "/"), authURL: authURL, tokenURL: tokenURL,
-		pat: cfg.LoginClientPAT, loginClient: cfg.LoginClient,
-		clientID: cfg.ClientID, secret: cfg.ClientSecret, redirect: cfg.RedirectURI, scope: cfg.Scope,
-		username: cfg.Username, users: cfg.Users, password: cfg.Password, emit: cfg.Emit,
-	}
-}
-
-func (f *zitadelFlow) mint(ctx context.Context, w *worker, i int) (credential, error) {
-	c := zitadelapi.New(f.base, f.pat, w.hc)
-	state := rand.Text()
-	id, err := c.Authorize(ctx, zitadelapi.AuthorizeRequest{Endpoint: f.authURL, ClientID: f.clientID,
-		RedirectURI: f.redirect, Scope: f.scope, State: state, LoginClient: f.loginClient})
+// newZitadelLogin is session-api: human users logged in through Zitadel's
+// Session API, as a custom login UI does it (products/zitadel/zitadelapi's
+// Flow, which loadstep's --login session-api shares;
+// docs/products/zitadel.md), then the code exchange with
+// client_secret_basic. The session and finalize calls authenticate with
+// the login client's PAT; the login client is a machine user with
+// IAM_LOGIN_CLIENT, named by its user id in the authorization request's
+// header. The Session API is below the issuer.
+func newZitadelLogin(cfg *Config, tokenURL, authURL string) (*loginFlow, error) {
+	login, err := zitadelapi.NewFlow(zitadelapi.FlowConfig{AuthURL: authURL, APIURL: cfg.Issuer,
+		ClientID: cfg.ClientID, RedirectURI: cfg.RedirectURI, Scope: cfg.Scope,
+		LoginClient: cfg.LoginClient, Token: cfg.LoginClientPAT})
 	if err != nil {
-		return credential{}, fmt.Errorf("session-api: %w", err)
+		return nil, err
 	}
-	user := perUser(f.username, i, f.users)
-	s, err := c.CreateSession(ctx, user, f.password)
-	if err != nil {
-		return credential{}, fmt.Errorf("session-api: user %s: %w", user, err)
-	}
-	cb, err := c.CreateCallback(ctx, id, s)
-	if err != nil {
-		return credential{}, fmt.Errorf("session-api: %w", err)
-	}
-	code, err := zitadelapi.CallbackCode(cb, f.redirect, state)
-	if err != nil {
-		return credential{}, fmt.Errorf("session-api: CreateCallback: %w", err)
-	}
-	t, err := c.ExchangeCode(ctx, zitadelapi.CodeExchange{TokenURL: f.tokenURL, ClientID: f.clientID,
-		ClientSecret: f.secret, Code: code, RedirectURI: f.redirect})
-	if err != nil {
-		return credential{}, fmt.Errorf("session-api: code exchange: %w", err)
-	}
-	tr := tokenResponse{AccessToken: t.AccessToken, RefreshToken: t.RefreshToken, IDToken: t.IDToken, ExpiresIn: seconds(t.ExpiresIn)}
-	return tr.pick(f.emit, time.Now())
+	username, users, password := cfg.Username, cfg.Users, cfg.Password
+	return newLoginFlow(cfg, tokenURL, func(s send, i int) (*url.URL, error) {
+		return login.Login(anyHop[zitadelapi.Hop](s), perUser(username, i, users), password)
+	}), nil
 }
 
 // validateZitadelLogin checks what the session-api flow needs beyond the

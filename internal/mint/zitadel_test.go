@@ -3,7 +3,10 @@ package mint
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -177,6 +180,36 @@ func TestZitadelLoginErrors(t *testing.T) {
 			assertEmptyDir(t, dir)
 		})
 	}
+}
+
+// TestZitadelLoginErrorBody: Zitadel's error body is printed as the login
+// words it (message and code, the login client's token redacted should
+// Zitadel echo it), not as mintpool's HTTPError quotes a body.
+func TestZitadelLoginErrorBody(t *testing.T) {
+	const pat = "login-client-PAT-0123456789"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case zitadelapi.AuthorizePath:
+			http.Redirect(w, r, "/ui/v2/login/login?authRequest=V2_1", http.StatusFound)
+		case zitadelapi.SessionsPath:
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"code":16,"message":"token %s is invalid"}`, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	cfg := Config{Flow: FlowSessionAPI, Issuer: srv.URL, TokenURL: srv.URL + "/oauth/v2/token", AuthURL: srv.URL + zitadelapi.AuthorizePath, RedirectURI: "http://localhost:9999/cb",
+		ClientID: "web", ClientSecret: "s3cret", ClientAuth: "basic", LoginClient: "123", LoginClientPAT: pat,
+		Username: "u%d", Users: 1, Password: "pw-Secret", N: 1, Parallel: 1, Emit: EmitAccessToken, MaxFailures: 1,
+		Timeout: 5 * time.Second, Output: filepath.Join(dir, "z.pool")}
+	err := Run(context.Background(), cfg, io.Discard, io.Discard)
+	if err == nil || strings.Contains(err.Error(), pat) ||
+		!strings.Contains(err.Error(), "session-api: CreateSession (POST /v2/sessions) for user u0: HTTP 401: token [redacted] is invalid (code 16)") {
+		t.Errorf("error %v", err)
+	}
+	assertEmptyDir(t, dir)
 }
 
 func TestZitadelLoginConfig(t *testing.T) {

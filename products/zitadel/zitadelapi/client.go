@@ -2,9 +2,9 @@
 // idpbench needs: provisioning through the management (v1), admin (v1) and
 // user (v2) APIs with a personal access token (Setup, the work of provision
 // zitadel), the readability gate that waits for Zitadel's projections, and
-// the Session API login, the login protocol loadstep and mintpool call
-// session-api (authorize with x-zitadel-login-client, create a session,
-// finalize the auth request, exchange the code).
+// the Session API login (Flow), the login protocol loadstep and mintpool
+// call session-api (authorize with x-zitadel-login-client, create a
+// session, finalize the auth request; the code exchange is theirs).
 //
 // Every request and response shape is written down, with the documentation
 // and proto it comes from, in ../zitadeltest/testdata (see its README.md),
@@ -117,7 +117,7 @@ func (c *Client) call(ctx context.Context, name, method, path string, sc scope, 
 	if sc == orgScoped && c.org != "" {
 		req.Header.Set("x-zitadel-orgid", c.org)
 	}
-	status, data, _, err := c.send(req)
+	status, data, err := c.send(req)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
@@ -135,46 +135,48 @@ func (c *Client) call(ctx context.Context, name, method, path string, sc scope, 
 
 // send does req and reads the whole (bounded) body so the connection is
 // reused. Transport errors name neither the query nor the token.
-func (c *Client) send(req *http.Request) (int, []byte, http.Header, error) {
+func (c *Client) send(req *http.Request) (int, []byte, error) {
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		var uerr *url.Error
 		if errors.As(err, &uerr) {
 			err = uerr.Err
 		}
-		return 0, nil, nil, err
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		return 0, nil, nil, fmt.Errorf("reading response: %w", err)
+		return 0, nil, fmt.Errorf("reading response: %w", err)
 	}
-	return resp.StatusCode, data, resp.Header, nil
+	return resp.StatusCode, data, nil
 }
 
-// apiError decodes Zitadel's error body: grpc-gateway's google.rpc.Status
-// {code: number, message, details} or the connect form {code: "name",
-// message}. Anything else is kept as a short printable excerpt.
+// apiError is a non-success answer as an *APIError: Zitadel's error body
+// (errorBody) in a line, the token redacted.
 func (c *Client) apiError(op string, status int, data []byte) *APIError {
-	e := &APIError{Call: op, Status: status}
+	code, msg := errorBody(data)
+	return &APIError{Call: op, Status: status, Code: logsafe.Text(code), Message: logsafe.Text(c.redact(msg))}
+}
+
+// errorBody reads Zitadel's error body: grpc-gateway's google.rpc.Status
+// {code: number, message, details}, the connect form {code: "name",
+// message} or an OAuth error {error, error_description}. Anything else is
+// the message as it is.
+func errorBody(data []byte) (code, message string) {
 	var body struct {
 		Code    json.RawMessage `json:"code"`
 		Message string          `json:"message"`
 		Error   string          `json:"error"`             // OAuth endpoints
 		Desc    string          `json:"error_description"` // OAuth endpoints
 	}
-	if json.Unmarshal(data, &body) == nil && (body.Message != "" || body.Error != "") {
-		e.Code = codeString(body.Code)
-		e.Message = body.Message
-		if body.Error != "" {
-			e.Code, e.Message = body.Error, body.Desc
-		}
-	} else {
-		e.Message = string(data)
+	switch {
+	case json.Unmarshal(data, &body) != nil || (body.Message == "" && body.Error == ""):
+		return "", string(data)
+	case body.Error != "":
+		return body.Error, body.Desc
 	}
-	e.Message = c.redact(logsafe.Text(e.Message))
-	e.Code = logsafe.Text(e.Code)
-	return e
+	return codeString(body.Code), body.Message
 }
 
 func codeString(raw json.RawMessage) string {
@@ -190,9 +192,4 @@ func codeString(raw json.RawMessage) string {
 }
 
 // redact removes the token from a message, in case a server echoes it.
-func (c *Client) redact(s string) string {
-	if len(c.token) < 4 {
-		return s
-	}
-	return strings.ReplaceAll(s, c.token, "[redacted]")
-}
+func (c *Client) redact(s string) string { return logsafe.Redact(s, c.token) }

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idpbench/idpbench/internal/loginhop"
 	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
 	"github.com/idpbench/idpbench/products/zitadel/zitadeldefs"
 	"github.com/idpbench/idpbench/products/zitadel/zitadeltest"
@@ -127,9 +128,11 @@ func checkCaptured(t *testing.T, d *zitadeldefs.Defs, verified map[string]bool) 
 	}
 }
 
-// login runs the Session API login with the client, as mintpool's
-// session-api flow does (loadstep's own requests are checked by
-// zitadeltest's TestAdapterAgainstFake, through the same fake).
+// login runs the Session API login (zitadelapi's Flow, which mintpool's
+// session-api and loadstep's --login session-api drive), each hop sent as
+// is (loadstep's own requests are checked by zitadeltest's
+// TestAdapterAgainstFake, through the same fake). The code exchange that
+// follows is the tools' own, not a call of zitadelapi.
 func login(ctx context.Context, t *testing.T, f *zitadeltest.Fake, summary []byte) {
 	var sum zitadelapi.Summary
 	if err := json.Unmarshal(summary, &sum); err != nil {
@@ -142,26 +145,26 @@ func login(ctx context.Context, t *testing.T, f *zitadeltest.Fake, summary []byt
 		}
 		return strings.TrimSpace(string(b))
 	}
-	c := zitadelapi.New(f.URL, read(sum.LoginClient.PATFile), &http.Client{Timeout: 5 * time.Second})
-	id, err := c.Authorize(ctx, zitadelapi.AuthorizeRequest{ClientID: sum.Web.ClientID, RedirectURI: sum.Web.RedirectURI,
-		Scope: "openid offline_access", State: "st", LoginClient: sum.LoginClient.UserID})
+	flow, err := zitadelapi.NewFlow(zitadelapi.FlowConfig{AuthURL: f.URL + zitadelapi.AuthorizePath, APIURL: f.URL,
+		ClientID: sum.Web.ClientID, RedirectURI: sum.Web.RedirectURI, Scope: "openid offline_access",
+		LoginClient: sum.LoginClient.UserID, Token: read(sum.LoginClient.PATFile)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := c.CreateSession(ctx, zitadelapi.UserName(sum.Users.Pattern, 0), read(sum.Users.PasswordFile))
-	if err != nil {
-		t.Fatal(err)
+	hc := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	do := func(_ zitadelapi.Hop, req *http.Request, check loginhop.Check) error {
+		resp, err := hc.Do(req.WithContext(ctx))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return err
+		}
+		return check(&loginhop.Response{Status: resp.StatusCode, Header: resp.Header, Body: body})
 	}
-	cb, err := c.CreateCallback(ctx, id, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	code, err := zitadelapi.CallbackCode(cb, sum.Web.RedirectURI, "st")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.ExchangeCode(ctx, zitadelapi.CodeExchange{ClientID: sum.Web.ClientID, ClientSecret: read(sum.Web.SecretFile),
-		Code: code, RedirectURI: sum.Web.RedirectURI}); err != nil {
+	if _, err := flow.Login(do, zitadelapi.UserName(sum.Users.Pattern, 0), read(sum.Users.PasswordFile)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -190,15 +193,15 @@ func redactBody(b []byte) string {
 }
 
 // checkComplete reads the calls the client's code makes — every
-// c.call(ctx, "Name", ...) and the c.send requests Authorize and
-// ExchangeCode — from products/zitadel/zitadelapi's sources and requires
-// each to have been captured and verified.
+// c.call(ctx, "Name", ...) — from products/zitadel/zitadelapi's sources,
+// adds the login's hops (zitadelapi.Hop, each named after its call), and
+// requires each to have been captured and verified.
 func checkComplete(t *testing.T, verified map[string]bool) {
 	srcs, err := filepath.Glob("../zitadelapi/*.go")
 	if err != nil || len(srcs) == 0 {
 		t.Fatalf("products/zitadel/zitadelapi sources: %v", err)
 	}
-	calls := map[string]bool{"Authorize": true, "ExchangeCode": true} // built with c.send
+	calls := map[string]bool{}
 	fset := token.NewFileSet()
 	for _, src := range srcs {
 		if strings.HasSuffix(src, "_test.go") {
@@ -219,15 +222,22 @@ func checkComplete(t *testing.T, verified map[string]bool) {
 			return true
 		})
 	}
-	if len(calls) < 20 {
+	if len(calls) < 16 {
 		t.Fatalf("found only %d calls in products/zitadel/zitadelapi: %v", len(calls), calls)
 	}
+	for h := range zitadelapi.Hops {
+		calls[zitadelapi.Hop(h).String()] = true
+	}
+	oidc := 0
 	for name := range calls {
 		if !verified[name] {
 			t.Errorf("the client's call %s was not captured and checked", name)
 		}
+		if zitadeltest.OIDCCalls[name] {
+			oidc++
+		}
 	}
-	t.Logf("all %d calls of products/zitadel/zitadelapi captured: %d checked against the definitions, %d OIDC", len(calls), len(calls)-len(zitadeltest.OIDCCalls), len(zitadeltest.OIDCCalls))
+	t.Logf("all %d calls of products/zitadel/zitadelapi captured: %d checked against the definitions, %d OIDC", len(calls), len(calls)-oidc, oidc)
 }
 
 func callee(ce *ast.CallExpr, ok bool) (string, bool) {
