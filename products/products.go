@@ -16,6 +16,7 @@ import (
 	"github.com/idpbench/idpbench/products/keycloak"
 	"github.com/idpbench/idpbench/products/oidc"
 	"github.com/idpbench/idpbench/products/refop"
+	"github.com/idpbench/idpbench/products/spring"
 	"github.com/idpbench/idpbench/products/zitadel"
 )
 
@@ -27,6 +28,7 @@ func All() []product.Product {
 		hydra.Product(),
 		keycloak.Product(),
 		zitadel.Product(),
+		spring.Product(),  // Spring Authorization Server; not in the default run yet
 		oidc.Product(),    // the generic adapter: any IdP from a configuration file
 		example.Product(), // README's "Adding a product"
 	}
