@@ -172,5 +172,26 @@ func springPart(in product.Inputs) schema.Meta {
 	}
 }
 
-// serverMetrics: not yet read on a running server.
-var serverMetrics = servermetrics.Product{NA: "not yet read on a running server"}
+// serverMetrics: the actuator's /actuator/prometheus (Micrometer's
+// http_server_requests_seconds with percentiles-histogram on). The
+// authorization server's endpoints are servlet filters, not MVC handlers,
+// so Micrometer names no template for them: uri is UNKNOWN for every one
+// that answers 2xx (REDIRECTION for 3xx). A series is one scenario's
+// because a load step measures one scenario at a time, and the scrapes go
+// to the management port, which this registry does not count. Read on the
+// running server: testdata/spring-7.0.6.prom.
+var serverMetrics = servermetrics.Product{
+	Source: "Spring Authorization Server 7.0.6 (Boot 4.0.7) actuator /actuator/prometheus: http_server_requests_seconds (histogram with percentiles-histogram), labels error, exception, method, outcome, status, uri (UNKNOWN for every authorization-server endpoint: they are filters; one scenario per load step)",
+	Scenarios: map[string]servermetrics.Selector{
+		schema.ScenarioDiscovery:         series("GET"),
+		schema.ScenarioClientCredentials: series("POST"),
+		schema.ScenarioRefresh:           series("POST"),
+		schema.ScenarioIntrospect:        series("POST"),
+		schema.ScenarioUserinfo:          series("GET"),
+	},
+}
+
+func series(method string) servermetrics.Selector {
+	return servermetrics.Selector{Family: "http_server_requests_seconds",
+		Match: map[string]string{"method": method, "uri": "UNKNOWN"}, Status: "status"}
+}

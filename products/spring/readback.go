@@ -76,10 +76,10 @@ func readVersions(ctx context.Context, r *readback.Reader) error {
 // settings as the framework serialised them.
 func readClient(ctx context.Context, r *readback.Reader) error {
 	id := r.Config().ClientID
-	var secret, tokenSettings string
+	var secret, tokenSettings, clientSettings string
 	err := r.Query(ctx, "client "+id+" (oauth2_registered_client)",
-		`SELECT coalesce(client_secret, ''), token_settings FROM oauth2_registered_client WHERE client_id = $1`,
-		func(rows pgx.Rows) error { return rows.Scan(&secret, &tokenSettings) }, id)
+		`SELECT coalesce(client_secret, ''), token_settings, client_settings FROM oauth2_registered_client WHERE client_id = $1`,
+		func(rows pgx.Rows) error { return rows.Scan(&secret, &tokenSettings, &clientSettings) }, id)
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,39 @@ func readClient(ctx context.Context, r *readback.Reader) error {
 	for _, f := range ts {
 		r.Fact(f[0], f[1], from+"token_settings "+f[2])
 	}
+	cs, err := describeClientSettings(clientSettings)
+	if err != nil {
+		return fmt.Errorf("client %s's client_settings: %w", id, err)
+	}
+	for _, f := range cs {
+		r.Fact(f[0], f[1], from+"client_settings "+f[2])
+	}
 	return nil
+}
+
+// describeClientSettings reads whether the client must send PKCE and
+// whether its users see a consent page.
+func describeClientSettings(js string) ([][3]string, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(js), &m); err != nil {
+		return nil, err
+	}
+	var out [][3]string
+	for _, d := range []struct{ name, key, yes, no string }{
+		{"PKCE", "settings.client.require-proof-key", "required", "not required"},
+		{"consent page", "settings.client.require-authorization-consent", "required", "not required"},
+	} {
+		var b bool
+		if err := json.Unmarshal(m[d.key], &b); err != nil {
+			return nil, fmt.Errorf("%s: %w", d.key, err)
+		}
+		v := d.no
+		if b {
+			v = d.yes
+		}
+		out = append(out, [3]string{d.name, v + " (" + d.key + " " + strconv.FormatBool(b) + ")", d.key})
+	}
+	return out, nil
 }
 
 // describeSecret renders a DelegatingPasswordEncoder value: "{bcrypt}$2a$10$...",
