@@ -27,7 +27,6 @@ import org.springframework.security.config.Customizer;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.config.annotation.web.configuration.OAuth2AuthorizationServerConfiguration;
 import org.springframework.security.crypto.factory.PasswordEncoderFactories;
-import org.springframework.security.crypto.password.PasswordEncoder;
 import org.springframework.security.oauth2.core.AuthorizationGrantType;
 import org.springframework.security.oauth2.core.ClientAuthenticationMethod;
 import org.springframework.security.oauth2.core.oidc.OidcScopes;
@@ -49,7 +48,9 @@ import org.springframework.security.web.util.matcher.MediaTypeRequestMatcher;
  * AuthorizationServerConfig configures it (the endpoints' filter chain with
  * OpenID Connect, the JDBC stores, a JWK source of one RSA key generated at
  * start, default settings), less the sample's device flow, token exchange,
- * mTLS and federation clients, and with one client: the benchmark's.
+ * mTLS and federation clients, and with one client: the benchmark's. The
+ * client repository is the sample's JDBC one behind a cache of its lookups
+ * by id (CachingRegisteredClientRepository says why).
  */
 @Configuration(proxyBeanMethods = false)
 public class AuthorizationServerConfig {
@@ -73,22 +74,30 @@ public class AuthorizationServerConfig {
 	 * The benchmark's client, saved in the database as the sample saves its
 	 * own: client_secret_basic; authorization_code, refresh_token and
 	 * client_credentials; no consent page; no PKCE required. Its secret comes from a file and
-	 * is stored encoded by the framework's default encoder ({bcrypt}). A
+	 * is stored encoded by the framework's default encoder ({bcrypt}), or in plain ({noop},
+	 * the sample's) with idpbench.client-secret-encoder=noop. A
 	 * restart (cold start B) updates the row of the same client_id.
 	 */
 	@Bean
-	public JdbcRegisteredClientRepository registeredClientRepository(JdbcTemplate jdbcTemplate,
+	public RegisteredClientRepository registeredClientRepository(JdbcTemplate jdbcTemplate,
 			@Value("${idpbench.client-id}") String clientId,
 			@Value("${idpbench.client-secret-file}") Path secretFile,
 			@Value("${idpbench.redirect-uri}") String redirectUri,
-			@Value("${idpbench.access-token-ttl}") Duration accessTokenTtl) throws IOException {
+			@Value("${idpbench.access-token-ttl}") Duration accessTokenTtl,
+			@Value("${idpbench.client-secret-encoder}") String secretEncoder) throws IOException {
 		JdbcRegisteredClientRepository repository = new JdbcRegisteredClientRepository(jdbcTemplate);
 		RegisteredClient existing = repository.findByClientId(clientId);
 		String id = (existing != null) ? existing.getId() : UUID.randomUUID().toString();
-		PasswordEncoder encoder = PasswordEncoderFactories.createDelegatingPasswordEncoder();
+		String secret = Secrets.read(secretFile);
+		String stored = switch (secretEncoder) {
+			case "bcrypt" -> PasswordEncoderFactories.createDelegatingPasswordEncoder().encode(secret);
+			case "noop" -> "{noop}" + secret;
+			default -> throw new IllegalArgumentException(
+					"idpbench.client-secret-encoder: want bcrypt or noop, got " + secretEncoder);
+		};
 		RegisteredClient client = RegisteredClient.withId(id)
 			.clientId(clientId)
-			.clientSecret(encoder.encode(Secrets.read(secretFile)))
+			.clientSecret(stored)
 			.clientAuthenticationMethod(ClientAuthenticationMethod.CLIENT_SECRET_BASIC)
 			.authorizationGrantType(AuthorizationGrantType.AUTHORIZATION_CODE)
 			.authorizationGrantType(AuthorizationGrantType.REFRESH_TOKEN)
@@ -104,7 +113,7 @@ public class AuthorizationServerConfig {
 			.tokenSettings(TokenSettings.builder().accessTokenTimeToLive(accessTokenTtl).build())
 			.build();
 		repository.save(client);
-		return repository;
+		return new CachingRegisteredClientRepository(repository);
 	}
 
 	@Bean
