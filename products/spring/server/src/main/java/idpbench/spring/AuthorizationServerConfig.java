@@ -74,8 +74,10 @@ public class AuthorizationServerConfig {
 	 * The benchmark's client, saved in the database as the sample saves its
 	 * own: client_secret_basic; authorization_code, refresh_token and
 	 * client_credentials; no consent page; no PKCE required. Its secret comes from a file and
-	 * is stored encoded by the framework's default encoder ({bcrypt}), or in plain ({noop},
-	 * the sample's) with idpbench.client-secret-encoder=noop. A
+	 * is stored encoded by the framework's default encoder ({bcrypt}): the sample's
+	 * {noop} would be re-encoded so at the first client authentication anyway
+	 * (ClientSecretAuthenticationProvider upgrades an encoding that is not the
+	 * default one and saves the client). A
 	 * restart (cold start B) updates the row of the same client_id.
 	 */
 	@Bean
@@ -83,18 +85,11 @@ public class AuthorizationServerConfig {
 			@Value("${idpbench.client-id}") String clientId,
 			@Value("${idpbench.client-secret-file}") Path secretFile,
 			@Value("${idpbench.redirect-uri}") String redirectUri,
-			@Value("${idpbench.access-token-ttl}") Duration accessTokenTtl,
-			@Value("${idpbench.client-secret-encoder}") String secretEncoder) throws IOException {
+			@Value("${idpbench.access-token-ttl}") Duration accessTokenTtl) throws IOException {
 		JdbcRegisteredClientRepository repository = new JdbcRegisteredClientRepository(jdbcTemplate);
 		RegisteredClient existing = repository.findByClientId(clientId);
 		String id = (existing != null) ? existing.getId() : UUID.randomUUID().toString();
-		String secret = Secrets.read(secretFile);
-		String stored = switch (secretEncoder) {
-			case "bcrypt" -> PasswordEncoderFactories.createDelegatingPasswordEncoder().encode(secret);
-			case "noop" -> "{noop}" + secret;
-			default -> throw new IllegalArgumentException(
-					"idpbench.client-secret-encoder: want bcrypt or noop, got " + secretEncoder);
-		};
+		String stored = PasswordEncoderFactories.createDelegatingPasswordEncoder().encode(Secrets.read(secretFile));
 		RegisteredClient client = RegisteredClient.withId(id)
 			.clientId(clientId)
 			.clientSecret(stored)
