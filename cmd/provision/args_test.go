@@ -62,7 +62,7 @@ func TestArgs(t *testing.T) {
 		{"hydra", hydra, []string{"setup", "x"}, 2, "setup wants 0 argument(s)"},
 		{"hydra", hydra, []string{"endpoint", "login"}, 2, `unknown scenario "login"`},
 		{"hydra", hydra, []string{"version"}, 2, `unknown verb "version"`},
-		{"oidc", hydra, []string{"endpoint", "discovery"}, 2, `--product "oidc": want one of example, hydra, keycloak, refop, zitadel`},
+		{"oidc", hydra, []string{"endpoint", "discovery"}, 2, `--product "oidc": want one of example, hydra, keycloak, refop, spring, zitadel`},
 		{"hydra", "", []string{"endpoint", "discovery"}, 2, "--state DIR is required"},
 	} {
 		args := append([]string{"args", "--product", tt.product, "--state", tt.state}, tt.args...)
