@@ -18,6 +18,7 @@ import (
 	"github.com/idpbench/idpbench/products/nodeoidc"
 	"github.com/idpbench/idpbench/products/oidc"
 	"github.com/idpbench/idpbench/products/refop"
+	"github.com/idpbench/idpbench/products/spring"
 	"github.com/idpbench/idpbench/products/zitadel"
 )
 
@@ -29,9 +30,10 @@ func All() []product.Product {
 		hydra.Product(),
 		keycloak.Product(),
 		zitadel.Product(),
-		nodeoidc.Product(),
-		oidc.Product(),    // the generic adapter: any IdP from a configuration file
-		example.Product(), // README's "Adding a product"
+		spring.Product(),   // Spring Authorization Server; not in the default run yet
+		nodeoidc.Product(), // node oidc-provider; not in the default run yet
+		oidc.Product(),     // the generic adapter: any IdP from a configuration file
+		example.Product(),  // README's "Adding a product"
 	}
 }
 
