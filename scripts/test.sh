@@ -176,9 +176,9 @@ unset IDPBENCH_PG_DIR
 phase "kill -9 of a run, then the same command: nothing of the first run is left"
 IDPBENCH_RUNTEST=1 IDPBENCH_NO_BUILD=1 go test -count=1 -timeout 15m -run '^TestKillRun$' ./internal/runtest
 
-phase "quick comparison: refop, hydra, keycloak, zitadel, nodeoidc"
+phase "quick comparison: refop, hydra, keycloak, zitadel, spring, nodeoidc"
 IDPBENCH_RESULTS="$WORK/results" "$IDPBENCH_ROOT/scripts/run-comparison.sh" --quick --fresh \
-	--only refop,hydra,keycloak,zitadel,nodeoidc --run-id test
+	--only refop,hydra,keycloak,zitadel,spring,nodeoidc --run-id test
 IDPBENCH_E2E_RUN="$WORK/results/test" e2e QuickRun
 
 phase "requests per CPU-second: the sampler's figure for a refop step against /proc's"
