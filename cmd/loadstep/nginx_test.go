@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,30 +27,38 @@ import (
 // schema.DriverLimit) in both directions:
 //
 //  1. starved: loadstep pinned (taskset) to one CPU that a busy loop
-//     occupies, at the lowest priority (nice 19 and SCHED_IDLE, chrt
-//     --idle: the busy loop wins whatever else runs there, also when the
-//     test itself runs under nice 19 and the busy loop with it), against
-//     nginx, c=64: driver.limited must be true (the driver is queued for
-//     its CPU with requests to send, while nginx has time to spare).
-//     nginx is not pinned: pinned to the other CPU of a host busy with
-//     other work, it waited there behind that work (which the scheduler
-//     moves there, the driver's CPU being full), and the driver waited
-//     for nginx (loop_busy_pct 38-82, mostly below 80, at load 13-20 on 2
-//     CPUs, the test under nice 19); unpinned it runs where there is time
-//     (91-96 at that load);
-//  2. a 5 ms server (internal/nginxtest/slowserver), c=8, nothing pinned:
-//     driver.limited must be false (the driver sleeps, waiting for responses).
+//     occupies, far below the busy loop's priority (starvedPrefix), against
+//     nginx, c=64, a 10 s window: driver.limited must be true (the driver
+//     is queued for its CPU with requests to send, while nginx has time to
+//     spare). nginx is not pinned: pinned to the other CPU of a host busy
+//     with other work, it waited there behind that work (which the
+//     scheduler moves there, the driver's CPU being full), and the driver
+//     waited for nginx (loop_busy_pct 38-82, mostly below 80, at load
+//     13-20 on 2 CPUs, the test under nice 19); unpinned it runs where
+//     there is time (91-96 at that load). How much a starved driver sends
+//     is the host's to decide, not the flag's: the step must be complete,
+//     and may count no requests, and timeouts (answers it read late), but
+//     no other error (nginx answered what was sent). The window is 10 s
+//     because a starved driver takes its window's CPU readings as late as
+//     the scheduler runs it, seconds on a busy host, which shifts the span
+//     its figures cover off the window: with two more busy loops on the
+//     host, loop_busy_pct was 81-100 over 3 s windows (and once both
+//     readings fell within 10 ms: the window unmeasured), 96-103 over 10 s
+//     (26 runs);
+//  2. a 5 ms server (internal/nginxtest/slowserver), c=8, nothing pinned,
+//     a 3 s window: driver.limited must be false (the driver sleeps,
+//     waiting for responses), in a complete step with requests and without
+//     errors.
 //
-// Each step is a 1 s warmup and a 3 s window, complete without errors;
-// each check logs the driver's figures. Needs 2 CPUs. Repeat it with
-// go test -count N: every run must pass.
+// Each step has a 1 s warmup; each check logs the driver's figures. Needs
+// 2 CPUs. Repeat it with go test -count N: every run must pass, also with
+// busy loops on the host's CPUs.
 func TestDriverLimited(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: two steps of real load")
 	}
 	taskset := nginxtest.Need(t, "taskset", "util-linux")
-	chrt := nginxtest.Need(t, "chrt", "util-linux")
-	nice := nginxtest.Need(t, "nice", "coreutils")
+	starvedBy := starvedPrefix(t)
 	cpus := nginxtest.CPUs(t)
 	if len(cpus) < 2 {
 		nginxtest.Missing(t, "2 CPUs, one for the driver and its busy loop and one where nginx has time to spare: this process may use %d", len(cpus))
@@ -61,20 +70,46 @@ func TestDriverLimited(t *testing.T) {
 	dir := t.TempDir()
 
 	hog := nginxtest.Start(t, dir, "busy-loop", taskset, "-c", driverCPU, "sh", "-c", "while :; do :; done")
-	starved := driverStep(t, dir, "starved", nice, "-n", "19", chrt, "--idle", "0", taskset, "-c", driverCPU, bin["loadstep"], "--url", ng.URL, "-c", "64")
+	starved := driverStep(t, dir, "starved", 10*time.Second, append(starvedBy, taskset, "-c", driverCPU, bin["loadstep"], "--url", ng.URL, "-c", "64")...)
 	hog.Stop(t)
 	checkDriverLimited(t, fmt.Sprintf("starved driver (CPU %s with a busy loop, c=64)", driverCPU), starved, true)
 
-	s := driverStep(t, dir, "slow", bin["loadstep"], "--url", slow, "-c", "8")
+	s := driverStep(t, dir, "slow", 3*time.Second, bin["loadstep"], "--url", slow, "-c", "8")
 	checkDriverLimited(t, "5 ms server (c=8, nothing pinned)", s, false)
 }
 
+// starvedPrefix is the command prefix that runs the starved driver far
+// below the busy loop, which runs at the test's own priority: nice 19
+// (scheduler weight 15 against the busy loop's 1024) when the test runs at
+// nice 0 or below, else SCHED_IDLE (chrt --idle: weight 3, below any nice;
+// nice alone cannot put the driver far below a niced test: 85-87% of its
+// window queued under nice 19; 13 busy loops did worse, 77-78%, pushing
+// the host's other work onto nginx's CPU).
+// Not SCHED_IDLE always: any task waking on its CPU preempts a SCHED_IDLE
+// one at once, so with two more busy loops on the host the driver ran
+// seconds apart: its preflight dial timed out (exit 1) in one run of two,
+// and in 7 runs its window's two readings came late and close together
+// three times (cpu_pct 98-100, queued 0%: flagged whatever its queue wait
+// said) and it was not flagged once.
+func starvedPrefix(t *testing.T) []string {
+	t.Helper()
+	nice := nginxtest.Need(t, "nice", "coreutils")
+	prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0) // 20 - nice on Linux
+	if err != nil {
+		t.Fatalf("reading the test's nice value: %v", err)
+	}
+	if 20-prio <= 0 {
+		return []string{nice, "-n", "19"}
+	}
+	return []string{nice, "-n", "19", nginxtest.Need(t, "chrt", "util-linux"), "--idle", "0"}
+}
+
 // driverStep runs argv, a loadstep command line, for one discovery step of
-// a 1 s warmup and a 3 s window and returns its record.
-func driverStep(t *testing.T, dir, name string, argv ...string) *schema.Step {
+// a 1 s warmup and the window and returns its record.
+func driverStep(t *testing.T, dir, name string, window time.Duration, argv ...string) *schema.Step {
 	t.Helper()
 	out := filepath.Join(dir, name+".json")
-	argv = append(argv, "--scenario", "discovery", "--warmup", "1s", "--duration", "3s", "--timeout", "5s", "-o", out)
+	argv = append(argv, "--scenario", "discovery", "--warmup", "1s", "--duration", window.String(), "--timeout", "5s", "-o", out)
 	p := nginxtest.Start(t, dir, name, argv...)
 	if code := p.Wait(t, time.Minute); code != 0 {
 		t.Fatalf("%s: loadstep exit %d: %s", name, code, p.LogText())
@@ -82,8 +117,11 @@ func driverStep(t *testing.T, dir, name string, argv ...string) *schema.Step {
 	return decodeStep(t, out)
 }
 
-// checkDriverLimited: the step is complete without errors and its
-// driver.limited is want; logs the figures the flag rests on.
+// checkDriverLimited: the step is complete and its driver.limited is
+// want; logs the figures the flag rests on. A driver that is not limited
+// must have sent requests, all answered; a limited one is starved, and
+// may have sent none and timed out on answers it read late, but nginx
+// must have answered what it read (no other errors).
 func checkDriverLimited(t *testing.T, name string, s *schema.Step, want bool) {
 	t.Helper()
 	d := s.Driver
@@ -99,8 +137,12 @@ func checkDriverLimited(t *testing.T, name string, s *schema.Step, want bool) {
 	}
 	figures := fmt.Sprintf("limited=%t loop_busy_pct=%.0f cpu_pct=%.0f run_wait_s=%s loop_wait_s=%s loops=%d host_cpu_pct=%.0f qps=%.0f (%s)",
 		d.Limited, d.LoopBusyPct, d.CPUPct, seconds(d.RunWaitS), seconds(d.LoopWaitS), d.Loops, d.HostCPUPct, s.QPS, reason)
-	if s.Status != schema.StatusComplete || s.Requests == 0 || s.ErrorRate != 0 {
-		t.Errorf("%s: want a complete step without errors, got status %s, %d requests, errors %+v", name, s.Status, s.Requests, s.Errors)
+	if want {
+		if other := s.Errors.Total() - s.Errors.Timeout; s.Status != schema.StatusComplete || other != 0 {
+			t.Errorf("%s: want a complete step without errors but timeouts, got status %s, %d requests, errors %+v", name, s.Status, s.Requests, s.Errors)
+		}
+	} else if s.Status != schema.StatusComplete || s.Requests == 0 || s.ErrorRate != 0 {
+		t.Errorf("%s: want a complete step with requests, without errors, got status %s, %d requests, errors %+v", name, s.Status, s.Requests, s.Errors)
 	}
 	if d.Limited != want {
 		busy := ""
