@@ -24,5 +24,7 @@ ensure_pkg wrk wrk
 ensure_pkg nginx nginx-light
 build_tools
 "$IDPBENCH_ROOT/products/refop/adapter" install >&2
+# install's stable link to what it built (products/refop/adapter, REFOP_LINK)
+refop="$IDPBENCH_CACHE/bin/refop-$("$IDPBENCH_ROOT/products/refop/adapter" version)-idpbench"
 cd "$IDPBENCH_ROOT"
-exec "$(tool bench)" --loadstep "$(tool loadstep)" --refop "$IDPBENCH_CACHE/bin/refop-v3.52.0-idpbench" "$@"
+exec "$(tool bench)" --loadstep "$(tool loadstep)" --refop "$refop" "$@"
