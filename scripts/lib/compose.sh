@@ -35,7 +35,7 @@ compose_mode() {
 
 # compose_cmd prints the compose command, one word a line:
 # $IDPBENCH_DOCKER_COMPOSE (a compose v2 binary), else `docker compose`,
-# else docker-compose.
+# else docker-compose, else compose_cli_install's build.
 compose_cmd() {
 	if [[ -n "${IDPBENCH_DOCKER_COMPOSE:-}" ]]; then
 		echo "$IDPBENCH_DOCKER_COMPOSE"
@@ -43,9 +43,55 @@ compose_cmd() {
 		printf '%s\n' docker compose
 	elif command -v docker-compose >/dev/null 2>&1; then
 		echo docker-compose
+	elif [[ -x "$IDPBENCH_CACHE/bin/docker-compose-$COMPOSE_CLI_VERSION" ]]; then
+		echo "$IDPBENCH_CACHE/bin/docker-compose-$COMPOSE_CLI_VERSION"
 	else
-		die "compose mode: no compose command (docker compose, docker-compose or IDPBENCH_DOCKER_COMPOSE)"
+		die "compose mode: no compose command (docker compose, docker-compose, IDPBENCH_DOCKER_COMPOSE or compose_cli_install's build)"
 	fi
+}
+
+# The Compose v2 CLI compose mode builds when none is found: Docker Compose
+# from the Go module proxy (its major is v5 since 2026; it is the same
+# `docker compose` command), at a pinned version.
+COMPOSE_CLI_MODULE=github.com/docker/compose/v5
+COMPOSE_CLI_VERSION=v5.6.0
+
+# compose_cli_install makes sure a Compose v2 command is there: when
+# IDPBENCH_DOCKER_COMPOSE is unset and neither `docker compose` nor
+# docker-compose answers, it builds $COMPOSE_CLI_MODULE@$COMPOSE_CLI_VERSION
+# into $IDPBENCH_CACHE/bin (once; 4 min on 2 busy cores) and exports
+# IDPBENCH_DOCKER_COMPOSE, which compose_cmd honours. `go install
+# MODULE/cmd@VERSION` is refused (compose's go.mod has exclude directives),
+# so it builds inside the module's own source from the module cache, as the
+# main module: its go.mod and go.sum as they are.
+compose_cli_install() {
+	local bin="$IDPBENCH_CACHE/bin/docker-compose-$COMPOSE_CLI_VERSION" buildlog src tmp
+	[[ -z "${IDPBENCH_DOCKER_COMPOSE:-}" ]] || return 0
+	if command -v docker >/dev/null 2>&1 && docker compose version >/dev/null 2>&1; then return 0; fi
+	if command -v docker-compose >/dev/null 2>&1 && docker-compose version >/dev/null 2>&1; then return 0; fi
+	if [[ ! -x "$bin" ]]; then
+		require_cmd go
+		buildlog="$IDPBENCH_CACHE/docker-compose-$COMPOSE_CLI_VERSION-build.log"
+		mkdir -p "$(dirname "$bin")"
+		log "building Docker Compose $COMPOSE_CLI_VERSION from the Go module proxy (minutes on 2 cores; log: $buildlog)"
+		tmp="$(make_tmpdir idpbench-compose-build)"
+		if ! (
+			set -o errexit
+			src="$(go mod download -json "$COMPOSE_CLI_MODULE@$COMPOSE_CLI_VERSION" | jq -r .Dir)"
+			cp -r "$src" "$tmp/src"
+			chmod -R u+w "$tmp/src"
+			cd "$tmp/src"
+			CGO_ENABLED=0 go build -trimpath -buildvcs=false \
+				-ldflags "-s -w -X $COMPOSE_CLI_MODULE/internal.Version=$COMPOSE_CLI_VERSION" -o "$tmp/docker-compose" ./cmd
+		) >"$buildlog" 2>&1; then
+			rm -rf "$tmp"
+			die "building Docker Compose $COMPOSE_CLI_VERSION failed, see $buildlog"
+		fi
+		mv "$tmp/docker-compose" "$bin"
+		rm -rf "$tmp"
+	fi
+	export IDPBENCH_DOCKER_COMPOSE="$bin"
+	log "compose command: $bin ($("$bin" version --short 2>/dev/null || echo "version unknown"))"
 }
 
 # compose_file NAME prints the compose file of product NAME, in its folder
