@@ -99,12 +99,10 @@ func keycloakTable(st *product.State) product.Table {
 // keycloakReadback: Keycloak's version, its users' password hashing and the
 // realm's token and session settings from its database; the JVM, its heap
 // and the Agroal pool from the management /metrics; the token lifespan and
-// format from a client_credentials grant. Compose mode reads nothing: the
-// database is inside the compose network.
+// format from a client_credentials grant. In compose mode the database is
+// the compose PostgreSQL's port on 127.0.0.1 (its password in
+// secrets/pgpass, PGPASSFILE).
 func keycloakReadback(st *product.State) []string {
-	if st.Compose() {
-		return nil
-	}
 	return []string{"--postgres", st.PGDSN(keycloakDB), "--realm", keycloakRealm,
 		"--metrics", "http://127.0.0.1:" + st.Get("MGMT_PORT") + "/metrics",
 		"--token-url", st.Get("ISSUER") + "/protocol/openid-connect/token", "--client-id", keycloakClient,

@@ -145,7 +145,9 @@ compose_install() {
 	sed -n 's/^\([A-Z_][A-Z0-9_]*\)=$/\1=placeholder-not-a-secret-0000/p' "$COMPOSE_DIR/.env.example" >"$tmp/env"
 	log "compose: building and pulling the images of $(basename "$file")"
 	compose_run "$file" "$tmp/env" build >&2 || rc=$?
-	((rc != 0)) || compose_run "$file" "$tmp/env" pull --ignore-buildable >&2 || rc=$?
+	# --policy missing: an image the engine has (a local equivalent, which no
+	# registry serves) is not asked for.
+	((rc != 0)) || compose_run "$file" "$tmp/env" pull --ignore-buildable --policy missing >&2 || rc=$?
 	rm -rf "$tmp"
 	((rc == 0)) || die "compose: building or pulling the images of $(basename "$file") failed"
 }
@@ -184,7 +186,31 @@ compose_start() {
 	mapfile -t over < <(compose_override_args "$state")
 	adapter_coldstart "$state" "$mode" "$ready" "$timeout" "${words[@]}" \
 		--project-directory "$(dirname "$file")" -f "$file" "${over[@]}" \
-		--env-file "$(state_secret "$state" compose.env)" up --no-build --no-color
+		--env-file "$(state_secret "$state" compose.env)" up --no-build --no-color || return 1
+	compose_images "$state"
+}
+
+# compose_images STATE writes STATE/images.json, the image every container of
+# the project ran (provision meta reads it into the meta's images): service,
+# container, ref, id (the image ID: sha256 of its configuration), origin
+# "local" with stands_for when the image carries images.sh's org.idpbench.local
+# label, else "official".
+compose_images() {
+	local state="$1" ids imgs tmp
+	mapfile -t ids < <(compose "$state" ps -a -q)
+	((${#ids[@]} > 0)) || die "compose ps lists no container of the project, so no image to record"
+	tmp="$(make_tmpdir idpbench-compose-images)"
+	docker inspect "${ids[@]}" >"$tmp/containers.json" || { rm -rf "$tmp"; die "docker inspect of the project's containers failed"; }
+	mapfile -t imgs < <(jq -r '.[].Image' "$tmp/containers.json" | sort -u)
+	docker image inspect "${imgs[@]}" >"$tmp/images.json" || { rm -rf "$tmp"; die "docker image inspect failed"; }
+	jq --slurpfile imgs "$tmp/images.json" '
+		($imgs[0] | map({key: .Id, value: (.Config.Labels["org.idpbench.local"] // "")}) | from_entries) as $local
+		| [.[] | {service: .Config.Labels["com.docker.compose.service"], container: (.Name | ltrimstr("/")),
+			ref: .Config.Image, id: .Image}
+			| . + (if ($local[.id] // "") != "" then {origin: "local", stands_for: $local[.id]} else {origin: "official"} end)]
+		| sort_by(.service)' "$tmp/containers.json" >"$state/images.json.tmp" &&
+		mv "$state/images.json.tmp" "$state/images.json"
+	rm -rf "$tmp"
 }
 
 # compose_stop STATE ends the attached `compose up` (TERM), then `compose stop`.
