@@ -326,7 +326,7 @@ func checkComposeArgs(t *testing.T, log, product string) {
 		subs = append(subs, l[strings.Index(l, "compose.env ")+len("compose.env "):])
 	}
 	// Each `up` once ready: `ps -a -q`, the containers whose images the meta records.
-	want := []string{"down -v --remove-orphans", "up --no-build --no-color", "ps -a -q", "stop", "up --no-build --no-color", "ps -a -q"}
+	want := []string{"down -v --remove-orphans", "up --no-build --no-color --abort-on-container-failure", "ps -a -q", "stop", "up --no-build --no-color --abort-on-container-failure", "ps -a -q"}
 	if strings.Join(subs, "|") != strings.Join(want, "|") {
 		t.Errorf("compose calls %q, want %q", subs, want)
 	}

@@ -174,7 +174,9 @@ compose_init() {
 }
 
 # compose_start STATE MODE READY_URL TIMEOUT_S: the attached `compose up` under
-# coldstart; mode A drops the database volume first.
+# coldstart; mode A drops the database volume first. A container that exits
+# non-zero ends it (--abort-on-container-failure), so a crashing product fails
+# the start at once, not after TIMEOUT_S (a one-shot job exiting 0 does not).
 compose_start() {
 	local state="$1" mode="$2" ready="$3" timeout="$4" file words over=()
 	if [[ "$mode" == A ]]; then
@@ -186,7 +188,7 @@ compose_start() {
 	mapfile -t over < <(compose_override_args "$state")
 	adapter_coldstart "$state" "$mode" "$ready" "$timeout" "${words[@]}" \
 		--project-directory "$(dirname "$file")" -f "$file" "${over[@]}" \
-		--env-file "$(state_secret "$state" compose.env)" up --no-build --no-color || return 1
+		--env-file "$(state_secret "$state" compose.env)" up --no-build --no-color --abort-on-container-failure || return 1
 	compose_images "$state"
 }
 

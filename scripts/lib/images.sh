@@ -22,7 +22,8 @@
 # built with the classic builder (the docker CLI here has no buildx) on the
 # host's network (apt inside the build). Each carries the labels
 # org.idpbench.local (what it stands in for) and org.idpbench.key (the
-# sha256 of its inputs: recipe, parent image ID, versions, checksums), and is
+# sha256 of its inputs: recipe, this script, parent image ID, versions,
+# checksums), and is
 # cached as `docker save` output in $IDPBENCH_CACHE/images/NAME-KEY.tar: a
 # later run, on a new engine, loads it (same image ID) instead of building.
 
@@ -96,8 +97,9 @@ images_base() {
 images_build() {
 	local name="$1" tag="$2" official="$3" ctx="$4" keytext="$5" key t0=$SECONDS a args=()
 	shift 5
+	# The recipe: its folder's files and this script, which fills the context.
 	key="$(images_key "$(docker image inspect --format '{{.Id}}' "$IMAGES_BASE")" "$keytext" "$@" \
-		"$(cd "$IMAGES_DIR/$name" && sha256sum -- *)")"
+		"$(cd "$IMAGES_DIR/$name" && sha256sum -- *)" "$(sha256sum <"${BASH_SOURCE[0]}")")"
 	if images_cached "$tag" "$key"; then return 0; fi
 	for a in "$@"; do args+=(--build-arg "$a"); done
 	log "images: building $tag (the local equivalent of $official)"
@@ -139,15 +141,19 @@ images_hydra() {
 # images_keycloak: native mode's distribution (from Maven Central, fetched by
 # the native install when missing) and JDK, unpacked, not built.
 images_keycloak() {
-	local v tarball jdk tmp
+	local v tarball txt jdk tmp
 	v="$("$IDPBENCH_ROOT/products/keycloak/adapter" version)"
 	tarball="$IDPBENCH_CACHE/keycloak/keycloak-quarkus-dist-$v.tar.gz"
 	[[ -s "$tarball" ]] || IDPBENCH_MODE=native "$IDPBENCH_ROOT/products/keycloak/adapter" install
-	mapfile -t jdk < <("$(tool provision)" jdk --product keycloak) || die "images: no JDK for Keycloak (provision jdk)"
+	txt="$("$(tool provision)" jdk --product keycloak)" || die "images: no JDK for Keycloak (provision jdk, above)"
+	mapfile -t jdk <<<"$txt"
 	tmp="$(make_tmpdir idpbench-image-keycloak)"
 	mkdir "$tmp/ctx"
 	tar -xzf "$tarball" -C "$tmp/ctx" && mv "$tmp/ctx/keycloak-$v" "$tmp/ctx/keycloak"
-	cp -a "${jdk[0]}" "$tmp/ctx/jdk"
+	# Dereferenced: Debian's JDKs, Temurin's package too, link lib/security/cacerts
+	# to /etc/ssl/certs/java/cacerts, which the image has not (Keycloak then
+	# fails: "could not find the system truststore"); the image gets the file.
+	cp -r -L --preserve=mode,timestamps "${jdk[0]}" "$tmp/ctx/jdk"
 	images_build keycloak "idpbench/keycloak:$v-local" "$1" "$tmp/ctx" \
 		"keycloak $(sha256sum <"$tarball" | cut -c1-64)" "jdk ${jdk[1]} $(sha256sum <"${jdk[0]}/release" | cut -c1-64)" \
 		"JAVA_HOME=${jdk[0]}"
