@@ -188,7 +188,7 @@ func keycloakPart(in product.Inputs) schema.Meta {
 // native settings that kc.sh outside a container needs (and their
 // deviations).
 func keycloakCompose(m *schema.Meta) {
-	m.Settings["jdk"] = "the image's (quay.io/keycloak/keycloak; JDK 21 in 26.7)"
+	m.Settings["jdk"] = "the image's: JDK 21 in the official quay.io/keycloak/keycloak 26.7, native mode's in its local equivalent (idpbench/keycloak:VERSION-local, scripts/lib/images.sh); the JVM fact, read back, names the one that ran"
 	m.Settings["heap"] = "container default: -XX:MaxRAMPercentage=70 -XX:InitialRAMPercentage=50 of the 2G memory limit (about 1434 MiB max)"
 	m.Settings["start"] = "start --optimized in the optimized image (products/keycloak/Dockerfile)"
 	m.Settings["cache"] = "ispn (production default), bound inside the container network"
