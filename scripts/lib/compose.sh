@@ -139,17 +139,26 @@ compose_placement() {
 # files want their secrets even to build: a throwaway env file of placeholders
 # stands in.
 compose_install() {
-	local file tmp rc=0
+	local file tmp rc=0 words why
 	file="$(compose_file "$1")"
 	tmp="$(make_tmpdir idpbench-compose-install)"
 	sed -n 's/^\([A-Z_][A-Z0-9_]*\)=$/\1=placeholder-not-a-secret-0000/p' "$COMPOSE_DIR/.env.example" >"$tmp/env"
-	log "compose: building and pulling the images of $(basename "$file")"
-	compose_run "$file" "$tmp/env" build >&2 || rc=$?
+	log "compose: building and pulling the images of $1's $(basename "$file")"
+	compose_run "$file" "$tmp/env" build >"$tmp/out" 2>&1 || rc=$?
 	# --policy missing: an image the engine has (a local equivalent, which no
-	# registry serves) is not asked for.
-	((rc != 0)) || compose_run "$file" "$tmp/env" pull --ignore-buildable --policy missing >&2 || rc=$?
+	# registry serves) is not asked for. An unreachable registry fails at once
+	# (the engine's lookup); one that does not answer is cut off after
+	# IDPBENCH_PULL_TIMEOUT_S (300), so a pull never hangs the run.
+	if ((rc == 0)); then
+		mapfile -t words < <(compose_cmd)
+		timeout "${IDPBENCH_PULL_TIMEOUT_S:-300}" "${words[@]}" --project-directory "$(dirname "$file")" -f "$file" \
+			--env-file "$tmp/env" pull --ignore-buildable --policy missing >>"$tmp/out" 2>&1 || rc=$?
+		((rc != 124)) || echo "no answer within ${IDPBENCH_PULL_TIMEOUT_S:-300} s" >>"$tmp/out"
+	fi
+	cat "$tmp/out" >&2
+	why="$(grep -v '^ *$' "$tmp/out" | tail -n 1)"
 	rm -rf "$tmp"
-	((rc == 0)) || die "compose: building or pulling the images of $(basename "$file") failed"
+	((rc == 0)) || die "compose: building or pulling the images of $1's $(basename "$file") failed: ${why:-no output}"
 }
 
 # compose_init STATE NAME DB [KEY=VALUE]...: records compose mode, writes the run's

@@ -30,7 +30,7 @@
 IMAGES_DIR="$IDPBENCH_ROOT/deploy/compose/local"
 IMAGES_CACHE="$IDPBENCH_CACHE/images"
 IMAGES_MIRROR="${IDPBENCH_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-IMAGES_PULL_TIMEOUT_S="${IDPBENCH_PULL_TIMEOUT_S:-60}"
+IMAGES_PULL_TIMEOUT_S="${IDPBENCH_PULL_TIMEOUT_S:-300}"
 IMAGES_BASE=idpbench/debian:bookworm-local
 
 # images_pullable REF succeeds when the engine has REF or pulls it within
