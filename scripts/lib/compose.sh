@@ -2,10 +2,10 @@
 # compose.sh: Docker compose mode of the product adapters, on each product's
 # compose file (products/NAME/compose.yml, its entry's ComposeFile) and the
 # shared parts in deploy/compose (the PostgreSQL they extend, .env.example).
-# Source after common.sh (adapter.sh does). Validated statically only
-# (deploy/compose/mode_test.go, with a stand-in compose command): no container
-# was ever started through it here. The mode and its rules:
-# docs/design.md#the-adapter-interface (Compose mode).
+# Source after common.sh (adapter.sh does). Tested with a stand-in compose
+# command (deploy/compose/mode_test.go) and for real by scripts/test-compose.sh
+# (Hydra and Keycloak on our engine, local equivalents of the official images).
+# The mode and its rules: docs/design.md#the-adapter-interface (Compose mode).
 
 COMPOSE_DIR="$IDPBENCH_ROOT/deploy/compose"
 
@@ -135,11 +135,13 @@ compose_placement() {
 		"$(state_get "$1" COMPOSE_FILE)" -o "$1/compose.placement.yml"
 }
 
-# compose_install NAME builds and pulls the images of products/NAME/compose.yml; the
+# compose_install NAME builds and pulls the images of products/NAME/compose.yml
+# (a compose command first: compose_cli_install); the
 # files want their secrets even to build: a throwaway env file of placeholders
 # stands in.
 compose_install() {
 	local file tmp rc=0 words why
+	compose_cli_install
 	file="$(compose_file "$1")"
 	tmp="$(make_tmpdir idpbench-compose-install)"
 	sed -n 's/^\([A-Z_][A-Z0-9_]*\)=$/\1=placeholder-not-a-secret-0000/p' "$COMPOSE_DIR/.env.example" >"$tmp/env"
