@@ -32,6 +32,9 @@ IMAGES_CACHE="$IDPBENCH_CACHE/images"
 IMAGES_MIRROR="${IDPBENCH_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 IMAGES_PULL_TIMEOUT_S="${IDPBENCH_PULL_TIMEOUT_S:-300}"
 IMAGES_BASE=idpbench/debian:bookworm-local
+# The builds' contexts (hundreds of MB for Keycloak's): removed by each build,
+# and all of them by the next images_prepare when a build died or was killed.
+IMAGES_TMP="$IMAGES_CACHE/tmp"
 
 # images_pullable REF succeeds when the engine has REF or pulls it within
 # IMAGES_PULL_TIMEOUT_S; else it says why (the pull's last line) on stderr.
@@ -78,7 +81,7 @@ images_base() {
 	key="$(images_key "mmdebstrap ${opts[*]} bookworm $IMAGES_MIRROR" "$(dpkg-query -W -f '${Version}' mmdebstrap 2>/dev/null)")"
 	if images_cached "$IMAGES_BASE" "$key"; then return 0; fi
 	ensure_pkg mmdebstrap mmdebstrap --no-install-recommends
-	tmp="$(make_tmpdir idpbench-image-base)"
+	tmp="$(mktemp -d "$IMAGES_TMP/base.XXXXXX")"
 	log "images: mmdebstrap ${opts[*]} bookworm $IMAGES_MIRROR (about 2 min)"
 	mmdebstrap "${opts[@]}" bookworm "$tmp/rootfs.tar" "$IMAGES_MIRROR" >"$tmp/mmdebstrap.log" 2>&1 ||
 		{ rm -rf "$tmp"; die "images: mmdebstrap failed: $(tail -n 3 "$tmp/mmdebstrap.log" | tr '\n' ' ')"; }
@@ -116,7 +119,7 @@ images_postgres() {
 	local v tmp
 	v="$(dpkg-query -W -f '${Version}' postgresql-15 2>/dev/null)" ||
 		die "images: no postgresql-15 on this machine, whose version the local image would take (native mode's)"
-	tmp="$(make_tmpdir idpbench-image-postgres)"
+	tmp="$(mktemp -d "$IMAGES_TMP/postgres.XXXXXX")"
 	mkdir "$tmp/ctx"
 	cp "$IMAGES_DIR/postgres/docker-entrypoint.sh" "$tmp/ctx/"
 	images_build postgres "idpbench/postgres:${v%%-*}-local" "$1" "$tmp/ctx" "postgresql-15 $v" "PG_VERSION=$v"
@@ -130,7 +133,7 @@ images_hydra() {
 	v="$("$IDPBENCH_ROOT/products/hydra/adapter" version)"
 	bin="$IDPBENCH_CACHE/bin/hydra-$v"
 	[[ -x "$bin" ]] || IDPBENCH_MODE=native "$IDPBENCH_ROOT/products/hydra/adapter" install
-	tmp="$(make_tmpdir idpbench-image-hydra)"
+	tmp="$(mktemp -d "$IMAGES_TMP/hydra.XXXXXX")"
 	mkdir "$tmp/ctx"
 	cp "$bin" "$tmp/ctx/hydra"
 	images_build hydra "idpbench/hydra:$v-local" "$1" "$tmp/ctx" "hydra $(sha256sum <"$bin" | cut -c1-64)"
@@ -147,7 +150,7 @@ images_keycloak() {
 	[[ -s "$tarball" ]] || IDPBENCH_MODE=native "$IDPBENCH_ROOT/products/keycloak/adapter" install
 	txt="$("$(tool provision)" jdk --product keycloak)" || die "images: no JDK for Keycloak (provision jdk, above)"
 	mapfile -t jdk <<<"$txt"
-	tmp="$(make_tmpdir idpbench-image-keycloak)"
+	tmp="$(mktemp -d "$IMAGES_TMP/keycloak.XXXXXX")"
 	mkdir "$tmp/ctx"
 	tar -xzf "$tarball" -C "$tmp/ctx" && mv "$tmp/ctx/keycloak-$v" "$tmp/ctx/keycloak"
 	# Dereferenced: Debian's JDKs, Temurin's package too, link lib/security/cacerts
@@ -169,7 +172,8 @@ images_keycloak() {
 images_prepare() {
 	local p t0=$SECONDS kv
 	kv="$("$IDPBENCH_ROOT/products/keycloak/adapter" version)"
-	mkdir -p "$IMAGES_CACHE"
+	rm -rf "$IMAGES_TMP"
+	mkdir -p "$IMAGES_TMP"
 	if ! images_pullable postgres:15.18-bookworm; then
 		images_base
 		images_postgres postgres:15.18-bookworm
