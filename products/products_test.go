@@ -20,7 +20,7 @@ func TestAdapterMetaAndRun(t *testing.T) {
 	}
 	if m.Status != "ok" || m.Settings["mode"] != "compose" || m.Settings["memory_limit"] != "every service 2G" ||
 		!strings.HasPrefix(m.Settings["config"], "serve all --dev, configured through the environment") ||
-		len(m.ScenarioNA) != 3 || m.ScenarioNA["refresh"] != "no" || !strings.HasPrefix(m.Notes[len(m.Notes)-3], "Compose mode (products/hydra/compose.yml)") {
+		len(m.ScenarioNA) != 3 || m.ScenarioNA["refresh"] != "no" || !strings.HasPrefix(m.Notes[len(m.Notes)-2], "Compose mode (products/hydra/compose.yml)") {
 		t.Errorf("%+v", m)
 	}
 	a.Endpoints["jwt_bearer"] = "http://j"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/composefile"
 	"github.com/idpbench/idpbench/internal/product"
+	"github.com/idpbench/idpbench/internal/schema"
 )
 
 // runValues reads into a what the adapter's state directory dir records
@@ -46,6 +48,13 @@ func runValues(ctx context.Context, a *product.Adapter, dir string, stderr io.Wr
 			return fmt.Errorf("reading the version and settings of the PostgreSQL cluster %s: %w", pg, err)
 		}
 	}
+	// Compose mode: the compose PostgreSQL, while its containers run (images.json
+	// says they came up; PGPASSFILE gives the password).
+	if st.Compose() && a.Compose != nil && len(a.Compose.Images) > 0 {
+		if a.Database, err = readDatabase(ctx, st); err != nil {
+			fmt.Fprintf(stderr, "provision meta: warning: the record has no database version and settings: the compose PostgreSQL did not answer: %v\n", err)
+		}
+	}
 	return nil
 }
 
@@ -64,7 +73,35 @@ func composeOf(st *product.State, p product.Product) (*product.Compose, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &product.Compose{File: p.ComposeFile, MemoryLimit: memoryLimits(proj)}, nil
+	images, err := readImages(st.Path("images.json"))
+	if err != nil {
+		return nil, err
+	}
+	return &product.Compose{File: p.ComposeFile, MemoryLimit: memoryLimits(proj), Images: images}, nil
+}
+
+// readImages reads STATE/images.json (compose_images in
+// scripts/lib/compose.sh), the images the containers ran; none when the
+// file is not there (the product did not get that far).
+func readImages(path string) ([]schema.Image, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var images []schema.Image
+	if err := json.Unmarshal(b, &images); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	for _, im := range images {
+		if im.ID == "" || (im.Origin != schema.ImageOfficial && im.Origin != schema.ImageLocal) {
+			return nil, fmt.Errorf("reading %s: service %q: want an id and origin %q or %q, got %q and %q",
+				path, im.Service, schema.ImageOfficial, schema.ImageLocal, im.ID, im.Origin)
+		}
+	}
+	return images, nil
 }
 
 // readDatabase asks the product's cluster (its pg.env's port, on

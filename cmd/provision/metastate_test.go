@@ -148,3 +148,32 @@ func TestMetaDatabase(t *testing.T) {
 		t.Errorf("database %v; want server_version and %v", db, product.PGReported)
 	}
 }
+
+// TestReadImages: STATE/images.json as compose_images writes it; a missing
+// file is no images, an entry without an ID or with another origin fails.
+func TestReadImages(t *testing.T) {
+	dir := t.TempDir()
+	if got, err := readImages(filepath.Join(dir, "none.json")); err != nil || got != nil {
+		t.Errorf("no file: %v, %v; want nothing", got, err)
+	}
+	for name, tc := range map[string]struct {
+		body    string
+		wantErr bool
+	}{
+		"ok":        {`[{"service":"hydra","container":"idpbench-hydra","ref":"idpbench/hydra:v2.3.0-local","id":"sha256:ab","origin":"local","stands_for":"oryd/hydra:v2.3.0"}]`, false},
+		"no id":     {`[{"service":"hydra","origin":"official"}]`, true},
+		"bad kind":  {`[{"service":"hydra","id":"sha256:ab","origin":"mirror"}]`, true},
+		"not json":  {`{`, true},
+		"empty set": {`[]`, false},
+	} {
+		path := filepath.Join(dir, name+".json")
+		write(t, path, tc.body)
+		got, err := readImages(path)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("%s: %v, err %v; want error %v", name, got, err, tc.wantErr)
+		}
+		if name == "ok" && (len(got) != 1 || got[0].StandsFor != "oryd/hydra:v2.3.0" || got[0].ID != "sha256:ab") {
+			t.Errorf("ok: %+v", got)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,11 +21,20 @@ func composeCommand(ctx context.Context) []string {
 	}
 	for _, c := range candidates {
 		out, err := exec.CommandContext(ctx, c[0], append(c[1:], "version", "--short")...).Output()
-		if err == nil && strings.HasPrefix(strings.TrimPrefix(strings.TrimSpace(string(out)), "v"), "2.") {
+		if err == nil && composeV2(string(out)) {
 			return c
 		}
 	}
 	return nil
+}
+
+// composeV2 reports whether `version --short` printed a Compose of the v2
+// line or later: 2.x, or 5.x (Docker Compose's major since 2026; v3 and v4
+// were skipped), not the Python docker-compose 1.x.
+func composeV2(version string) bool {
+	major, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(version), "v"), ".")
+	n, err := strconv.Atoi(major)
+	return err == nil && n >= 2
 }
 
 // TestComposeConfig asks the real Compose CLI, where one is installed, to
@@ -84,5 +94,13 @@ func writeFile(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestComposeV2(t *testing.T) {
+	for v, want := range map[string]bool{"2.40.3\n": true, "v5.6.0": true, "1.29.2": false, "": false, "dev": false} {
+		if got := composeV2(v); got != want {
+			t.Errorf("composeV2(%q) = %v, want %v", v, got, want)
+		}
 	}
 }

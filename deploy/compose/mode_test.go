@@ -144,6 +144,24 @@ esac
 exit 0
 `
 
+// fakeInspect is the stand-in docker of the lifecycle test: `inspect` gives
+// two containers, one of a local equivalent (its image labelled
+// org.idpbench.local) and one of an official image, as compose_images reads them.
+const fakeInspect = `#!/bin/sh
+case "$1" in
+inspect) cat <<'JSON'
+[{"Name": "/idpbench-x", "Image": "sha256:1111", "Config": {"Image": "idpbench/x:1.0-local", "Labels": {"com.docker.compose.service": "x"}}},
+ {"Name": "/idpbench-postgres", "Image": "sha256:2222", "Config": {"Image": "postgres:15.18-bookworm", "Labels": {"com.docker.compose.service": "postgres"}}}]
+JSON
+;;
+image) cat <<'JSON'
+[{"Id": "sha256:1111", "Config": {"Labels": {"org.idpbench.local": "x/x:1.0"}}}, {"Id": "sha256:2222", "Config": {"Labels": null}}]
+JSON
+;;
+*) exit 1 ;;
+esac
+`
+
 // buildTools builds cmd/coldstart (adapter_coldstart needs it),
 // cmd/provision (the meta, the N/A reasons, the placement override and the
 // limits) and cmd/runstate (down's check of what is left) into dir/bin.
@@ -168,6 +186,13 @@ func TestComposeLifecycle(t *testing.T) {
 	if err := os.WriteFile(fake, []byte(fakeCompose), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	fakebin := filepath.Join(dir, "fakebin")
+	if err := os.MkdirAll(fakebin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fakebin, "docker"), []byte(fakeInspect), 0o755); err != nil {
+		t.Fatal(err)
+	}
 
 	cases := []struct {
 		product, db, heapDeviation, limits string
@@ -182,6 +207,7 @@ func TestComposeLifecycle(t *testing.T) {
 			state := filepath.Join(dir, tc.product+"-state")
 			env := modeEnv(dir, "IDPBENCH_MODE=compose", "IDPBENCH_DOCKER_COMPOSE="+fake,
 				"FAKE_COMPOSE_LOG="+log)
+			env[0] = "PATH=" + fakebin + ":" + os.Getenv("PATH")
 			adapter := `"$1/products/` + tc.product + `/adapter" `
 			run := func(args string, extra ...string) string {
 				t.Helper()
@@ -193,8 +219,9 @@ func TestComposeLifecycle(t *testing.T) {
 			}
 			t.Cleanup(func() { _, _ = modeBash(t, env, adapter+"down "+state) })
 
-			run("up " + state)
-			run("restart " + state)
+			// While it runs, `compose ps -a -q` lists its containers (compose_images).
+			run("up "+state, "FAKE_COMPOSE_LEFT=c0ffee")
+			run("restart "+state, "FAKE_COMPOSE_LEFT=c0ffee")
 			checkComposeState(t, state, tc.db)
 			for _, mode := range []string{"A", "B"} {
 				var rec struct{ Status, Mode string }
@@ -215,15 +242,28 @@ func TestComposeLifecycle(t *testing.T) {
 				Settings   map[string]string
 				Notes      []string
 				Deviations []struct{ What string }
+				Images     []map[string]string
 			}
-			if err := json.Unmarshal([]byte(run("meta "+state)), &meta); err != nil {
+			metaErr := filepath.Join(dir, tc.product+"-meta.err")
+			if err := json.Unmarshal([]byte(run("meta "+state+" 2>"+metaErr)), &meta); err != nil {
 				t.Fatalf("meta: %v", err)
 			}
+			// The stand-in runs no PostgreSQL: the database is missing from the record, saying why.
+			if e := readText(t, metaErr); !strings.Contains(e, "the compose PostgreSQL did not answer") {
+				t.Errorf("meta's stderr: %q, want the warning that the compose PostgreSQL did not answer", e)
+			}
 			// The limits come from the file (provision compose limits), in its order.
-			if meta.Settings["mode"] != "compose" || meta.Settings["memory_limit"] != "postgres 2G, "+tc.limits ||
-				!strings.Contains(meta.Settings["compose_validation"], "static only") {
-				t.Errorf("meta settings: mode %q, memory_limit %q, compose_validation %q; want compose, %q, static only",
-					meta.Settings["mode"], meta.Settings["memory_limit"], meta.Settings["compose_validation"], "postgres 2G, "+tc.limits)
+			if meta.Settings["mode"] != "compose" || meta.Settings["memory_limit"] != "postgres 2G, "+tc.limits {
+				t.Errorf("meta settings: mode %q, memory_limit %q; want compose, %q",
+					meta.Settings["mode"], meta.Settings["memory_limit"], "postgres 2G, "+tc.limits)
+			}
+			// The images the containers ran, by ID, sorted by service, local or official.
+			wantImages := []map[string]string{
+				{"service": "postgres", "container": "idpbench-postgres", "ref": "postgres:15.18-bookworm", "id": "sha256:2222", "origin": "official"},
+				{"service": "x", "container": "idpbench-x", "ref": "idpbench/x:1.0-local", "id": "sha256:1111", "origin": "local", "stands_for": "x/x:1.0"},
+			}
+			if got, _ := json.Marshal(meta.Images); string(got) != mustJSON(t, wantImages) {
+				t.Errorf("meta images = %s, want %s", got, mustJSON(t, wantImages))
 			}
 			for _, d := range meta.Deviations {
 				if tc.heapDeviation != "" && strings.HasPrefix(d.What, tc.heapDeviation) {
@@ -272,7 +312,7 @@ func checkComposeState(t *testing.T, state, db string) {
 // checkComposeArgs: every call names the product's file, in its folder,
 // which is the project directory (its relative paths resolve against it),
 // and the run's env file; mode A dropped the volume before its `up`; B
-// stopped and started.
+// stopped and started; each listed the containers once ready.
 func checkComposeArgs(t *testing.T, log, product string) {
 	t.Helper()
 	file := filepath.Join(mustAbs(t, repoRoot), "products", product, "compose.yml")
@@ -285,7 +325,8 @@ func checkComposeArgs(t *testing.T, log, product string) {
 		}
 		subs = append(subs, l[strings.Index(l, "compose.env ")+len("compose.env "):])
 	}
-	want := []string{"down -v --remove-orphans", "up --no-build --no-color", "stop", "up --no-build --no-color"}
+	// Each `up` once ready: `ps -a -q`, the containers whose images the meta records.
+	want := []string{"down -v --remove-orphans", "up --no-build --no-color --abort-on-container-failure", "ps -a -q", "stop", "up --no-build --no-color --abort-on-container-failure", "ps -a -q"}
 	if strings.Join(subs, "|") != strings.Join(want, "|") {
 		t.Errorf("compose calls %q, want %q", subs, want)
 	}
@@ -305,4 +346,13 @@ func readJSON(t *testing.T, path string, v any) {
 	if err := json.Unmarshal([]byte(readText(t, path)), v); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -141,7 +141,7 @@ func TestImagesMatchNativeVersions(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(fromRoot(t, tc.file)+"/"+tc.service, func(t *testing.T) {
 			s := mustService(t, mustLoad(t, tc.file), tc.service)
-			if got := withoutDigest(s.Image); got != tc.want {
+			if got := withoutDigest(s.DefaultImage()); got != tc.want {
 				t.Errorf("%s: service %q: image: %q, want %q (the native adapter's version)", tc.file, tc.service, got, tc.want)
 			}
 		})
@@ -151,6 +151,7 @@ func TestImagesMatchNativeVersions(t *testing.T) {
 var (
 	fromLine = regexp.MustCompile(`(?m)^FROM\s+(\S+)`)
 	envDecl  = regexp.MustCompile(`(?m)^ENV\s+(\S+)$`)
+	argDecl  = regexp.MustCompile(`(?m)^ARG\s+([A-Z_]+)=(\S+)$`)
 )
 
 // TestKeycloakDockerfile: the optimized image, built from the recipe the
@@ -169,9 +170,17 @@ func TestKeycloakDockerfile(t *testing.T) {
 	if len(froms) != 2 {
 		t.Errorf("%s: %d FROM lines, want 2 (builder and runtime)", path, len(froms))
 	}
+	args := map[string]string{}
+	for _, m := range argDecl.FindAllStringSubmatch(dockerfile, -1) {
+		args[m[1]] = m[2]
+	}
 	for _, m := range froms {
-		if want := "quay.io/keycloak/keycloak:" + version; withoutDigest(m[1]) != want {
-			t.Errorf("%s: FROM %s, want %s (the native adapter's version)", path, m[1], want)
+		from := m[1]
+		if name, ok := strings.CutPrefix(from, "${"); ok {
+			from = args[strings.TrimSuffix(name, "}")]
+		}
+		if want := "quay.io/keycloak/keycloak:" + version; withoutDigest(from) != want {
+			t.Errorf("%s: FROM %s (%s), want %s (the native adapter's version)", path, m[1], from, want)
 		}
 	}
 	var env []string
@@ -190,7 +199,7 @@ func TestKeycloakDockerfile(t *testing.T) {
 func TestZitadelPinnedV4(t *testing.T) {
 	file := composeFile(t, "zitadel")
 	s := mustService(t, mustLoad(t, file), "zitadel")
-	repo, tag, _ := splitImage(s.Image)
+	repo, tag, _ := splitImage(s.DefaultImage())
 	if repo != "ghcr.io/zitadel/zitadel" || !regexp.MustCompile(`^v4\.\d+\.\d+$`).MatchString(tag) {
 		t.Errorf("%s: service \"zitadel\": image: %q, want ghcr.io/zitadel/zitadel:v4.x.y", file, s.Image)
 	}
@@ -231,7 +240,7 @@ func TestPostgresMatchesNative(t *testing.T) {
 		t.Run(fromRoot(t, file), func(t *testing.T) {
 			s := mustService(t, mustLoad(t, file), "postgres")
 			images[file] = s.Image
-			repo, tag, _ := splitImage(s.Image)
+			repo, tag, _ := splitImage(s.DefaultImage())
 			if repo != "postgres" || !strings.HasPrefix(tag, postgresMajor+".") {
 				t.Errorf("%s: service \"postgres\": image: %q, want postgres:%s.x", file, s.Image, postgresMajor)
 			}
@@ -301,5 +310,36 @@ func TestProductSettingsMatchNative(t *testing.T) {
 				t.Errorf("%s: service %q: %s: %q, want %s", tc.p.File, tc.service, tc.key, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestImageVariables: the images compose mode replaces with local
+// equivalents when the official ones cannot be pulled (scripts/lib/images.sh)
+// are variables with the official image as the default, and the names are
+// the ones images.sh exports.
+func TestImageVariables(t *testing.T) {
+	cases := []struct{ file, service, variable string }{
+		{filepath.Join(repoRoot, "deploy", "compose", "compose.postgres.yml"), "postgres", "IDPBENCH_IMAGE_POSTGRES"},
+		{composeFile(t, "hydra"), "postgres", "IDPBENCH_IMAGE_POSTGRES"},
+		{composeFile(t, "hydra"), "hydra", "IDPBENCH_IMAGE_HYDRA"},
+		{composeFile(t, "hydra"), "hydra-migrate", "IDPBENCH_IMAGE_HYDRA"},
+		{composeFile(t, "keycloak"), "postgres", "IDPBENCH_IMAGE_POSTGRES"},
+		{composeFile(t, "keycloak"), "keycloak", "IDPBENCH_IMAGE_KEYCLOAK"},
+	}
+	images := readText(t, filepath.Join(repoRoot, "scripts", "lib", "images.sh"))
+	for _, tc := range cases {
+		s := mustService(t, mustLoad(t, tc.file), tc.service)
+		if name, _, ok := s.ImageVar(); !ok || name != tc.variable {
+			t.Errorf("%s: service %q: image %q, want ${%s:-OFFICIAL}", tc.file, tc.service, s.Image, tc.variable)
+		}
+		if !strings.Contains(images, "export "+tc.variable+"=") {
+			t.Errorf("scripts/lib/images.sh exports no %s", tc.variable)
+		}
+	}
+	// The optimized Keycloak image is built from the variable base.
+	build, _ := mustService(t, mustLoad(t, composeFile(t, "keycloak")), "keycloak").Build.(map[string]any)
+	args, _ := build["args"].(map[string]any)
+	if got := fmt.Sprint(args["KEYCLOAK_IMAGE"]); got != "${IDPBENCH_IMAGE_KEYCLOAK_BASE:-quay.io/keycloak/keycloak:"+adapterValue(t, "products/keycloak/adapter", "PRODUCT_VERSION")+"}" {
+		t.Errorf("keycloak build.args.KEYCLOAK_IMAGE = %q, want ${IDPBENCH_IMAGE_KEYCLOAK_BASE:-quay.io/keycloak/keycloak:VERSION}", got)
 	}
 }

@@ -73,22 +73,24 @@ func splitImage(ref string) (repo, tag, digest string) {
 
 func checkImage(_ project, _ string, s service) []problem {
 	bad := func(msg string) []problem { return []problem{{key: "image", msg: msg}} }
+	// ${IDPBENCH_IMAGE_NAME:-REF}: the pin rules hold for REF, the default.
+	image := s.DefaultImage()
 	switch {
-	case s.Image == "":
+	case image == "":
 		return bad("missing")
-	case strings.Contains(s.Image, "$"):
-		return bad(fmt.Sprintf("%q is interpolated; pin it literally", s.Image))
+	case strings.Contains(image, "$"):
+		return bad(fmt.Sprintf("%q is interpolated; pin it literally, or as ${IDPBENCH_IMAGE_NAME:-IMAGE}", s.Image))
 	}
-	_, tag, digest := splitImage(s.Image)
+	_, tag, digest := splitImage(image)
 	switch {
 	case digest != "" && !digestRe.MatchString(digest):
-		return bad(fmt.Sprintf("%q: malformed digest", s.Image))
+		return bad(fmt.Sprintf("%q: malformed digest", image))
 	case tag == "":
-		return bad(fmt.Sprintf("%q has no tag", s.Image))
+		return bad(fmt.Sprintf("%q has no tag", image))
 	case tag == "latest":
-		return bad(fmt.Sprintf("%q uses latest", s.Image))
+		return bad(fmt.Sprintf("%q uses latest", image))
 	case !exactTag.MatchString(tag):
-		return bad(fmt.Sprintf("%q: tag %q is not an exact version", s.Image, tag))
+		return bad(fmt.Sprintf("%q: tag %q is not an exact version", image, tag))
 	}
 	return nil
 }

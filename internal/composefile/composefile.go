@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -314,6 +315,31 @@ func (s Service) Dependencies() map[string]string {
 		}
 	}
 	return out
+}
+
+// imageVar is an image written as one variable with a default,
+// ${IDPBENCH_IMAGE_NAME:-REF}: REF is the official image a reader who can
+// pull runs; compose mode sets the variable to a local equivalent when the
+// official one cannot be pulled (scripts/lib/images.sh).
+var imageVar = regexp.MustCompile(`^\$\{(IDPBENCH_IMAGE_[A-Z0-9_]+):-([^${}]+)\}$`)
+
+// ImageVar returns the variable and its default when the image is
+// ${IDPBENCH_IMAGE_NAME:-REF}; ok is false for any other image.
+func (s Service) ImageVar() (name, def string, ok bool) {
+	m := imageVar.FindStringSubmatch(s.Image)
+	if m == nil {
+		return "", "", false
+	}
+	return m[1], m[2], true
+}
+
+// DefaultImage returns the image compose runs when no variable is set: the
+// default of ${IDPBENCH_IMAGE_NAME:-REF}, else the image as written.
+func (s Service) DefaultImage() string {
+	if _, def, ok := s.ImageVar(); ok {
+		return def
+	}
+	return s.Image
 }
 
 // Memory returns the memory limit from deploy.resources.limits.memory or

@@ -65,3 +65,20 @@ func TestRecipe(t *testing.T) {
 		}
 	}
 }
+
+func TestImageVar(t *testing.T) {
+	for _, tc := range []struct{ image, name, def, want string }{
+		{"${IDPBENCH_IMAGE_HYDRA:-oryd/hydra:v2.3.0}", "IDPBENCH_IMAGE_HYDRA", "oryd/hydra:v2.3.0", "oryd/hydra:v2.3.0"},
+		{"oryd/hydra:v2.3.0", "", "", "oryd/hydra:v2.3.0"},
+		{"${IDPBENCH_IMAGE_HYDRA}", "", "", "${IDPBENCH_IMAGE_HYDRA}"},         // no default
+		{"${OTHER:-oryd/hydra:v2.3.0}", "", "", "${OTHER:-oryd/hydra:v2.3.0}"}, // not ours
+		{"ghcr.io/z/z:${V:-latest}", "", "", "ghcr.io/z/z:${V:-latest}"},       // part of a ref
+		{"${IDPBENCH_IMAGE_X:-a:${V}}", "", "", "${IDPBENCH_IMAGE_X:-a:${V}}"}, // nested
+	} {
+		s := Service{Image: tc.image}
+		name, def, ok := s.ImageVar()
+		if name != tc.name || def != tc.def || ok != (tc.name != "") || s.DefaultImage() != tc.want {
+			t.Errorf("%q: ImageVar %q %q %v, DefaultImage %q; want %q %q, %q", tc.image, name, def, ok, s.DefaultImage(), tc.name, tc.def, tc.want)
+		}
+	}
+}

@@ -171,8 +171,7 @@ func (s *State) PGPort() string {
 // answers its own.
 func (s *State) SampleArgs() []string {
 	if s.Compose() {
-		dsn := fmt.Sprintf("postgres://%s@127.0.0.1:%s/%s?sslmode=disable", PGUser, s.Get("COMPOSE_PG_PORT"), s.Get("COMPOSE_DB"))
-		return []string{"--docker", "idpbench-*", "--postgres", dsn, "--pg-reset"}
+		return []string{"--docker", "idpbench-*", "--postgres", s.PGDSN(s.Get("COMPOSE_DB")), "--pg-reset"}
 	}
 	args := []string{"--pidfile", s.Path("pids", s.Product+".pid"), "--name", s.Product}
 	if s.env["PG_PRIVATE_DIR"] == "" && s.env["PG_SHARED_DIR"] == "" {
@@ -207,7 +206,13 @@ func (s *State) WithCluster(ctx context.Context, f func(ctx context.Context, con
 // PGDSN returns the DSN of database db on the product's cluster (pg_dsn's;
 // no password: trust authentication on loopback).
 func (s *State) PGDSN(db string) string {
-	return fmt.Sprintf("postgres://%s@127.0.0.1:%s/%s?sslmode=disable", PGUser, s.PGPort(), db)
+	port := ""
+	if s.Compose() {
+		port = s.Get("COMPOSE_PG_PORT") // the compose PostgreSQL's port, published on 127.0.0.1
+	} else {
+		port = s.PGPort()
+	}
+	return fmt.Sprintf("postgres://%s@127.0.0.1:%s/%s?sslmode=disable", PGUser, port, db)
 }
 
 // Summary decodes STATE/PRODUCT-setup.json, what "provision PRODUCT"

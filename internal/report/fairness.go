@@ -70,8 +70,22 @@ func (m *md) productFairness(p Product) {
 	if len(mt.Database) > 0 {
 		m.printf("- Database: %s\n", kvText(mt.Database))
 	}
+	if len(mt.Images) > 0 { // compose mode only
+		m.list("Images the containers ran (the image ID is the sha256 of the image's configuration)",
+			len(mt.Images), func(i int) string { return imageText(mt.Images[i]) })
+	}
 	m.list("Notes", len(mt.Notes), func(i int) string { return mt.Notes[i] })
 	m.printf("\n")
+}
+
+// imageText is one container's image: its service, the image and its ID,
+// and whether it is the official image or a local equivalent (of which).
+func imageText(im schema.Image) string {
+	origin := "official"
+	if im.Origin == schema.ImageLocal {
+		origin = "local equivalent of " + im.StandsFor + ", built here (the official image could not be pulled)"
+	}
+	return fmt.Sprintf("%s: %s (%s), %s", im.Service, im.Ref, im.ID, origin)
 }
 
 // placement states where the run put the load generator and the product

@@ -105,6 +105,34 @@ type Meta struct {
 	// Rounds is how the run repeated the product's ladders; nil in a meta
 	// from before it was recorded (each product's rounds back to back).
 	Rounds *Rounds `json:"rounds,omitempty"`
+	// Images are the images the containers of a compose-mode run ran, one a
+	// container; none in native mode.
+	Images []Image `json:"images,omitempty"`
+}
+
+// Image origins (Image.Origin).
+const (
+	// ImageOfficial: the image the compose file pins (or one its Dockerfile
+	// built from the official image).
+	ImageOfficial = "official"
+	// ImageLocal: a local equivalent built here when the official image
+	// could not be pulled (scripts/lib/images.sh); StandsFor names the
+	// official image.
+	ImageLocal = "local"
+)
+
+// Image is the image one container of a compose-mode run ran.
+type Image struct {
+	Service   string `json:"service"`   // the compose service
+	Container string `json:"container"` // its container name
+	Ref       string `json:"ref"`       // the image as the container was created from it (repo:tag)
+	// ID is the image's ID, the sha256 digest of its configuration: the
+	// same image has the same ID on every engine (docker save, load).
+	ID     string `json:"id"`
+	Origin string `json:"origin"` // ImageOfficial | ImageLocal
+	// StandsFor is, for a local equivalent, the official image it stands
+	// in for, as its org.idpbench.local label says.
+	StandsFor string `json:"stands_for,omitempty"`
 }
 
 // Round orders (Rounds.Order).

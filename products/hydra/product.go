@@ -78,12 +78,9 @@ func hydraTable(st *product.State) product.Table {
 
 // hydraReadback: the version (admin /version), the client secret's hashing
 // and the access tokens' lifespan (its database), the token format and the
-// connections it holds. Compose mode reads nothing: its database is inside
-// the compose network.
+// connections it holds. In compose mode the database is the compose
+// PostgreSQL's port on 127.0.0.1 (its password in secrets/pgpass, PGPASSFILE).
 func hydraReadback(st *product.State) []string {
-	if st.Compose() {
-		return nil
-	}
 	return []string{"--admin-url", st.Get("ADMIN_URL"), "--postgres", st.PGDSN("hydra"), "--client-id", hydraClient,
 		"--client-secret-file", st.Secret(hydraClient), "--token-url", st.Get("ISSUER") + "oauth2/token"}
 }

@@ -100,12 +100,10 @@ func keycloakTable(st *product.State) product.Table {
 // keycloakReadback: Keycloak's version, its users' password hashing and the
 // realm's token and session settings from its database; the JVM, its heap
 // and the Agroal pool from the management /metrics; the token lifespan and
-// format from a client_credentials grant. Compose mode reads nothing: the
-// database is inside the compose network.
+// format from a client_credentials grant. In compose mode the database is
+// the compose PostgreSQL's port on 127.0.0.1 (its password in
+// secrets/pgpass, PGPASSFILE).
 func keycloakReadback(st *product.State) []string {
-	if st.Compose() {
-		return nil
-	}
 	return []string{"--postgres", st.PGDSN(keycloakDB), "--realm", keycloakRealm,
 		"--metrics", "http://127.0.0.1:" + st.Get("MGMT_PORT") + "/metrics",
 		"--token-url", st.Get("ISSUER") + "/protocol/openid-connect/token", "--client-id", keycloakClient,
@@ -191,7 +189,7 @@ func keycloakPart(in product.Inputs) schema.Meta {
 // native settings that kc.sh outside a container needs (and their
 // deviations).
 func keycloakCompose(m *schema.Meta) {
-	m.Settings["jdk"] = "the image's (quay.io/keycloak/keycloak; JDK 21 in 26.7)"
+	m.Settings["jdk"] = "the image's: JDK 21 in the official quay.io/keycloak/keycloak 26.7, native mode's in its local equivalent (idpbench/keycloak:VERSION-local, scripts/lib/images.sh); the JVM fact, read back, names the one that ran"
 	m.Settings["heap"] = "container default: -XX:MaxRAMPercentage=70 -XX:InitialRAMPercentage=50 of the 2G memory limit (about 1434 MiB max)"
 	m.Settings["start"] = "start --optimized in the optimized image (products/keycloak/Dockerfile)"
 	m.Settings["cache"] = "ispn (production default), bound inside the container network"

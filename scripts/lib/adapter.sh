@@ -244,6 +244,8 @@ adapter_readback() {
 	declare -F product_readback >/dev/null || return 0
 	mapfile -t args < <(product_readback "$state")
 	((${#args[@]} > 0)) || return 0
+	# Compose mode's database wants its password: the run's pgpass.
+	! compose_mode "$state" || export PGPASSFILE="$state/secrets/pgpass"
 	"$(tool readback)" --product "$PRODUCT" --want-version "$PRODUCT_VERSION" "${args[@]}" -o "$state/facts.json" ||
 		die "reading back the configuration in force failed (see above)"
 }
@@ -255,6 +257,7 @@ adapter_meta() {
 	local more=() txt
 	if declare -F product_meta >/dev/null; then txt="$(product_meta "$1")"; fi
 	[[ -z "${txt:-}" ]] || mapfile -t more <<<"$txt"
+	! compose_mode "$1" || export PGPASSFILE="$1/secrets/pgpass"
 	"$(tool provision)" meta --product "$PRODUCT" --product-version "$PRODUCT_VERSION" --state "$1" "${more[@]}"
 }
 

@@ -50,8 +50,10 @@ dockerd_host() { printf 'unix://%s/docker.sock\n' "$1"; }
 # vfs, saying so. Dies when the engine does not start, the end of its log in
 # the message (and IDPBENCH_REASON_FILE): the reason a caller gives for
 # compose mode being N/A. Either way the caller's cleanup ends it with
-# dockerd_down STATE. Containers are meant for --network host: no bridge, no
-# iptables rules, no masquerading.
+# dockerd_down STATE. No default bridge, no iptables rules, no masquerading:
+# a container on --network host, or on a user-defined bridge (compose's
+# project network, which dockerd still creates; services find each other by
+# name) with its ports published on 127.0.0.1 through docker-proxy.
 dockerd_up() {
 	local state="$1" timeout="${2:-60}" driver
 	dockerd_install
