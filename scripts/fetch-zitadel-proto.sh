@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fetch-zitadel-proto.sh: print the directory of Zitadel's API definitions
-# (@zitadel/proto, pinned in scripts/lib/zitadel-proto.sh), fetched with npm
+# (@zitadel/proto, pinned in products/zitadel/proto.sh), fetched with npm
 # into the project's cache on first use.
 #
 #   scripts/fetch-zitadel-proto.sh [--help]
@@ -13,8 +13,8 @@ set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# shellcheck source=SCRIPTDIR/lib/zitadel-proto.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib/zitadel-proto.sh"
+# shellcheck source=SCRIPTDIR/../products/zitadel/proto.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../products/zitadel/proto.sh"
 
 case "${1:-}" in
 -h | --help)

@@ -37,8 +37,8 @@ set -o errexit -o nounset -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 # shellcheck source=SCRIPTDIR/lib/postgres.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/postgres.sh"
-# shellcheck source=SCRIPTDIR/lib/zitadel-proto.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib/zitadel-proto.sh"
+# shellcheck source=SCRIPTDIR/../products/zitadel/proto.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../products/zitadel/proto.sh"
 # shellcheck source=SCRIPTDIR/lib/dockerd.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/dockerd.sh"
 export IDPBENCH_LOG_TAG=test

@@ -41,7 +41,7 @@ import (
 )
 
 // EnvDir names the environment variable that holds the unpacked package's
-// directory (the one with package.json); scripts/lib/zitadel-proto.sh
+// directory (the one with package.json); products/zitadel/proto.sh
 // fetches it.
 const EnvDir = "IDPBENCH_ZITADEL_PROTO"
 

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
-# zitadel-proto.sh: Zitadel's API definitions, the npm package @zitadel/proto,
+# proto.sh: Zitadel's API definitions, the npm package @zitadel/proto,
 # fetched once into the project's cache for the definition check
-# (products/zitadel/zitadeldefs). Source it after common.sh; it defines
+# (products/zitadel/zitadeldefs). Source it after scripts/lib/common.sh; it defines
 # functions and variables only and runs nothing.
 
 ZITADEL_PROTO_VERSION=1.3.1 # must equal zitadeldefs.Version
