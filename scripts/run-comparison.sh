@@ -58,5 +58,5 @@ if ! docker_engine; then
 	dockerd_up "$ENGINE"
 fi
 compose_cli_install
-images_prepare hydra keycloak
+images_prepare # every product with a local image recipe (products/*/local)
 "$(tool run)" "$@"

@@ -119,8 +119,8 @@ the tools and runs this):
   go vet ./...    in every module: the root and each directory with a go.mod
                   of its own (products/refop/server, deploy/kubernetes; testdata and
                   directories starting with . or _ left out, as go does)
-  bash -n         scripts/*.sh scripts/lib/*.sh products/*/adapter, one at a
-                  time
+  bash -n         scripts/*.sh scripts/lib/*.sh products/*/adapter
+                  products/*/*.sh products/*/local/*.sh, one at a time
   shellcheck -x   the same files at its default severity (style and up),
                   following every source; its report goes to stderr
 

@@ -18,7 +18,8 @@
 # (the last is what products/keycloak/Dockerfile builds from the one before).
 # Every local image starts from idpbench/debian:bookworm-local: Debian
 # bookworm made by mmdebstrap --variant=minbase from Debian's packages, then
-# `docker import`; its recipes are deploy/compose/local/NAME/Dockerfile,
+# `docker import`; its recipes are deploy/compose/local/postgres (the shared
+# PostgreSQL's) and each product's products/NAME/local/ (Dockerfile, image.sh),
 # built with the classic builder (the docker CLI here has no buildx) on the
 # host's network (apt inside the build). Each carries the labels
 # org.idpbench.local (what it stands in for) and org.idpbench.key (the
@@ -94,19 +95,20 @@ images_base() {
 	log "images: built $IMAGES_BASE in $((SECONDS - t0)) s"
 }
 
-# images_build NAME TAG OFFICIAL CONTEXT KEYTEXT [BUILD-ARG]... builds (or
-# loads) TAG from deploy/compose/local/NAME/Dockerfile on the base, the
-# context CONTEXT, KEYTEXT the inputs that are not files of the recipe.
+# images_build RECIPE TAG OFFICIAL CONTEXT KEYTEXT [BUILD-ARG]... builds (or
+# loads) TAG from the folder RECIPE's Dockerfile on the base, the context
+# CONTEXT, KEYTEXT the inputs that are not files of the recipe (every file
+# of RECIPE is: its Dockerfile, a product's image.sh).
 images_build() {
-	local name="$1" tag="$2" official="$3" ctx="$4" keytext="$5" key t0=$SECONDS a args=()
+	local recipe="$1" tag="$2" official="$3" ctx="$4" keytext="$5" key t0=$SECONDS a args=()
 	shift 5
 	# The recipe: its folder's files and this script, which fills the context.
 	key="$(images_key "$(docker image inspect --format '{{.Id}}' "$IMAGES_BASE")" "$keytext" "$@" \
-		"$(cd "$IMAGES_DIR/$name" && sha256sum -- *)" "$(sha256sum <"${BASH_SOURCE[0]}")")"
+		"$(cd "$recipe" && sha256sum -- *)" "$(sha256sum <"${BASH_SOURCE[0]}")")"
 	if images_cached "$tag" "$key"; then return 0; fi
 	for a in "$@"; do args+=(--build-arg "$a"); done
 	log "images: building $tag (the local equivalent of $official)"
-	DOCKER_BUILDKIT=0 docker build -q --network host -f "$IMAGES_DIR/$name/Dockerfile" \
+	DOCKER_BUILDKIT=0 docker build -q --network host -f "$recipe/Dockerfile" \
 		--build-arg "BASE=$IMAGES_BASE" "${args[@]}" --label "org.idpbench.local=$official" \
 		--label "org.idpbench.key=$key" -t "$tag" "$ctx" >"$ctx/../build.log" 2>&1 ||
 		die "images: building $tag failed: $(tail -n 5 "$ctx/../build.log" | tr '\n' ' ')"
@@ -122,56 +124,36 @@ images_postgres() {
 	tmp="$(mktemp -d "$IMAGES_TMP/postgres.XXXXXX")"
 	mkdir "$tmp/ctx"
 	cp "$IMAGES_DIR/postgres/docker-entrypoint.sh" "$tmp/ctx/"
-	images_build postgres "idpbench/postgres:${v%%-*}-local" "$1" "$tmp/ctx" "postgresql-15 $v" "PG_VERSION=$v"
+	images_build "$IMAGES_DIR/postgres" "idpbench/postgres:${v%%-*}-local" "$1" "$tmp/ctx" "postgresql-15 $v" "PG_VERSION=$v"
 	rm -rf "$tmp"
 	export IDPBENCH_IMAGE_POSTGRES="idpbench/postgres:${v%%-*}-local"
 }
 
-# images_hydra: native mode's Hydra build (installed when missing).
-images_hydra() {
-	local v bin tmp
-	v="$("$IDPBENCH_ROOT/products/hydra/adapter" version)"
-	bin="$IDPBENCH_CACHE/bin/hydra-$v"
-	[[ -x "$bin" ]] || IDPBENCH_MODE=native "$IDPBENCH_ROOT/products/hydra/adapter" install
-	tmp="$(mktemp -d "$IMAGES_TMP/hydra.XXXXXX")"
-	mkdir "$tmp/ctx"
-	cp "$bin" "$tmp/ctx/hydra"
-	images_build hydra "idpbench/hydra:$v-local" "$1" "$tmp/ctx" "hydra $(sha256sum <"$bin" | cut -c1-64)"
-	rm -rf "$tmp"
-	export IDPBENCH_IMAGE_HYDRA="idpbench/hydra:$v-local"
+# images_products prints the products with a local image recipe
+# (products/NAME/local/image.sh), one a line.
+images_products() {
+	local f
+	for f in "$IDPBENCH_ROOT"/products/*/local/image.sh; do
+		[[ -f "$f" ]] && basename "$(dirname "$(dirname "$f")")"
+	done
+	return 0
 }
 
-# images_keycloak: native mode's distribution (from Maven Central, fetched by
-# the native install when missing) and JDK, unpacked, not built.
-images_keycloak() {
-	local v tarball txt jdk tmp
-	v="$("$IDPBENCH_ROOT/products/keycloak/adapter" version)"
-	tarball="$IDPBENCH_CACHE/keycloak/keycloak-quarkus-dist-$v.tar.gz"
-	[[ -s "$tarball" ]] || IDPBENCH_MODE=native "$IDPBENCH_ROOT/products/keycloak/adapter" install
-	txt="$("$(tool provision)" jdk --product keycloak)" || die "images: no JDK for Keycloak (provision jdk, above)"
-	mapfile -t jdk <<<"$txt"
-	tmp="$(mktemp -d "$IMAGES_TMP/keycloak.XXXXXX")"
-	mkdir "$tmp/ctx"
-	tar -xzf "$tarball" -C "$tmp/ctx" && mv "$tmp/ctx/keycloak-$v" "$tmp/ctx/keycloak"
-	# Dereferenced: Debian's JDKs, Temurin's package too, link lib/security/cacerts
-	# to /etc/ssl/certs/java/cacerts, which the image has not (Keycloak then
-	# fails: "could not find the system truststore"); the image gets the file.
-	cp -r -L --preserve=mode,timestamps "${jdk[0]}" "$tmp/ctx/jdk"
-	images_build keycloak "idpbench/keycloak:$v-local" "$1" "$tmp/ctx" \
-		"keycloak $(sha256sum <"$tarball" | cut -c1-64)" "jdk ${jdk[1]} $(sha256sum <"${jdk[0]}/release" | cut -c1-64)" \
-		"JAVA_HOME=${jdk[0]}"
-	rm -rf "$tmp"
-	export IDPBENCH_IMAGE_KEYCLOAK_BASE="idpbench/keycloak:$v-local"
-	export IDPBENCH_IMAGE_KEYCLOAK="idpbench/keycloak:$v-local-optimized"
-}
-
-# images_prepare PRODUCT...: the images of the products' compose files (hydra,
-# keycloak; their PostgreSQL), official where the engine has or pulls them,
-# else local equivalents (the variables exported). Other products are left
-# to their compose install (Zitadel: a pull that fails makes it N/A).
+# images_prepare [PRODUCT...]: the images of the products' compose files
+# (default: every product with a recipe, images_products) and their
+# PostgreSQL's, official where the engine has or pulls them, else local
+# equivalents (the variables exported). A product's recipe is its folder's
+# local/: image.sh defines image_official (prints the official image its
+# compose file names) and image_local OFFICIAL (builds the equivalent with
+# images_build, exports its variables), beside its Dockerfile. Products
+# without one are left to their compose install (Zitadel: a pull that fails
+# makes it N/A).
 images_prepare() {
-	local p t0=$SECONDS kv
-	kv="$("$IDPBENCH_ROOT/products/keycloak/adapter" version)"
+	local p f official all t0=$SECONDS
+	if (($# == 0)); then
+		mapfile -t all < <(images_products)
+		set -- "${all[@]}"
+	fi
 	rm -rf "$IMAGES_TMP"
 	mkdir -p "$IMAGES_TMP"
 	if ! images_pullable postgres:15.18-bookworm; then
@@ -179,13 +161,12 @@ images_prepare() {
 		images_postgres postgres:15.18-bookworm
 	fi
 	for p in "$@"; do
-		case "$p" in
-		hydra) images_pullable "oryd/hydra:$("$IDPBENCH_ROOT/products/hydra/adapter" version)" ||
-			{ images_base && images_hydra "oryd/hydra:$("$IDPBENCH_ROOT/products/hydra/adapter" version)"; } ;;
-		keycloak) images_pullable "quay.io/keycloak/keycloak:$kv" ||
-			{ images_base && images_keycloak "quay.io/keycloak/keycloak:$kv"; } ;;
-		*) ;;
-		esac
+		f="$IDPBENCH_ROOT/products/$p/local/image.sh"
+		[[ -f "$f" ]] || continue
+		# shellcheck source=/dev/null # each product's, checked by devtest static
+		source "$f"
+		official="$(image_official)"
+		images_pullable "$official" || { images_base && image_local "$official"; }
 	done
 	log "images ready in $((SECONDS - t0)) s:$(env | grep '^IDPBENCH_IMAGE_' | sort | sed 's/^/ /' | tr '\n' ' ')"
 }

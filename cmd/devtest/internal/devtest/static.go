@@ -24,7 +24,7 @@ type Static struct {
 // ShellGlobs are the scripts bash -n and shellcheck read, relative to the
 // root, in this order.
 func ShellGlobs() []string {
-	return []string{"scripts/*.sh", "scripts/lib/*.sh", "products/*/adapter"}
+	return []string{"scripts/*.sh", "scripts/lib/*.sh", "products/*/adapter", "products/*/*.sh", "products/*/local/*.sh"}
 }
 
 // gofmtBatch is how many files one gofmt -l is given (as xargs splits).

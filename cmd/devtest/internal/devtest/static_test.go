@@ -83,8 +83,8 @@ func TestStaticClean(t *testing.T) {
 		"[step 1/5] gofmt -l on the 4 *.go files of the tree",
 		"[step 2/5] go vet ./... in the root",
 		"[step 3/5] go vet ./... in deploy/m",
-		"[step 4/5] bash -n on scripts/*.sh scripts/lib/*.sh products/*/adapter (3 files)",
-		"[step 5/5] shellcheck -x on scripts/*.sh scripts/lib/*.sh products/*/adapter (3 files)",
+		"[step 4/5] bash -n on scripts/*.sh scripts/lib/*.sh products/*/adapter products/*/*.sh products/*/local/*.sh (3 files)",
+		"[step 5/5] shellcheck -x on scripts/*.sh scripts/lib/*.sh products/*/adapter products/*/*.sh products/*/local/*.sh (3 files)",
 		"t: ok: shellcheck 0.9.0: nothing to report in the scripts\n",
 		"t: all 5 static checks passed\n",
 	} {
