@@ -9,13 +9,12 @@
 # it (within IMAGES_PULL_TIMEOUT_S), else builds the local equivalent and
 # exports the variable:
 #
-#   variable                      official                          local equivalent
-#   IDPBENCH_IMAGE_POSTGRES       postgres:15.18-bookworm           idpbench/postgres:<host's postgresql-15>-local
-#   IDPBENCH_IMAGE_HYDRA          oryd/hydra:v2.3.0                 idpbench/hydra:v2.3.0-local
-#   IDPBENCH_IMAGE_KEYCLOAK_BASE  quay.io/keycloak/keycloak:26.7.3  idpbench/keycloak:26.7.3-local
-#   IDPBENCH_IMAGE_KEYCLOAK       idpbench/keycloak:26.7.3-optimized idpbench/keycloak:26.7.3-local-optimized
+#   IDPBENCH_IMAGE_POSTGRES  postgres:15.18-bookworm, else idpbench/postgres:<host's postgresql-15>-local
 #
-# (the last is what products/keycloak/Dockerfile builds from the one before).
+# and each product's from its recipe, products/NAME/local/image.sh (Hydra's
+# IDPBENCH_IMAGE_HYDRA; Keycloak's IDPBENCH_IMAGE_KEYCLOAK_BASE and the
+# image its Dockerfile optimizes from it, IDPBENCH_IMAGE_KEYCLOAK), tagged
+# -local; deploy/compose/README.md lists them.
 # Every local image starts from idpbench/debian:bookworm-local: Debian
 # bookworm made by mmdebstrap --variant=minbase from Debian's packages, then
 # `docker import`; its recipes are deploy/compose/local/postgres (the shared
@@ -33,7 +32,7 @@ IMAGES_CACHE="$IDPBENCH_CACHE/images"
 IMAGES_MIRROR="${IDPBENCH_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 IMAGES_PULL_TIMEOUT_S="${IDPBENCH_PULL_TIMEOUT_S:-300}"
 IMAGES_BASE=idpbench/debian:bookworm-local
-# The builds' contexts (hundreds of MB for Keycloak's): removed by each build,
+# The builds' contexts (hundreds of MB for a JVM product's): removed by each build,
 # and all of them by the next images_prepare when a build died or was killed.
 IMAGES_TMP="$IMAGES_CACHE/tmp"
 
