@@ -180,8 +180,10 @@ func TestListening(t *testing.T) {
 		}
 	}
 	left, err := leftPorts(map[string]string{"SERVER_PORT": strconv.Itoa(server), "CLIENT_PORT": strconv.Itoa(client)})
-	if err != nil || len(left) != 1 || left[0] != fmt.Sprintf("port %d (SERVER_PORT)", server) {
-		t.Errorf("leftPorts = %q, %v; want only the listener's port", left, err)
+	// The listener is this test's own (after the grace): named by its pid.
+	want := fmt.Sprintf("port %d (SERVER_PORT), listened on by pid %d (", server, os.Getpid())
+	if err != nil || len(left) != 1 || !strings.HasPrefix(left[0], want) {
+		t.Errorf("leftPorts = %q, %v; want only the listener's port, %q...", left, err, want)
 	}
 	if _, err := Listening(t.TempDir(), server); err == nil || !strings.Contains(err.Error(), "reading the listening sockets") {
 		t.Errorf("Listening on a directory without net/tcp: %v, want the read's error", err)
@@ -269,5 +271,27 @@ func TestHealth(t *testing.T) {
 				t.Errorf("Health = %q, want %q", why, want)
 			}
 		})
+	}
+}
+
+// TestLeftPortsGrace: a listener that closes within the grace after the
+// down is not left (an exiting process closing its sockets); one that stays
+// is, after the grace.
+func TestLeftPortsGrace(t *testing.T) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	closed := make(chan struct{})
+	go func() { time.Sleep(300 * time.Millisecond); l.Close(); close(closed) }()
+	start := time.Now()
+	left, err := leftPorts(map[string]string{"P_PORT": strconv.Itoa(port)})
+	<-closed
+	if err != nil || len(left) != 0 {
+		t.Errorf("leftPorts of a listener closed within the grace = %q, %v; want none", left, err)
+	}
+	if took := time.Since(start); took >= listenGrace {
+		t.Errorf("leftPorts waited %v for a listener that closed after 300 ms; want it to return once the port is free", took)
 	}
 }

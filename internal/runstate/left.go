@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -99,7 +100,13 @@ func leftRecorded(ctx context.Context, dir, name string) ([]string, error) {
 	return append(left, dbs...), err
 }
 
-// leftPorts: "port N (KEY)" for each port something still listens on, by key.
+// listenGrace is how long a port may still have its listener after the
+// product's down: a process that has exited can take a moment to close
+// its sockets. One that still listens after it is left.
+const listenGrace = 5 * time.Second
+
+// leftPorts: "port N (KEY)" for each port something still listens on, by
+// key, naming the processes that hold the listener where /proc shows them.
 func leftPorts(ports map[string]string) ([]string, error) {
 	keys := make([]string, 0, len(ports))
 	for k := range ports {
@@ -115,20 +122,38 @@ func leftPorts(ports map[string]string) ([]string, error) {
 		if err != nil || port <= 0 || port > 65535 {
 			return left, fmt.Errorf("state.env: %s=%q is not a port", k, ports[k])
 		}
-		if PortFree(port) {
-			continue
-		}
 		// Taken: left only when something listens on it (a connection
 		// that took the port after the product stopped is not the product's).
-		listening, err := Listening("/proc/self", port)
+		inodes, err := stillListening(port, listenGrace)
 		if err != nil {
 			return left, err
 		}
-		if listening {
-			left = append(left, fmt.Sprintf("port %d (%s)", port, k))
+		if len(inodes) > 0 {
+			line := fmt.Sprintf("port %d (%s)", port, k)
+			if h := holders("/proc", inodes); len(h) > 0 {
+				line += ", listened on by " + strings.Join(h, ", ")
+			}
+			left = append(left, line)
 		}
 	}
 	return left, nil
+}
+
+// stillListening: the inodes of port's listeners once grace has passed
+// with one there all along; none as soon as the port is free or only
+// connections hold it.
+func stillListening(port int, grace time.Duration) ([]uint64, error) {
+	deadline := time.Now().Add(grace)
+	for {
+		if PortFree(port) {
+			return nil, nil
+		}
+		inodes, err := listeners("/proc/self", port)
+		if err != nil || len(inodes) == 0 || !time.Now().Before(deadline) {
+			return inodes, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // leftDatabases: "database NAME" for each database of STATE/dbs that still

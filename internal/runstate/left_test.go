@@ -75,7 +75,7 @@ func TestLeft(t *testing.T) {
 	want := []string{
 		fmt.Sprintf("process %d (hydra)", proc.Process.Pid),
 		fmt.Sprintf("process group %d: %d", group.Process.Pid, group.Process.Pid),
-		fmt.Sprintf("port %d (HYDRA_PUBLIC_PORT)", bound),
+		fmt.Sprintf("port %d (HYDRA_PUBLIC_PORT), listened on by pid %d (%s)", bound, os.Getpid(), comm(t)),
 		"directory " + data,
 	}
 	if !slices.Equal(got, want) {
@@ -187,4 +187,13 @@ func writePid(t *testing.T, path string, pid int) {
 	if err := os.WriteFile(path, fmt.Appendf(nil, "%d\n", pid), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// comm is this process's name as /proc/self/comm says it.
+func comm(t *testing.T) string {
+	b, err := os.ReadFile("/proc/self/comm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
 }

@@ -47,6 +47,14 @@ func PortFree(port int) bool {
 // connection may take a stopped server's port as its own ephemeral port,
 // and keeps it in TIME_WAIT for a minute after it closes.
 func Listening(proc string, port int) (bool, error) {
+	inodes, err := listeners(proc, port)
+	return len(inodes) > 0, err
+}
+
+// listeners are the inodes of the sockets in state LISTEN on TCP port
+// port, IPv4 and IPv6, of proc's network namespace.
+func listeners(proc string, port int) ([]uint64, error) {
+	var inodes []uint64
 	for _, f := range []string{"tcp", "tcp6"} {
 		name := filepath.Join(proc, "net", f)
 		b, err := os.ReadFile(name)
@@ -54,19 +62,43 @@ func Listening(proc string, port int) (bool, error) {
 			continue // a kernel without IPv6
 		}
 		if err != nil {
-			return false, fmt.Errorf("reading the listening sockets: %w", err)
+			return nil, fmt.Errorf("reading the listening sockets: %w", err)
 		}
 		socks, err := sample.ParseNetTCP(bytes.NewReader(b), name)
 		if err != nil {
-			return false, err
+			return nil, err
 		}
 		for _, s := range socks {
 			if s.Listen && int(s.Addr.Port()) == port {
-				return true, nil
+				inodes = append(inodes, s.Inode)
 			}
 		}
 	}
-	return false, nil
+	return inodes, nil
+}
+
+// holders names the processes of the proc filesystem root procRoot
+// ("/proc") that hold one of the socket inodes: "pid N (comm)", sorted by
+// pid; none when no process's descriptors show them (another user's, or
+// gone).
+func holders(procRoot string, inodes []uint64) []string {
+	want := map[string]bool{}
+	for _, n := range inodes {
+		want["socket:["+strconv.FormatUint(n, 10)+"]"] = true
+	}
+	pids, _ := filepath.Glob(filepath.Join(procRoot, "[0-9]*"))
+	var out []string
+	for _, dir := range pids {
+		fds, _ := filepath.Glob(filepath.Join(dir, "fd", "*"))
+		for _, fd := range fds {
+			if link, err := os.Readlink(fd); err == nil && want[link] {
+				comm, _ := os.ReadFile(filepath.Join(dir, "comm"))
+				out = append(out, fmt.Sprintf("pid %s (%s)", filepath.Base(dir), strings.TrimSpace(string(comm))))
+				break
+			}
+		}
+	}
+	return out
 }
 
 // Prober asks a URL for its HTTP status, as curl -o /dev/null -w
