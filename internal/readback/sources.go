@@ -141,3 +141,24 @@ func GoModuleVersion(file, path string) (string, error) {
 func MiB(b float64) string {
 	return fmt.Sprintf("%.0f MiB (%.0f bytes)", b/(1<<20), b)
 }
+
+// JVMFacts reads what Micrometer's JVM binders expose in the scrape fams
+// (Keycloak's management /metrics, Spring Boot's actuator): the heap
+// maximum (jvm_memory_max_bytes{area="heap"}; G1 reports its young pools'
+// max as -1, undefined, so the pools with a defined max add up to -Xmx)
+// and, where the scrape has info (jvm_info, or jvm_info_total as
+// Keycloak's registry names it), the JVM. where names the endpoint in the
+// facts' sources.
+func (r *Reader) JVMFacts(fams map[string]*dto.MetricFamily, where, info string) error {
+	heap, err := Samples(fams, "jvm_memory_max_bytes", map[string]string{"area": "heap"})
+	if err != nil {
+		return err
+	}
+	r.Fact("JVM heap maximum", MiB(Sum(heap, func(v float64) bool { return v < 0 || math.IsNaN(v) })),
+		where+": jvm_memory_max_bytes{area=\"heap\"}, the pools with a defined max")
+	if s, err := Samples(fams, info, nil); err == nil {
+		l := s[0].Labels
+		r.Fact("JVM", strings.TrimSpace(l["vendor"]+" "+l["runtime"]+" "+l["version"]), where+": "+info)
+	}
+	return nil
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/idpbench/idpbench/internal/readback"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 
@@ -138,17 +137,8 @@ func readJVM(ctx context.Context, r *readback.Reader) error {
 	if err != nil {
 		return err
 	}
-	heap, err := readback.Samples(fams, "jvm_memory_max_bytes", map[string]string{"area": "heap"})
-	if err != nil {
+	if err := r.JVMFacts(fams, "management /metrics", "jvm_info_total"); err != nil {
 		return err
-	}
-	// G1 reports its young pools' max as -1 (undefined): the old
-	// generation's max is the heap's (-Xmx).
-	r.Fact("JVM heap maximum", readback.MiB(readback.Sum(heap, func(v float64) bool { return v < 0 || math.IsNaN(v) })),
-		"management /metrics: jvm_memory_max_bytes{area=\"heap\"}, the pools with a defined max")
-	if info, err := readback.Samples(fams, "jvm_info_total", nil); err == nil {
-		l := info[0].Labels
-		r.Fact("JVM", strings.TrimSpace(l["vendor"]+" "+l["runtime"]+" "+l["version"]), "management /metrics: jvm_info_total")
 	}
 	avail, err := readback.Samples(fams, "agroal_available_count", nil)
 	if err != nil {

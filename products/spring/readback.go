@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -268,15 +267,8 @@ func readJVM(ctx context.Context, r *readback.Reader) error {
 	if err != nil {
 		return err
 	}
-	heap, err := readback.Samples(fams, "jvm_memory_max_bytes", map[string]string{"area": "heap"})
-	if err != nil {
+	if err := r.JVMFacts(fams, "actuator /prometheus", "jvm_info"); err != nil {
 		return err
-	}
-	r.Fact("JVM heap maximum", readback.MiB(readback.Sum(heap, func(v float64) bool { return v < 0 || math.IsNaN(v) })),
-		"actuator /prometheus: jvm_memory_max_bytes{area=\"heap\"}, the pools with a defined max")
-	if info, err := readback.Samples(fams, "jvm_info", nil); err == nil {
-		l := info[0].Labels
-		r.Fact("JVM", strings.TrimSpace(l["vendor"]+" "+l["runtime"]+" "+l["version"]), "actuator /prometheus: jvm_info")
 	}
 	maxc, err := readback.Samples(fams, "hikaricp_connections_max", nil)
 	if err != nil {
