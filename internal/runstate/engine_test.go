@@ -1,7 +1,6 @@
 package runstate
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,22 +78,7 @@ func fake(t *testing.T, name, script, arg string) int {
 	t.Helper()
 	cmd := exec.Command("/bin/sh", "-c", script, "sh", arg)
 	cmd.Args[0] = name
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	_, err = bufio.NewReader(out).ReadString('\n')
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); <-done })
-	if err != nil {
-		t.Fatalf("%s never said it was ready: %v", name, err)
-	}
-	return cmd.Process.Pid
+	return startGroup(t, cmd, name).Process.Pid
 }
 
 // TestStopEngine: dockerd and containerd naming the engine's directory are

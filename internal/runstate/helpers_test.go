@@ -23,7 +23,14 @@ import (
 // group when the test ends.
 func group(t *testing.T, script string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command("sh", "-c", script)
+	return startGroup(t, exec.Command("sh", "-c", script), fmt.Sprintf("%q", script))
+}
+
+// startGroup starts cmd as the leader of its own process group, returns
+// once it printed its first line, and kills the group when the test ends;
+// what names it in the failure.
+func startGroup(t *testing.T, cmd *exec.Cmd, what string) *exec.Cmd {
+	t.Helper()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -37,7 +44,7 @@ func group(t *testing.T, script string) *exec.Cmd {
 	go func() { _ = cmd.Wait(); close(done) }() // reaps the leader: a stopped one is no zombie
 	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); <-done })
 	if err != nil {
-		t.Fatalf("%q never said it was ready: %v", script, err)
+		t.Fatalf("%s never said it was ready: %v", what, err)
 	}
 	return cmd
 }
