@@ -316,25 +316,30 @@ func TestProductSettingsMatchNative(t *testing.T) {
 // TestImageVariables: the images compose mode replaces with local
 // equivalents when the official ones cannot be pulled (scripts/lib/images.sh)
 // are variables with the official image as the default, and the names are
-// the ones images.sh exports.
+// the ones the recipes export: PostgreSQL's in scripts/lib/images.sh, a
+// product's in its products/NAME/local/image.sh.
 func TestImageVariables(t *testing.T) {
-	cases := []struct{ file, service, variable string }{
-		{filepath.Join(repoRoot, "deploy", "compose", "compose.postgres.yml"), "postgres", "IDPBENCH_IMAGE_POSTGRES"},
-		{composeFile(t, "hydra"), "postgres", "IDPBENCH_IMAGE_POSTGRES"},
-		{composeFile(t, "hydra"), "hydra", "IDPBENCH_IMAGE_HYDRA"},
-		{composeFile(t, "hydra"), "hydra-migrate", "IDPBENCH_IMAGE_HYDRA"},
-		{composeFile(t, "keycloak"), "postgres", "IDPBENCH_IMAGE_POSTGRES"},
-		{composeFile(t, "keycloak"), "keycloak", "IDPBENCH_IMAGE_KEYCLOAK"},
+	shared := filepath.Join("scripts", "lib", "images.sh")
+	recipe := func(product string) string { return filepath.Join("products", product, "local", "image.sh") }
+	cases := []struct{ file, service, variable, exporter string }{
+		{filepath.Join(repoRoot, "deploy", "compose", "compose.postgres.yml"), "postgres", "IDPBENCH_IMAGE_POSTGRES", shared},
+		{composeFile(t, "hydra"), "postgres", "IDPBENCH_IMAGE_POSTGRES", shared},
+		{composeFile(t, "hydra"), "hydra", "IDPBENCH_IMAGE_HYDRA", recipe("hydra")},
+		{composeFile(t, "hydra"), "hydra-migrate", "IDPBENCH_IMAGE_HYDRA", recipe("hydra")},
+		{composeFile(t, "keycloak"), "postgres", "IDPBENCH_IMAGE_POSTGRES", shared},
+		{composeFile(t, "keycloak"), "keycloak", "IDPBENCH_IMAGE_KEYCLOAK", recipe("keycloak")},
 	}
-	images := readText(t, filepath.Join(repoRoot, "scripts", "lib", "images.sh"))
 	for _, tc := range cases {
 		s := mustService(t, mustLoad(t, tc.file), tc.service)
 		if name, _, ok := s.ImageVar(); !ok || name != tc.variable {
 			t.Errorf("%s: service %q: image %q, want ${%s:-OFFICIAL}", tc.file, tc.service, s.Image, tc.variable)
 		}
-		if !strings.Contains(images, "export "+tc.variable+"=") {
-			t.Errorf("scripts/lib/images.sh exports no %s", tc.variable)
+		if !strings.Contains(readText(t, filepath.Join(repoRoot, tc.exporter)), "export "+tc.variable+"=") {
+			t.Errorf("%s exports no %s", tc.exporter, tc.variable)
 		}
+	}
+	if !strings.Contains(readText(t, filepath.Join(repoRoot, recipe("keycloak"))), "export IDPBENCH_IMAGE_KEYCLOAK_BASE=") {
+		t.Errorf("%s exports no IDPBENCH_IMAGE_KEYCLOAK_BASE", recipe("keycloak"))
 	}
 	// The optimized Keycloak image is built from the variable base.
 	build, _ := mustService(t, mustLoad(t, composeFile(t, "keycloak")), "keycloak").Build.(map[string]any)
