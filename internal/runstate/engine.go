@@ -309,7 +309,10 @@ func unmountUnder(dir string, say func(string)) error {
 // removeCgroups removes HIERARCHY/docker/ID of every container ID of the
 // engine in dir (dir/data/containers/ID), in every cgroup hierarchy, when
 // it is still there: a container whose shim was killed leaves it. The
-// parent "docker" is every engine's on the machine: it stays.
+// parent "docker" is every engine's on the machine: it stays. A cgroup
+// whose killed process the kernel has not released yet is busy for a
+// moment (seen in CI right after killShims): a busy one is tried again for
+// cgroupGrace, and one still busy then is an error naming its processes.
 func removeCgroups(dir string, say func(string)) error {
 	ids, err := os.ReadDir(filepath.Join(dir, "data", "containers"))
 	if err != nil || len(ids) == 0 {
@@ -319,27 +322,50 @@ func removeCgroups(dir string, say func(string)) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
-	n := 0
+	var cgroups []string
 	for _, m := range all {
 		if m.fstype != "cgroup" && m.fstype != "cgroup2" {
 			continue
 		}
 		for _, id := range ids {
 			cg := filepath.Join(m.point, "docker", id.Name())
-			switch err := syscall.Rmdir(cg); {
-			case err == nil:
-				n++
-			case !errors.Is(err, fs.ErrNotExist):
-				errs = append(errs, fmt.Errorf("removing the cgroup %s: %w", cg, err))
+			if _, err := os.Stat(cg); err == nil {
+				cgroups = append(cgroups, cg)
 			}
 		}
+	}
+	n := 0
+	busy := map[string]error{}
+	try := func() bool {
+		for _, cg := range cgroups {
+			switch err := syscall.Rmdir(cg); {
+			case err == nil || errors.Is(err, fs.ErrNotExist):
+				n++
+				delete(busy, cg)
+			default:
+				busy[cg] = err
+			}
+		}
+		cgroups = slices.DeleteFunc(cgroups, func(cg string) bool { _, ok := busy[cg]; return !ok })
+		return len(cgroups) == 0
+	}
+	if !try() {
+		waitFor(cgroupGrace, 100*time.Millisecond, try)
 	}
 	if n > 0 {
 		say(fmt.Sprintf("removed %d cgroup(s) of the engine %s's containers", n, dir))
 	}
+	var errs []error
+	for _, cg := range cgroups {
+		procs, _ := os.ReadFile(filepath.Join(cg, "cgroup.procs"))
+		errs = append(errs, fmt.Errorf("removing the cgroup %s (processes in it: %q) after %s: %w",
+			cg, strings.Join(strings.Fields(string(procs)), " "), cgroupGrace, busy[cg]))
+	}
 	return errors.Join(errs...)
 }
+
+// cgroupGrace is how long removeCgroups tries a busy cgroup again.
+var cgroupGrace = 5 * time.Second
 
 // realPath is path with its symlinks resolved, as /proc shows it (path
 // itself when it cannot be resolved).
