@@ -29,7 +29,8 @@ Starts COMMAND in its own process group (stdout and stderr to --log, else
 (connection refused and other statuses mean "not yet"), and writes one JSON
 record "idpbench.coldstart/v1": seconds_to_ready (from just before exec to
 the first ready response, resolution --poll), peak_rss_bytes (the process
-tree and process group, sampled every --poll) and the command.
+tree and process group, sampled every --poll; with --containers the
+containers' memory instead, peak_measured_as "cgroup") and the command.
 Then the product is left running (exit 0; --pidfile holds its pid, and on a
 second line its start time in clock ticks since boot and the boot id, so a
 later process given the same pid is never taken for it) or, with --stop,
@@ -50,6 +51,9 @@ Example (mode B cold start of Hydra, left running for the sampler and the ladder
   coldstart --ready http://127.0.0.1:4444/health/ready --mode B --product hydra \
     --product-version v2.3.0 --log hydra.log --pidfile hydra.pid -o coldstart-B.json \
     -- hydra serve all --dev -c hydra.yml
+  # compose mode: the peak of the product's containers, not of the compose client
+  coldstart --ready http://127.0.0.1:4444/health/ready --mode A --containers 'idpbench-hydra,idpbench-hydra-migrate' \
+    -o coldstart-A.json -- docker compose -f products/hydra/compose.yml up --no-build
   sampler --pidfile hydra.pid --name hydra \
     --postgres 'postgres://idpbench@127.0.0.1:5432/hydra?sslmode=disable' \
     --every 1s -o samples.jsonl &
@@ -77,6 +81,7 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.BoolVar(&c.Stop, "stop", false, "stop the product once ready (default: leave it running)")
 	fs.DurationVar(&c.StopGrace, "stop-grace", 10*time.Second, "when stopping: time between SIGTERM and SIGKILL to the process group")
 	fs.StringVar(&c.Log, "log", "", "`FILE` for the product's stdout and stderr, mode 0600 (default: /dev/null)")
+	fs.StringSliceVar(&c.Containers, "containers", nil, "the product runs in containers whose names match `GLOB` (comma-separated or repeated; compose mode): the peak is their memory (usage minus inactive page cache, summed; peak_measured_as \"cgroup\"), not the command's process tree")
 	fs.StringVarP(&c.Output, "output", "o", "-", "result JSON `FILE` (\"-\" = stdout)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	return fs

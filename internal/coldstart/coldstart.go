@@ -2,6 +2,7 @@ package coldstart
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 	"time"
 
@@ -88,6 +90,9 @@ func run(ctx context.Context, cfg *Config, rec *schema.Coldstart, stderr io.Writ
 	}
 	res := p.waitReady(ctx, cfg)
 	rec.PeakRSSBytes = res.peakRSS
+	if len(cfg.Containers) > 0 {
+		rec.PeakMeasuredAs, rec.PeakSources = schema.PeakCgroup, res.sources
+	}
 	if res.err != nil {
 		return p.failed(cfg, rec, res.err, stderr)
 	}
@@ -95,8 +100,8 @@ func run(ctx context.Context, cfg *Config, rec *schema.Coldstart, stderr io.Writ
 	if cfg.Stop {
 		return p.stopped(cfg, stderr)
 	}
-	fmt.Fprintf(stderr, "coldstart: %s ready in %.2f s (peak RSS %.1f MiB); left running as pid %d (process group %d)\n",
-		name(cfg), res.seconds, float64(res.peakRSS)/(1<<20), p.pid(), p.pid())
+	fmt.Fprintf(stderr, "coldstart: %s ready in %.2f s (peak %s %.1f MiB); left running as pid %d (process group %d)\n",
+		name(cfg), res.seconds, cmp.Or(rec.PeakMeasuredAs, "RSS"), float64(res.peakRSS)/(1<<20), p.pid(), p.pid())
 	return nil
 }
 
@@ -306,9 +311,10 @@ func logTail(path string, n, limit int) string {
 
 // readyResult is how waiting for readiness ended.
 type readyResult struct {
-	seconds float64 // start to the first ready response
-	peakRSS int64   // bytes
-	err     error   // nil when ready
+	seconds float64  // start to the first ready response
+	peakRSS int64    // bytes: the process tree's RSS, or the containers' memory
+	sources []string // the containers measured ("container:NAME"), with Containers
+	err     error    // nil when ready
 }
 
 // waitReady polls the URL and samples the tree's RSS every cfg.Poll until
@@ -316,16 +322,16 @@ type readyResult struct {
 func (p *product) waitReady(ctx context.Context, cfg *Config) readyResult {
 	var res readyResult
 	probe := newProber(cfg)
-	rss := newRSSWatcher(cfg.ProcRoot, p.pid())
+	peak := newPeakWatcher(cfg, p.pid())
 	deadline := p.start.Add(cfg.Timeout)
 	ticker := time.NewTicker(cfg.Poll)
 	defer ticker.Stop()
 	for {
-		res.peakRSS = max(res.peakRSS, rss.sample())
+		peak.sample(ctx, &res)
 		status, err := probe.get(ctx, time.Until(deadline))
 		if err == nil && status == cfg.ReadyStatus {
 			res.seconds = time.Since(p.start).Seconds()
-			res.peakRSS = max(res.peakRSS, rss.sample())
+			peak.sample(ctx, &res)
 			return res
 		}
 		if res.err = p.check(ctx, deadline, cfg, describe(status, err)); res.err != nil {
@@ -380,6 +386,47 @@ func newProber(cfg *Config) *prober {
 // get returns the status of one GET, bounded by 5 s and by remaining.
 func (pr *prober) get(ctx context.Context, remaining time.Duration) (int, error) {
 	return httpprobe.Status(ctx, pr.client, pr.url, min(5*time.Second, max(remaining, time.Millisecond)))
+}
+
+// peakWatcher samples what the peak is taken of: the process tree's RSS,
+// or with cfg.Containers the containers' memory.
+type peakWatcher struct {
+	rss        *rssWatcher
+	containers func(context.Context) (int64, []string, error)
+	seen       map[string]bool
+}
+
+func newPeakWatcher(cfg *Config, pid int) *peakWatcher {
+	if len(cfg.Containers) == 0 {
+		return &peakWatcher{rss: newRSSWatcher(cfg.ProcRoot, pid)}
+	}
+	mem := cfg.containerMemory
+	if mem == nil {
+		mem = sample.NewContainers(cfg.Containers).Memory
+	}
+	return &peakWatcher{containers: mem, seen: map[string]bool{}}
+}
+
+// sample raises res's peak to the present figure; with containers it adds
+// the ones measured to res.sources (a container that cannot be listed or
+// read yet is not there yet).
+func (w *peakWatcher) sample(ctx context.Context, res *readyResult) {
+	if w.rss != nil {
+		res.peakRSS = max(res.peakRSS, w.rss.sample())
+		return
+	}
+	mem, sources, err := w.containers(ctx)
+	if err != nil {
+		return
+	}
+	res.peakRSS = max(res.peakRSS, mem)
+	for _, s := range sources {
+		if !w.seen[s] {
+			w.seen[s] = true
+			res.sources = append(res.sources, s)
+		}
+	}
+	slices.Sort(res.sources)
 }
 
 // rssWatcher sums the RSS of the product's tree and process group.

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,6 +69,43 @@ func TestReadyThenStop(t *testing.T) {
 	}
 	if _, err := os.Stat(pidfile); !os.IsNotExist(err) {
 		t.Errorf("pidfile left after --stop: %v", err)
+	}
+}
+
+// TestPeakOfContainers: with Containers the peak is the containers' memory
+// (compose mode), its greatest sum over the polls, with every container
+// measured named; the command's process tree (16 MiB of ballast here, the
+// compose client there) is not what is measured.
+func TestPeakOfContainers(t *testing.T) {
+	var mu sync.Mutex
+	calls := 0
+	figures := []struct {
+		mem     int64
+		sources []string
+	}{{0, nil}, {3 << 20, []string{"container:p-db"}}, {7 << 20, []string{"container:p-db", "container:p"}}}
+	rec, err, _ := runHelper(t, context.Background(), "serve:"+freeAddr(t), func(c *Config) {
+		c.Stop, c.Containers = true, []string{"p", "p-*"}
+		c.containerMemory = func(context.Context) (int64, []string, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			calls++
+			if calls == 1 {
+				return 0, nil, errors.New("no engine yet")
+			}
+			f := figures[min(calls-2, len(figures)-1)]
+			return f.mem, f.sources, nil
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.PeakRSSBytes != 7<<20 || rec.PeakMeasuredAs != schema.PeakCgroup ||
+		!slices.Equal(rec.PeakSources, []string{"container:p", "container:p-db"}) {
+		t.Errorf("peak %d %q %v, want %d cgroup [container:p container:p-db]", rec.PeakRSSBytes, rec.PeakMeasuredAs, rec.PeakSources, 7<<20)
+	}
+	plain, err, _ := runHelper(t, context.Background(), "serve:"+freeAddr(t), func(c *Config) { c.Stop = true })
+	if err != nil || plain.PeakMeasuredAs != "" || plain.PeakSources != nil || plain.PeakRSSBytes < 16<<20 {
+		t.Errorf("without containers: %v, peak %d %q %v; want the tree's RSS (>= 16 MiB), nothing else", err, plain.PeakRSSBytes, plain.PeakMeasuredAs, plain.PeakSources)
 	}
 }
 
@@ -202,6 +241,9 @@ func TestValidate(t *testing.T) {
 		{"bad mode", func(c *Config) { c.Mode = "C" }, "--mode"},
 		{"no command", func(c *Config) { c.Command = nil }, "command"},
 		{"stdout pidfile", func(c *Config) { c.Pidfile = "-" }, "--pidfile"},
+		{"containers", func(c *Config) { c.Containers = []string{"idpbench-hydra", "idpbench-hydra-*"} }, ""},
+		{"bad container glob", func(c *Config) { c.Containers = []string{"idpbench-[hydra"} }, "--containers"},
+		{"empty container glob", func(c *Config) { c.Containers = []string{""} }, "--containers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

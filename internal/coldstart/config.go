@@ -9,7 +9,9 @@
 package coldstart
 
 import (
+	"context"
 	"net/url"
+	"path"
 	"time"
 
 	"github.com/idpbench/idpbench/internal/cli"
@@ -29,6 +31,13 @@ type Config struct {
 	Log            string        // the product's stdout and stderr; "" = /dev/null
 	Output         string        // result file, "-" = stdout
 	Command        []string      // argv of the product (no secrets: it is recorded)
+	// Containers: name globs of the product's containers (compose mode).
+	// With them the peak is their memory (the sampler's container figure,
+	// summed), not the command's process tree, which is only the compose
+	// client there.
+	Containers []string
+
+	containerMemory func(context.Context) (int64, []string, error) // nil = sample.Containers (tests fake it)
 
 	StopGrace time.Duration // SIGTERM to SIGKILL; 0 = 10s
 	ProcRoot  string        // proc mount; "" = /proc
@@ -54,8 +63,20 @@ func (c *Config) Validate() error {
 		return cli.Usagef("no command: give it after --, e.g. coldstart --ready URL -- hydra serve all")
 	case c.Pidfile == "-":
 		return cli.Usagef("--pidfile: want a file name, not \"-\"")
+	case c.badGlob() >= 0:
+		return cli.Usagef("--containers %q: want a container name glob", c.Containers[c.badGlob()])
 	case c.StopGrace < 0:
 		return cli.Usagef("stop grace must be >= 0, got %s", c.StopGrace)
 	}
 	return nil
+}
+
+// badGlob is the index of the first of Containers that is not a glob, or -1.
+func (c *Config) badGlob() int {
+	for i, g := range c.Containers {
+		if _, err := path.Match(g, ""); err != nil || g == "" {
+			return i
+		}
+	}
+	return -1
 }

@@ -28,7 +28,7 @@ func (c Compose) apply(m *schema.Meta) {
 	m.Images = c.Images
 	m.Notes = append(m.Notes,
 		"Compose mode ("+c.File+"): the product and its own PostgreSQL 15 in containers with memory limits ("+c.MemoryLimit+"); sampled as containers (sampler --docker idpbench-*).",
-		"Compose cold start: coldstart times the attached `docker compose up` to the ready URL; mode A first drops the database volume; the peak RSS it records is the compose client's, not the containers'.")
+		"Compose cold start: coldstart times the attached `docker compose up` to the ready URL; mode A first drops the database volume; its peak is the memory of the product's containers (all but the database's; usage minus inactive page cache, the figure docker stats shows), not the compose client's.")
 	var local []string
 	for _, im := range c.Images {
 		if im.Origin == schema.ImageLocal {

@@ -21,6 +21,11 @@ type Coldstart struct {
 	NA   string        // "" when SecondsToReady and PeakRSSBytes are meaningful
 }
 
+// peakOfContainers: the record's peak is of containers (compose mode).
+func (c Coldstart) peakOfContainers() bool {
+	return c.NA == "" && c.File.Coldstart != nil && c.File.Coldstart.PeakMeasuredAs == schema.PeakCgroup
+}
+
 // coldstartFor picks the product's latest record of a mode. A record whose
 // status is not complete has no meaningful time to ready.
 func coldstartFor(files []ColdstartFile, product, mode string) Coldstart {

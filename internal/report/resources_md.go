@@ -61,10 +61,17 @@ func (m *md) memoryColdJitter() {
 	}
 	m.runUsageTable()
 	m.printf("\n### Cold start\n\n")
-	m.printf("| Product | A: fresh database, s to ready | A: peak RSS MiB | B: restart, s to ready | B: peak RSS MiB |\n")
+	m.printf("| Product | A: fresh database, s to ready | A: peak MiB | B: restart, s to ready | B: peak MiB |\n")
 	m.printf("|---|--:|--:|--:|--:|\n")
+	cgroup := false
 	for _, c := range m.r.Cold {
 		m.printf("| %s | %s | %s |\n", c.Product, m.coldCells(c.A), m.coldCells(c.B))
+		cgroup = cgroup || c.A.peakOfContainers() || c.B.peakOfContainers()
+	}
+	m.printf("\nPeak: the RSS of the product's process tree from start to ready.\n")
+	if cgroup {
+		m.printf("\"(cgroup)\": in compose mode, the memory of the product's containers (every service's but\n" +
+			"the database's), usage minus inactive page cache, summed: not the same measure as RSS.\n")
 	}
 	m.printf("\n### GC jitter\n\n")
 	m.printf("| Product | Run | Intervals | P99 min ms | P99 median ms | P99 max ms | Gaps |\n")
@@ -88,8 +95,11 @@ func (m *md) coldCells(c Coldstart) string {
 		return "N/A: " + cell(c.NA) + " | N/A"
 	}
 	rec := c.File.Coldstart
-	return fmt.Sprintf("%s (%s) | %s", steps.FormatMS(rec.SecondsToReady), m.link(c.File.Path),
-		formatMiB(float64(rec.PeakRSSBytes)/mib))
+	peak := formatMiB(float64(rec.PeakRSSBytes) / mib)
+	if rec.PeakMeasuredAs != "" {
+		peak += " (" + rec.PeakMeasuredAs + ")"
+	}
+	return fmt.Sprintf("%s (%s) | %s", steps.FormatMS(rec.SecondsToReady), m.link(c.File.Path), peak)
 }
 
 func (m *md) jitterRow(j Jitter) {

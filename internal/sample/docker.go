@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -159,3 +160,51 @@ func (d *dockerSource) warnOnce(key, msg string) {
 }
 
 func (d *dockerSource) close() {}
+
+// Containers measures, on each call, the memory of the running containers
+// whose names match globs: the sampler's container figure (usage minus
+// inactive page cache, what `docker stats` shows), summed. The container
+// list is asked of the docker CLI at most every Relist (a CLI run is far
+// too costly for every call); the cgroup is read every call. coldstart
+// uses it for a compose-mode product's peak memory.
+type Containers struct {
+	Globs   []string
+	Relist  time.Duration // 0 = 1 s
+	SysRoot string        // "" = /sys
+	list    dockerLister
+	at      time.Time
+	seen    []container
+}
+
+// NewContainers measures the containers matching globs.
+func NewContainers(globs []string) *Containers { return &Containers{Globs: globs} }
+
+// Memory returns the matching containers' memory in bytes and their
+// sources ("container:NAME"); a container whose cgroup cannot be read (it
+// just stopped) is left out. err is the listing's, when no list was ever had.
+func (c *Containers) Memory(ctx context.Context) (int64, []string, error) {
+	if c.list == nil {
+		c.list = listDocker
+	}
+	if c.at.IsZero() || time.Since(c.at) >= cmp.Or(c.Relist, time.Second) {
+		all, err := c.list(ctx)
+		if err != nil && c.at.IsZero() {
+			return 0, nil, err
+		}
+		if err == nil {
+			c.at, c.seen = time.Now(), matchContainers(all, c.Globs)
+		}
+	}
+	if c.SysRoot != "" {
+		ctx = context.WithValue(ctx, common.EnvKey, common.EnvMap{common.HostSysEnvKey: c.SysRoot})
+	}
+	var sum int64
+	var names []string
+	for _, ct := range c.seen {
+		if _, mem, err := readContainer(ctx, ct.ID); err == nil {
+			sum += mem
+			names = append(names, "container:"+ct.Name)
+		}
+	}
+	return sum, names, nil
+}

@@ -102,3 +102,34 @@ func writeFile(t *testing.T, path, data string) {
 		t.Fatal(err)
 	}
 }
+
+// TestContainersMemory: the matching containers' memory summed from their
+// cgroups on every call, the list asked again only after Relist, and a
+// first listing that fails is the error.
+func TestContainersMemory(t *testing.T) {
+	sys := t.TempDir()
+	if err := os.CopyFS(sys, os.DirFS(filepath.Join("testdata", "cgroup1"))); err != nil {
+		t.Fatal(err)
+	}
+	lists := 0
+	c := &Containers{Globs: []string{"product-*"}, Relist: time.Hour, SysRoot: sys,
+		list: func(context.Context) ([]container, error) {
+			lists++
+			return []container{{id2, "/product-1"}, {"ffff", "other"}, {"eeee", "product-gone"}}, nil
+		}}
+	for range 3 {
+		mem, sources, err := c.Memory(context.Background())
+		if err != nil || mem != 60000000-8000000 || !reflect.DeepEqual(sources, []string{"container:product-1"}) {
+			t.Fatalf("Memory = %d %v %v, want %d [container:product-1] (product-gone has no cgroup: left out)", mem, sources, err, 60000000-8000000)
+		}
+	}
+	if lists != 1 {
+		t.Errorf("listed %d times in three calls within Relist, want 1", lists)
+	}
+	failing := &Containers{Globs: []string{"x"}, list: func(context.Context) ([]container, error) {
+		return nil, docker.ErrDockerNotAvailable
+	}}
+	if _, _, err := failing.Memory(context.Background()); !errors.Is(err, docker.ErrDockerNotAvailable) {
+		t.Errorf("a first listing that fails: err %v, want it", err)
+	}
+}

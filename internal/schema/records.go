@@ -21,13 +21,22 @@ type Coldstart struct {
 	Mode           string    `json:"mode"`
 	Start          time.Time `json:"start"`            // when the command was started (RFC 3339)
 	SecondsToReady float64   `json:"seconds_to_ready"` // seconds from start to the first ready response
-	PeakRSSBytes   int64     `json:"peak_rss_bytes"`   // peak RSS of the process tree until ready, bytes
-	ReadyURL       string    `json:"ready_url"`        // the URL polled
-	ReadyStatus    int       `json:"ready_status"`     // the HTTP status taken as ready
-	Command        []string  `json:"command"`          // the command started (secrets never belong here)
-	Status         string    `json:"status"`           // complete | error | interrupted
-	Error          string    `json:"error,omitempty"`  // why it never became ready
+	// PeakRSSBytes: the peak until ready, bytes: the RSS of the command's
+	// process tree, or with PeakMeasuredAs "cgroup" the memory of the
+	// product's containers (PeakSources) summed, usage minus inactive page
+	// cache (compose mode: the command is only the compose client).
+	PeakRSSBytes   int64    `json:"peak_rss_bytes"`
+	PeakMeasuredAs string   `json:"peak_measured_as,omitempty"` // "" (the process tree's RSS) or PeakCgroup
+	PeakSources    []string `json:"peak_sources,omitempty"`     // with PeakCgroup: the containers measured ("container:NAME")
+	ReadyURL       string   `json:"ready_url"`                  // the URL polled
+	ReadyStatus    int      `json:"ready_status"`               // the HTTP status taken as ready
+	Command        []string `json:"command"`                    // the command started (secrets never belong here)
+	Status         string   `json:"status"`                     // complete | error | interrupted
+	Error          string   `json:"error,omitempty"`            // why it never became ready
 }
+
+// PeakCgroup is Coldstart.PeakMeasuredAs for a peak of containers' memory.
+const PeakCgroup = "cgroup"
 
 // Sample is one line of sampler output.
 type Sample struct {

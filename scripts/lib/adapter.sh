@@ -81,6 +81,8 @@ record_pool() {
 # coldstart into STATE/coldstart-MODE.json and leaves it running; fails when it
 # exits or is not ready in time. The record keeps CMD: secrets go as VAR=value
 # adapter_coldstart ... (docs/design.md#the-adapter-interface, the hooks).
+# COLDSTART_CONTAINERS=NAMES in its environment (compose_start): the peak is
+# those containers' memory, not the process tree's (coldstart --containers).
 adapter_coldstart() {
 	local state="$1" mode="$2" ready="$3" timeout="$4" coldstart pidfile rc=0 pin=() what modeargs=()
 	shift 4
@@ -91,6 +93,8 @@ adapter_coldstart() {
 	# cold-start measurement: no --mode in the record, which the report skips.
 	what="cold start $mode" && modeargs=(--mode "$mode")
 	[[ "$mode" == fresh ]] && what="fresh start" && modeargs=()
+	# compose mode: the peak is the product's containers' (compose_start sets it)
+	[[ -z "${COLDSTART_CONTAINERS:-}" ]] || modeargs+=(--containers "$COLDSTART_CONTAINERS")
 	log "$what: $(basename "$1") ..., ready when $ready answers 200 (at most ${timeout}s)"
 	mapfile -t pin < <(pin_prefix server)
 	pinned driver "$coldstart" --ready "$ready" --timeout "${timeout}s" "${modeargs[@]}" \

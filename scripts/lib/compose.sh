@@ -197,10 +197,24 @@ compose_start() {
 	mapfile -t words < <(compose_cmd)
 	((${#words[@]} > 0)) || return 1
 	mapfile -t over < <(compose_override_args "$state")
-	adapter_coldstart "$state" "$mode" "$ready" "$timeout" "${words[@]}" \
+	COLDSTART_CONTAINERS="$(compose_product_containers "$state")" || return 1
+	COLDSTART_CONTAINERS="$COLDSTART_CONTAINERS" adapter_coldstart "$state" "$mode" "$ready" "$timeout" "${words[@]}" \
 		--project-directory "$(dirname "$file")" -f "$file" "${over[@]}" \
 		--env-file "$(state_secret "$state" compose.env)" up --no-build --no-color --abort-on-container-failure || return 1
 	compose_images "$state"
+}
+
+# compose_product_containers STATE prints the container names of the
+# product's services, comma-separated: every service of its file but its
+# database ("postgres"), whose memory native mode does not count in the
+# product's either. Cold start's peak is theirs (coldstart --containers).
+compose_product_containers() {
+	local names
+	names="$(compose "$1" config --format json |
+		jq -r '[.services | to_entries[] | select(.key != "postgres") | .value.container_name // empty] | join(",")')" ||
+		die "compose config of $PRODUCT failed, so its containers are not known"
+	[[ -n "$names" ]] || die "compose config of $PRODUCT names no container_name of a service but postgres"
+	printf '%s\n' "$names"
 }
 
 # compose_images STATE writes STATE/images.json, the image every container of
