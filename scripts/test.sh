@@ -11,7 +11,10 @@
 # `devtest static`: gofmt, go vet, bash -n, shellcheck; its --help says
 # how); deploy/kubernetes's tests; a Docker engine of our own
 # (scripts/test-dockerd.sh: a local image FROM scratch on 127.0.0.1, a kill -9
-# and the cleanup after it; its checks are the script's); the reference OP
+# and the cleanup after it; its checks are the script's); compose mode
+# (scripts/test-compose.sh --only hydra: the Compose command and the local
+# images built or loaded from the cache, a compose-mode quick comparison
+# killed with kill -9 and run again, nothing of ours left); the reference OP
 # and Hydra on PostgreSQL; go test -race -p 1 ./... with
 # IDPBENCH_INTEGRATION=1; every fuzz target 3 s; jwt-bearer and
 # private_key_jwt on the reference OP; its fresh start; internal/runtest's
@@ -112,6 +115,9 @@ phase "a Docker engine of our own: a local image FROM scratch answering on 127.0
 DOCKERD_STATE="$(dockerd_state_dir)"
 "$IDPBENCH_ROOT/scripts/test-dockerd.sh"
 DOCKERD_STATE=""
+
+phase "compose mode for real: Hydra in containers on our engine, a kill -9 of the run and its rerun, nothing left"
+"$IDPBENCH_ROOT/scripts/test-compose.sh" --only hydra # its checks are the script's (--help)
 
 phase "servers for the integration tests"
 ensure_pkg gcc gcc
