@@ -331,6 +331,7 @@ func (p *product) waitReady(ctx context.Context, cfg *Config) readyResult {
 		status, err := probe.get(ctx, time.Until(deadline))
 		if err == nil && status == cfg.ReadyStatus {
 			res.seconds = time.Since(p.start).Seconds()
+			peak.relist() // a container started since the last listing counts too
 			peak.sample(ctx, &res)
 			return res
 		}
@@ -393,18 +394,20 @@ func (pr *prober) get(ctx context.Context, remaining time.Duration) (int, error)
 type peakWatcher struct {
 	rss        *rssWatcher
 	containers func(context.Context) (int64, []string, error)
+	relist     func() // the next containers call lists them again
 	seen       map[string]bool
 }
 
 func newPeakWatcher(cfg *Config, pid int) *peakWatcher {
 	if len(cfg.Containers) == 0 {
-		return &peakWatcher{rss: newRSSWatcher(cfg.ProcRoot, pid)}
+		return &peakWatcher{rss: newRSSWatcher(cfg.ProcRoot, pid), relist: func() {}}
 	}
-	mem := cfg.containerMemory
-	if mem == nil {
-		mem = sample.NewContainers(cfg.Containers).Memory
+	w := &peakWatcher{containers: cfg.containerMemory, relist: func() {}, seen: map[string]bool{}}
+	if w.containers == nil {
+		c := sample.NewContainers(cfg.Containers)
+		w.containers, w.relist = c.Memory, c.Relist
 	}
-	return &peakWatcher{containers: mem, seen: map[string]bool{}}
+	return w
 }
 
 // sample raises res's peak to the present figure; with containers it adds

@@ -164,17 +164,22 @@ func (d *dockerSource) close() {}
 // Containers measures, on each call, the memory of the running containers
 // whose names match globs: the sampler's container figure (usage minus
 // inactive page cache, what `docker stats` shows), summed. The container
-// list is asked of the docker CLI at most every Relist (a CLI run is far
+// list is asked of the docker CLI at most every Every (a CLI run is far
 // too costly for every call); the cgroup is read every call. coldstart
 // uses it for a compose-mode product's peak memory.
 type Containers struct {
 	Globs   []string
-	Relist  time.Duration // 0 = 1 s
+	Every   time.Duration // how often the list is asked for; 0 = 1 s
 	SysRoot string        // "" = /sys
 	list    dockerLister
-	at      time.Time
+	at      time.Time // of the last listing; zero: list at the next call
+	listed  bool      // a listing has succeeded
 	seen    []container
 }
+
+// Relist makes the next Memory ask for the list again (a container that
+// started since the last listing is then seen).
+func (c *Containers) Relist() { c.at = time.Time{} }
 
 // NewContainers measures the containers matching globs.
 func NewContainers(globs []string) *Containers { return &Containers{Globs: globs} }
@@ -186,13 +191,13 @@ func (c *Containers) Memory(ctx context.Context) (int64, []string, error) {
 	if c.list == nil {
 		c.list = listDocker
 	}
-	if c.at.IsZero() || time.Since(c.at) >= cmp.Or(c.Relist, time.Second) {
+	if c.at.IsZero() || time.Since(c.at) >= cmp.Or(c.Every, time.Second) {
 		all, err := c.list(ctx)
-		if err != nil && c.at.IsZero() {
+		if err != nil && !c.listed {
 			return 0, nil, err
 		}
 		if err == nil {
-			c.at, c.seen = time.Now(), matchContainers(all, c.Globs)
+			c.at, c.listed, c.seen = time.Now(), true, matchContainers(all, c.Globs)
 		}
 	}
 	if c.SysRoot != "" {

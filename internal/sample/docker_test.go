@@ -104,7 +104,7 @@ func writeFile(t *testing.T, path, data string) {
 }
 
 // TestContainersMemory: the matching containers' memory summed from their
-// cgroups on every call, the list asked again only after Relist, and a
+// cgroups on every call, the list asked again only after Every or Relist, and a
 // first listing that fails is the error.
 func TestContainersMemory(t *testing.T) {
 	sys := t.TempDir()
@@ -112,7 +112,7 @@ func TestContainersMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	lists := 0
-	c := &Containers{Globs: []string{"product-*"}, Relist: time.Hour, SysRoot: sys,
+	c := &Containers{Globs: []string{"product-*"}, Every: time.Hour, SysRoot: sys,
 		list: func(context.Context) ([]container, error) {
 			lists++
 			return []container{{id2, "/product-1"}, {"ffff", "other"}, {"eeee", "product-gone"}}, nil
@@ -124,7 +124,11 @@ func TestContainersMemory(t *testing.T) {
 		}
 	}
 	if lists != 1 {
-		t.Errorf("listed %d times in three calls within Relist, want 1", lists)
+		t.Errorf("listed %d times in three calls within Every, want 1", lists)
+	}
+	c.Relist()
+	if _, _, err := c.Memory(context.Background()); err != nil || lists != 2 {
+		t.Errorf("after Relist: listed %d times (err %v), want 2", lists, err)
 	}
 	failing := &Containers{Globs: []string{"x"}, list: func(context.Context) ([]container, error) {
 		return nil, docker.ErrDockerNotAvailable
