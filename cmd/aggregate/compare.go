@@ -68,16 +68,19 @@ const compareExample = `  scripts/run-comparison.sh --quick --only oidc --repeat
   aggregate compare --all-steps --format tsv results/base/oidc results/pr/oidc
   # how well two runs of one revision reproduce each other's reported numbers
   aggregate compare --agree 5% results/reference results/full-2 > REPRODUCE.md
+  # what the container costs: one product native (OLD) and in compose mode (NEW)
+  aggregate compare --footprint results/nvc-native results/nvc-compose
 `
 
 type compareConfig struct {
-	old, new string
-	format   string
-	alpha    float64
-	allSteps bool
-	failOn   string
-	unit     string
-	agree    string
+	old, new  string
+	format    string
+	alpha     float64
+	allSteps  bool
+	failOn    string
+	unit      string
+	agree     string
+	footprint bool
 }
 
 func (c *compareConfig) validate(args []string) (*compare.Gate, error) {
@@ -108,6 +111,9 @@ func (c *compareConfig) validate(args []string) (*compare.Gate, error) {
 			return nil, err
 		}
 	}
+	if c.footprint && c.format != compare.FormatMarkdown {
+		return nil, cli.Usagef("compare: --footprint is in the Markdown format only, not --format %s", c.format)
+	}
 	if c.failOn == "" {
 		return nil, nil
 	}
@@ -135,6 +141,7 @@ func runCompare(ctx context.Context, args []string, e env) error {
 	fs.BoolVar(&c.allSteps, "all-steps", false, "compare every ladder level both sides have, not only the steady state")
 	fs.StringVar(&c.unit, "unit", compare.UnitWindow, "what one sample is: window, or interval (one-second intervals: not independent, for studying noise only; no --fail-on)")
 	fs.StringVar(&c.agree, "agree", "", "add how many cells' reported steady throughput and requests per IdP CPU-second (each run at its own steady level) agree within `PCT`, e.g. 5%, with the median difference")
+	fs.BoolVar(&c.footprint, "footprint", false, "add each product's cold starts (A, B: seconds to ready, peak) and memory at steady state (IdP, stack), side by side: single readings, no test (Markdown only)")
 	fs.StringVar(&c.failOn, "fail-on", "", "regression gate `SPEC`, e.g. 'qps<-5%,p99>+10%,missing' (exit 1 on a significant crossing)")
 	if err := parse(fs, args, compareUsage, compareExample, e); err != nil {
 		return err
@@ -153,6 +160,9 @@ func runCompare(ctx context.Context, args []string, e env) error {
 	}
 	res := compare.Result{Old: compare.Describe(old), New: compare.Describe(new), Alpha: c.alpha, AllSteps: c.allSteps, Unit: c.unit,
 		Rows: compare.Compare(old, new, compare.Options{Alpha: c.alpha, AllSteps: c.allSteps, Unit: c.unit}), Gate: gate}
+	if c.footprint {
+		res.Footprints = compare.Footprints(old, new)
+	}
 	if c.agree != "" {
 		bound, _ := c.agreeBound() // validated above
 		a := compare.Agree(res.Rows, bound)

@@ -79,6 +79,8 @@ func TestCompareExitCodes(t *testing.T) {
 		{"bad agree", []string{"compare", "--agree", "-5%", base, same}, 2, "", `--agree "-5%"`},
 		{"agree needs steady mode", []string{"compare", "--agree", "5%", "--all-steps", base, same}, 2, "", "not with --all-steps"},
 		{"interval unit cannot gate", []string{"compare", "--unit", "interval", gate, base, same}, 2, "", "cannot gate"},
+		{"footprint is Markdown only", []string{"compare", "--footprint", "--format", "json", base, same}, 2, "", "--footprint is in the Markdown format only"},
+		{"footprint", []string{"compare", "--footprint", base, same}, 0, "### Cold start and memory", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

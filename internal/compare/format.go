@@ -35,6 +35,9 @@ type Result struct {
 	// throughput against a bound.
 	Agreement *Agreement
 	Verdict   *Verdict // set with Gate
+	// Footprints: each product's cold starts and memory on both sides
+	// (--footprint; Markdown only).
+	Footprints []Footprint
 }
 
 // SideInfo describes one input for the header.
@@ -154,6 +157,9 @@ func writeMarkdown(w io.Writer, r Result) error {
 		for _, row := range na {
 			fmt.Fprintf(&b, "- %s %s: %s\n", row.Product, row.Scenario, row.Reason)
 		}
+	}
+	if len(r.Footprints) > 0 {
+		writeFootprints(&b, r.Footprints)
 	}
 	if r.Agreement != nil {
 		writeAgreement(&b, *r.Agreement)
