@@ -58,5 +58,20 @@ if ! docker_engine; then
 	dockerd_up "$ENGINE"
 fi
 compose_cli_install
-images_prepare # every product with a local image recipe (products/*/local)
+# The images of the run's products (--only's; without it, every product with a
+# local image recipe, products/*/local): the run tool checks the names.
+only=()
+for ((i = 1; i <= $#; i++)); do
+	case "${!i}" in
+	--only)
+		j=$((i + 1))
+		IFS=, read -r -a only <<<"${!j:-}"
+		;;
+	--only=*)
+		v="${!i}"
+		IFS=, read -r -a only <<<"${v#--only=}"
+		;;
+	esac
+done
+images_prepare "${only[@]}"
 "$(tool run)" "$@"
