@@ -15,7 +15,8 @@
 #    scenario discovery only (IDPBENCH_SCENARIOS), results in a temporary
 #    directory, killed (its whole process group) as soon as a container of
 #    the first product runs; the containers it started stay on the engine.
-# 3. The same command again, which must clean what the killed run left and
+# 3. The same command again, which must down what the killed run left in
+#    compose mode first (the product's adapter down on its state) and
 #    complete.
 # 4. Checked, for each product: its meta is ok, in compose mode, and names
 #    the image of every container by ID (sha256), official or local with the
@@ -111,7 +112,11 @@ left="$(docker ps -a --format '{{.Names}} ({{.State}})' | tr '\n' ' ')"
 log "killed the comparison's process group; left on the engine: $left"
 
 step 3 4 "the same command again: it cleans what the killed run left and completes"
-compare || die "run-comparison.sh in compose mode failed after the kill (above)"
+compare 2>&1 | tee "$WORK/rerun.log" || die "run-comparison.sh in compose mode failed after the kill (above)"
+# The run downs what the killed one left in compose mode before anything else (its own engine
+# may be the user's, and a product left up may not be in the rerun).
+grep -q "an earlier session left ${PRODUCTS[0]} up in compose mode" "$WORK/rerun.log" ||
+	die "the rerun did not down the containers the killed run left (no such line in $WORK/rerun.log)"
 
 step 4 4 "the records, and nothing of ours left on the engine"
 run="$WORK/results/compose-test"

@@ -21,21 +21,7 @@ import (
 // downed, PostgreSQL too; the phases end with the cleanup; the run state
 // is gone.
 func TestMainFlow(t *testing.T) {
-	t.Cleanup(func() { lookPath = lookPathReal })
-	lookPath = func(string) (string, error) { return "", nil }
-	root, _ := filepath.Abs(filepath.Join("testdata", "root"))
-	bin, _ := filepath.Abs(filepath.Join("testdata", "bin"))
-	tmp := t.TempDir()
-	if real, err := filepath.EvalSymlinks(tmp); err == nil {
-		tmp = real
-	}
-	results, calls := filepath.Join(tmp, "results"), filepath.Join(tmp, "calls")
-	for k, v := range map[string]string{"IDPBENCH_ROOT": root, "IDPBENCH_BIN": bin, "IDPBENCH_TMP": tmp, "IDPBENCH_RESULTS": results,
-		"IDPBENCH_SCENARIOS": "discovery userinfo", "IDPBENCH_PIN": "0", "FAKE_CALLS": calls, "FAKE_FAIL": "noinstall:install upfail:up",
-		"IDPBENCH_NO_BUILD": "1", "IDPBENCH_DRIVER_CPUS": "", "IDPBENCH_SERVER_CPUS": "", "IDPBENCH_REPEATS": "", "IDPBENCH_LADDER": "2",
-		"IDPBENCH_PG_DIR": "", "RUN_DIR": "", "STATE_DIR": "", "IDPBENCH_ROUND": "", "IDPBENCH_FULL_LADDER": "", "IDPBENCH_REASON_FILE": ""} {
-		t.Setenv(k, v)
-	}
+	tmp, results, calls := flowEnv(t)
 	runDir := filepath.Join(results, "t")
 	step, err := os.ReadFile(filepath.Join("..", "schema", "testdata", "step-v1.json"))
 	if err != nil {
@@ -47,13 +33,7 @@ func TestMainFlow(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(runDir, "ok", "gcjitter.json"), step, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr strings.Builder
-	e := Env{Stdout: &stdout, Stderr: &stderr, Getenv: os.Getenv,
-		Setenv:   func(k, v string) error { t.Setenv(k, v); return nil },
-		Unsetenv: func(k string) error { t.Setenv(k, ""); return os.Unsetenv(k) },
-		Now:      time.Now, Started: time.Now(), Pid: os.Getpid()}
-	code := Main(context.Background(), []string{"--quick", "--only", "ok,noinstall,upfail,gcfail,nosuch", "--run-id", "t"}, e)
-	log := stderr.String()
+	code, log := flowMain(t, "--quick", "--only", "ok,noinstall,upfail,gcfail,nosuch", "--run-id", "t")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1; log:\n%s", code, log)
 	}
@@ -106,6 +86,80 @@ func TestMainFlow(t *testing.T) {
 			t.Errorf("no %q in the log:\n%s", w, log)
 		}
 	}
+}
+
+// TestEarlierComposeDowned: a product that an earlier, killed session left
+// up in compose mode (its state says MODE=compose) is downed through its
+// adapter before the run state is cleaned: its containers outlive the
+// killed compose client, on an engine that may be the user's. A product
+// left in native mode is not (the pidfiles stop it), nor is one outside
+// the run's products that has no adapter.
+func TestEarlierComposeDowned(t *testing.T) {
+	tmp, results, calls := flowEnv(t)
+	state := StateDir(tmp, "t", filepath.Join(results, "t"))
+	for dir, env := range map[string]string{"ok": "MODE=compose\nCOMPOSE_DB=ok\n", "upfail": "PG_SHARED_DIR=/x\n", "gone": "MODE=compose\n"} {
+		if err := os.MkdirAll(filepath.Join(state, dir), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(state, dir, "state.env"), []byte(env), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The earlier session's owner: a pid whose identity is not the live process's.
+	if err := os.WriteFile(filepath.Join(state, "owner"), []byte("1\nnot-this-boot\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// ok's GC-jitter run fails over the stand-ins (exit 1 in the end): not what this tests.
+	code, log := flowMain(t, "--quick", "--only", "ok", "--run-id", "t")
+	if code != 0 && code != 1 {
+		t.Fatalf("exit %d, want 0 or 1; log:\n%s", code, log)
+	}
+	got := lines(t, calls)
+	if len(got) == 0 || got[0] != "ok down" {
+		t.Errorf("calls %q: want ok's down first, before the run's own PostgreSQL and products", got)
+	}
+	if slices.Contains(got, "upfail down") || slices.Contains(got, "gone down") {
+		t.Errorf("calls %q: a native product's or an unknown product's state was downed through an adapter", got)
+	}
+	if !strings.Contains(log, "an earlier session left ok up in compose mode") {
+		t.Errorf("the log does not say why ok was downed:\n%s", log)
+	}
+}
+
+// flowEnv points the run at the stand-ins of testdata (adapters,
+// PostgreSQL, aggregate, provision) and a temporary directory; it returns
+// that directory, the results directory and the file the stand-ins append
+// their calls to.
+func flowEnv(t *testing.T) (tmp, results, calls string) {
+	t.Helper()
+	t.Cleanup(func() { lookPath = lookPathReal })
+	lookPath = func(string) (string, error) { return "", nil }
+	root, _ := filepath.Abs(filepath.Join("testdata", "root"))
+	bin, _ := filepath.Abs(filepath.Join("testdata", "bin"))
+	tmp = t.TempDir()
+	if real, err := filepath.EvalSymlinks(tmp); err == nil {
+		tmp = real
+	}
+	results, calls = filepath.Join(tmp, "results"), filepath.Join(tmp, "calls")
+	for k, v := range map[string]string{"IDPBENCH_ROOT": root, "IDPBENCH_BIN": bin, "IDPBENCH_TMP": tmp, "IDPBENCH_RESULTS": results,
+		"IDPBENCH_SCENARIOS": "discovery userinfo", "IDPBENCH_PIN": "0", "FAKE_CALLS": calls, "FAKE_FAIL": "noinstall:install upfail:up",
+		"IDPBENCH_NO_BUILD": "1", "IDPBENCH_DRIVER_CPUS": "", "IDPBENCH_SERVER_CPUS": "", "IDPBENCH_REPEATS": "", "IDPBENCH_LADDER": "2",
+		"IDPBENCH_PG_DIR": "", "RUN_DIR": "", "STATE_DIR": "", "IDPBENCH_ROUND": "", "IDPBENCH_FULL_LADDER": "", "IDPBENCH_REASON_FILE": ""} {
+		t.Setenv(k, v)
+	}
+	return tmp, results, calls
+}
+
+// flowMain runs Main with args and returns its exit code and its log.
+func flowMain(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	var stdout, stderr strings.Builder
+	e := Env{Stdout: &stdout, Stderr: &stderr, Getenv: os.Getenv,
+		Setenv:   func(k, v string) error { t.Setenv(k, v); return nil },
+		Unsetenv: func(k string) error { t.Setenv(k, ""); return os.Unsetenv(k) },
+		Now:      time.Now, Started: time.Now(), Pid: os.Getpid()}
+	code := Main(context.Background(), args, e)
+	return code, stderr.String()
 }
 
 func lines(t *testing.T, path string) []string {

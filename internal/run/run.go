@@ -180,10 +180,38 @@ func (r *runner) claim() error {
 	return nil
 }
 
+// downLeftCompose: a product an earlier session left up in compose mode
+// (killed, say, with kill -9) left containers, which outlive their killed
+// compose client, on an engine that may be the user's. Its adapter's down
+// (compose down -v, then the check that nothing is left) runs on the state
+// that names them, before Clean removes it. A failure is a warning: Clean
+// still stops what the pidfiles name.
+func (r *runner) downLeftCompose(ctx context.Context) {
+	entries, err := os.ReadDir(r.work)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		state := filepath.Join(r.work, e.Name())
+		b, err := os.ReadFile(filepath.Join(state, "state.env"))
+		if !e.IsDir() || err != nil || !slices.Contains(strings.Split(string(b), "\n"), "MODE=compose") {
+			continue
+		}
+		if _, err := os.Stat(r.adapter(e.Name())); err != nil {
+			continue
+		}
+		r.log.Printf("an earlier session left %s up in compose mode: its containers down first", e.Name())
+		if c, err := r.child(context.WithoutCancel(ctx), nil, nil, r.adapter(e.Name()), "down", state); err != nil || c != 0 {
+			r.log.Printf("warning: %s: down of the earlier session's containers failed (exit %d, %v); see above", e.Name(), c, err)
+		}
+	}
+}
+
 // say writes runstate's "cleaned: ..." lines.
 func (r *runner) say(s string) { fmt.Fprintf(r.env.Stderr, "runstate: cleaned: %s\n", s) }
 
 func (r *runner) run(ctx context.Context) error {
+	r.downLeftCompose(ctx)
 	if err := runstate.Clean(r.work, r.runDir, r.say); err != nil {
 		return err
 	}
