@@ -32,8 +32,10 @@ IMAGES_CACHE="$IDPBENCH_CACHE/images"
 IMAGES_MIRROR="${IDPBENCH_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 IMAGES_PULL_TIMEOUT_S="${IDPBENCH_PULL_TIMEOUT_S:-300}"
 IMAGES_BASE=idpbench/debian:bookworm-local
-# The builds' contexts (hundreds of MB for a JVM product's): removed by each build,
-# and all of them by the next images_prepare when a build died or was killed.
+# The builds' contexts (hundreds of MB for a JVM product's), in a directory of
+# the preparing process (images_prepare: IMAGES_TMP/PID, so that runs preparing
+# at once keep theirs): removed by each build, and those of a process that
+# died or was killed by the next images_prepare.
 IMAGES_TMP="$IMAGES_CACHE/tmp"
 
 # images_pullable REF succeeds when the engine has REF or pulls it within
@@ -153,7 +155,12 @@ images_prepare() {
 		mapfile -t all < <(images_products)
 		set -- "${all[@]}"
 	fi
-	rm -rf "$IMAGES_TMP"
+	local d
+	for d in "$IMAGES_CACHE/tmp"/*; do
+		[[ "${d##*/}" =~ ^[0-9]+$ ]] && kill -0 "${d##*/}" 2>/dev/null && continue
+		rm -rf "$d"
+	done
+	IMAGES_TMP="$IMAGES_CACHE/tmp/$BASHPID"
 	mkdir -p "$IMAGES_TMP"
 	if ! images_pullable postgres:15.18-bookworm; then
 		images_base
