@@ -71,7 +71,11 @@ images_save() {
 	local out
 	out="$IMAGES_CACHE/$(images_file "$1" "$2")"
 	mkdir -p "$IMAGES_CACHE"
-	docker save -o "$out.tmp" "$1" && mv "$out.tmp" "$out" || return 1
+	# a file of this process's first (another run may save the same image at once)
+	if ! { docker save -o "$out.tmp.$BASHPID" "$1" && mv "$out.tmp.$BASHPID" "$out"; }; then
+		rm -f "$out.tmp.$BASHPID"
+		return 1
+	fi
 	# The same tag built from other inputs before: no run loads it again.
 	find "$IMAGES_CACHE" -maxdepth 1 -name "$(tr '/:' '__' <<<"$1")-*.tar" ! -name "$(basename "$out")" -delete
 }
