@@ -99,7 +99,7 @@ step 2 4 "kill -9 of a compose-mode comparison ($ONLY) once a container of ${PRO
 setsid bash -c "$(declare -f compare); $(declare -p WORK ONLY); compare" >"$WORK/killed.log" 2>&1 &
 victim=$!
 deadline=$((SECONDS + 900)) # the first time it builds the Compose command and the images
-until docker ps -q --filter "name=^idpbench-${PRODUCTS[0]}" --filter status=running | grep -q .; do
+until [[ -n "$(docker ps -q --filter "name=^idpbench-${PRODUCTS[0]}" --filter status=running)" ]]; do
 	kill -0 "$victim" 2>/dev/null || die "the comparison to kill ended before a container ran (its log: $WORK/killed.log): $(tail -n 3 "$WORK/killed.log")"
 	((SECONDS < deadline)) || die "no container of ${PRODUCTS[0]} running after 900 s (its log: $WORK/killed.log)"
 	sleep 1
