@@ -45,7 +45,7 @@ func tool() cli.Tool {
 		Subcommands: []cli.Subcommand{
 			{Name: "fuzz", Summary: "every Go fuzz target of the repository, one at a time (fuzz.sh)", Run: runFuzz},
 			{Name: "busy", Summary: "go test -race -count=1 -p 1 ./... N times beside a busy loop (test-busy.sh)", Run: runBusy},
-			{Name: "static", Summary: "gofmt, go vet, bash -n and shellcheck on the repository (test.sh's first phase)", Run: runStatic},
+			{Name: "static", Summary: "gofmt, go vet, bash -n, shellcheck and no '| grep -q' on the repository (test.sh's first phase)", Run: runStatic},
 		},
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -16,7 +18,7 @@ import (
 
 // Static is the repository's static checks, scripts/test.sh's first phase:
 // gofmt on every Go file, go vet in every module, bash -n and shellcheck on
-// the scripts.
+// the scripts, and no pipe into grep -q in them.
 type Static struct {
 	Root string // the repository
 }
@@ -92,7 +94,36 @@ func (s Static) checks() ([]check, error) {
 			func(ctx context.Context, e Env) (string, error) { return s.bashN(ctx, e, scripts) }},
 		check{fmt.Sprintf("shellcheck -x on %s (%d files)", list, len(scripts)),
 			func(ctx context.Context, e Env) (string, error) { return s.shellcheck(ctx, e, scripts) }},
+		check{fmt.Sprintf("no `| grep -q` in %s (%d files)", list, len(scripts)),
+			func(context.Context, Env) (string, error) { return s.quietGrep(scripts) }},
 	), nil
+}
+
+// quietGrepRE is a pipe into grep -q (-q among other flags too, or
+// --quiet): under the scripts' pipefail, grep's exit at its first match
+// can kill the writer with SIGPIPE, and the pipeline then fails although
+// it matched (CI saw `printf ... | grep -qxF` call a known scenario
+// unknown). Test a variable or a command's captured output instead.
+var quietGrepRE = regexp.MustCompile(`\|\s*grep\s+(-[A-Za-z]*q|--quiet)`)
+
+// quietGrep names every script line (not a comment) that pipes into grep -q.
+func (s Static) quietGrep(scripts []string) (string, error) {
+	var found []string
+	for _, f := range scripts {
+		b, err := os.ReadFile(filepath.Join(s.Root, f))
+		if err != nil {
+			return "", err
+		}
+		for i, l := range strings.Split(string(b), "\n") {
+			if t := strings.TrimSpace(l); !strings.HasPrefix(t, "#") && quietGrepRE.MatchString(t) {
+				found = append(found, fmt.Sprintf("%s:%d", f, i+1))
+			}
+		}
+	}
+	if len(found) > 0 {
+		return "a pipe into grep -q (SIGPIPE under pipefail) at " + strings.Join(found, " "), nil
+	}
+	return "", nil
 }
 
 // command runs argv in the root's directory dir (relative), its stdout to
