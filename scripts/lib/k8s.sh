@@ -1,0 +1,375 @@
+# shellcheck shell=bash
+# k8s.sh: a throwaway single-node Kubernetes control plane on 127.0.0.1, for
+# scripts/test-k8s.sh: etcd (Debian's etcd-server), kube-apiserver,
+# kube-controller-manager and kube-scheduler built from the k8s.io/kubernetes
+# module at one pinned version, certificates made on the fly (openssl), and
+# kwok's simulated nodes. Source after common.sh. docs/design.md#the-scripts.
+#
+# STATE (k8s_state_dir; claimed and cleaned by runstate like a run's state):
+#   owner, lock            runstate claim's: one live session a state; after a
+#                          kill -9 the next k8s_up stops what the pidfiles record
+#   pids/NAME.pid          each process, leader of its own process group (setsid)
+#   logs/NAME.log          its stdout and stderr
+#   pki/                   the CA, the serving and client certificates, the
+#                          service-account key pair (the keys 0600)
+#   admin.kubeconfig       kubectl's (system:masters); the controllers use it too
+#   etcd/                  etcd's data
+#   kwok/                  kwok's Stages
+# k8s_down STATE stops every recorded process group and deletes STATE.
+# Nothing outside STATE is written but the binaries' cache
+# (IDPBENCH_CACHE/k8s/VERSION), the Go module and build caches, and the
+# OS package etcd-server when etcd is missing.
+
+# The one Kubernetes release (k8s.io/kubernetes on the Go module proxy) the
+# control plane and the kubelet are built from, and kwok's release.
+K8S_VERSION="${IDPBENCH_K8S_VERSION:-v1.34.4}"
+KWOK_VERSION="${IDPBENCH_KWOK_VERSION:-v0.8.0}"
+
+# k8s_bin_dir prints where the binaries of K8S_VERSION are cached, and
+# k8s_kwok_dir where kwok's (KWOK_VERSION) is.
+k8s_bin_dir() { printf '%s/k8s/%s\n' "$IDPBENCH_CACHE" "$K8S_VERSION"; }
+k8s_kwok_dir() { printf '%s/k8s/kwok-%s\n' "$IDPBENCH_CACHE" "$KWOK_VERSION"; }
+
+# k8s_build_module DIR writes into DIR a throwaway Go module that requires
+# k8s.io/kubernetes at K8S_VERSION and replaces every k8s.io staging module
+# (its own go.mod replaces them with ./staging/src/..., which `go install
+# MODULE@VERSION` refuses and a dependency's go.mod cannot give) with the
+# release of the same number, v0.MINOR.PATCH.
+k8s_build_module() {
+	local dir="$1" gomod staging
+	gomod="$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | jq -r .GoMod)" ||
+		die "cannot download k8s.io/kubernetes@$K8S_VERSION from the Go module proxy"
+	staging="v0.${K8S_VERSION#v1.}"
+	{
+		printf 'module idpbench.local/k8sbuild\n\ngo %s\n\nrequire k8s.io/kubernetes %s\n\n' \
+			"$(awk '$1 == "go" { print $2; exit }' "$gomod")" "$K8S_VERSION"
+		awk -v v="$staging" '$2 == "=>" && $3 ~ /^\.\/staging\// { printf "replace %s => %s %s\n", $1, $1, v }' "$gomod"
+	} >"$dir/go.mod"
+}
+
+# k8s_cached DIR WHAT BUILD_FUNCTION: DIR when it exists, else BUILD_FUNCTION
+# WORK builds WHAT into WORK, a scratch directory renamed to DIR once it is
+# done (an interrupted build leaves no DIR that looks complete). Static
+# builds (CGO_ENABLED=0, -trimpath), nice'd.
+k8s_cached() {
+	local dir="$1" what="$2" work
+	[[ ! -d "$dir" ]] || return 0
+	require_cmd go jq
+	work="$(make_tmpdir k8s-build)"
+	log "building $what into $dir (once: later runs take it from there; minutes on two cores)"
+	mkdir -p "$work/out"
+	"$3" "$work"
+	mkdir -p "$(dirname "$dir")"
+	mv "$work/out" "$dir"
+	rm -rf "$work"
+}
+
+# k8s_build_kube WORK builds the Kubernetes binaries into WORK/out, their
+# version stamped as Kubernetes's own build does (hack/lib/version.sh):
+# without it they say v0.0.0-master, which kubectl cannot parse.
+k8s_build_kube() {
+	local minor="${K8S_VERSION#v1.}" x="" pkg var
+	minor="${minor%%.*}"
+	for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+		for var in "gitVersion=$K8S_VERSION" gitMajor=1 "gitMinor=$minor" gitTreeState=clean; do
+			x+=" -X $pkg.$var"
+		done
+	done
+	mkdir -p "$1/mod"
+	k8s_build_module "$1/mod"
+	# -mod=mod: the build resolves k8s.io/kubernetes's requirements into the throwaway go.mod.
+	(cd "$1/mod" && CGO_ENABLED=0 GOFLAGS=-mod=mod nice -n 19 go build -trimpath -ldflags "-s$x" -o "$1/out/" \
+		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+		k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet) >&2 ||
+		die "building Kubernetes $K8S_VERSION failed (go build's errors above)"
+}
+
+# k8s_build_kwok WORK builds kwok into WORK/out: its go.mod has no replace
+# directives, so go install takes the module as it is.
+k8s_build_kwok() {
+	(cd "$1" && CGO_ENABLED=0 GOBIN="$1/out" nice -n 19 go install -trimpath -ldflags=-s \
+		"sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION") >&2 || die "building kwok $KWOK_VERSION failed (go install's errors above)"
+}
+
+# k8s_ensure_binaries builds kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubelet (K8S_VERSION, into k8s_bin_dir) and kwok
+# (KWOK_VERSION, into k8s_kwok_dir) unless they are cached.
+k8s_ensure_binaries() {
+	k8s_cached "$(k8s_bin_dir)" "Kubernetes $K8S_VERSION" k8s_build_kube
+	k8s_cached "$(k8s_kwok_dir)" "kwok $KWOK_VERSION" k8s_build_kwok
+}
+
+# k8s_state_dir prints the cluster state of this checkout:
+# IDPBENCH_TMP/idpbench-k8s-<cksum of the checkout's path>, the same on every
+# run, so a run after a kill -9 finds what the killed one left.
+k8s_state_dir() {
+	printf '%s/idpbench-k8s-%s\n' "$IDPBENCH_TMP" "$(printf '%s' "$IDPBENCH_ROOT" | cksum | cut -d' ' -f1)"
+}
+
+# k8s_record PIDFILE PID writes runstate's pidfile: the pid, then its start
+# time (field 22 of /proc/PID/stat, counted after the parenthesised command
+# name) and the boot id, by which a later clean knows it is still the same
+# process.
+k8s_record() {
+	local start
+	start="$(sed 's/.*) //' "/proc/$2/stat" | cut -d' ' -f20)" || die "process $2 exited at once (its log: $(dirname "$(dirname "$1")")/logs)"
+	printf '%s\n%s %s\n' "$2" "$start" "$(</proc/sys/kernel/random/boot_id)" >"$1"
+}
+
+# k8s_start STATE NAME CMD... starts CMD in a session (and process group) of
+# its own, its output in STATE/logs/NAME.log, and records it in
+# STATE/pids/NAME.pid.
+k8s_start() {
+	local state="$1" name="$2" pid
+	shift 2
+	# setsid -w: $! lives as long as CMD; disowned: no job report when it is stopped.
+	setsid -w "$@" </dev/null >>"$state/logs/$name.log" 2>&1 &
+	pid=$!
+	disown "$pid"
+	k8s_record "$state/pids/$name.pid" "$pid"
+}
+
+# k8s_log_end STATE NAME prints the last 3 lines of NAME's log on one line.
+k8s_log_end() { tail -n 3 "$1/logs/$2.log" 2>/dev/null | tr '\n' ' '; }
+
+# k8s_wait STATE NAME TIMEOUT_S WHAT CMD... polls CMD (quietly) until it
+# succeeds; dies when NAME's process exits first or TIMEOUT_S passes, with
+# the end of its log.
+k8s_wait() {
+	local state="$1" name="$2" timeout="$3" what="$4" deadline
+	shift 4
+	deadline=$((SECONDS + timeout))
+	until "$@" >/dev/null 2>&1; do
+		runstate alive "$state/pids/$name.pid" || die "$name exited before $what: $(k8s_log_end "$state" "$name")"
+		((SECONDS < deadline)) || die "$name: not $what within $timeout s: $(k8s_log_end "$state" "$name")"
+		sleep 0.5
+	done
+}
+
+# k8s_cert PKI NAME SUBJECT [SAN] issues PKI/NAME.crt and NAME.key (P-256)
+# from the CA in PKI, valid for a day, for server and client use.
+k8s_cert() {
+	local pki="$1" name="$2" subj="$3" san="${4:-}" ext
+	ext="extendedKeyUsage=serverAuth,clientAuth"
+	[[ -z "$san" ]] || ext+=$'\n'"subjectAltName=$san"
+	openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "$subj" \
+		-keyout "$pki/$name.key" -out "$pki/$name.csr" 2>/dev/null
+	openssl x509 -req -in "$pki/$name.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
+		-days 1 -extfile <(printf '%s\n' "$ext") -out "$pki/$name.crt" 2>/dev/null
+	rm -f "$pki/$name.csr"
+}
+
+# k8s_pki STATE makes the cluster's certificates in STATE/pki: a CA, the API
+# server's serving certificate (127.0.0.1, localhost, the kubernetes
+# Service's names and address), a client certificate in system:masters
+# (kubectl, the controllers, kwok, the API server to the kubelets) and the
+# service-account signing key pair.
+k8s_pki() {
+	local pki="$1/pki"
+	(
+		umask 077
+		mkdir -p "$pki"
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+			-subj /CN=idpbench-k8s-ca -keyout "$pki/ca.key" -out "$pki/ca.crt" 2>/dev/null
+		k8s_cert "$pki" apiserver /CN=kube-apiserver \
+			IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc
+		k8s_cert "$pki" admin /O=system:masters/CN=idpbench-admin
+		openssl ecparam -name prime256v1 -genkey -noout -out "$pki/sa.key"
+		openssl ec -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
+	) || die "making the cluster's certificates in $pki failed (openssl)"
+}
+
+# k8s_kubeconfig STATE NAME SERVER writes STATE/NAME.kubeconfig for the
+# client certificate STATE/pki/NAME.crt.
+k8s_kubeconfig() {
+	local pki="$1/pki"
+	cat >"$1/$2.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: idpbench
+  cluster: {server: "$3", certificate-authority: "$pki/ca.crt"}
+users:
+- name: $2
+  user: {client-certificate: "$pki/$2.crt", client-key: "$pki/$2.key"}
+contexts:
+- name: idpbench
+  context: {cluster: idpbench, user: $2}
+current-context: idpbench
+EOF
+}
+
+# k8s_up STATE: claims STATE (stopping what a killed session left there),
+# starts etcd, kube-apiserver, kube-controller-manager and kube-scheduler on
+# free 127.0.0.1 ports, exports KUBECONFIG (STATE/admin.kubeconfig) and
+# returns once the API server is ready and the default ServiceAccount
+# exists (the controllers work). Dies naming what did not start, with the
+# end of its log. The caller's cleanup calls k8s_down STATE.
+k8s_up() {
+	local state="$1" bin pki etcd peer api
+	ensure_pkg etcd etcd-server
+	require_cmd openssl kubectl jq setsid
+	k8s_ensure_binaries
+	bin="$(k8s_bin_dir)"
+	runstate claim --owner "$$" "$state" || die "cannot claim the cluster state $state (above)"
+	runstate clean "$state" || die "cannot clean what an earlier cluster left in $state (above)"
+	mkdir -p "$state/pids" "$state/logs"
+	k8s_pki "$state"
+	pki="$state/pki"
+	etcd="$(free_port)" peer="$(free_port)" api="$(free_port)"
+	k8s_kubeconfig "$state" admin "https://127.0.0.1:$api"
+	export KUBECONFIG="$state/admin.kubeconfig"
+
+	log "starting etcd ($(etcd --version | awk '/^etcd Version/ { print $3 }')) on 127.0.0.1:$etcd"
+	k8s_start "$state" etcd etcd --name idpbench --data-dir "$state/etcd" \
+		--listen-client-urls "http://127.0.0.1:$etcd" --advertise-client-urls "http://127.0.0.1:$etcd" \
+		--listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
+		--initial-cluster "idpbench=http://127.0.0.1:$peer" --initial-cluster-state new
+	k8s_wait "$state" etcd 30 "answering" curl -fsS --max-time 2 "http://127.0.0.1:$etcd/health"
+
+	log "starting kube-apiserver $K8S_VERSION on https://127.0.0.1:$api"
+	# --endpoint-reconciler-type none: the kubernetes Service's endpoint
+	# would be 127.0.0.1, which the reconciler refuses (a loopback address).
+	k8s_start "$state" kube-apiserver "$bin/kube-apiserver" \
+		--etcd-servers "http://127.0.0.1:$etcd" --bind-address 127.0.0.1 --secure-port "$api" \
+		--advertise-address 127.0.0.1 --endpoint-reconciler-type none --cert-dir "$pki" \
+		--service-cluster-ip-range 10.96.0.0/24 --authorization-mode Node,RBAC \
+		--client-ca-file "$pki/ca.crt" --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
+		--kubelet-client-certificate "$pki/admin.crt" --kubelet-client-key "$pki/admin.key" \
+		--kubelet-preferred-address-types InternalIP,Hostname \
+		--service-account-issuer https://kubernetes.default.svc \
+		--service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
+		--allow-privileged=false --profiling=false
+	k8s_wait "$state" kube-apiserver 120 "ready" kubectl get --raw /readyz
+
+	log "starting kube-controller-manager and kube-scheduler"
+	k8s_start "$state" kube-controller-manager "$bin/kube-controller-manager" \
+		--kubeconfig "$KUBECONFIG" --authentication-kubeconfig "$KUBECONFIG" --authorization-kubeconfig "$KUBECONFIG" \
+		--bind-address 127.0.0.1 --secure-port "$(free_port)" --cert-dir "$state/kcm" --leader-elect=false \
+		--service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
+		--use-service-account-credentials=false --profiling=false
+	k8s_start "$state" kube-scheduler "$bin/kube-scheduler" \
+		--kubeconfig "$KUBECONFIG" --authentication-kubeconfig "$KUBECONFIG" --authorization-kubeconfig "$KUBECONFIG" \
+		--bind-address 127.0.0.1 --secure-port "$(free_port)" --cert-dir "$state/scheduler" --leader-elect=false \
+		--profiling=false
+	k8s_wait "$state" kube-controller-manager 60 "making the default ServiceAccount" \
+		kubectl --namespace default get serviceaccount default
+	runstate alive "$state/pids/kube-scheduler.pid" || die "kube-scheduler exited: $(k8s_log_end "$state" kube-scheduler)"
+	log "control plane up: $(kubectl version -o json | jq -r .serverVersion.gitVersion) at https://127.0.0.1:$api"
+}
+
+# K8S_EXIT_ANNOTATION: set on a simulated pod, its one container has
+# exited with that code (the Stage pod-exit of k8s_kwok_stages).
+K8S_EXIT_ANNOTATION=test.idpbench/exit-code
+
+# k8s_kwok_stages SRC prints kwok's Stages, a YAML document each: kwok's own
+# (in its module, SRC) for nodes (initialize, heartbeat with a lease) and
+# for pods (ready once bound, delete), and pod-exit: a running pod annotated
+# K8S_EXIT_ANNOTATION=CODE ends, Succeeded when CODE is 0 and Failed
+# otherwise, its container terminated with CODE. Without the annotation a
+# simulated pod runs until it is deleted.
+k8s_kwok_stages() {
+	local f
+	for f in node/fast/node-initialize node/heartbeat-with-lease/node-heartbeat-with-lease pod/fast/pod-ready pod/fast/pod-delete; do
+		printf -- '---\n'
+		cat "$1/kustomize/stage/$f.yaml"
+	done
+	cat <<EOF
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-exit
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values: ['Running']
+    - key: '.metadata.annotations["$K8S_EXIT_ANNOTATION"]'
+      operator: 'Exists'
+  next:
+    statusTemplate: |
+      {{ \$now := Now }}
+      {{ \$code := index .metadata.annotations "$K8S_EXIT_ANNOTATION" }}
+      containerStatuses:
+      {{ range \$index, \$item := .spec.containers }}
+      - image: {{ \$item.image | Quote }}
+        name: {{ \$item.name | Quote }}
+        ready: false
+        restartCount: 0
+        started: false
+        state:
+          terminated:
+            exitCode: {{ \$code }}
+            finishedAt: {{ \$now | Quote }}
+            reason: {{ if eq \$code "0" }}Completed{{ else }}Error{{ end }}
+      {{ end }}
+      phase: {{ if eq \$code "0" }}Succeeded{{ else }}Failed{{ end }}
+EOF
+}
+
+# k8s_kwok_up STATE NODE... starts kwok (KWOK_VERSION) managing the nodes
+# annotated kwok.x-k8s.io/node=fake with k8s_kwok_stages and its kubelet
+# server on the nodes' address and port (127.0.0.1): the API server sends
+# kubectl logs there, answered from the files that kwok.x-k8s.io Logs
+# objects name (the CRD is installed). Creates NODE... so annotated and
+# returns once every one is Ready.
+k8s_kwok_up() {
+	local state="$1" src node port
+	shift
+	src="$(go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | jq -r .Dir)" ||
+		die "cannot download sigs.k8s.io/kwok@$KWOK_VERSION for its Stages and CRDs"
+	mkdir -p "$state/kwok"
+	k8s_kwok_stages "$src" >"$state/kwok/stages.yaml"
+	kubectl apply -f "$src/kustomize/crd/bases/kwok.x-k8s.io_logs.yaml" >/dev/null
+	kubectl wait --for condition=Established --timeout 30s crd/logs.kwok.x-k8s.io >/dev/null ||
+		die "kwok's Logs CRD was not established within 30 s"
+	port="$(free_port)"
+	log "starting kwok $KWOK_VERSION (kubelet server 127.0.0.1:$port) for the simulated nodes: $*"
+	k8s_start "$state" kwok "$(k8s_kwok_dir)/kwok" --kubeconfig "$KUBECONFIG" --config "$state/kwok/stages.yaml" \
+		--manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --enable-crds Logs \
+		--node-ip 127.0.0.1 --node-port "$port" --server-address "127.0.0.1:$port" \
+		--node-lease-duration-seconds 40 --cidr 10.244.0.0/16
+	for node in "$@"; do
+		kubectl apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Node
+metadata:
+  name: $node
+  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
+  labels: {kubernetes.io/hostname: $node, kubernetes.io/os: linux, kubernetes.io/arch: amd64, type: kwok}
+EOF
+	done
+	k8s_wait "$state" kwok 60 "making the nodes Ready" kubectl wait --for condition=Ready --timeout 2s node "$@"
+}
+
+# k8s_down STATE stops every process STATE records (its process group),
+# the API server's clients first and etcd last, and deletes STATE; nothing to do when STATE
+# does not exist, and only a warning when a live session other than this
+# shell holds it. Dies naming what could not be stopped or removed.
+k8s_down() {
+	local state="$1" owner f
+	[[ -e "$state" ]] || return 0
+	owner="$(head -n1 "$state/owner" 2>/dev/null || true)"
+	if [[ -n "$owner" && "$owner" != "$$" ]] && runstate alive "$state/owner"; then
+		warn "not stopping the cluster in $state: a live session (pid $owner) holds it"
+		return 0
+	fi
+	log "stopping the cluster in $state"
+	# The API server's clients first, etcd last: an API server without its
+	# etcd takes 20 s to give up.
+	for f in "$state"/pids/*.pid; do
+		case "$(basename "$f" .pid)" in etcd | kube-apiserver) continue ;; esac
+		runstate stop-group --timeout 20s "$f" || die "cannot stop $(basename "$f" .pid) of the cluster in $state (above)"
+	done
+	[[ ! -e "$state/pids/kube-apiserver.pid" ]] || runstate stop-group --timeout 20s "$state/pids/kube-apiserver.pid" ||
+		die "cannot stop the API server of the cluster in $state (above)"
+	runstate stop "$state" || die "the cluster in $state could not be stopped (above)"
+	runstate release "$state" || die "cannot delete the cluster state $state"
+}
