@@ -67,7 +67,7 @@ case "${1:-}" in
 esac
 
 NS=idpbench
-AGENTS=(idpbench-node-0 idpbench-node-1 idpbench-node-2)
+NODES=(127.0.0.2 127.0.0.3 127.0.0.4) # real nodes: a kubelet and a containerd each
 IDP_NODE=idpbench-node-idp
 RATE=300 WARMUP=2 # requests/s over all agents; warmup seconds
 NGINX_PORT=8080   # in each pod's own network namespace
@@ -89,7 +89,8 @@ trap 'exit 130' INT TERM
 
 # tools_image builds IMAGE on the engine: podstep and loadstep static in
 # /usr/local/bin of an image FROM scratch, user 65532 (distroless's
-# nonroot), and podrun, the pods' sandbox process.
+# nonroot), and podrun; and localhost/pause:test, the pods' sandbox (podrun
+# pause); both saved into $ENGINE/image/images.tar for the nodes.
 tools_image() {
 	local ctx="$ENGINE/image"
 	mkdir -p "$ctx"
@@ -100,90 +101,38 @@ tools_image() {
 		'ENTRYPOINT ["/usr/local/bin/loadstep"]' >"$ctx/Dockerfile"
 	DOCKER_BUILDKIT=0 docker build -q -t "$IMAGE" "$ctx" >/dev/null 2>"$ctx/build.log" ||
 		die "docker build of $IMAGE failed: $(tail -n 3 "$ctx/build.log" | tr '\n' ' ')"
+	printf '%s\n' "FROM $IMAGE" 'ENTRYPOINT ["/usr/local/bin/podrun", "pause"]' >"$ctx/Dockerfile.pause"
+	DOCKER_BUILDKIT=0 docker build -q -f "$ctx/Dockerfile.pause" -t localhost/pause:test "$ctx" >/dev/null 2>"$ctx/build.log" ||
+		die "docker build of localhost/pause:test failed: $(tail -n 3 "$ctx/build.log" | tr '\n' ' ')"
+	docker save -o "$ctx/images.tar" "$IMAGE" localhost/pause:test
 }
 
-# start_pod POD starts the agent pod POD as the kubelet would (but for
-# the runtime: Docker, and no CNI): its sandbox, a container of its own
-# network namespace (podrun pause); nginx on 127.0.0.1:NGINX_PORT in that
-# namespace, logging every request (the step's target: a pod reaches no
-# loopback but its own); then its container (podrun docker-args) in the
-# sandbox's namespace. Records where the API server placed it in
-# $RUN/placed.jsonl.
-start_pod() {
-	local dir="$RUN/pods/$1" sandbox="k8s_${NS}_$1_sandbox" pid args=()
-	mkdir -p "$dir"
-	kubectl -n "$NS" get pod "$1" -o json >"$dir/pod.json"
-	# The Secret's data stays in files of the state (0600), never in argv.
-	(umask 077 && kubectl -n "$NS" get secret "$(jq -r '.spec.volumes[] | select(.secret) | .secret.secretName' "$dir/pod.json")" \
-		-o json >"$dir/secret.json")
-	docker run --detach --pull never --name "$sandbox" --network none --user 65532:65532 \
-		--entrypoint /usr/local/bin/podrun "$IMAGE" pause >/dev/null || die "the sandbox of pod $1 did not start"
-	pid="$(docker inspect --format '{{.State.Pid}}' "$sandbox")"
-	"$PODRUN" nginx-conf --dir "$dir/nginx" --port "$NGINX_PORT" --access-log "$dir/nginx/access.log"
-	k8s_start "$STATE" "nginx-$1" nsenter --net="/proc/$pid/ns/net" nginx -p "$dir/nginx" -c "$dir/nginx/nginx.conf" -e stderr
-	nsenter --net="/proc/$pid/ns/net" "$(tool runstate)" wait-http --url "$NGINX_URL" --timeout 10s \
-		--pidfile "$STATE/pids/nginx-$1.pid" || die "nginx does not answer in the sandbox of pod $1: $(k8s_log_end "$STATE" "nginx-$1")"
-	: >"$dir/nginx/access.log" # the wait's request is not the step's
-	mapfile -d '' args < <("$PODRUN" docker-args --pod "$dir/pod.json" --secret "$dir/secret.json" --dir "$dir/volumes" \
-		--network "container:$sandbox")
-	((${#args[@]} > 0)) || die "pod $1 cannot run as the kubelet would run it (podrun's reason above)"
-	docker run "${args[@]}" >"$dir/container" || die "docker run of pod $1 failed"
-	jq -c '{pod: .metadata.name, node: .spec.nodeName, index: .metadata.annotations["batch.kubernetes.io/job-completion-index"]}' \
-		"$dir/pod.json" >>"$RUN/placed.jsonl"
-	log "pod $1 bound to $(jq -r .spec.nodeName "$dir/pod.json"): its sandbox, nginx and container run"
-}
-
-# end_pod POD, whose container has exited: kwok serves its log file as the
-# pod's log (a Logs object) and ends the pod with its exit code.
-end_pod() {
-	local dir="$RUN/pods/$1" code logfile
-	code="$(docker inspect --format '{{.State.ExitCode}}' "$(<"$dir/container")")"
-	logfile="$(docker inspect --format '{{.LogPath}}' "$(<"$dir/container")")"
-	kubectl apply -f - >/dev/null <<EOF
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Logs
-metadata: {name: $1, namespace: $NS}
-spec:
-  logs:
-  - containers: [loadstep]
-    logsFile: $logfile
-EOF
-	kubectl -n "$NS" annotate pod "$1" "$K8S_EXIT_ANNOTATION=$code" >/dev/null
-	touch "$dir/ended"
-	log "pod $1: its container exited $code"
-}
-
-# kubelet_stand_in runs while PID (k8s-step.sh) does: it starts the
-# container of each agent pod once bound and ends the pod once it exits.
-kubelet_stand_in() {
-	local pod state
+# placed_while PID records, while PID (k8s-step.sh) runs, where the API
+# server placed each agent pod ($RUN/placed.jsonl: pod, node, completion
+# index).
+placed_while() {
+	local pods="$RUN/pods.json"
 	while kill -0 "$1" 2>/dev/null; do
-		while read -r pod; do
-			[[ -e "$RUN/pods/$pod/container" ]] || start_pod "$pod"
-		done < <(kubectl -n "$NS" get pods -l app.kubernetes.io/name=idpbench-agent -o json 2>/dev/null |
-			jq -r '.items[] | select(.spec.nodeName and (.metadata.deletionTimestamp | not)) | .metadata.name')
-		for dir in "$RUN"/pods/*/; do
-			[[ -e "$dir/container" && ! -e "$dir/ended" ]] || continue
-			state="$(docker inspect --format '{{.State.Status}}' "$(<"$dir/container")")"
-			[[ "$state" != exited ]] || end_pod "$(basename "$dir")"
-		done
+		kubectl -n "$NS" get pods -l app.kubernetes.io/name=idpbench-agent -o json >"$pods" 2>/dev/null || true
+		jq -c '.items[] | select(.spec.nodeName) | {pod: .metadata.name, node: .spec.nodeName,
+			index: .metadata.annotations["batch.kubernetes.io/job-completion-index"]}' "$pods" 2>/dev/null >>"$RUN/placed.jsonl" || true
 		sleep 1
 	done
+	jq -s -c 'unique[]' "$RUN/placed.jsonl" >"$RUN/placed.tmp" && mv "$RUN/placed.tmp" "$RUN/placed.jsonl"
 }
 
-# run_step AGENTS NAME [containers|none] runs scripts/k8s-step.sh with
-# AGENTS agents against nginx, results in $RUN/NAME, its stderr in
-# $RUN/NAME.log, the stand-in kubelet beside it (none: the simulated pods
-# run no container); sets STEP_RC.
+# run_step AGENTS NAME runs scripts/k8s-step.sh with AGENTS agents against
+# the nginx of their pods, results in $RUN/NAME, its stderr in
+# $RUN/NAME.log, placed_while beside it; sets STEP_RC.
 run_step() {
-	mkdir -p "$RUN/pods"
+	rm -rf "$STATE/targets"
 	: >"$RUN/placed.jsonl"
 	"$IDPBENCH_ROOT/scripts/k8s-step.sh" --agents "$1" --image "$IMAGE" --namespace "$NS" \
 		--url "$NGINX_URL" --scenario discovery -c "$((2 * $1))" --rate "$RATE" --warmup "${WARMUP}s" --duration 10s \
-		--cpus 1 --memory 256Mi --start-in 20s --idp-label app.kubernetes.io/part-of=idp-under-test \
+		--cpus 1 --memory 256Mi --start-in 30s --idp-label app.kubernetes.io/part-of=idp-under-test \
 		--out "$RUN/$2" -- --product nginx --interval 1s --timeout 5s 2>"$RUN/$2.log" &
 	STEP_PID=$!
-	if [[ "${3:-containers}" == containers ]]; then kubelet_stand_in "$STEP_PID"; fi
+	placed_while "$STEP_PID"
 	STEP_RC=0
 	wait "$STEP_PID" || STEP_RC=$?
 	STEP_PID=""
@@ -193,11 +142,13 @@ run_step() {
 left() {
 	pgrep -a -f -- "$STATE/" || true
 	pgrep -a -f -- "$ENGINE/" || true
+	compgen -G "/sys/fs/cgroup/*/idpbench-k8s-$(k8s_tag "$STATE")-*" || true
+	ip -o link show type bridge | grep -o "$(k8s_bridge_prefix "$STATE")[0-9]*" || true
 	[[ ! -e "$STATE" ]] || echo "directory $STATE"
 	[[ ! -e "$ENGINE" ]] || echo "directory $ENGINE"
 }
 
-require_cmd jq curl pgrep nginx docker
+require_cmd jq curl pgrep nginx docker nsenter ctr containerd ip
 start=$SECONDS
 step 1 5 "the tools, podrun and the tools image $IMAGE on our Docker engine"
 build_tools
@@ -205,9 +156,10 @@ dockerd_up "$ENGINE"
 tools_image
 PODRUN="$ENGINE/image/podrun"
 
-step 2 5 "the control plane (Kubernetes $K8S_VERSION) and kwok's nodes"
+step 2 5 "the control plane and kubelets (Kubernetes $K8S_VERSION): nodes ${NODES[*]}, kwok's $IDP_NODE for the IdP"
 k8s_up "$STATE"
-k8s_kwok_up "$STATE" "${AGENTS[@]}" "$IDP_NODE"
+k8s_kwok_up "$STATE" "$IDP_NODE"
+for node in "${NODES[@]}"; do k8s_node_up "$STATE" "$node" "$ENGINE/image/images.tar" "$NGINX_PORT" "$PODRUN"; done
 RUN="$STATE/run"
 mkdir -p "$RUN"
 kubectl create namespace idp >/dev/null
@@ -215,14 +167,14 @@ kubectl -n idp run idp --image "$IMAGE" --restart Never --labels app.kubernetes.
 	--overrides "{\"spec\": {\"nodeName\": \"$IDP_NODE\"}}" --command -- /usr/local/bin/loadstep --help >/dev/null
 kubectl -n idp wait --for condition=Ready --timeout 30s pod/idp >/dev/null || die "the IdP's pod did not run on $IDP_NODE"
 
-step 3 5 "scripts/k8s-step.sh --agents 3 --rate $RATE, the pods' containers on the engine"
+step 3 5 "scripts/k8s-step.sh --agents 3 --rate $RATE on the kubelets"
 kubectl create namespace "$NS" >/dev/null
 (umask 077 && random_secret >"$RUN/probe") # a file in the Secret volume: mounted, never read
 kubectl -n "$NS" create secret generic idpbench-agent --from-file=probe="$RUN/probe" >/dev/null
 run_step 3 three
 ((STEP_RC == 0)) || die "k8s-step.sh --agents 3 failed (exit $STEP_RC): $(tail -n 5 "$RUN/three.log")"
 merged="$RUN/three/discovery-c6-r$RATE-n3.json"
-served="$(cat "$RUN"/pods/*/nginx/access.log | wc -l)"
+served="$(cat "$STATE"/targets/*/access.log | wc -l)"
 jq -e --argjson served "$served" '.agents == 3 and .status == "complete" and .ok == .requests and
 	.requests == $served - ((.rate_rps * .warmup_s) | ceil)' "$merged" >/dev/null ||
 	die "merged step: $(jq -c '{agents, status, requests, ok, rate_rps, warmup_s}' "$merged"), want 3 agents, complete, and nginx's $served requests less rate x warmup"
@@ -236,8 +188,7 @@ kubectl -n "$NS" delete secret idpbench-agent >/dev/null
 
 step 4 5 "scripts/k8s-step.sh --agents 4 on three free nodes: refused at the start time"
 kubectl -n "$NS" create secret generic idpbench-agent --from-file=probe="$RUN/probe" >/dev/null
-rm -rf "$RUN/pods"
-run_step 4 four none
+run_step 4 four
 ((STEP_RC == 1)) || die "k8s-step.sh --agents 4: exit $STEP_RC, want 1 (an agent pending on the anti-affinity)"
 grep -q "didn't match pod anti-affinity rules" "$RUN/four.log" ||
 	die "k8s-step.sh --agents 4 does not name the scheduler's anti-affinity: $(tail -n 5 "$RUN/four.log")"
@@ -245,7 +196,6 @@ log "refused: $(grep -m1 -o "agents not running at the start time.*" "$RUN/four.
 [[ -z "$(kubectl -n "$NS" get jobs,pods -o name)" ]] || die "left after the refused step: $(kubectl -n "$NS" get jobs,pods -o name | tr '\n' ' ')"
 
 step 5 5 "the cluster, nginx and the engine stopped: nothing left"
-docker ps -a -q | xargs -r docker rm -f >/dev/null
 k8s_down "$STATE"
 dockerd_down "$ENGINE"
 what="$(left)"

@@ -213,6 +213,7 @@ k8s_up() {
 	bin="$(k8s_bin_dir)"
 	runstate claim --owner "$$" "$state" || die "cannot claim the cluster state $state (above)"
 	runstate clean "$state" || die "cannot clean what an earlier cluster left in $state (above)"
+	k8s_host_clean "$state"
 	mkdir -p "$state/pids" "$state/logs"
 	k8s_pki "$state"
 	pki="$state/pki"
@@ -349,6 +350,186 @@ EOF
 	k8s_wait "$state" kwok 60 "making the nodes Ready" kubectl wait --for condition=Ready --timeout 2s node "$@"
 }
 
+# --- real nodes: a kubelet and a containerd of its own each ------------------
+# Node NAME is a loopback address, 127.0.0.2 and up: the kubelet listens
+# there, and the node's InternalIP, which the API server dials for kubectl
+# logs, is its name (a kubelet refuses --node-ip 127.x, "nodeIP can't be
+# loopback address", but takes a node name that is an IP as its address).
+# Each kubelet has a containerd of its own (two kubelets on one runtime kill
+# each other's pods as unknown): STATE/NAME holds both, marked as an engine
+# (runstate stops it, its shims and containers, and unmounts what is under
+# it: the pods' volumes and network namespaces). Outside STATE: the pods'
+# cgroups under k8s_cgroup_root in every hierarchy and the CNI bridge
+# k8s_bridge, which k8s_host_clean removes.
+
+# k8s_tag STATE prints the cksum in STATE's name (k8s_state_dir): what the
+# cgroups and bridges of this checkout's nodes are named by.
+k8s_tag() { basename "$1" | sed 's/^idpbench-k8s-//'; }
+
+# k8s_cgroup_root STATE NAME and k8s_bridge STATE NAME print node NAME's
+# kubelet cgroupRoot and CNI bridge (at most 15 characters).
+k8s_cgroup_root() { printf '/idpbench-k8s-%s-%s\n' "$(k8s_tag "$1")" "${2##*.}"; }
+k8s_bridge() { printf '%s%s\n' "$(k8s_bridge_prefix "$1")" "${2##*.}"; }
+k8s_bridge_prefix() {
+	local tag
+	tag="$(k8s_tag "$1")"
+	printf 'idpk%s\n' "${tag: -6}"
+}
+
+# k8s_host_clean STATE removes what the nodes of STATE left outside it,
+# once their kubelets and containerds are stopped: the cgroups under
+# /idpbench-k8s-TAG-* (empty by then; deepest first) and the bridges
+# k8s_bridge_prefix*; says what it removed.
+k8s_host_clean() {
+	local tag dir link
+	tag="$(k8s_tag "$1")"
+	for dir in /sys/fs/cgroup/*/idpbench-k8s-"$tag"-*; do
+		[[ -d "$dir" ]] || continue
+		find "$dir" -depth -type d -exec rmdir {} + || die "cannot remove the cgroup $dir a node left (a process in it?)"
+		log "removed the cgroup $dir"
+	done
+	for link in $(ip -o link show type bridge | awk -F': ' '{ print $2 }' | grep "^$(k8s_bridge_prefix "$1")" || true); do
+		ip link del "$link" || die "cannot remove the bridge $link a node left"
+		log "removed the bridge $link"
+	done
+}
+
+# k8s_node_install makes sure of what a node runs on: containerd and runc
+# (Debian's docker.io brings them, dockerd_install) and the CNI plugins
+# (containernetworking-plugins, in /usr/lib/cni: not on PATH, so not
+# ensure_pkg), installed as root like the other OS packages.
+k8s_node_install() {
+	require_cmd containerd ctr runc nsenter ip
+	[[ ! -x /usr/lib/cni/bridge || ! -x /usr/lib/cni/host-local ]] || return 0
+	[[ $(id -u) -eq 0 ]] || die "/usr/lib/cni/bridge is missing: install the OS package containernetworking-plugins"
+	log "installing containernetworking-plugins from the OS packages"
+	DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends containernetworking-plugins >&2
+}
+
+# k8s_node_up STATE NAME IMAGES_TAR [PORT PODRUN] starts node NAME
+# (127.0.0.N): its containerd (CRI on, images from IMAGES_TAR imported:
+# nothing is pulled; the sandbox image is localhost/pause:test, which
+# IMAGES_TAR must hold), then its kubelet, and returns once the node is
+# Ready. With PORT, every pod of the node has nginx on 127.0.0.1:PORT in its
+# network namespace before its containers start (k8s-cni-target.sh; PODRUN
+# writes its config), its access log STATE/targets/SANDBOX_ID/access.log.
+k8s_node_up() {
+	local state="$1" name="$2" dir="$1/$2" sock p
+	k8s_node_install
+	sock="$dir/containerd.sock"
+	mkdir -p "$dir/cni/net.d" "$dir/cni/bin" "$dir/kubelet" "$dir/pod-logs"
+	for p in bridge host-local loopback; do ln -sf "/usr/lib/cni/$p" "$dir/cni/bin/$p"; done
+	ln -sf "$IDPBENCH_ROOT/scripts/lib/k8s-cni-target.sh" "$dir/cni/bin/idpbench-target"
+	printf '%s\n' "a node's containerd of scripts/lib/k8s.sh" >"$dir/engine"
+	k8s_containerd_config "$state" "$name" >"$dir/containerd.toml"
+	k8s_cni_config "$state" "$name" "${4:-}" "${5:-}" >"$dir/cni/net.d/10-idpbench.conflist"
+	k8s_start "$state" "containerd-$name" containerd --config "$dir/containerd.toml"
+	k8s_wait "$state" "containerd-$name" 20 "serving" test -S "$sock"
+	ctr --address "$sock" --namespace k8s.io images import "$3" >/dev/null ||
+		die "cannot import the images into node $name's containerd"
+	k8s_cgroup_make "$(k8s_cgroup_root "$state" "$name")"
+	k8s_kubelet_config "$state" "$name" >"$dir/kubelet.yaml"
+	log "starting kubelet $K8S_VERSION as node $name (containerd $(containerd --version | cut -d' ' -f3))"
+	k8s_start "$state" "kubelet-$name" "$(k8s_bin_dir)/kubelet" --config "$dir/kubelet.yaml" \
+		--kubeconfig "$KUBECONFIG" --root-dir "$dir/kubelet" --cert-dir "$dir/kubelet/pki" --hostname-override "$name"
+	k8s_wait "$state" "kubelet-$name" 60 "Ready" kubectl wait --for condition=Ready --timeout 2s "node/$name"
+}
+
+# k8s_cgroup_make ROOT makes the cgroup ROOT in every hierarchy (a kubelet
+# refuses a cgroupRoot that is missing from one), its cpuset the whole
+# machine's (a new cgroup v1 cpuset has none).
+k8s_cgroup_make() {
+	local h
+	for h in /sys/fs/cgroup/*/; do
+		mkdir -p "$h${1#/}" || die "cannot make the cgroup $h${1#/}"
+	done
+	if [[ -e /sys/fs/cgroup/cpuset/cpuset.cpus ]]; then
+		cat /sys/fs/cgroup/cpuset/cpuset.cpus >"/sys/fs/cgroup/cpuset$1/cpuset.cpus"
+		cat /sys/fs/cgroup/cpuset/cpuset.mems >"/sys/fs/cgroup/cpuset$1/cpuset.mems"
+	fi
+}
+
+# k8s_containerd_config STATE NAME prints node NAME's containerd config:
+# every path under STATE/NAME (the pods' network namespaces too), the CRI
+# plugin on. restrict_oom_score_adj: root here may not lower an
+# oom_score_adj (writing -998, the sandbox's, to /proc/self/oom_score_adj
+# is refused), and without it runc fails every sandbox ("can't get final
+# child's PID from pipe: EOF").
+k8s_containerd_config() {
+	local dir="$1/$2"
+	cat <<EOF
+version = 2
+root = "$dir/containerd/root"
+state = "$dir/containerd/state"
+disabled_plugins = ["io.containerd.internal.v1.opt"]
+[grpc]
+  address = "$dir/containerd.sock"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "localhost/pause:test"
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "$dir/cni/bin"
+    conf_dir = "$dir/cni/net.d"
+EOF
+}
+
+# k8s_cni_config STATE NAME [PORT PODRUN] prints node NAME's CNI network: a
+# bridge of its own (k8s_bridge) without an address on the host, no
+# gateway, no masquerade: a pod reaches the pods of its node and its own
+# loopback, nothing else (containerd 1.6 wants an eth0 in every sandbox);
+# with PORT, k8s-cni-target.sh chained after it.
+k8s_cni_config() {
+	local target=""
+	[[ -z "${3:-}" ]] || target=", {\"type\": \"idpbench-target\", \"state\": \"$1\", \"port\": $3, \"podrun\": \"$4\"}"
+	cat <<EOF
+{"cniVersion": "0.4.0", "name": "idpbench", "plugins": [{"type": "bridge", "bridge": "$(k8s_bridge "$1" "$2")",
+  "isGateway": false, "ipMasq": false,
+  "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.244.${2##*.}.0/24"}]], "dataDir": "$1/$2/cni/ipam"}}$target]}
+EOF
+}
+
+# k8s_kubelet_config STATE NAME prints node NAME's KubeletConfiguration:
+# listening on NAME only, clients by the cluster's CA, authorised by the
+# API server; cgroupfs under k8s_cgroup_root; failCgroupV1 false (this
+# machine has cgroup v1; v1.35 and later refuse it by default).
+k8s_kubelet_config() {
+	local pki="$1/pki" dir="$1/$2"
+	cat <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: $2
+port: $(free_port)
+readOnlyPort: 0
+healthzBindAddress: $2
+healthzPort: $(free_port)
+authentication: {anonymous: {enabled: false}, webhook: {enabled: true}, x509: {clientCAFile: "$pki/ca.crt"}}
+authorization: {mode: Webhook}
+tlsCertFile: "$pki/admin.crt"
+tlsPrivateKeyFile: "$pki/admin.key"
+cgroupDriver: cgroupfs
+cgroupRoot: $(k8s_cgroup_root "$1" "$2")
+failSwapOn: false
+failCgroupV1: false
+containerRuntimeEndpoint: unix://$dir/containerd.sock
+podLogsDir: $dir/pod-logs
+resolvConf: /etc/resolv.conf
+evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%}
+EOF
+}
+
+# k8s_pod_netns STATE NODE POD prints the network namespace (a file under
+# STATE/NODE) of POD's sandbox on NODE, or nothing while it has none.
+k8s_pod_netns() {
+	local sock="$1/$2/containerd.sock" id
+	id="$(ctr --address "$sock" --namespace k8s.io containers list --quiet \
+		"labels.\"io.kubernetes.pod.name\"==$3,labels.\"io.cri-containerd.kind\"==sandbox" | head -n1)"
+	[[ -n "$id" ]] || return 0
+	ctr --address "$sock" --namespace k8s.io containers info "$id" |
+		jq -r '.Spec.linux.namespaces[] | select(.type == "network") | .path // empty'
+}
+
 # k8s_down STATE stops every process STATE records (its process group),
 # the API server's clients first and etcd last, and deletes STATE; nothing to do when STATE
 # does not exist, and only a warning when a live session other than this
@@ -362,14 +543,18 @@ k8s_down() {
 		return 0
 	fi
 	log "stopping the cluster in $state"
-	# The API server's clients first, etcd last: an API server without its
-	# etcd takes 20 s to give up.
-	for f in "$state"/pids/*.pid; do
+	# The kubelets, kwok and nginx first (a kubelet left running would mount
+	# its pods' volumes again), then the rest, the API server and etcd last
+	# (an API server without its etcd takes 20 s to give up); then the
+	# nodes' containerds as engines, with their shims and containers.
+	for f in "$state"/pids/kubelet-*.pid "$state"/pids/kwok.pid "$state"/pids/nginx-*.pid "$state"/pids/*.pid; do
+		[[ -e "$f" ]] || continue
 		case "$(basename "$f" .pid)" in etcd | kube-apiserver) continue ;; esac
 		runstate stop-group --timeout 20s "$f" || die "cannot stop $(basename "$f" .pid) of the cluster in $state (above)"
 	done
 	[[ ! -e "$state/pids/kube-apiserver.pid" ]] || runstate stop-group --timeout 20s "$state/pids/kube-apiserver.pid" ||
 		die "cannot stop the API server of the cluster in $state (above)"
 	runstate stop "$state" || die "the cluster in $state could not be stopped (above)"
+	k8s_host_clean "$state"
 	runstate release "$state" || die "cannot delete the cluster state $state"
 }
