@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func runArgs(args ...string) (int, string, string) {
@@ -23,7 +24,6 @@ func TestUsage(t *testing.T) {
 		want string
 	}{
 		{nil, "a subcommand is required"},
-		{[]string{"docker-args", "--pod", "p.json"}, "--pod, --secret and --dir are required"},
 		{[]string{"nginx-conf", "--dir", "d"}, "--dir and --port are required"},
 		{[]string{"pause", "extra"}, "unknown argument: extra"},
 	} {
@@ -34,26 +34,44 @@ func TestUsage(t *testing.T) {
 	}
 }
 
-// TestDockerArgsCommand: the arguments come out NUL-terminated, one each,
-// and a pod that cannot run as the kubelet would is exit 1, named.
-func TestDockerArgsCommand(t *testing.T) {
+// TestNginxConf: nginx's config listens on 127.0.0.1:PORT only, logs to
+// the access log given, and serves the discovery document.
+func TestNginxConf(t *testing.T) {
 	dir := t.TempDir()
-	secret := filepath.Join(dir, "secret.json")
-	if err := os.WriteFile(secret, []byte(`{"metadata": {"name": "idpbench-agent"}, "data": {}}`), 0o600); err != nil {
+	code, stdout, stderr := runArgs("nginx-conf", "--dir", dir, "--port", "18080", "--access-log", filepath.Join(dir, "access.log"))
+	if code != 0 || stdout != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 0, nothing on stdout", code, stdout, stderr)
+	}
+	conf, err := os.ReadFile(filepath.Join(dir, "nginx.conf"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runArgs("docker-args", "--pod", "testdata/agent-pod.json", "--secret", secret,
-		"--dir", filepath.Join(dir, "volumes"), "--network", "container:sb")
-	args := strings.Split(strings.TrimSuffix(stdout, "\x00"), "\x00")
-	if code != 0 || len(args) < 10 || args[0] != "--detach" || !strings.HasSuffix(stdout, "\x00") {
-		t.Fatalf("exit %d, %d arguments %q, stderr %q; want exit 0 and NUL-terminated arguments from --detach on", code, len(args), args, stderr)
+	for _, want := range []string{"listen 127.0.0.1:18080;", "access_log " + filepath.Join(dir, "access.log") + ";"} {
+		if !strings.Contains(string(conf), want) {
+			t.Errorf("nginx.conf lacks %q:\n%s", want, conf)
+		}
 	}
-	other := filepath.Join(dir, "other.json")
-	if err := os.WriteFile(other, []byte(`{"metadata": {"name": "other"}}`), 0o600); err != nil {
-		t.Fatal(err)
+	if _, err := os.Stat(filepath.Join(dir, "html", ".well-known", "openid-configuration")); err != nil {
+		t.Errorf("no discovery document: %v", err)
 	}
-	code, stdout, stderr = runArgs("docker-args", "--pod", "testdata/agent-pod.json", "--secret", other, "--dir", dir)
-	if code != 1 || stdout != "" || !strings.Contains(stderr, "podrun docker-args: ") || !strings.Contains(stderr, "but the Secret given is other") {
-		t.Errorf("another Secret: exit %d, stdout %q, stderr %q; want exit 1 naming it", code, stdout, stderr)
+}
+
+// TestPause: pause runs until its context ends (SIGTERM or SIGINT through
+// cli.SignalContext), then exits 0.
+func TestPause(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() {
+		var stdout, stderr bytes.Buffer
+		done <- run(ctx, []string{"pause"}, &stdout, &stderr)
+	}()
+	select {
+	case code := <-done:
+		t.Fatalf("pause ended by itself (exit %d)", code)
+	case <-time.After(200 * time.Millisecond):
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("pause after its context ended: exit %d, want 0", code)
 	}
 }
