@@ -1,24 +1,39 @@
 # shellcheck shell=bash
-# k8s.sh: a throwaway single-node Kubernetes control plane on 127.0.0.1, for
-# scripts/test-k8s.sh: etcd (Debian's etcd-server), kube-apiserver,
-# kube-controller-manager and kube-scheduler built from the k8s.io/kubernetes
-# module at one pinned version, certificates made on the fly (openssl), and
-# kwok's simulated nodes. Source after common.sh. docs/design.md#the-scripts.
+# k8s.sh: a throwaway Kubernetes cluster on this machine, on loopback
+# addresses only, for scripts/test-k8s.sh: etcd (Debian's etcd-server);
+# kube-apiserver, kube-controller-manager, kube-scheduler and kubelet built
+# from the k8s.io/kubernetes module at one pinned version (K8S_VERSION,
+# cached by version); certificates made on the fly (openssl); real nodes,
+# a kubelet and a containerd (Debian's, CRI on) of its own each, named
+# 127.0.0.2, 127.0.0.3, ...; and kwok's simulated nodes for pods that need
+# not run. Source after common.sh. docs/design.md#the-scripts.
 #
 # STATE (k8s_state_dir; claimed and cleaned by runstate like a run's state):
 #   owner, lock            runstate claim's: one live session a state; after a
-#                          kill -9 the next k8s_up stops what the pidfiles record
-#   pids/NAME.pid          each process, leader of its own process group (setsid)
+#                          kill -9 the next k8s_up stops what the pidfiles and
+#                          the nodes' engine marks record, and k8s_host_clean
+#                          what the nodes left outside STATE
+#   pids/NAME.pid          each process, leader of its own process group (setsid):
+#                          etcd, kube-*, kwok, kubelet-NODE, containerd-NODE,
+#                          nginx-SANDBOX (k8s-cni-target.sh)
 #   logs/NAME.log          its stdout and stderr
 #   pki/                   the CA, the serving and client certificates, the
 #                          service-account key pair (the keys 0600)
-#   admin.kubeconfig       kubectl's (system:masters); the controllers use it too
-#   etcd/                  etcd's data
-#   kwok/                  kwok's Stages
-# k8s_down STATE stops every recorded process group and deletes STATE.
-# Nothing outside STATE is written but the binaries' cache
-# (IDPBENCH_CACHE/k8s/VERSION), the Go module and build caches, and the
-# OS package etcd-server when etcd is missing.
+#   admin.kubeconfig       kubectl's (system:masters); the controllers, kwok and
+#                          the kubelets use it too
+#   etcd/, kcm/, scheduler/, kwok/   etcd's data; the controllers' serving
+#                          certificates; kwok's Stages
+#   NODE/                  a real node (k8s_node_up), marked as an engine:
+#                          containerd's root, state (the pods' network
+#                          namespaces too) and socket, the kubelet's root
+#                          directory (the pods' volumes) and config, the pods'
+#                          logs, the CNI config, plugins and IP allocations
+#   targets/SANDBOX/       the nginx a pod got on its loopback, its access log
+# Outside STATE: the nodes' cgroups (/idpbench-k8s-TAG-N in every hierarchy)
+# and CNI bridges (idpkTAG6N), removed by k8s_host_clean; the binaries'
+# cache (IDPBENCH_CACHE/k8s), the Go module and build caches; the OS packages
+# etcd-server and containernetworking-plugins when missing.
+# k8s_down STATE stops all of it and deletes STATE.
 
 # The one Kubernetes release (k8s.io/kubernetes on the Go module proxy) the
 # control plane and the kubelet are built from, and kwok's release.
@@ -259,84 +274,32 @@ k8s_up() {
 	log "control plane up: $(kubectl version -o json | jq -r .serverVersion.gitVersion) at https://127.0.0.1:$api"
 }
 
-# K8S_EXIT_ANNOTATION: set on a simulated pod, its one container has
-# exited with that code (the Stage pod-exit of k8s_kwok_stages).
-K8S_EXIT_ANNOTATION=test.idpbench/exit-code
-
-# k8s_kwok_stages SRC prints kwok's Stages, a YAML document each: kwok's own
-# (in its module, SRC) for nodes (initialize, heartbeat with a lease) and
-# for pods (ready once bound, delete), and pod-exit: a running pod annotated
-# K8S_EXIT_ANNOTATION=CODE ends, Succeeded when CODE is 0 and Failed
-# otherwise, its container terminated with CODE. Without the annotation a
-# simulated pod runs until it is deleted.
+# k8s_kwok_stages SRC prints kwok's own Stages (in its module, SRC), a YAML
+# document each: for nodes (initialize, heartbeat with a lease) and for
+# pods (ready once bound, delete). A simulated pod runs until it is deleted.
 k8s_kwok_stages() {
 	local f
 	for f in node/fast/node-initialize node/heartbeat-with-lease/node-heartbeat-with-lease pod/fast/pod-ready pod/fast/pod-delete; do
 		printf -- '---\n'
 		cat "$1/kustomize/stage/$f.yaml"
 	done
-	cat <<EOF
----
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: pod-exit
-spec:
-  resourceRef:
-    apiGroup: v1
-    kind: Pod
-  selector:
-    matchExpressions:
-    - key: '.metadata.deletionTimestamp'
-      operator: 'DoesNotExist'
-    - key: '.status.phase'
-      operator: 'In'
-      values: ['Running']
-    - key: '.metadata.annotations["$K8S_EXIT_ANNOTATION"]'
-      operator: 'Exists'
-  next:
-    statusTemplate: |
-      {{ \$now := Now }}
-      {{ \$code := index .metadata.annotations "$K8S_EXIT_ANNOTATION" }}
-      containerStatuses:
-      {{ range \$index, \$item := .spec.containers }}
-      - image: {{ \$item.image | Quote }}
-        name: {{ \$item.name | Quote }}
-        ready: false
-        restartCount: 0
-        started: false
-        state:
-          terminated:
-            exitCode: {{ \$code }}
-            finishedAt: {{ \$now | Quote }}
-            reason: {{ if eq \$code "0" }}Completed{{ else }}Error{{ end }}
-      {{ end }}
-      phase: {{ if eq \$code "0" }}Succeeded{{ else }}Failed{{ end }}
-EOF
 }
 
 # k8s_kwok_up STATE NODE... starts kwok (KWOK_VERSION) managing the nodes
-# annotated kwok.x-k8s.io/node=fake with k8s_kwok_stages and its kubelet
-# server on the nodes' address and port (127.0.0.1): the API server sends
-# kubectl logs there, answered from the files that kwok.x-k8s.io Logs
-# objects name (the CRD is installed). Creates NODE... so annotated and
-# returns once every one is Ready.
+# annotated kwok.x-k8s.io/node=fake with k8s_kwok_stages, creates NODE...
+# so annotated and returns once every one is Ready: nodes for pods that
+# must be there and need not run (the IdP's, which the agents keep away
+# from).
 k8s_kwok_up() {
-	local state="$1" src node port
+	local state="$1" src node
 	shift
 	src="$(go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | jq -r .Dir)" ||
-		die "cannot download sigs.k8s.io/kwok@$KWOK_VERSION for its Stages and CRDs"
+		die "cannot download sigs.k8s.io/kwok@$KWOK_VERSION for its Stages"
 	mkdir -p "$state/kwok"
 	k8s_kwok_stages "$src" >"$state/kwok/stages.yaml"
-	kubectl apply -f "$src/kustomize/crd/bases/kwok.x-k8s.io_logs.yaml" >/dev/null
-	kubectl wait --for condition=Established --timeout 30s crd/logs.kwok.x-k8s.io >/dev/null ||
-		die "kwok's Logs CRD was not established within 30 s"
-	port="$(free_port)"
-	log "starting kwok $KWOK_VERSION (kubelet server 127.0.0.1:$port) for the simulated nodes: $*"
+	log "starting kwok $KWOK_VERSION for the simulated nodes: $*"
 	k8s_start "$state" kwok "$(k8s_kwok_dir)/kwok" --kubeconfig "$KUBECONFIG" --config "$state/kwok/stages.yaml" \
-		--manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --enable-crds Logs \
-		--node-ip 127.0.0.1 --node-port "$port" --server-address "127.0.0.1:$port" \
-		--node-lease-duration-seconds 40 --cidr 10.244.0.0/16
+		--manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --node-lease-duration-seconds 40 --cidr 10.245.0.0/16
 	for node in "$@"; do
 		kubectl apply -f - >/dev/null <<EOF
 apiVersion: v1
@@ -394,11 +357,13 @@ k8s_host_clean() {
 	done
 }
 
-# k8s_node_install makes sure of what a node runs on: containerd and runc
-# (Debian's docker.io brings them, dockerd_install) and the CNI plugins
-# (containernetworking-plugins, in /usr/lib/cni: not on PATH, so not
-# ensure_pkg), installed as root like the other OS packages.
+# k8s_node_install makes sure of what a node runs on, installing the OS
+# packages as root when missing: containerd (and its ctr), runc and the CNI
+# plugins (containernetworking-plugins, in /usr/lib/cni: not on PATH, so
+# not by ensure_pkg).
 k8s_node_install() {
+	ensure_pkg containerd containerd --no-install-recommends
+	ensure_pkg runc runc --no-install-recommends
 	require_cmd containerd ctr runc nsenter ip
 	[[ ! -x /usr/lib/cni/bridge || ! -x /usr/lib/cni/host-local ]] || return 0
 	[[ $(id -u) -eq 0 ]] || die "/usr/lib/cni/bridge is missing: install the OS package containernetworking-plugins"
