@@ -1,51 +1,48 @@
 #!/usr/bin/env bash
 # test-k8s.sh: Kubernetes mode's agents (deploy/kubernetes, scripts/k8s-step.sh)
-# on a real API server, on this machine, then nothing of it left.
+# on a real Kubernetes on this machine -- API server, scheduler, Job
+# controller and kubelets -- then nothing of it left.
 #
 #   scripts/test-k8s.sh
 #
-# 1. The tools image, built by our own Docker engine (scripts/lib/dockerd.sh)
-#    FROM scratch with podstep, loadstep and podrun built static: nothing can
-#    be pulled here, not even deploy/kubernetes/Dockerfile's bases.
-# 2. A single-node control plane on 127.0.0.1 (scripts/lib/k8s.sh): etcd,
-#    kube-apiserver, kube-controller-manager and kube-scheduler built from
-#    k8s.io/kubernetes (K8S_VERSION; built the first time, then cached), and
-#    kwok's simulated nodes: idpbench-node-0..2 for the agents and
+# 1. The images, built by our own Docker engine (scripts/lib/dockerd.sh): the
+#    tools image FROM scratch with podstep, loadstep and podrun built static
+#    (nothing can be pulled here, not even deploy/kubernetes/Dockerfile's
+#    bases), and localhost/pause:test (podrun pause), the pods' sandbox.
+# 2. The cluster (scripts/lib/k8s.sh), built from k8s.io/kubernetes
+#    K8S_VERSION (the first run builds it, later runs take it from the
+#    cache): etcd, kube-apiserver, kube-controller-manager, kube-scheduler on
+#    127.0.0.1; three real nodes 127.0.0.2, 127.0.0.3, 127.0.0.4, a kubelet
+#    and a containerd each, the images imported; kwok's simulated node
 #    idpbench-node-idp, where a pod labelled app.kubernetes.io/part-of=
-#    idp-under-test runs.
+#    idp-under-test runs (the IdP the agents keep away from).
 # 3. The step, as a user runs it: scripts/k8s-step.sh --agents 3 in rate mode
-#    (k8sstep creates the Indexed Job, waits, collects each agent's record with
-#    kubectl logs, merges, deletes the Job). No kubelet runs here (the README's
-#    "Beyond one machine" says why), so this script stands in for the
-#    kubelet's part: each agent pod, once the scheduler has bound it, gets a
-#    sandbox (a container with a network namespace of its own, like the
-#    kubelet's pause container), nginx on 127.0.0.1 in that namespace logging
-#    every request (the step's target: a pod reaches no loopback but its
-#    own), and its container on the Docker engine with the pod's command,
-#    arguments and environment as the API server returns them ($(VAR)
-#    expanded, the completion index from the pod's annotation), its user,
-#    security settings, limits, Secret volume and emptyDir
-#    (internal/k8stest/podrun); when the container exits, kwok is given its
-#    log file (a Logs object: the API server's kubectl logs reach kwok's
-#    kubelet server) and its exit code (an annotation that kwok's Stage
-#    pod-exit makes the pod's Succeeded or Failed).
+#    (k8sstep creates the Indexed Job, waits for it, collects each agent's
+#    record with kubectl logs, merges them, deletes the Job). The target: a
+#    pod reaches no loopback but its own, so every pod of the nodes gets
+#    nginx on 127.0.0.1:8080 in its network namespace, logging every request,
+#    before its containers start (scripts/lib/k8s-cni-target.sh, a CNI
+#    plugin chained after the node's bridge).
 #    Checked: exit 0; the merged step has 3 agents, complete, and exactly the
 #    requests the three nginx logged less the warmup's rate x warmup slots;
-#    the pods ran with completion indexes 0, 1, 2, each on an agent node of
-#    its own (as the API server bound them); the Job and its pods are gone
-#    after the step, the Secret after its deletion.
-# 4. The same step with --agents 4 on the three agent nodes: the scheduler
-#    leaves one agent pending on the anti-affinity, and k8s-step.sh fails
-#    (exit 1) at the start time naming the scheduler's reason and deletes the
-#    Job and its pods.
+#    the pods, as the API server placed them while they ran, have completion
+#    indexes 0, 1 and 2, each on a node of its own, none on the IdP's; the
+#    Job and its pods are gone after the step, the Secret after its deletion.
+# 4. The same step with --agents 4 on the three nodes: the scheduler leaves
+#    one agent pending on the anti-affinity, and k8s-step.sh fails (exit 1)
+#    at the start time naming the scheduler's reason, and deletes the Job and
+#    its pods.
 # 5. The cluster, the nginx and the engine stopped: no process names their
-#    state directories and neither directory is left.
+#    state directories, neither directory is left, no cgroup or bridge of the
+#    nodes either.
 #
-# As root (dockerd; etcd-server installed when etcd is missing). Builds the
-# tools; the first run builds Kubernetes and kwok (tens of minutes on two
-# cores), later runs take them from IDPBENCH_CACHE/k8s. Everything of a run
-# is in its state directories (IDPBENCH_TMP), which the next run cleans after
-# a kill -9, as it stops what a killed run left running.
+# As root (dockerd, kubelets); installs etcd-server, containerd, runc and
+# containernetworking-plugins from the OS packages when missing. Builds the
+# tools; the first run builds Kubernetes and kwok (about 20 minutes on two
+# shared cores), later runs take them from IDPBENCH_CACHE/k8s (a run then
+# takes about 2 minutes). Everything of a run is in its state directories
+# (IDPBENCH_TMP) but the nodes' cgroups and bridges; the next run cleans all
+# of it after a kill -9, as it stops what a killed run left running.
 # Exit codes: 0 all of it passes, 1 a failure, 2 a bad argument, 130 interrupted.
 set -o errexit -o nounset -o pipefail
 
@@ -150,7 +147,7 @@ left() {
 
 require_cmd jq curl pgrep nginx docker nsenter ctr containerd ip
 start=$SECONDS
-step 1 5 "the tools, podrun and the tools image $IMAGE on our Docker engine"
+step 1 5 "the tools, the tools image $IMAGE and localhost/pause:test on our Docker engine"
 build_tools
 dockerd_up "$ENGINE"
 tools_image
