@@ -36,9 +36,13 @@
 # k8s_down STATE stops all of it and deletes STATE.
 
 # The one Kubernetes release (k8s.io/kubernetes on the Go module proxy) the
-# control plane and the kubelet are built from, and kwok's release.
-K8S_VERSION="${IDPBENCH_K8S_VERSION:-v1.34.4}"
-KWOK_VERSION="${IDPBENCH_KWOK_VERSION:-v0.8.0}"
+# control plane and the kubelets are built from, and kwok's release. 1.34:
+# the last minor whose kubelet takes cgroup v1 by default (this machine's;
+# failCgroupV1 is set false all the same), the nearest to kubectl 1.32
+# (which warns of the +2 skew and works), its kubelet fine with Debian's
+# containerd 1.6.
+K8S_VERSION=v1.34.4
+KWOK_VERSION=v0.8.0
 
 # k8s_bin_dir prints where the binaries of K8S_VERSION are cached, and
 # k8s_kwok_dir where kwok's (KWOK_VERSION) is.
