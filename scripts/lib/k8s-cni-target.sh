@@ -41,7 +41,14 @@ ADD)
 	k8s_start "$state" "$name" nsenter --net="$CNI_NETNS" nginx -p "$dir" -c "$dir/nginx.conf" -e stderr
 	nsenter --net="$CNI_NETNS" "$(tool runstate)" wait-http --url "http://127.0.0.1:$port/.well-known/openid-configuration" \
 		--timeout 10s --pidfile "$state/pids/$name.pid" >&2 || die "nginx does not answer in $CNI_NETNS: $(k8s_log_end "$state" "$name")"
-	: >"$dir/access.log" # the wait's request is not the load's
+	# The wait's request is not the load's: nginx logs it once the answer is
+	# sent, so it may not be in the log yet when the answer is read.
+	for _ in {1..100}; do
+		[[ ! -s "$dir/access.log" ]] || break
+		sleep 0.05
+	done
+	[[ -s "$dir/access.log" ]] || die "nginx in $CNI_NETNS did not log the wait's request within 5 s"
+	: >"$dir/access.log"
 	jq -c .prevResult <<<"$conf"
 	;;
 DEL)
