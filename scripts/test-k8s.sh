@@ -26,8 +26,11 @@
 #    Checked: exit 0; the merged step has 3 agents, complete, and exactly the
 #    requests the three nginx logged less the warmup's rate x warmup slots;
 #    the pods, as the API server placed them while they ran, have completion
-#    indexes 0, 1 and 2, each on a node of its own, none on the IdP's; the
-#    Job and its pods are gone after the step, the Secret after its deletion.
+#    indexes 0, 1 and 2, each on a node of its own, none on the IdP's; each
+#    agent's loadstep ran as its pod's security context says (the kernel's
+#    /proc/PID/status: user, group, fsGroup, no new privileges, seccomp, no
+#    capability); the Job and its pods are gone after the step, the Secret
+#    after its deletion.
 # 4. The same step with --agents 4 on the three nodes: the scheduler leaves
 #    one agent pending on the anti-affinity, and k8s-step.sh fails (exit 1)
 #    at the start time naming the scheduler's reason, and deletes the Job and
@@ -106,23 +109,47 @@ tools_image() {
 
 # placed_while PID records, while PID (k8s-step.sh) runs, where the API
 # server placed each agent pod ($RUN/placed.jsonl: pod, node, completion
-# index).
+# index) and, once, the kernel's view of each agent's loadstep process
+# ($RUN/procs/PID: /proc/PID/status).
 placed_while() {
-	local pods="$RUN/pods.json"
+	local pods="$RUN/pods.json" pid
+	mkdir -p "$RUN/procs"
 	while kill -0 "$1" 2>/dev/null; do
 		kubectl -n "$NS" get pods -l app.kubernetes.io/name=idpbench-agent -o json >"$pods" 2>/dev/null || true
 		jq -c '.items[] | select(.spec.nodeName) | {pod: .metadata.name, node: .spec.nodeName,
 			index: .metadata.annotations["batch.kubernetes.io/job-completion-index"]}' "$pods" 2>/dev/null >>"$RUN/placed.jsonl" || true
+		for pid in $(pgrep -f -- '^/usr/local/bin/loadstep --output=/work/step.json --start-at=' || true); do
+			[[ -e "$RUN/procs/$pid" ]] || cp "/proc/$pid/status" "$RUN/procs/$pid" 2>/dev/null || true
+		done
 		sleep 1
 	done
 	jq -s -c 'unique[]' "$RUN/placed.jsonl" >"$RUN/placed.tmp" && mv "$RUN/placed.tmp" "$RUN/placed.jsonl"
+}
+
+# secured N: each of the N agents' loadstep processes ran as the pod's
+# security context says, as the kernel saw it: user and group 65532, the
+# fsGroup 65532 among its groups, no new privileges, a seccomp filter
+# (RuntimeDefault), no effective capability.
+secured() {
+	local f n=0
+	for f in "$RUN"/procs/*; do
+		[[ -e "$f" ]] || continue
+		awk '$1 == "Uid:" && $2 == 65532 { u = 1 } $1 == "Gid:" && $2 == 65532 { g = 1 }
+			$1 == "Groups:" { for (i = 2; i <= NF; i++) if ($i == 65532) f = 1 }
+			$1 == "NoNewPrivs:" && $2 == 1 { p = 1 } $1 == "Seccomp:" && $2 == 2 { s = 1 }
+			$1 == "CapEff:" && $2 ~ /^0+$/ { c = 1 } END { exit !(u && g && f && p && s && c) }' "$f" ||
+			die "an agent's loadstep ran outside its pod's security context: $(grep -E '^(Uid|Gid|Groups|NoNewPrivs|Seccomp|CapEff):' "$f" | tr '\t\n' '  ')"
+		n=$((n + 1))
+	done
+	((n == $1)) || die "saw $n agents' loadstep processes, want $1"
+	log "the $n agents' loadstep ran as user and group 65532, in group 65532, with no new privileges, seccomp and no capability"
 }
 
 # run_step AGENTS NAME runs scripts/k8s-step.sh with AGENTS agents against
 # the nginx of their pods, results in $RUN/NAME, its stderr in
 # $RUN/NAME.log, placed_while beside it; sets STEP_RC.
 run_step() {
-	rm -rf "$STATE/targets"
+	rm -rf "$STATE/targets" "$RUN/procs"
 	: >"$RUN/placed.jsonl"
 	"$IDPBENCH_ROOT/scripts/k8s-step.sh" --agents "$1" --image "$IMAGE" --namespace "$NS" \
 		--url "$NGINX_URL" --scenario discovery -c "$((2 * $1))" --rate "$RATE" --warmup "${WARMUP}s" --duration 10s \
@@ -178,6 +205,7 @@ jq -e --argjson served "$served" '.agents == 3 and .status == "complete" and .ok
 jq -s -e --arg idp "$IDP_NODE" '(map(.index) | sort) == ["0", "1", "2"] and (map(.node) | unique | length) == 3 and
 	all(.node != $idp)' "$RUN/placed.jsonl" >/dev/null ||
 	die "the agents' placement: $(jq -s -c . "$RUN/placed.jsonl"), want indexes 0, 1, 2, each on a node of its own, none on $IDP_NODE"
+secured 3
 log "merged: $(jq -r '"\(.requests) requests of 3 agents"' "$merged") = nginx's $served less the warmup's $((RATE * WARMUP)); placed: $(jq -s -r 'map("\(.index)@\(.node)") | join(" ")' "$RUN/placed.jsonl")"
 [[ -z "$(kubectl -n "$NS" get jobs,pods -o name)" ]] || die "left after k8s-step.sh: $(kubectl -n "$NS" get jobs,pods -o name | tr '\n' ' ')"
 kubectl -n "$NS" delete secret idpbench-agent >/dev/null
