@@ -56,8 +56,10 @@ k8s_kwok_dir() { printf '%s/k8s/kwok-%s\n' "$IDPBENCH_CACHE" "$KWOK_VERSION"; }
 # release of the same number, v0.MINOR.PATCH.
 k8s_build_module() {
 	local dir="$1" gomod staging
-	gomod="$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | jq -r .GoMod)" ||
-		die "cannot download k8s.io/kubernetes@$K8S_VERSION from the Go module proxy"
+	gomod="$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | jq -r .GoMod)" || {
+		warn "cannot download k8s.io/kubernetes@$K8S_VERSION from the Go module proxy"
+		return 1
+	}
 	staging="v0.${K8S_VERSION#v1.}"
 	{
 		printf 'module idpbench.local/k8sbuild\n\ngo %s\n\nrequire k8s.io/kubernetes %s\n\n' \
@@ -67,9 +69,10 @@ k8s_build_module() {
 }
 
 # k8s_cached DIR WHAT BUILD_FUNCTION: DIR when it exists, else BUILD_FUNCTION
-# WORK builds WHAT into WORK, a scratch directory renamed to DIR once it is
-# done (an interrupted build leaves no DIR that looks complete). Static
-# builds (CGO_ENABLED=0, -trimpath), nice'd.
+# WORK builds WHAT into WORK/out, in a scratch directory WORK renamed to DIR
+# once it is done (an interrupted build leaves no DIR that looks complete);
+# a failed build's WORK is removed. Static builds (CGO_ENABLED=0, -trimpath),
+# nice'd.
 k8s_cached() {
 	local dir="$1" what="$2" work
 	[[ ! -d "$dir" ]] || return 0
@@ -77,7 +80,10 @@ k8s_cached() {
 	work="$(make_tmpdir k8s-build)"
 	log "building $what into $dir (once: later runs take it from there; minutes on two cores)"
 	mkdir -p "$work/out"
-	"$3" "$work"
+	"$3" "$work" || {
+		rm -rf "$work"
+		die "building $what failed (go's errors above)"
+	}
 	mkdir -p "$(dirname "$dir")"
 	mv "$work/out" "$dir"
 	rm -rf "$work"
@@ -95,19 +101,18 @@ k8s_build_kube() {
 		done
 	done
 	mkdir -p "$1/mod"
-	k8s_build_module "$1/mod"
+	k8s_build_module "$1/mod" || return 1
 	# -mod=mod: the build resolves k8s.io/kubernetes's requirements into the throwaway go.mod.
 	(cd "$1/mod" && CGO_ENABLED=0 GOFLAGS=-mod=mod nice -n 19 go build -trimpath -ldflags "-s$x" -o "$1/out/" \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-		k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet) >&2 ||
-		die "building Kubernetes $K8S_VERSION failed (go build's errors above)"
+		k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet) >&2
 }
 
 # k8s_build_kwok WORK builds kwok into WORK/out: its go.mod has no replace
 # directives, so go install takes the module as it is.
 k8s_build_kwok() {
 	(cd "$1" && CGO_ENABLED=0 GOBIN="$1/out" nice -n 19 go install -trimpath -ldflags=-s \
-		"sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION") >&2 || die "building kwok $KWOK_VERSION failed (go install's errors above)"
+		"sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION") >&2
 }
 
 # k8s_ensure_binaries builds kube-apiserver, kube-controller-manager,
