@@ -12,6 +12,9 @@
 # config ("podrun", internal/k8stest/podrun). Everything in
 # STATE/targets/CONTAINER_ID; the nginx is recorded in
 # STATE/pids/nginx-CONTAINER_ID.pid, so the cluster's down stops it too.
+# Exit 0 done, 1 nginx did not start or answer, 2 no CNI_COMMAND it knows.
+#
+#   CNI_COMMAND=VERSION scripts/lib/k8s-cni-target.sh </dev/null
 set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/common.sh
@@ -20,15 +23,21 @@ source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/common.sh"
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/k8s.sh"
 export IDPBENCH_LOG_TAG=k8s-cni-target
 
-conf="$(cat)"
+case "${1:-}" in
+-h | --help)
+	script_help
+	exit 0
+	;;
+esac
 case "${CNI_COMMAND:-}" in
 VERSION)
 	printf '{"cniVersion": "0.4.0", "supportedVersions": ["0.3.0", "0.3.1", "0.4.0"]}\n'
 	exit 0
 	;;
 ADD | DEL | CHECK) ;;
-*) usage_error "CNI_COMMAND ${CNI_COMMAND:-}: want ADD, DEL, CHECK or VERSION (a CNI plugin: containerd runs it)" ;;
+*) usage_error "CNI_COMMAND ${CNI_COMMAND:-}: want ADD, DEL, CHECK or VERSION (a CNI plugin: containerd runs it; see --help)" ;;
 esac
+conf="$(cat)"
 state="$(jq -r .state <<<"$conf")"
 port="$(jq -r .port <<<"$conf")"
 podrun="$(jq -r .podrun <<<"$conf")"
