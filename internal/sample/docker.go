@@ -127,11 +127,14 @@ func (d *dockerSource) collect(ctx context.Context, tk *tick, out []schema.Sampl
 	return out
 }
 
-func (d *dockerSource) env(ctx context.Context) context.Context {
-	if d.sysRoot == "" {
+func (d *dockerSource) env(ctx context.Context) context.Context { return withSysRoot(ctx, d.sysRoot) }
+
+// withSysRoot has gopsutil read the cgroups under sysRoot ("" = /sys).
+func withSysRoot(ctx context.Context, sysRoot string) context.Context {
+	if sysRoot == "" {
 		return ctx
 	}
-	return context.WithValue(ctx, common.EnvKey, common.EnvMap{common.HostSysEnvKey: d.sysRoot})
+	return context.WithValue(ctx, common.EnvKey, common.EnvMap{common.HostSysEnvKey: sysRoot})
 }
 
 // readContainer returns a container's cumulative CPU seconds and its memory
@@ -200,9 +203,7 @@ func (c *Containers) Memory(ctx context.Context) (int64, []string, error) {
 			c.at, c.listed, c.seen = time.Now(), true, matchContainers(all, c.Globs)
 		}
 	}
-	if c.SysRoot != "" {
-		ctx = context.WithValue(ctx, common.EnvKey, common.EnvMap{common.HostSysEnvKey: c.SysRoot})
-	}
+	ctx = withSysRoot(ctx, c.SysRoot)
 	var sum int64
 	var names []string
 	for _, ct := range c.seen {
