@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/ladder"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -48,20 +49,15 @@ func writeWindows(t *testing.T, runDir, p, s string, c int, qps ...float64) {
 
 // TestWide: a precision round measures again the scenarios whose capacity
 // interval is wider than the bound or missing, not the narrow ones nor
-// those without a steady state, and nothing once the budget cannot hold
-// the product's round.
+// those without a steady state.
 func TestWide(t *testing.T) {
 	runDir := t.TempDir()
 	writeWindows(t, runDir, "p", schema.ScenarioDiscovery, 8, 1000, 1010, 990, 1005, 995, 1002)           // ±1.1%
 	writeWindows(t, runDir, "p", schema.ScenarioUserinfo, 8, 1000, 1300, 800, 1100, 900, 1200)            // ±23.8%
 	writeWindows(t, runDir, "p", schema.ScenarioClientCredentials, 8, 1000, 1010, 990)                    // no interval
 	writeWindows(t, runDir, "other", schema.ScenarioIntrospect, 8, 1000, 1300, 800, 1100, 900, 1200, 950) // not p's
-	now := time.Date(2026, 12, 4, 11, 0, 0, 0, time.UTC)
 	var log strings.Builder
-	r := &runner{runDir: runDir, roundS: map[string]float64{"p": 300}, log: cli.Logger{W: &log, Tag: "run"},
-		env:    Env{Now: func() time.Time { return now }, Started: now.Add(-1000 * time.Second), Getenv: func(string) string { return "" }},
-		closed: map[string]bool{"done": true}, out: map[string]bool{"na": true}}
-	r.Products = []string{"p", "q", "done", "na"} // p and q still to close: 2 x (60 + 40) s
+	r := &runner{runDir: runDir, log: cli.Logger{W: &log, Tag: "run"}, env: Env{Getenv: func(string) string { return "" }}}
 	r.Scenarios = []string{schema.ScenarioDiscovery, schema.ScenarioClientCredentials, schema.ScenarioIntrospect, schema.ScenarioUserinfo}
 	r.Precision = Precision{Rounds: 2, Pct: 5, BudgetS: 1500}
 	got := r.wide(context.Background(), "p", 4)
@@ -73,11 +69,66 @@ func TestWide(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", s, log.String())
 		}
 	}
-	r.Precision.BudgetS = 1499 // 1000 s elapsed + a 300 s round + 200 s closing
-	if got := r.wide(context.Background(), "p", 4); got != nil {
-		t.Errorf("over the budget: wide = %v, want none", got)
+}
+
+// writeRound1 writes product p's round 1 of scenario s: one step at each
+// of cs connections with the qps given, and the knee record that lists
+// them (later rounds repeat the candidates ladder.Candidates picks).
+func writeRound1(t *testing.T, runDir, p, s string, cs []int, qps []float64) {
+	t.Helper()
+	dir := filepath.Join(runDir, p)
+	for i, c := range cs {
+		writeWindows(t, runDir, p, s, c, qps[i])
+		if err := os.Rename(filepath.Join(dir, fmt.Sprintf("%s-c%d-r1.json", s, c)), ladder.StepPath(dir, s, c, 1)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if !strings.Contains(log.String(), "1000 s elapsed + 300 s (its last round) + 200 s (closing 2 products: shares, GC jitter, down) > the budget of 1499 s") {
-		t.Errorf("log does not say why the round was not started:\n%s", log.String())
+	k := &schema.Knee{Schema: schema.KneeV1, Product: p, Scenario: s, Ladder: cs, Measured: cs, Skipped: []int{}, Reason: "test", NoisePct: 5}
+	if err := ladder.WriteKnee(ladder.KneePath(dir, s), k); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPlan: a round after the first is decided for every open product at
+// once: each measures its scenarios' candidate levels when the session's
+// elapsed time, the round's cost (those windows at each product's seconds
+// per window so far) and closing every open product fit the budget, and
+// no product measures anything (all close) when they do not, with the
+// figures in the log.
+func TestPlan(t *testing.T) {
+	runDir := t.TempDir()
+	// p: c=8 best, c=4 within 10% below it (2 candidates); q: c=8 alone.
+	writeRound1(t, runDir, "p", schema.ScenarioDiscovery, []int{4, 8, 16}, []float64{950, 1000, 980})
+	writeRound1(t, runDir, "q", schema.ScenarioDiscovery, []int{4, 8, 16}, []float64{500, 1000, 700})
+	now := time.Date(2026, 12, 4, 11, 0, 0, 0, time.UTC)
+	var log strings.Builder
+	r := &runner{runDir: runDir, log: cli.Logger{W: &log, Tag: "run"},
+		env:     Env{Now: func() time.Time { return now }, Started: now.Add(-1000 * time.Second), Getenv: func(string) string { return "" }},
+		ladderS: map[string]float64{"p": 100, "q": 200}, ladderN: map[string]int{"p": 10, "q": 10},
+		closed: map[string]bool{"done": true}, out: map[string]bool{"na": true}}
+	r.Products = []string{"p", "q", "done", "na"}
+	r.Scenarios = []string{schema.ScenarioDiscovery, schema.ScenarioUserinfo} // userinfo: no round 1, no window
+	r.Repeats = 2
+	reserve := int(r.closeReserveS(context.Background()))
+	// 2 windows at 10 s (p) + 1 at 20 s (q): 40 s.
+	r.Precision = Precision{Rounds: 1, Pct: 5, BudgetS: 1000 + 40 + reserve}
+	plan, closeAll := r.plan(context.Background(), 2, r.Products)
+	if closeAll || !slices.Equal(plan["p"], r.Scenarios) || !slices.Equal(plan["q"], r.Scenarios) || len(plan) != 2 {
+		t.Errorf("within the budget: plan %v, close all %v; log:\n%s", plan, closeAll, log.String())
+	}
+	if want := fmt.Sprintf("round 2 fits the budget: 1000 s elapsed + 40 s (its 3 windows at each product's seconds per window so far) + %d s (closing 2 products", reserve); !strings.Contains(log.String(), want) {
+		t.Errorf("log lacks %q:\n%s", want, log.String())
+	}
+	r.Precision.BudgetS--
+	plan, closeAll = r.plan(context.Background(), 2, r.Products)
+	if !closeAll || len(plan) != 0 {
+		t.Errorf("over the budget: plan %v, close all %v, want nothing and all closing", plan, closeAll)
+	}
+	if want := fmt.Sprintf("round 2 not started for any product: 1000 s elapsed + 40 s (its 3 windows at each product's seconds per window so far) + %d s (closing 2 products: shares, GC jitter, down) > the budget of %d s (IDPBENCH_BUDGET_S): every product closes now", reserve, r.Precision.BudgetS); !strings.Contains(log.String(), want) {
+		t.Errorf("log lacks %q:\n%s", want, log.String())
+	}
+	r.Precision.BudgetS = 0 // no budget: every round
+	if plan, closeAll = r.plan(context.Background(), 2, r.Products); closeAll || len(plan) != 2 {
+		t.Errorf("no budget: plan %v, close all %v", plan, closeAll)
 	}
 }

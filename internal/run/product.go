@@ -55,8 +55,11 @@ func (r *runner) runProduct(ctx context.Context, p string, round int, scenarios 
 			what = fmt.Sprintf("%s (round %d/%d)", s, round, r.Repeats)
 		}
 		r.phase("ladder", p, p+" ladder "+what)
+		t0 := r.env.Now()
 		code, windows := r.ladder(ctx, p, s, state, round)
 		r.step += windows
+		r.ladderS[p] += r.env.Now().Sub(t0).Seconds()
+		r.ladderN[p] += windows
 		if a := ladderAction(code); a != actNext {
 			return r.afterLadder(ctx, p, state, start, a, code, what+" ladder")
 		}

@@ -61,7 +61,8 @@ type runner struct {
 	ups       []up            // the products that are up, in the order they came up
 	out       map[string]bool // products out of the later rounds
 	start     map[string]string
-	roundS    map[string]float64 // each product's last round, seconds (the precision rounds' budget)
+	ladderS   map[string]float64 // each product's ladders' seconds in this session (the budget's cost per window)
+	ladderN   map[string]int     // and their windows
 	rounds    map[string]int     // the last round each product was measured in (its meta's rounds)
 	closed    map[string]bool    // products whose last round is done
 	sampler   *sampler
@@ -72,7 +73,7 @@ type up struct{ product, state string }
 
 // Main runs the comparison with args; it returns the exit code.
 func Main(ctx context.Context, args []string, e Env) int {
-	r := &runner{env: e, log: cli.Logger{W: e.Stderr, Tag: "run", Now: e.Now}, out: map[string]bool{}, start: map[string]string{}, roundS: map[string]float64{}, rounds: map[string]int{}, closed: map[string]bool{}}
+	r := &runner{env: e, log: cli.Logger{W: e.Stderr, Tag: "run", Now: e.Now}, out: map[string]bool{}, start: map[string]string{}, ladderS: map[string]float64{}, ladderN: map[string]int{}, rounds: map[string]int{}, closed: map[string]bool{}}
 	o, err := Parse(args, e.Getenv, e.Now())
 	var u usageError
 	switch {
@@ -253,19 +254,24 @@ func (r *runner) run(ctx context.Context) error {
 		if round > 1 && r.Order.Random {
 			r.log.Printf("round %d: products in the order %s (seed %d)", round, strings.Join(products, " "), r.Order.Seed)
 		}
+		var plan map[string][]string
+		closeAll := false
+		if round > 1 {
+			plan, closeAll = r.plan(ctx, round, products)
+		}
 		for _, p := range products {
 			if r.out[p] || r.closed[p] {
 				continue
 			}
 			scenarios := r.Scenarios
-			if round > r.Repeats {
-				scenarios = r.wide(ctx, p, round)
+			if round > 1 {
+				scenarios = plan[p]
 			}
 			if drawn := r.Order.Of(round, p, scenarios); !slices.Equal(drawn, scenarios) {
 				r.log.Printf("%s: round %d: scenarios in the order %s", p, round, strings.Join(drawn, " "))
 				scenarios = drawn
 			}
-			last := round == r.MaxRounds() || (round > r.Repeats && len(scenarios) == 0)
+			last := round == r.MaxRounds() || closeAll || (round > r.Repeats && len(scenarios) == 0)
 			t0 := r.env.Now()
 			err := r.runProduct(ctx, p, round, scenarios, last)
 			if ctx.Err() != nil || errors.Is(err, errInterrupted) {
@@ -279,8 +285,7 @@ func (r *runner) run(ctx context.Context) error {
 				r.afterFailure(ctx, p, 1)
 			}
 			r.closed[p] = last
-			r.roundS[p] = r.env.Now().Sub(t0).Seconds()
-			r.log.Printf("%s: round %d/%d done in %d s", p, round, r.MaxRounds(), int(r.roundS[p]))
+			r.log.Printf("%s: round %d/%d done in %d s", p, round, r.MaxRounds(), int(r.env.Now().Sub(t0).Seconds()))
 		}
 	}
 	r.phase("database", "", "PostgreSQL down")
