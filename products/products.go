@@ -30,8 +30,8 @@ func All() []product.Product {
 		hydra.Product(),
 		keycloak.Product(),
 		zitadel.Product(),
-		spring.Product(),   // Spring Authorization Server; not in the default run yet
-		nodeoidc.Product(), // node oidc-provider; not in the default run yet
+		spring.Product(),   // Spring Authorization Server
+		nodeoidc.Product(), // node oidc-provider
 		oidc.Product(),     // the generic adapter: any IdP from a configuration file
 		example.Product(),  // README's "Adding a product"
 	}

@@ -40,7 +40,7 @@ Flags:
 `
 
 const usageTail = `
-Profiles: full: ladder 2 4 8 16 32 64 128, warmup 3-60 s, windows of 10 s;
+Profiles: full: ladder 4 8 16 32 64 128, warmup 3-60 s, windows of 5 s;
 --quick: ladder 2 8 32, warmup 1-5 s, windows of 3 s.
 
 Environment: IDPBENCH_LADDER, IDPBENCH_DURATION_S, IDPBENCH_WARMUP_S (floor),

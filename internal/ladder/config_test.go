@@ -19,8 +19,8 @@ func TestNewConfig(t *testing.T) {
 		return m
 	}
 	full, err := NewConfig(base, func(k string) string { return root[k] })
-	if err != nil || full.Profile != "full" || !slices.Equal(full.Ladder, []int{2, 4, 8, 16, 32, 64, 128}) ||
-		full.WarmupS != 3 || full.WarmupMaxS != 60 || full.DurationS != 10 || full.Repeats != 1 || full.Round != 0 ||
+	if err != nil || full.Profile != "full" || !slices.Equal(full.Ladder, []int{4, 8, 16, 32, 64, 128}) ||
+		full.WarmupS != 3 || full.WarmupMaxS != 60 || full.DurationS != 5 || full.Repeats != 1 || full.Round != 0 ||
 		full.ReuseMaxAgeS != -1 || full.Adapter != "/repo/products/refop/adapter" || full.Loadstep != "b/loadstep" {
 		t.Errorf("the full profile's defaults: %+v, %v", full, err)
 	}
@@ -41,7 +41,7 @@ func TestNewConfig(t *testing.T) {
 		{"a bad ladder", base, with("IDPBENCH_LADDER", "2 x 8"), `IDPBENCH_LADDER "2 x 8": "x" is not a connection count`},
 		{"no ladder", base, with("IDPBENCH_LADDER", " "), `IDPBENCH_LADDER " ": no connection count`},
 		{"a zero duration", base, with("IDPBENCH_DURATION_S", "0"), "IDPBENCH_WARMUP_S 3, IDPBENCH_WARMUP_MAX_S 60, IDPBENCH_DURATION_S 0: want whole seconds"},
-		{"a fractional warmup", base, with("IDPBENCH_WARMUP_S", "1.5"), "IDPBENCH_WARMUP_S 1.5, IDPBENCH_WARMUP_MAX_S 60, IDPBENCH_DURATION_S 10: want whole seconds"},
+		{"a fractional warmup", base, with("IDPBENCH_WARMUP_S", "1.5"), "IDPBENCH_WARMUP_S 1.5, IDPBENCH_WARMUP_MAX_S 60, IDPBENCH_DURATION_S 5: want whole seconds"},
 		{"a bad JIT cap", base, with("IDPBENCH_WARMUP_JIT_MAX_PCT", "-1"), "IDPBENCH_WARMUP_JIT_MAX_PCT -1: want a whole percent"},
 		{"zero repeats", base, with("IDPBENCH_REPEATS", "0"), "IDPBENCH_REPEATS (--repeats) 0: want a whole number >= 1"},
 		{"a round beyond the repeats", base, with("IDPBENCH_REPEATS", "2", "IDPBENCH_ROUND", "3"), "IDPBENCH_ROUND (--round) 3: want a whole number from 1 to the repeats (2)"},

@@ -27,27 +27,32 @@ Builds the tools, starts one shared PostgreSQL, then per product: install,
 cold starts A and B, setup, every scenario's ladder (scripts/ladder.sh) in
 each round, the latency at shares of capacity, GC jitter (scripts/gcjitter.sh),
 meta, down; then
-results/ID/COMPARISON.md and results/latest. The full profile takes about
-an hour for refop, Hydra and Keycloak on 2 CPUs.
+results/ID/COMPARISON.md and results/latest. The full profile of the
+default products keeps to IDPBENCH_BUDGET_S (an hour) on 2 CPUs: the
+rounds after the first are measured only while they fit (below).
 
   --quick        smoke profile: ladder 2 8 32, warmup 1-5 s, 3 s windows, 1 round
-                 (default: full, 2..128, 3-60 s, 10 s, 2 rounds; GC jitter 60 s in both)
+                 (default: full, 4..128, 3-60 s, 5 s, 2 rounds within the budget;
+                 GC jitter 60 s in both)
   --fresh        delete the run directory first (default: resume it)
   --only P,..    products (default: DEFAULT_PRODUCTS, the registry's (products/products.go);
                  unknown: an N/A row)
   --run-id ID    results/ID (default "quick", or "full-YYYYMMDD"); a rerun resumes
   --repeats N    rounds, so a steady level has N windows (env IDPBENCH_REPEATS;
-                 default 2, --quick 1; aggregate compare needs >= 4, 5 is a good start)
+                 default 2, --quick 1; aggregate compare needs >= 4, 5 is a good start;
+                 rounds after the first keep to the budget: IDPBENCH_BUDGET_S=0 for all)
   --full-ladder  measure every ladder to its end (env IDPBENCH_FULL_LADDER=1)
 
 Precision rounds (full profile): after the fixed rounds, up to
 IDPBENCH_PRECISION_ROUNDS more (default 3, --quick 0) measure again the
 candidate levels of only the scenarios whose capacity interval is missing or
-wider than ±IDPBENCH_PRECISION_PCT (default 5) of its median; a product's
-round starts only while the session's elapsed time plus its last round plus
-closing every open product (its cells' shares, GC jitter + 40 s) stays within
-IDPBENCH_BUDGET_S (default 3540, --quick 0 = none). The log says what
-each round measures and why.
+wider than ±IDPBENCH_PRECISION_PCT (default 5) of its median.
+Budget: every round after the first, fixed or precision, is decided for all
+products at once: it starts only while the session's elapsed time plus the
+round (its candidate windows at each product's seconds per window so far)
+plus closing every open product (its cells' shares, GC jitter + 40 s) stays
+within IDPBENCH_BUDGET_S (default 3540, --quick 0 = none); else every
+product closes. The log says what each round measures and why.
 
 Order: round 1 runs the products and their scenarios in the order given;
 every later round draws a new order of the products and, within each
@@ -205,10 +210,10 @@ func Parse(args []string, getenv func(string) string, today time.Time) (Options,
 	lad := getenv("IDPBENCH_LADDER")
 	if o.Quick {
 		o.Profile, o.RunID = "quick", cmpOr(runID, "quick")
-		o.LadderLen = len(strings.Fields(cmpOr(lad, "2 8 32")))
+		o.LadderLen = len(strings.Fields(cmpOr(lad, ladder.QuickLadder)))
 	} else {
 		o.Profile, o.RunID = "full", cmpOr(runID, "full-"+today.Format("20060102"))
-		o.LadderLen = len(strings.Fields(cmpOr(lad, "2 4 8 16 32 64 128")))
+		o.LadderLen = len(strings.Fields(cmpOr(lad, ladder.FullLadder)))
 		// Every candidate level twice, spread over the run; the precision
 		// rounds add windows where the capacity interval is still wide.
 		if repeats == "" {

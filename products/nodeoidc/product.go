@@ -13,11 +13,13 @@ import (
 	"github.com/idpbench/idpbench/internal/servermetrics"
 )
 
-// Product is oidc-provider 9 under products/nodeoidc/server.
+// Product is oidc-provider 9 under products/nodeoidc/server, in the
+// default run.
 func Product() product.Product {
 	return product.Product{
-		Name: "nodeoidc",
-		Docs: "docs/products/nodeoidc.md",
+		Name:         "nodeoidc",
+		InDefaultRun: true,
+		Docs:         "docs/products/nodeoidc.md",
 		NA: map[string]string{
 			"jwt_bearer":               "oidc-provider 9 has no RFC 7523 JWT authorization grant; it is an extension a deployment registers itself (registerGrantType), not part of the documented configuration (S2j is Zitadel's M2M path)",
 			"client_credentials_login": "oidc-provider's userinfo accepts only access tokens of a user's grant: a client_credentials token (its ClientCredentials model) answers 401 invalid_token, where S2l's rule wants a 2xx with a sub",

@@ -14,12 +14,12 @@ import (
 )
 
 // Product is Spring Authorization Server under Spring Boot
-// (products/spring/adapter). Not in the default run yet: the lead decides
-// when it joins the comparison and CI.
+// (products/spring/adapter), in the default run.
 func Product() product.Product {
 	return product.Product{
-		Name: "spring",
-		Docs: "docs/products/spring.md",
+		Name:         "spring",
+		InDefaultRun: true,
+		Docs:         "docs/products/spring.md",
 		NA: map[string]string{
 			"jwt_bearer":               "Spring Authorization Server 7.0 has no RFC 7523 JWT authorization grant: its token endpoint takes authorization_code, client_credentials, refresh_token, device_code and token-exchange (JWTs only as client authentication); S2j is Zitadel's M2M path",
 			"client_credentials_login": "Spring Authorization Server 7.0.6 answers userinfo for a client_credentials token (scope openid) with 401 invalid_token: its userinfo serves only authorizations that hold an ID token, and client_credentials issues none; S2l's rule wants a 2xx with a sub",
