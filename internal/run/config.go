@@ -48,11 +48,13 @@ IDPBENCH_PRECISION_ROUNDS more (default 3, --quick 0) measure again the
 candidate levels of only the scenarios whose capacity interval is missing or
 wider than ±IDPBENCH_PRECISION_PCT (default 5) of its median.
 Budget: every round after the first, fixed or precision, is decided for all
-products at once: it starts only while the session's elapsed time plus the
-round (its candidate windows at each product's seconds per window so far)
-plus closing every open product (its cells' shares, GC jitter + 40 s) stays
-within IDPBENCH_BUDGET_S (default 3540, --quick 0 = none); else every
-product closes. The log says what each round measures and why.
+products at once, scenario by scenario in the round's drawn order: a
+scenario is measured by every product while the session's elapsed time plus
+the scenarios kept (their candidate windows at each product's seconds per
+window) plus closing every open product (its cells' shares, GC jitter + 40 s)
+stays within IDPBENCH_BUDGET_S (default 3540, --quick 0 = none), else by
+none; a round that keeps nothing closes every product. The log says what
+each round measures and why.
 
 Order: round 1 runs the products and their scenarios in the order given;
 every later round draws a new order of the products and, within each

@@ -4,41 +4,54 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/idpbench/idpbench/internal/ladder"
 	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // plan decides round ROUND (> 1) for every open product at once: the
 // scenarios each measures again (every scenario in a fixed round, those
-// wide finds in a precision round), or nothing, which closes them all,
-// when the budget cannot hold the round: the session's elapsed time plus
-// the round's cost (each product's windows to measure, roundWindows, at
-// its seconds per window so far) plus what closing every open product
-// still costs (its windows at shares, GC-jitter run and teardown:
-// closeReserveS) would pass Precision.BudgetS. One decision for every
-// product, so that no product gets a round another does not for want of
-// time (docs/design.md, "The hour's budget"). Each decision is logged.
+// wide finds in a precision round), kept only as far as the budget holds
+// them, and the same for every product. A scenario's cost is every open
+// product's windows in it (the candidate levels its ladder will repeat,
+// one window each) at that product's seconds per later window
+// (laterWindowS); in the round's drawn order of the scenarios each is kept
+// while the session's elapsed time plus the kept scenarios' cost plus what
+// closing every open product still costs (its windows at shares, GC-jitter
+// run and teardown: closeReserveS) stays within Precision.BudgetS, and one
+// that would pass it is left out for every product. A round that keeps no
+// window closes every product (closeAll). So a product never gets a window
+// another does not for want of time: within a scenario, every product has
+// the same rounds (docs/design.md, "The hour's budget"). Each decision is
+// logged.
 func (r *runner) plan(ctx context.Context, round int, products []string) (plan map[string][]string, closeAll bool) {
 	plan = map[string][]string{}
-	est, windows := 0.0, 0
+	var open []string
 	for _, p := range products {
 		if r.out[p] || r.closed[p] {
 			continue
 		}
-		scenarios := r.Scenarios
+		open = append(open, p)
+		plan[p] = r.Scenarios
 		if round > r.Repeats {
-			scenarios = r.wide(ctx, p, round)
+			plan[p] = r.wide(ctx, p, round)
 		}
-		plan[p] = scenarios
-		n := r.roundWindows(p, scenarios)
-		windows += n
-		est += float64(n) * r.perWindowS(p)
 	}
 	b := r.Precision.BudgetS
-	if b <= 0 || windows == 0 {
+	if b <= 0 {
 		return plan, false
+	}
+	cost, windows := map[string]float64{}, map[string]int{}
+	for _, p := range open {
+		per := r.laterWindowS(p)
+		for _, s := range plan[p] {
+			n := r.candidateWindows(p, s)
+			windows[s] += n
+			cost[s] += float64(n) * per
+		}
 	}
 	kind := "round"
 	if round > r.Repeats {
@@ -46,38 +59,91 @@ func (r *runner) plan(ctx context.Context, round int, products []string) (plan m
 	}
 	elapsed := r.env.Now().Sub(r.env.Started).Seconds()
 	reserve := r.closeReserveS(ctx)
-	sum := fmt.Sprintf("%d s elapsed + %d s (its %d windows at each product's seconds per window so far) + %d s (closing %d products: shares, GC jitter, down)",
-		int(elapsed), int(est), windows, int(reserve), int(r.open()))
-	if elapsed+est+reserve > float64(b) {
-		r.log.Printf("%s %d not started for any product: %s > the budget of %d s (IDPBENCH_BUDGET_S): every product closes now", kind, round, sum, b)
+	spent, n := 0.0, 0
+	var kept, left []string
+	for _, s := range r.Order.Of(round, budgetOrder, r.Scenarios) {
+		switch {
+		case windows[s] == 0:
+		case elapsed+spent+cost[s]+reserve <= float64(b):
+			kept, spent, n = append(kept, s), spent+cost[s], n+windows[s]
+		default:
+			left = append(left, fmt.Sprintf("%s (%d windows, %d s)", s, windows[s], int(cost[s])))
+		}
+	}
+	sum := fmt.Sprintf("%d s elapsed + %d s (its %d windows at each product's seconds per window) + %d s (closing %d products: shares, GC jitter, down)",
+		int(elapsed), int(spent), n, int(reserve), len(open))
+	if n == 0 && len(left) > 0 {
+		r.log.Printf("%s %d not started for any product: %s with any of %s > the budget of %d s (IDPBENCH_BUDGET_S): every product closes now",
+			kind, round, sum, strings.Join(left, ", "), b)
 		return nil, true
 	}
-	r.log.Printf("%s %d fits the budget: %s <= %d s (IDPBENCH_BUDGET_S)", kind, round, sum, b)
+	if len(left) > 0 {
+		r.log.Printf("%s %d measures %s for every product: %s <= %d s (IDPBENCH_BUDGET_S); left out for every product, over the budget: %s",
+			kind, round, strings.Join(kept, " "), sum, b, strings.Join(left, ", "))
+	} else if n > 0 {
+		r.log.Printf("%s %d fits the budget: %s <= %d s (IDPBENCH_BUDGET_S)", kind, round, sum, b)
+	}
+	for _, p := range open {
+		var in []string
+		for _, s := range plan[p] {
+			if slices.Contains(kept, s) {
+				in = append(in, s)
+			}
+		}
+		plan[p] = in
+	}
 	return plan, false
 }
 
-// roundWindows is how many windows product p's ladders of scenarios
-// measure in a round after the first: their candidate levels (one window
-// each), as the ladders will decide them from round 1's records; a
-// scenario without them (N/A, no knee record) measures none.
-func (r *runner) roundWindows(p string, scenarios []string) int {
-	n := 0
-	for _, s := range scenarios {
-		if k, err := ladder.DecideCandidates(filepath.Join(r.runDir, p), s); err == nil {
-			n += len(k.Candidates)
-		}
-	}
-	return n
-}
+// budgetOrder is what Order.Of draws the order of the scenarios the budget
+// keeps for (no product's name: those have no parentheses).
+const budgetOrder = "(budget)"
 
-// perWindowS is what one ladder window of product p has cost in this
-// session so far, seconds (its ladders' time over their windows: warmup,
-// window, pools and health checks); 0 before its first.
-func (r *runner) perWindowS(p string) float64 {
-	if r.ladderN[p] == 0 {
+// candidateWindows is how many windows product p's ladder of scenario s
+// measures in a round after the first: its candidate levels, one window
+// each, as the ladder will decide them from round 1's records; none for a
+// scenario without them (N/A, no knee record).
+func (r *runner) candidateWindows(p, s string) int {
+	k, err := ladder.DecideCandidates(filepath.Join(r.runDir, p), s)
+	if err != nil {
 		return 0
 	}
-	return r.ladderS[p] / float64(r.ladderN[p])
+	return len(k.Candidates)
+}
+
+// laterWindowS is what one ladder window of product p is expected to cost
+// in a round after the first, seconds: the median warmup and window of its
+// round-1 steps (a later round's warmup is a warm product's, not the long
+// one of a JVM's first level) plus its ladders' overhead per window in this
+// session (pools, starting loadstep, health checks: their seconds less the
+// round-1 steps' mean warmup and window); its ladders' seconds per window
+// without round-1 records, 0 before its first ladder.
+func (r *runner) laterWindowS(p string) float64 {
+	var spans []float64
+	for _, s := range r.Scenarios {
+		k, err := ladder.ReadKnee(ladder.KneePath(filepath.Join(r.runDir, p), s))
+		if err != nil {
+			continue
+		}
+		for _, c := range k.Measured {
+			if st, err := ladder.ReadStep(ladder.StepPath(filepath.Join(r.runDir, p), s, c, 1)); err == nil {
+				spans = append(spans, st.WarmupS+st.DurationS)
+			}
+		}
+	}
+	perSession := 0.0
+	if r.ladderN[p] > 0 {
+		perSession = r.ladderS[p] / float64(r.ladderN[p])
+	}
+	if len(spans) == 0 {
+		return perSession
+	}
+	mean := 0.0
+	for _, v := range spans {
+		mean += v / float64(len(spans))
+	}
+	median, _ := steps.Median(spans)
+	return median + max(0, perSession-mean)
 }
 
 // wide returns the scenarios of product p that precision round round

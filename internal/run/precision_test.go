@@ -90,45 +90,60 @@ func writeRound1(t *testing.T, runDir, p, s string, cs []int, qps []float64) {
 }
 
 // TestPlan: a round after the first is decided for every open product at
-// once: each measures its scenarios' candidate levels when the session's
-// elapsed time, the round's cost (those windows at each product's seconds
-// per window so far) and closing every open product fit the budget, and
-// no product measures anything (all close) when they do not, with the
-// figures in the log.
+// once, scenario by scenario in the round's order: a scenario's candidate
+// windows at each product's seconds per later window are measured by every
+// product while the session's elapsed time, the kept scenarios' cost and
+// closing every open product fit the budget, and by none when they do not;
+// a round that keeps nothing closes every product. The log gives the
+// figures.
 func TestPlan(t *testing.T) {
 	runDir := t.TempDir()
-	// p: c=8 best, c=4 within 10% below it (2 candidates); q: c=8 alone.
+	// p discovery: c=8 best, c=4 within 10% below it (2 candidates); the others c=8 alone.
 	writeRound1(t, runDir, "p", schema.ScenarioDiscovery, []int{4, 8, 16}, []float64{950, 1000, 980})
+	writeRound1(t, runDir, "p", schema.ScenarioUserinfo, []int{4, 8, 16}, []float64{500, 1000, 700})
 	writeRound1(t, runDir, "q", schema.ScenarioDiscovery, []int{4, 8, 16}, []float64{500, 1000, 700})
 	now := time.Date(2026, 12, 4, 11, 0, 0, 0, time.UTC)
 	var log strings.Builder
+	// Every round-1 step: warmup 5 s + window 10 s. p's ladders took 20 s a
+	// window (5 s of overhead: 20 s a later window), q's 15 s (none: 15 s).
 	r := &runner{runDir: runDir, log: cli.Logger{W: &log, Tag: "run"},
 		env:     Env{Now: func() time.Time { return now }, Started: now.Add(-1000 * time.Second), Getenv: func(string) string { return "" }},
-		ladderS: map[string]float64{"p": 100, "q": 200}, ladderN: map[string]int{"p": 10, "q": 10},
+		ladderS: map[string]float64{"p": 200, "q": 150}, ladderN: map[string]int{"p": 10, "q": 10},
 		closed: map[string]bool{"done": true}, out: map[string]bool{"na": true}}
 	r.Products = []string{"p", "q", "done", "na"}
-	r.Scenarios = []string{schema.ScenarioDiscovery, schema.ScenarioUserinfo} // userinfo: no round 1, no window
+	r.Scenarios = []string{schema.ScenarioDiscovery, schema.ScenarioUserinfo} // q has no userinfo: no window
 	r.Repeats = 2
+	if got := r.laterWindowS("p"); got != 20 {
+		t.Errorf("p's seconds per later window: %g, want 20", got)
+	}
 	reserve := int(r.closeReserveS(context.Background()))
-	// 2 windows at 10 s (p) + 1 at 20 s (q): 40 s.
-	r.Precision = Precision{Rounds: 1, Pct: 5, BudgetS: 1000 + 40 + reserve}
-	plan, closeAll := r.plan(context.Background(), 2, r.Products)
-	if closeAll || !slices.Equal(plan["p"], r.Scenarios) || !slices.Equal(plan["q"], r.Scenarios) || len(plan) != 2 {
-		t.Errorf("within the budget: plan %v, close all %v; log:\n%s", plan, closeAll, log.String())
+	both := []string{schema.ScenarioDiscovery, schema.ScenarioUserinfo}
+	// discovery: p 2 x 20 s + q 1 x 15 s = 55 s; userinfo: p 1 x 20 s.
+	for _, c := range []struct {
+		name         string
+		room         int
+		wantP, wantQ []string
+		closeAll     bool
+		log          string
+	}{
+		{"all fit", 75, both, both, false, fmt.Sprintf("round 2 fits the budget: 1000 s elapsed + 75 s (its 4 windows at each product's seconds per window) + %d s (closing 2 products", reserve)},
+		{"userinfo left out", 74, []string{schema.ScenarioDiscovery}, []string{schema.ScenarioDiscovery}, false,
+			fmt.Sprintf("round 2 measures discovery for every product: 1000 s elapsed + 55 s (its 3 windows at each product's seconds per window) + %d s (closing 2 products: shares, GC jitter, down) <= %d s (IDPBENCH_BUDGET_S); left out for every product, over the budget: userinfo (1 windows, 20 s)", reserve, 1074+reserve)},
+		{"discovery left out", 54, []string{schema.ScenarioUserinfo}, []string{schema.ScenarioUserinfo}, false, "left out for every product, over the budget: discovery (3 windows, 55 s)"},
+		{"nothing fits", 19, nil, nil, true, fmt.Sprintf("round 2 not started for any product: 1000 s elapsed + 0 s (its 0 windows at each product's seconds per window) + %d s (closing 2 products: shares, GC jitter, down) with any of discovery (3 windows, 55 s), userinfo (1 windows, 20 s) > the budget of %d s (IDPBENCH_BUDGET_S): every product closes now", reserve, 1019+reserve)},
+	} {
+		log.Reset()
+		r.Precision = Precision{Rounds: 1, Pct: 5, BudgetS: 1000 + c.room + reserve}
+		plan, closeAll := r.plan(context.Background(), 2, r.Products)
+		if closeAll != c.closeAll || !slices.Equal(plan["p"], c.wantP) || !slices.Equal(plan["q"], c.wantQ) {
+			t.Errorf("%s: plan %v, close all %v; want p %v, q %v, close all %v; log:\n%s", c.name, plan, closeAll, c.wantP, c.wantQ, c.closeAll, log.String())
+		}
+		if !strings.Contains(log.String(), c.log) {
+			t.Errorf("%s: log lacks %q:\n%s", c.name, c.log, log.String())
+		}
 	}
-	if want := fmt.Sprintf("round 2 fits the budget: 1000 s elapsed + 40 s (its 3 windows at each product's seconds per window so far) + %d s (closing 2 products", reserve); !strings.Contains(log.String(), want) {
-		t.Errorf("log lacks %q:\n%s", want, log.String())
-	}
-	r.Precision.BudgetS--
-	plan, closeAll = r.plan(context.Background(), 2, r.Products)
-	if !closeAll || len(plan) != 0 {
-		t.Errorf("over the budget: plan %v, close all %v, want nothing and all closing", plan, closeAll)
-	}
-	if want := fmt.Sprintf("round 2 not started for any product: 1000 s elapsed + 40 s (its 3 windows at each product's seconds per window so far) + %d s (closing 2 products: shares, GC jitter, down) > the budget of %d s (IDPBENCH_BUDGET_S): every product closes now", reserve, r.Precision.BudgetS); !strings.Contains(log.String(), want) {
-		t.Errorf("log lacks %q:\n%s", want, log.String())
-	}
-	r.Precision.BudgetS = 0 // no budget: every round
-	if plan, closeAll = r.plan(context.Background(), 2, r.Products); closeAll || len(plan) != 2 {
+	r.Precision.BudgetS = 0 // no budget: every scenario, every product
+	if plan, closeAll := r.plan(context.Background(), 2, r.Products); closeAll || !slices.Equal(plan["p"], both) || !slices.Equal(plan["q"], both) {
 		t.Errorf("no budget: plan %v, close all %v", plan, closeAll)
 	}
 }
