@@ -28,8 +28,9 @@ cold starts A and B, setup, every scenario's ladder (scripts/ladder.sh) in
 each round, the latency at shares of capacity, GC jitter (scripts/gcjitter.sh),
 meta, down; then
 results/ID/COMPARISON.md and results/latest. The full profile of the
-default products keeps to IDPBENCH_BUDGET_S (an hour) on 2 CPUs: the
-rounds after the first are measured only while they fit (below).
+default products takes about an hour on 2 CPUs: round 1 and the closing of
+every product, and the rounds after the first only while they fit
+IDPBENCH_BUDGET_S (below).
 
   --quick        smoke profile: ladder 2 8 32, warmup 1-5 s, 3 s windows, 1 round
                  (default: full, 4..128, 3-60 s, 5 s, 2 rounds within the budget;
