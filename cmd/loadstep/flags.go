@@ -22,6 +22,7 @@ type config struct {
 	connections               int
 	warmup, duration          time.Duration
 	warmupMax                 time.Duration
+	ramp                      time.Duration
 	warmupStable              int
 	warmupTolerance           float64
 	jitPidfile                string
@@ -68,9 +69,10 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.StringVar(&c.scenario, "scenario", "", "discovery | client_credentials | introspect | refresh | userinfo | jwt_bearer | request, or an iteration scenario: client_credentials_login | auth_code (required)")
 	fs.IntVarP(&c.connections, "connections", "c", 1, "concurrent keep-alive connections, each its own request loop (needs -c plus 64 open files, see RLIMIT_NOFILE below)")
 	fs.DurationVar(&c.warmup, "warmup", 5*time.Second, "warmup before the measured window, not recorded (duration, e.g. 5s; 0 = none); with --warmup-max, its floor")
-	fs.DurationVar(&c.warmupMax, "warmup-max", 0, "adaptive warmup: at least --warmup, then until the throughput is stable (see --warmup-stable), at most this long (duration, e.g. 60s); default 0 = a fixed --warmup; closed loop only")
-	fs.IntVar(&c.warmupStable, "warmup-stable", 3, "with --warmup-max: consecutive --interval intervals whose completed requests must be stable, 2 to 60")
-	fs.Float64Var(&c.warmupTolerance, "warmup-tolerance", 5, "with --warmup-max: each of those intervals' completed requests within +/- this percent of their mean (percent, above 0 and below 100)")
+	fs.DurationVar(&c.warmupMax, "warmup-max", 0, "adaptive warmup: at least --warmup, then until the throughput is stable (rate mode: until the corrected latency no longer falls; see --warmup-stable), at most this long (duration, e.g. 60s); default 0 = a fixed --warmup")
+	fs.IntVar(&c.warmupStable, "warmup-stable", 3, "with --warmup-max: consecutive --interval intervals whose completed requests (rate mode: mean corrected latency) must be stable, 2 to 60")
+	fs.Float64Var(&c.warmupTolerance, "warmup-tolerance", 5, "with --warmup-max: each of those intervals' completed requests within +/- this percent of their mean; rate mode: none of their latencies this percent below the one before (percent, above 0 and below 100)")
+	fs.DurationVar(&c.ramp, "ramp", 0, "rate mode: raise the schedule linearly from 0 to --rate over this first part of the warmup, then hold it (duration, at most --warmup; default 0 = the whole rate from the start)")
 	fs.StringVar(&c.jitPidfile, "jit-pidfile", "", "follow the JIT compilers of the JVM in the process group whose leader this file's first line names (the product's coldstart pidfile): the step records how busy they were (jit); no JVM there: jit.na says so")
 	fs.Float64Var(&c.warmupJITMax, "warmup-jit-max", 0, "with --warmup-max and --jit-pidfile: the stable intervals must also have had the JIT compiling at most this percent of one core (0 = record only)")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured window (duration, e.g. 10s, 5m)")
@@ -183,8 +185,28 @@ read from /proc, which costs the JVM nothing; a product without a JVM has no
 JIT to wait for). The step records warmup_s (the warmup actually
 spent), warmup_rule, warmup_stable (true: the rule ended it; false: the cap
 did) and warmup_qps (the completed requests per second of each warmup
-interval). Rate mode keeps its fixed --warmup: there the rate, not the
-target, sets the throughput.
+interval). In rate mode the rate fixes the throughput, so the rule reads
+the corrected latency instead: after --ramp (below), the warmup ends once
+the mean corrected latency of each of the last --warmup-stable intervals is
+no more than --warmup-tolerance percent below the one before -- a queue
+left by the start no longer drains -- and records it per interval as
+warmup_corrected_ms (settle "corrected_latency" in warmup_rule).
+
+Ramp (--ramp T, rate mode): the schedule climbs linearly from 0 to --rate
+over the first T of the warmup (slot n due sqrt(2Tn/R) after the start),
+then holds it (slot n due n/R + T/2), so the connections open and the
+product meets the rate gradually instead of in the first milliseconds.
+
+Sustained or not (rate mode): the step records what the product did beside
+what was offered -- completed (responses complete within the window,
+whatever their intended time), completed_rps, backlog_end (requests due
+before the end not complete when it ended) -- and sustain{verdict, rule,
+growth_ms_per_s, end_backlog_ms, intervals, window_s, why}: "not_sustained"
+when the corrected P50 of the intervals grew by more than 10 ms a second
+(Theil-Sen slope) and the window ended more than 1% of its length above its
+lowest interval: the product fell behind the schedule, and the corrected
+latency is the length of a queue, not a latency at that rate. Fewer than 5
+intervals: "not_judged". docs/design.md, "Sustained or not".
 
 Several agents (--start-at, --segment): N loadstep processes, on one machine
 or several, can run one step together and be merged exactly by aggregate
@@ -434,7 +456,7 @@ func (c *config) loadConfig(stdin io.Reader) (*load.Config, error) {
 	lc := &load.Config{
 		Scenario: c.scenario, Connections: c.connections,
 		Warmup: c.warmup, Duration: c.duration, Interval: c.interval, Timeout: c.timeout, Rate: c.rate,
-		WarmupMax: c.warmupMax, WarmupStable: c.warmupStable, WarmupTolerance: c.warmupTolerance,
+		WarmupMax: c.warmupMax, WarmupStable: c.warmupStable, WarmupTolerance: c.warmupTolerance, RampUp: c.ramp,
 		JITPidfile: c.jitPidfile, WarmupJITMax: c.warmupJITMax,
 		PoolMode: c.poolMode, ClientID: c.clientID, ClientAuth: c.clientAuth, Scope: c.scope,
 		Method: c.method, Body: c.body, Expect: c.expect,

@@ -72,11 +72,16 @@ type Config struct {
 	StartAt time.Time
 
 	// WarmupMax > 0 makes the warmup adaptive (see settle): at least
-	// Warmup, then until the throughput is stable, at most WarmupMax.
-	// 0 = a fixed warmup of Warmup. Closed loop only.
+	// Warmup, then until the throughput is stable (in rate mode: until the
+	// corrected latency no longer falls), at most WarmupMax. 0 = a fixed
+	// warmup of Warmup.
 	WarmupMax       time.Duration
 	WarmupStable    int     // adaptive: the consecutive intervals that must be stable, 2..60
-	WarmupTolerance float64 // adaptive: each of them within ± this percent of their mean, in (0, 100)
+	WarmupTolerance float64 // adaptive: each of them within ± this percent of their mean (rate mode: none this much below the one before), in (0, 100)
+	// RampUp, in rate mode, makes the schedule climb linearly from 0 to
+	// Rate over this first part of the warmup (see plan.intended); at most
+	// Warmup. 0 = the whole rate from the start.
+	RampUp time.Duration
 	// JITPidfile names the product's process group (its leader's pid on
 	// the first line): loadstep follows the JIT compilers of the JVM in it
 	// (jit.go) and records how busy they were; "" = not watched.
@@ -208,12 +213,14 @@ func (c *Config) validateWarmup() error {
 		return cli.Usagef("--warmup-jit-max: want a finite percent of one core, 0 or more, got %v", c.WarmupJITMax)
 	case c.WarmupJITMax > 0 && (c.WarmupMax == 0 || c.JITPidfile == ""):
 		return cli.Usagef("--warmup-jit-max: needs an adaptive warmup (--warmup-max) and the JVM to watch (--jit-pidfile)")
+	case c.RampUp < 0 || c.RampUp > 0 && c.Rate == 0:
+		return cli.Usagef("--ramp: a duration of 0 or more, in rate mode (--rate) only; got %s", c.RampUp)
+	case c.RampUp > c.Warmup:
+		return cli.Usagef("--ramp: the ramp %s is longer than the warmup --warmup %s (the window runs at the whole rate)", c.RampUp, c.Warmup)
 	case c.WarmupMax < 0:
 		return cli.Usagef("--warmup-max: must not be negative, got %s", c.WarmupMax)
 	case c.WarmupMax == 0:
 		return nil
-	case c.Rate > 0:
-		return cli.Usagef("--warmup-max: rate mode keeps its fixed --warmup (the rate, not the target, sets its throughput)")
 	case c.WarmupMax < c.Warmup:
 		return cli.Usagef("--warmup-max: the cap %s is below the floor --warmup %s", c.WarmupMax, c.Warmup)
 	case c.WarmupStable < 2 || c.WarmupStable > 60:

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"sync"
@@ -22,6 +23,7 @@ type plan struct {
 	endAt    atomic.Int64  // measured window ends, ns after launch: no request due at or after it starts
 	interval time.Duration // length of one interval
 	rate     float64       // requests/s of the whole step's schedule (all agents); 0 = closed loop
+	ramp     time.Duration // rate mode: the schedule climbs from 0 to rate over this first part of the warmup
 	seg      Segment       // which slots of the schedule are this agent's
 }
 
@@ -55,9 +57,20 @@ func (p *plan) slot(t time.Time) (int, bool) {
 // every slot (k = n). Connection i of the agent's c sends its requests i,
 // i+c, i+2c, ... — its own share, offset from its neighbours. The times
 // are computed from the slot, never accumulated, so they cannot drift.
+//
+// With a ramp of T the schedule's rate climbs linearly from 0 to rate over
+// T (slot n due sqrt(2Tn/rate) after launch), then holds: slot n due at
+// n/rate + T/2, evenly spaced as without a ramp, half the ramp later. The
+// connections then open, and the product meets the rate, gradually, not
+// all in the first few milliseconds with a queue to drain after.
 func (p *plan) intended(k int64) time.Time {
-	n := k*int64(p.seg.agents()) + int64(p.seg.Index)
-	return p.launch.Add(time.Duration(float64(n) * float64(time.Second) / p.rate))
+	n := float64(k*int64(p.seg.agents()) + int64(p.seg.Index))
+	if p.ramp > 0 {
+		if t := p.ramp.Seconds(); n < p.rate*t/2 {
+			return p.launch.Add(time.Duration(math.Sqrt(2*t*n/p.rate) * float64(time.Second)))
+		}
+	}
+	return p.launch.Add(p.ramp/2 + time.Duration(n*float64(time.Second)/p.rate))
 }
 
 // window is what the measured window turned out to be.
@@ -165,7 +178,7 @@ func preflight(ctx context.Context, u *url.URL, timeout time.Duration) error {
 // before now), watches the clock and waits for the drain.
 func (e *engine) run(ctx context.Context, launch time.Time) window {
 	e.reach.launch = launch
-	e.plan.launch, e.plan.interval, e.plan.rate, e.plan.seg = launch, e.cfg.Interval, e.cfg.Rate, e.cfg.Segment
+	e.plan.launch, e.plan.interval, e.plan.rate, e.plan.ramp, e.plan.seg = launch, e.cfg.Interval, e.cfg.Rate, e.cfg.RampUp, e.cfg.Segment
 	e.decided = make(chan struct{})
 	if e.cfg.WarmupMax > 0 {
 		e.plan.setWindow(e.cfg.WarmupMax, e.cfg.Duration) // until settle decides
@@ -442,6 +455,9 @@ func (e *engine) iterateFlow(ctx context.Context, i int, c *conn, due, now time.
 // it was a failed connection attempt, to be retried.
 func (e *engine) record(i int, c *conn, due, done time.Time, o outcome) (failed bool) {
 	e.count(i, c.rec, due, o)
+	if e.plan.rate > 0 && o.class != classConnect {
+		e.live[i].finished(e.plan.start(), e.plan.end(), due, done, o)
+	}
 	if o.class == classConnect {
 		e.reach.failed(done)
 		c.failing = true

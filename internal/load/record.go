@@ -268,7 +268,34 @@ type liveCount struct {
 	sent     atomic.Int64
 	failed   [classExhausted + 1]atomic.Int64 // by class; classOK unused
 	lastSend time.Time                        // read only after the worker has finished
-	_        [128 - 8 - 8*(classExhausted+1) - 24]byte
+	// Rate mode, read only after the worker has finished: its responses
+	// complete within the window (whatever their intended time), and its
+	// requests due before the window's end that were not complete by then.
+	completed, backlog int64
+	// Rate mode: the corrected latency (ns) of its answered requests,
+	// summed, and how many: the adaptive warmup's mean of each interval.
+	correctedNS, answered atomic.Int64
+	_                     [128 - 8 - 8*(classExhausted+1) - 24 - 16 - 16]byte
+}
+
+// finished counts, in rate mode, a request due at due that ended at done
+// with outcome o: its corrected latency when answered, and against the
+// window [start, end) completed within it or left over at its end.
+func (l *liveCount) finished(start, end, due, done time.Time, o outcome) {
+	if o.status != 0 {
+		l.correctedNS.Add(int64(o.corrected))
+		l.answered.Add(1)
+	}
+	if !due.Before(end) {
+		return
+	}
+	if done.After(end) {
+		l.backlog++
+		return
+	}
+	if o.status != 0 && !done.Before(start) {
+		l.completed++
+	}
 }
 
 func (l *liveCount) count(o outcome) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // step builds the result record of a finished run.
@@ -25,6 +26,7 @@ func (e *engine) step(w window) (*schema.Step, error) {
 	s.Driver.Engine = e.engineName
 	e.fillStart(s)
 	e.fillWarmup(s, w.start)
+	s.RampS = c.RampUp.Seconds()
 	s.JIT = e.jit.record()
 	if e.tallies.rate {
 		s.LatencyModel = schema.ModelOpenLoop
@@ -42,6 +44,9 @@ func (e *engine) step(w window) (*schema.Step, error) {
 	}
 	if err := fillTotals(s, total, w.end.Sub(w.start).Seconds()); err != nil {
 		return nil, err
+	}
+	if e.tallies.rate {
+		e.fillSustain(s, w.end.Sub(w.start).Seconds())
 	}
 	unreachable, lostAt := e.reach.summary(w.start, w.end)
 	s.UnreachableS = unreachable.Seconds()
@@ -123,6 +128,21 @@ func fillTotals(s *schema.Step, t *tally, windowS float64) error {
 	lateMax := float64(t.lateMax) / float64(time.Millisecond)
 	s.CorrectedLatencyMS, s.Late, s.LateMaxMS = &cs, &t.late, &lateMax
 	return nil
+}
+
+// fillSustain records, in rate mode, what the product did beside what was
+// offered (completed within the window, the backlog at its end) and the
+// sustain rule's verdict on the window's intervals (steps.Sustain).
+func (e *engine) fillSustain(s *schema.Step, windowS float64) {
+	var completed, backlog int64
+	for i := range e.live {
+		completed += e.live[i].completed
+		backlog += e.live[i].backlog
+	}
+	rps := perSecond(completed, windowS)
+	s.Completed, s.CompletedRPS, s.BacklogEnd = &completed, &rps, &backlog
+	v := steps.Sustain(s)
+	s.Sustain = &v
 }
 
 func perSecond(n int64, seconds float64) float64 {

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -12,11 +13,17 @@ import (
 // interval and the verdict. The watcher alone writes it; the step reads it
 // once the watcher has returned, the progress line reads only run.
 type settler struct {
-	at     time.Time    // the end of the last interval recorded (launch at first)
-	done   int64        // requests completed by then
-	qps    []float64    // completed requests per second of each warmup interval
-	stable *bool        // true: stability ended the warmup; false: the cap did; nil: neither (yet)
-	run    atomic.Int32 // how many of the last intervals are stable together, for the progress line
+	at   time.Time // the end of the last interval recorded (launch at first)
+	done int64     // requests completed by then
+	qps  []float64 // completed requests per second of each warmup interval
+	// Rate mode: the corrected latency summed (ns) and the answered
+	// requests by then, the mean corrected latency of each interval (ms;
+	// NaN without an answer), and when the ramp's last interval ended.
+	correctedNS, answered int64
+	latencyMS             []float64
+	rampDone              int
+	stable                *bool        // true: stability ended the warmup; false: the cap did; nil: neither (yet)
+	run                   atomic.Int32 // how many of the last intervals are stable together, for the progress line
 }
 
 // warmup waits out the warmup: a fixed one, or an adaptive one (settle).
@@ -68,8 +75,55 @@ func (e *engine) recordInterval(now time.Time) int {
 	e.warm.qps = append(e.warm.qps, perSecond(n-e.warm.done, now.Sub(e.warm.at).Seconds()))
 	e.warm.at, e.warm.done = now, n
 	e.jit.warmupInterval(now)
-	run := min(e.stableRun(), e.jit.quietRun(e.cfg.WarmupStable, e.cfg.WarmupJITMax))
+	var run int
+	if e.tallies.rate {
+		run = e.recordLatency(now)
+	} else {
+		run = min(e.stableRun(), e.jit.quietRun(e.cfg.WarmupStable, e.cfg.WarmupJITMax))
+	}
 	e.warm.run.Store(int32(run))
+	return run
+}
+
+// recordLatency records, in rate mode, the mean corrected latency of the
+// warmup interval that ended now and returns how many of the last
+// intervals after the ramp have settled together (settledRun).
+func (e *engine) recordLatency(now time.Time) int {
+	var sum, n int64
+	for i := range e.live {
+		sum += e.live[i].correctedNS.Load()
+		n += e.live[i].answered.Load()
+	}
+	ms := math.NaN()
+	if n > e.warm.answered {
+		ms = float64(sum-e.warm.correctedNS) / float64(n-e.warm.answered) / 1e6
+	}
+	e.warm.correctedNS, e.warm.answered = sum, n
+	e.warm.latencyMS = append(e.warm.latencyMS, ms)
+	if now.Sub(e.plan.launch) < e.cfg.RampUp+e.plan.interval/2 { // an interval of the ramp
+		e.warm.rampDone = len(e.warm.latencyMS)
+	}
+	return settledRun(e.warm.latencyMS[e.warm.rampDone:], e.cfg.WarmupStable, e.cfg.WarmupTolerance)
+}
+
+// settledRun is how many of the last intervals, at most n, have settled
+// together in rate mode: each answered, and none more than pct percent
+// below the one before it. A start-up queue drains as a corrected latency
+// that falls second after second; once it no longer falls, the window
+// measures the rate's own latency (or, if the product falls behind, a
+// queue that grows, which the sustain rule judges).
+func settledRun(ms []float64, n int, pct float64) int {
+	k := len(ms) - 1
+	if k < 0 || math.IsNaN(ms[k]) {
+		return 0
+	}
+	run := 1
+	for ; run < n && k-run >= 0; run++ {
+		prev, next := ms[k-run], ms[k-run+1]
+		if math.IsNaN(prev) || next < prev*(1-pct/100) {
+			break
+		}
+	}
 	return run
 }
 
@@ -178,4 +232,18 @@ func (e *engine) fillWarmup(s *schema.Step, start time.Time) {
 	s.WarmupRule = &schema.WarmupRule{MinS: c.Warmup.Seconds(), MaxS: c.WarmupMax.Seconds(),
 		StableIntervals: c.WarmupStable, TolerancePct: c.WarmupTolerance, JITMaxPct: c.WarmupJITMax}
 	s.WarmupStable, s.WarmupQPS = e.warm.stable, e.warm.qps
+	if e.tallies.rate {
+		s.WarmupRule.Settle = schema.SettleCorrectedLatency
+		for _, v := range e.warm.latencyMS {
+			s.WarmupCorrectedMS = append(s.WarmupCorrectedMS, nanToNeg(v))
+		}
+	}
+}
+
+// nanToNeg writes an interval without an answer as -1 (JSON has no NaN).
+func nanToNeg(v float64) float64 {
+	if math.IsNaN(v) {
+		return -1
+	}
+	return v
 }

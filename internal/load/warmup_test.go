@@ -209,26 +209,32 @@ func TestWarmupValidate(t *testing.T) {
 		k    int
 		pct  float64
 		rate float64
+		ramp time.Duration
 		want string // "" = valid
 	}{
-		{0, 0, 0, 0, ""},
-		{0, 0, 0, 100, ""},
-		{5 * time.Second, 3, 5, 0, ""},
-		{-time.Second, 3, 5, 0, "--warmup-max"},
-		{time.Second, 3, 5, 0, "--warmup-max"}, // below the 5 s floor
-		{5 * time.Second, 3, 5, 100, "--warmup-max"},
-		{5 * time.Second, 1, 5, 0, "--warmup-stable"},
-		{5 * time.Second, 61, 5, 0, "--warmup-stable"},
-		{5 * time.Second, 3, 0, 0, "--warmup-tolerance"},
-		{5 * time.Second, 3, 100, 0, "--warmup-tolerance"},
-		{5 * time.Second, 3, math.NaN(), 0, "--warmup-tolerance"},
+		{0, 0, 0, 0, 0, ""},
+		{0, 0, 0, 100, 0, ""},
+		{5 * time.Second, 3, 5, 0, 0, ""},
+		{-time.Second, 3, 5, 0, 0, "--warmup-max"},
+		{time.Second, 3, 5, 0, 0, "--warmup-max"}, // below the 5 s floor
+		{5 * time.Second, 3, 5, 100, 0, ""},       // rate mode settles on the corrected latency
+		{5 * time.Second, 3, 5, 100, 2 * time.Second, ""},
+		{0, 0, 0, 100, 5 * time.Second, ""},
+		{0, 0, 0, 100, 6 * time.Second, "--ramp"}, // longer than the warmup
+		{0, 0, 0, 0, time.Second, "--ramp"},       // closed loop
+		{0, 0, 0, 100, -time.Second, "--ramp"},
+		{5 * time.Second, 1, 5, 0, 0, "--warmup-stable"},
+		{5 * time.Second, 61, 5, 0, 0, "--warmup-stable"},
+		{5 * time.Second, 3, 0, 0, 0, "--warmup-tolerance"},
+		{5 * time.Second, 3, 100, 0, 0, "--warmup-tolerance"},
+		{5 * time.Second, 3, math.NaN(), 0, 0, "--warmup-tolerance"},
 	}
 	for _, tt := range tests {
 		c := testConfig(t, "http://127.0.0.1:1/", schema.ScenarioDiscovery)
-		c.Warmup, c.WarmupMax, c.WarmupStable, c.WarmupTolerance, c.Rate = 5*time.Second, tt.max, tt.k, tt.pct, tt.rate
+		c.Warmup, c.WarmupMax, c.WarmupStable, c.WarmupTolerance, c.Rate, c.RampUp = 5*time.Second, tt.max, tt.k, tt.pct, tt.rate, tt.ramp
 		err := c.Validate()
 		if (tt.want == "") != (err == nil) || (err != nil && !strings.HasPrefix(err.Error(), tt.want+":")) {
-			t.Errorf("max %s k %d pct %v rate %v: err %v, want %q", tt.max, tt.k, tt.pct, tt.rate, err, tt.want)
+			t.Errorf("max %s k %d pct %v rate %v ramp %s: err %v, want %q", tt.max, tt.k, tt.pct, tt.rate, tt.ramp, err, tt.want)
 		}
 	}
 }

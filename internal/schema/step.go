@@ -59,6 +59,16 @@ type Step struct {
 	// measured them (a late wake-up shows as a longer one); the last may be
 	// shorter.
 	WarmupQPS []float64 `json:"warmup_qps,omitempty"`
+	// WarmupCorrectedMS is present only with WarmupRule in rate mode: the
+	// mean corrected latency (from the intended send time) of the requests
+	// answered in each warmup interval, milliseconds, -1 for an interval
+	// without an answer; the curve the rate-mode rule (settle
+	// corrected_latency) read.
+	WarmupCorrectedMS []float64 `json:"warmup_corrected_ms,omitempty"`
+	// RampS is present only in rate mode with a ramp (loadstep --ramp):
+	// the schedule climbed linearly from 0 to rate_rps over the first
+	// ramp_s seconds of the warmup, then held it.
+	RampS float64 `json:"ramp_s,omitempty"`
 	// JIT is present when loadstep watched the product's JIT compilers
 	// (--jit-pidfile): how busy they were in the warmup and the window.
 	JIT *StepJIT `json:"jit,omitempty"`
@@ -129,6 +139,22 @@ type Step struct {
 	// milliseconds, between a request's intended and actual send time (or,
 	// for one never sent, the moment it was given up).
 	LateMaxMS *float64 `json:"late_max_ms,omitempty"`
+	// Completed is present only in rate mode: the requests (iterations)
+	// whose response was complete within the measured window, whatever
+	// their intended send time: what the product did, where requests
+	// counts what was offered (those due in the window).
+	Completed *int64 `json:"completed,omitempty"`
+	// CompletedRPS is present with Completed: completed / window seconds,
+	// the rate the product achieved beside rate_rps, the one offered.
+	CompletedRPS *float64 `json:"completed_rps,omitempty"`
+	// BacklogEnd is present only in rate mode: the requests due before
+	// the window's end whose response was not complete when it ended
+	// (in flight or still waiting to be sent): the queue the window left.
+	BacklogEnd *int64 `json:"backlog_end,omitempty"`
+	// Sustain is present only in rate mode (and absent in older records):
+	// whether the product kept up with the schedule through the window,
+	// and the figures the rule (steps.Sustain) judged it by.
+	Sustain *Sustain `json:"sustain,omitempty"`
 
 	// ConnectErrors counts the window's connection attempts that failed
 	// (refused, reset, DNS, TLS, no answer): none of them put a request on
@@ -265,7 +291,16 @@ type WarmupRule struct {
 	// JIT compilers were also busy at most this percent of one core
 	// (--warmup-jit-max; only where there is a JIT, see Step.JIT).
 	JITMaxPct float64 `json:"jit_max_pct,omitempty"`
+	// Settle is what the rule read: absent, the completed requests of each
+	// interval (closed loop); SettleCorrectedLatency in rate mode, where
+	// the rate fixes the throughput: the mean corrected latency of each
+	// interval after the ramp, StableIntervals of them none more than
+	// TolerancePct percent below the one before.
+	Settle string `json:"settle,omitempty"`
 }
+
+// SettleCorrectedLatency is WarmupRule.Settle in rate mode.
+const SettleCorrectedLatency = "corrected_latency"
 
 // StepJIT is how busy a JVM's JIT compiler threads were during a step:
 // the CPU time of HotSpot's C1 and C2 CompilerThreads (/proc/PID/task), in
@@ -453,6 +488,32 @@ type Host struct {
 	Go       string `json:"go"`       // Go version loadstep was built with
 	OS       string `json:"os"`       // GOOS/GOARCH
 	Hostname string `json:"hostname"` // host name
+}
+
+// Sustain verdicts (Sustain.Verdict).
+const (
+	SustainYes       = "sustained"     // the product kept up with the schedule
+	SustainNo        = "not_sustained" // its queue grew through the window and was there at its end
+	SustainNotJudged = "not_judged"    // too few intervals, or not a rate-mode window
+)
+
+// Sustain is the sustain rule's verdict on a rate-mode window
+// (docs/design.md, "Sustained or not"; steps.Sustain) and its figures.
+type Sustain struct {
+	Verdict string `json:"verdict"` // SustainYes | SustainNo | SustainNotJudged
+	Rule    string `json:"rule"`    // the rule and its thresholds, in words
+	// Intervals is how many of the window's intervals (with requests) the
+	// rule read; WindowS the seconds they span.
+	Intervals int     `json:"intervals"`
+	WindowS   float64 `json:"window_s"`
+	// GrowthMSPerS is the Theil-Sen slope of the intervals' corrected P50
+	// against time, milliseconds per second (10 = the queue grew by 1% of
+	// the time).
+	GrowthMSPerS float64 `json:"growth_ms_per_s"`
+	// EndBacklogMS is the last interval's corrected P50 above the lowest
+	// interval's, milliseconds.
+	EndBacklogMS float64 `json:"end_backlog_ms"`
+	Why          string  `json:"why"` // the verdict in words, with its figures
 }
 
 // LateThresholdMS is how far behind its intended send time, in
