@@ -166,12 +166,31 @@ type ShareSettings struct {
 	// Shares are the percentages of the capacity (IDPBENCH_SHARES, "50 80";
 	// "none": no windows at shares).
 	Shares []int
-	// ShareWindows windows of ShareDurationS seconds, each after a fixed
-	// warmup of ShareWarmupS, at each share (IDPBENCH_SHARE_WINDOWS,
-	// IDPBENCH_SHARE_DURATION_S, IDPBENCH_SHARE_WARMUP_S; full 1 x 10 s
-	// after 2 s, quick 1 x 3 s after 1 s).
-	ShareWindows, ShareDurationS, ShareWarmupS int
+	// ShareWindows windows of ShareDurationS seconds at each share
+	// (IDPBENCH_SHARE_WINDOWS, IDPBENCH_SHARE_DURATION_S; full 1 x 10 s,
+	// quick 1 x 3 s), each after a warmup that ramps the rate up over
+	// ShareRampS, lasts at least ShareWarmupS and then until the corrected
+	// latency no longer falls, at most ShareWarmupMaxS
+	// (IDPBENCH_SHARE_WARMUP_S, IDPBENCH_SHARE_WARMUP_MAX_S; full 2 and 10,
+	// quick 1 and 4; the ramp 1 s, at most the floor).
+	ShareWindows, ShareDurationS, ShareWarmupS, ShareWarmupMaxS, ShareRampS int
+	// ShareIntervalMS is the windows' interval, milliseconds (full 1000,
+	// quick 500: a 3 s window then has the 6 intervals the sustain rule
+	// judges from 5).
+	ShareIntervalMS int
+	// ShareSearch is how many windows a cell may spend, after its shares,
+	// finding the highest sustained share below the lowest one it did not
+	// sustain (IDPBENCH_SHARE_SEARCH, default 2; 0: no search).
+	ShareSearch int
 }
+
+// ShareStable and ShareTolerancePct are the shares' warmup rule (loadstep
+// --warmup-stable, --warmup-tolerance in rate mode): the last 2 intervals
+// after the ramp, the second no more than 10% below the first.
+const (
+	ShareStable       = 2
+	ShareTolerancePct = 10
+)
 
 // ParseShares reads the shares' variables (getenv: os.Getenv or a
 // stand-in); a bad value is a usage error naming the variable.
@@ -196,28 +215,57 @@ func ParseShares(quick bool, getenv func(string) string) (ShareSettings, error) 
 			return c, cli.Usagef("IDPBENCH_SHARES %q: no share (none: no windows at shares)", shares)
 		}
 	}
-	windows, duration, warmup := "1", "10", "2"
+	windows, duration, warmup, warmupMax := "1", "10", "2", "10"
+	c.ShareIntervalMS = 1000
 	if quick {
-		duration, warmup = "3", "1"
+		duration, warmup, warmupMax, c.ShareIntervalMS = "3", "1", "4", 500
 	}
-	w, d, wu := env("IDPBENCH_SHARE_WINDOWS", windows), env("IDPBENCH_SHARE_DURATION_S", duration), env("IDPBENCH_SHARE_WARMUP_S", warmup)
-	var okW, okD, okWU bool
+	w, d, wu, wm := env("IDPBENCH_SHARE_WINDOWS", windows), env("IDPBENCH_SHARE_DURATION_S", duration), env("IDPBENCH_SHARE_WARMUP_S", warmup), env("IDPBENCH_SHARE_WARMUP_MAX_S", warmupMax)
+	var okW, okD, okWU, okWM bool
 	c.ShareWindows, okW = Whole(w)
 	c.ShareDurationS, okD = Whole(d)
 	c.ShareWarmupS, okWU = Whole(wu)
-	if !okW || !okD || !okWU || c.ShareWindows < 1 || c.ShareDurationS < 1 {
-		return c, cli.Usagef("IDPBENCH_SHARE_WINDOWS %s, IDPBENCH_SHARE_DURATION_S %s, IDPBENCH_SHARE_WARMUP_S %s: want whole numbers (windows and seconds >= 1)", w, d, wu)
+	c.ShareWarmupMaxS, okWM = Whole(wm)
+	if !okW || !okD || !okWU || !okWM || c.ShareWindows < 1 || c.ShareDurationS < 1 {
+		return c, cli.Usagef("IDPBENCH_SHARE_WINDOWS %s, IDPBENCH_SHARE_DURATION_S %s, IDPBENCH_SHARE_WARMUP_S %s, IDPBENCH_SHARE_WARMUP_MAX_S %s: want whole numbers (windows and seconds >= 1)", w, d, wu, wm)
+	}
+	c.ShareRampS = min(1, c.ShareWarmupS)
+	search := env("IDPBENCH_SHARE_SEARCH", "2")
+	var ok bool
+	if c.ShareSearch, ok = Whole(search); !ok {
+		return c, cli.Usagef("IDPBENCH_SHARE_SEARCH %s: want a whole number of windows (0: no search)", search)
 	}
 	return c, nil
 }
 
-// Windows is how many windows RunShares measures for one cell.
-func (c ShareSettings) Windows() int { return len(c.Shares) * c.ShareWindows }
+// Windows is how many windows RunShares measures for one cell at most:
+// its shares' and its search's.
+func (c ShareSettings) Windows() int { return len(c.Shares)*c.ShareWindows + c.searchWindows() }
 
-// CostS is what RunShares costs for one cell, about, seconds: every
-// window's warmup and duration and 2 s for its pool, fresh and health.
+// searchWindows is how many windows a cell's search may measure.
+func (c ShareSettings) searchWindows() int {
+	if len(c.Shares) == 0 {
+		return 0
+	}
+	return c.ShareSearch
+}
+
+// WindowCostS is what one window at a share costs, about, seconds: the
+// ramp and the two settled intervals after it, the window, and 2 s for
+// its pool, fresh and health.
+func (c ShareSettings) WindowCostS() int {
+	return max(c.ShareWarmupS, c.ShareRampS+2*c.ShareIntervalMS/1000) + c.ShareDurationS + 2
+}
+
+// CostS is what RunShares is expected to cost for one cell, seconds: its
+// shares' windows and one search window (about half the cells of the
+// full runs of 2026-12-06 did not sustain 80%).
 func (c ShareSettings) CostS() int {
-	return c.Windows() * (c.ShareWarmupS + c.ShareDurationS + 2)
+	n := len(c.Shares) * c.ShareWindows
+	if n > 0 && c.ShareSearch > 0 {
+		n++
+	}
+	return n * c.WindowCostS()
 }
 
 // parseLadder reads IDPBENCH_LADDER: connection counts, space-separated.

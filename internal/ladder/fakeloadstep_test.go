@@ -19,6 +19,9 @@ import (
 // (as BIN/loadstep, a symlink: fakeBin). It appends its arguments to
 // FAKE_LOADSTEP_LOG (a JSON array a line) and writes a complete step record
 // to its -o: qps and P99 from FAKE_QPS ("C=QPS/P99,..."; else 100c and 1 ms).
+// With --rate R it writes a rate-mode record: sustained up to
+// FAKE_SUSTAINS requests/s (default any rate), above it not sustained,
+// having completed FAKE_SUSTAINS a second.
 // At c=FAKE_LOST_AT it writes a target_lost record and exits 4; with
 // FAKE_WAIT=FILE it creates FILE, waits for SIGINT, writes an interrupted
 // record and exits 130.
@@ -58,6 +61,14 @@ func fakeLoadstep(args []string) int {
 	s := schema.Step{Schema: schema.StepV1, Scenario: arg("--scenario"), Check: schema.ScenarioCheck(arg("--scenario")),
 		Product: arg("--product"), Status: schema.StatusComplete, Connections: c, Start: start, End: start.Add(3 * time.Second),
 		QPS: qps, Requests: int64(3 * qps), OK: int64(3 * qps), LatencyMS: schema.Latency{P99: p99}}
+	if rate, err := strconv.ParseFloat(arg("--rate"), 64); err == nil {
+		s.RateRPS = rate
+		done, v := rate, schema.Sustain{Verdict: schema.SustainYes, Why: "fake"}
+		if limit, err := strconv.ParseFloat(os.Getenv("FAKE_SUSTAINS"), 64); err == nil && rate > limit {
+			done, v = limit, schema.Sustain{Verdict: schema.SustainNo, Why: "fake", GrowthMSPerS: 1000 * (rate/limit - 1)}
+		}
+		s.CompletedRPS, s.Sustain = &done, &v
+	}
 	code := 0
 	switch {
 	case os.Getenv("FAKE_LOST_AT") == strconv.Itoa(c):

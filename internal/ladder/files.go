@@ -33,6 +33,21 @@ func SharePath(dir, scenario string, share, k int) string {
 	return filepath.Join(dir, fmt.Sprintf("%s-share%d-r%d.json", scenario, share, k))
 }
 
+// SearchPath is the share search record of a scenario in a product's
+// directory (RunShares writes it when a share was not sustained).
+func SearchPath(dir, scenario string) string {
+	return filepath.Join(dir, scenario+".search.json")
+}
+
+// WriteSearch writes a share search record atomically.
+func WriteSearch(path string, s *schema.Search) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return atomicfile.Write(path, 0o644, append(data, '\n'), nil)
+}
+
 // KneePath is the knee record of a scenario in a product's directory.
 func KneePath(dir, scenario string) string {
 	return filepath.Join(dir, scenario+".knee.json")

@@ -69,10 +69,13 @@ func Run(ctx context.Context, c Config, e Env) (windows int, err error) {
 
 // RunShares measures, on a running product, c's scenario in rate mode at
 // each of c.Shares percent of capacityQPS (the cell's capacity), c.ShareWindows
-// windows each, on conns connections (run.ShareConnections), and returns
-// how many windows it went through. Its errors are Run's.
-func RunShares(ctx context.Context, c Config, e Env, capacityQPS float64, conns int) (windows int, err error) {
-	return runWith(ctx, c, e, func(r *runner) error { return r.shares(ctx, capacityQPS, conns) })
+// windows each, on conns connections (run.ShareConnections); then, when a
+// share was not sustained (steps.Sustained), it searches down for the highest
+// share that is (searchShares), while a window still ends before deadline
+// (zero: no deadline). It returns how many windows it went through. Its
+// errors are Run's.
+func RunShares(ctx context.Context, c Config, e Env, capacityQPS float64, conns int, deadline time.Time) (windows int, err error) {
+	return runWith(ctx, c, e, func(r *runner) error { return r.shares(ctx, capacityQPS, conns, deadline) })
 }
 
 // runWith runs f on a runner of c and answers as Run does.
@@ -91,7 +94,7 @@ func runWith(ctx context.Context, c Config, e Env, f func(*runner) error) (int, 
 	return r.n, nil
 }
 
-func (r *runner) shares(ctx context.Context, capacityQPS float64, conns int) error {
+func (r *runner) shares(ctx context.Context, capacityQPS float64, conns int, deadline time.Time) error {
 	if !(capacityQPS > 0) || conns < 1 {
 		return fmt.Errorf("%s %s: shares of a capacity of %g/s on %d connections: want both above 0", r.Product, r.Scenario, capacityQPS, conns)
 	}
@@ -103,25 +106,166 @@ func (r *runner) shares(ctx context.Context, capacityQPS float64, conns int) err
 	if err := r.checkHealth(ctx, "before the "+r.Scenario+" windows at shares of its capacity"); err != nil {
 		return err
 	}
+	var judged []shareJudged
 	for _, sh := range r.Shares {
-		// The rate to the hundredth of a request a second.
-		rate := math.Round(capacityQPS*float64(sh)) / 100
-		for k := 1; k <= r.ShareWindows; k++ {
-			w := win{c: conns, round: k, rate: rate, share: sh, durationS: r.ShareDurationS,
-				name:   fmt.Sprintf("%d%% of capacity (%s/s on c=%d)", sh, strconv.FormatFloat(rate, 'f', -1, 64), conns),
-				where:  fmt.Sprintf("in the %s windows at %d%% of its capacity", r.Scenario, sh),
-				out:    SharePath(r.dir, r.Scenario, sh, k),
-				labels: []string{"--label", fmt.Sprintf("share=%d", sh)}}
-			if r.ShareWindows > 1 {
-				w.name += fmt.Sprintf(" #%d/%d", k, r.ShareWindows)
-				w.labels = append(w.labels, "--label", fmt.Sprintf("repeat=%d", k))
-			}
-			if err := r.measure(ctx, w); err != nil {
-				return err
-			}
+		j, err := r.share(ctx, capacityQPS, conns, sh, false)
+		if err != nil {
+			return err
+		}
+		judged = append(judged, j)
+	}
+	return r.searchShares(ctx, capacityQPS, conns, deadline, judged)
+}
+
+// shareJudged is a share's windows as the sustain rule judged them.
+type shareJudged struct {
+	share     int
+	sustained bool         // every window sustained
+	last      *schema.Step // its last window; nil when unreadable
+	why       string       // the first window's verdict that was not sustained
+}
+
+// share measures (or skips, when complete) the windows at share percent of
+// capacityQPS and judges them; search marks a window of the search.
+func (r *runner) share(ctx context.Context, capacityQPS float64, conns, sh int, search bool) (shareJudged, error) {
+	// The rate to the hundredth of a request a second.
+	rate := math.Round(capacityQPS*float64(sh)) / 100
+	j := shareJudged{share: sh, sustained: true}
+	windows := r.ShareWindows
+	if search {
+		windows = 1
+	}
+	for k := 1; k <= windows; k++ {
+		w := win{c: conns, round: k, rate: rate, share: sh, durationS: r.ShareDurationS,
+			name:   fmt.Sprintf("%d%% of capacity (%s/s on c=%d)", sh, strconv.FormatFloat(rate, 'f', -1, 64), conns),
+			where:  fmt.Sprintf("in the %s windows at %d%% of its capacity", r.Scenario, sh),
+			out:    SharePath(r.dir, r.Scenario, sh, k),
+			labels: []string{"--label", fmt.Sprintf("share=%d", sh)}}
+		if search {
+			w.name += " (search)"
+			w.labels = append(w.labels, "--label", "search=1")
+		}
+		if windows > 1 {
+			w.name += fmt.Sprintf(" #%d/%d", k, windows)
+			w.labels = append(w.labels, "--label", fmt.Sprintf("repeat=%d", k))
+		}
+		if err := r.measure(ctx, w); err != nil {
+			return j, err
+		}
+		st, err := ReadStep(w.out)
+		if err != nil {
+			return j, err
+		}
+		j.last = st
+		if v := steps.Sustained(st); v.Verdict != schema.SustainYes && j.sustained {
+			j.sustained, j.why = false, v.Verdict+": "+v.Why
 		}
 	}
+	r.log.Printf("%s %s at %d%% of capacity: %s", r.Product, r.Scenario, sh, verdictText(j))
+	return j, nil
+}
+
+func verdictText(j shareJudged) string {
+	if j.sustained {
+		return "sustained"
+	}
+	return j.why
+}
+
+// searchShares looks, after the shares, for the highest share below the
+// lowest one not sustained (hi) that is sustained: each try at 90% of what
+// the product completed at the last share not sustained (completed_rps,
+// the rate it did keep up), and below it, at most ShareSearch windows, never
+// at or below the highest share already sustained (lo: then lo is the
+// answer), and only while a window still ends before deadline. The report
+// shows, for every share not sustained, the highest sustained share below
+// it (docs/design.md, "Latency at shares of capacity").
+func (r *runner) searchShares(ctx context.Context, capacityQPS float64, conns int, deadline time.Time, judged []shareJudged) error {
+	hi := -1 // index into judged of the lowest share not sustained
+	for i, j := range judged {
+		if !j.sustained && (hi < 0 || j.share < judged[hi].share) {
+			hi = i
+		}
+	}
+	if hi < 0 {
+		return nil
+	}
+	rec := &schema.Search{Schema: schema.SearchV1, Product: r.Product, Scenario: r.Scenario, Below: judged[hi].share, Tried: []int{}}
+	for _, j := range judged {
+		if j.sustained && j.share < rec.Below {
+			rec.Found = max(rec.Found, j.share)
+		}
+	}
+	if err := r.search(ctx, capacityQPS, conns, deadline, judged[hi], rec); err != nil {
+		return err
+	}
+	r.log.Printf("%s %s: the search below %d%% of capacity: %s", r.Product, r.Scenario, rec.Below, rec.Why)
+	return WriteSearch(SearchPath(r.dir, r.Scenario), rec)
+}
+
+// search measures the search's windows from cur, the lowest share not
+// sustained, and fills rec's outcome.
+func (r *runner) search(ctx context.Context, capacityQPS float64, conns int, deadline time.Time, cur shareJudged, rec *schema.Search) error {
+	if r.ShareSearch == 0 {
+		rec.Outcome, rec.Why = schema.SearchNone, "no search (IDPBENCH_SHARE_SEARCH 0)"
+		return nil
+	}
+	for range r.ShareSearch {
+		next := NextShare(capacityQPS, cur.share, cur.last)
+		switch {
+		case next <= 0:
+			rec.Outcome, rec.Why = schema.SearchNone, fmt.Sprintf("nothing below %d%% to try (the product completed too little there)", cur.share)
+			return nil
+		case next <= rec.Found:
+			rec.Outcome = schema.SearchBelow
+			rec.Why = fmt.Sprintf("%d%% is the highest sustained: the next try, %d%% (90%% of what it completed at %d%%), is not above it", rec.Found, next, cur.share)
+			return nil
+		case !deadline.IsZero() && r.now().Add(time.Duration(r.WindowCostS())*time.Second).After(deadline):
+			rec.Outcome = schema.SearchBudget
+			rec.Why = fmt.Sprintf("not searched at %d%%: a window (about %d s) would pass the budget's deadline %s (IDPBENCH_BUDGET_S)", next, r.WindowCostS(), deadline.UTC().Format(time.TimeOnly))
+			return nil
+		}
+		rec.Tried = append(rec.Tried, next)
+		j, err := r.share(ctx, capacityQPS, conns, next, true)
+		if err != nil {
+			return err
+		}
+		if j.sustained {
+			rec.Found, rec.Outcome = next, schema.SearchFound
+			rec.Why = fmt.Sprintf("sustained at %d%% (tried %s)", next, joinInts(rec.Tried, "% "))
+			return nil
+		}
+		cur = j
+	}
+	rec.Outcome = schema.SearchExhausted
+	rec.Why = fmt.Sprintf("not sustained at %s either, %d windows (IDPBENCH_SHARE_SEARCH)", joinInts(rec.Tried, "%, "), r.ShareSearch)
 	return nil
+}
+
+// joinInts prints percentages as "64% 51%" (sep "% ") or "64%, 51%".
+func joinInts(v []int, sep string) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, sep) + "%"
+}
+
+// NextShare is the share (whole percent of capacityQPS) a search tries after
+// a share not sustained whose last window was last: 90% of the rate the
+// product completed there (completed_rps, else the offered rate less the
+// queue's growth, rate / (1 + growth)), and at most 90% of that share; 0
+// when nothing is left below it.
+func NextShare(capacityQPS float64, share int, last *schema.Step) int {
+	next := 0.9 * float64(share)
+	if last != nil && last.RateRPS > 0 {
+		done := last.RateRPS / (1 + max(0, steps.Sustained(last).GrowthMSPerS)/1000)
+		if last.CompletedRPS != nil {
+			done = *last.CompletedRPS
+		}
+		next = min(next, 90*done/capacityQPS)
+	}
+	return max(0, int(math.Floor(next)))
 }
 
 func (r *runner) run(ctx context.Context) error {
@@ -318,7 +462,7 @@ func (r *runner) measure(ctx context.Context, w win) error {
 	wtext := fmt.Sprintf("%ds", r.WarmupS)
 	switch {
 	case w.rate > 0:
-		wtext = fmt.Sprintf("%ds", r.ShareWarmupS)
+		wtext = fmt.Sprintf("ramp %ds, %d-%ds", r.ShareRampS, r.ShareWarmupS, max(r.ShareWarmupS, r.ShareWarmupMaxS))
 	case r.WarmMostS() > r.WarmupS:
 		wtext = fmt.Sprintf("%d-%ds", r.WarmupS, r.WarmMostS())
 	}
@@ -374,18 +518,24 @@ func (r *runner) step(format string, a ...any) {
 // loadstepArgs are one window's loadstep arguments.
 func (r *runner) loadstepArgs(w win, poolargs []string) []string {
 	args := []string{"--url", r.url, "--scenario", r.Scenario, "-c", strconv.Itoa(w.c)}
-	warmup, phase := r.WarmupS, "phase=ladder"
+	warmup, phase, interval := r.WarmupS, "phase=ladder", "1s"
 	if w.rate > 0 {
-		// Rate mode keeps a fixed warmup: the rate, not the target, sets its throughput.
-		args = append(args, "--rate", strconv.FormatFloat(w.rate, 'f', -1, 64))
-		warmup, phase = r.ShareWarmupS, "phase="+steps.PhaseShare
+		// Rate mode: the rate ramps up, then the warmup lasts until the
+		// corrected latency no longer falls (a queue left by the start
+		// has drained), at most the cap.
+		args = append(args, "--rate", strconv.FormatFloat(w.rate, 'f', -1, 64), "--ramp", fmt.Sprintf("%ds", r.ShareRampS))
+		warmup, phase, interval = r.ShareWarmupS, "phase="+steps.PhaseShare, fmt.Sprintf("%dms", r.ShareIntervalMS)
+		if r.ShareWarmupMaxS > r.ShareWarmupS {
+			args = append(args, "--warmup-max", fmt.Sprintf("%ds", r.ShareWarmupMaxS), "--warmup-stable", strconv.Itoa(ShareStable),
+				"--warmup-tolerance", strconv.Itoa(ShareTolerancePct))
+		}
 	}
 	args = append(args, "--warmup", fmt.Sprintf("%ds", warmup), "--jit-pidfile", filepath.Join(r.StateDir, "pids", r.Product+".pid"))
 	if w.rate == 0 && r.WarmupMaxS > r.WarmupS {
 		args = append(args, "--warmup-max", fmt.Sprintf("%ds", r.WarmupMaxS), "--warmup-stable", "3",
 			"--warmup-tolerance", r.TolerancePct, "--warmup-jit-max", strconv.Itoa(r.JITMaxPct))
 	}
-	args = append(args, "--duration", fmt.Sprintf("%ds", w.durationS), "--interval", "1s", "--timeout", "10s",
+	args = append(args, "--duration", fmt.Sprintf("%ds", w.durationS), "--interval", interval, "--timeout", "10s",
 		"--product", r.Product, "--product-version", r.version,
 		"--label", phase, "--label", "profile="+r.Profile)
 	args = append(append(append(append(args, w.labels...), r.extra...), poolargs...), r.metrics...)
@@ -431,7 +581,7 @@ func (r *runner) stepPool(ctx context.Context, w win) (string, error) {
 		PerConnQPS: r.PerConnQPS, Cap: r.PoolCap, Reuse: r.ReusePool, RateRPS: w.rate}
 	name := fmt.Sprintf("%s-c%d.pool", r.Scenario, w.c)
 	if w.rate > 0 {
-		p.WarmupS, name = float64(r.ShareWarmupS), fmt.Sprintf("%s-share%d.pool", r.Scenario, w.share)
+		p.WarmupS, name = float64(max(r.ShareWarmupS, r.ShareWarmupMaxS)), fmt.Sprintf("%s-share%d.pool", r.Scenario, w.share)
 	} else if from := SizingStep(r.prev, r.dir, r.Scenario, w.c, w.round, nonEmpty); from != "" && nonEmpty(from) {
 		s, err := ReadStep(from)
 		if err != nil {

@@ -305,14 +305,16 @@ func TestRunInterrupted(t *testing.T) {
 }
 
 // TestRunShares: each share's windows run in rate mode at that percent of
-// the capacity, on the connections given, with a fixed warmup and the
-// labels phase=share, share=P and repeat=k; a rerun skips the complete
-// files; a capacity of 0 is refused before anything runs.
+// the capacity, on the connections given, with a ramp and a warmup that
+// settles on the corrected latency, in the profile's intervals, and the
+// labels phase=share, share=P and repeat=k; every share sustained, no
+// search; a rerun skips the complete files; a capacity of 0 is refused
+// before anything runs.
 func TestRunShares(t *testing.T) {
 	f := newFixture(t, Options{Quick: true}, map[string]string{"IDPBENCH_SHARES": "50 80", "IDPBENCH_SHARE_WINDOWS": "2"})
 	var log strings.Builder
 	env := Env{Stdout: &log, Stderr: &log, Interrupt: cli.Interrupt}
-	n, err := RunShares(context.Background(), f.cfg, env, 1234.5, 16)
+	n, err := RunShares(context.Background(), f.cfg, env, 1234.5, 16, time.Time{})
 	if err != nil || n != 4 {
 		t.Fatalf("RunShares = %d, %v; want 4 windows; log:\n%s", n, err, log.String())
 	}
@@ -320,28 +322,84 @@ func TestRunShares(t *testing.T) {
 	var got []string
 	for _, a := range runs {
 		arg := func(name string) string { return a[slices.Index(a, name)+1] }
-		got = append(got, strings.Join([]string{arg("--rate"), arg("-c"), arg("--warmup"), arg("--duration"), filepath.Base(arg("-o"))}, " "))
+		got = append(got, strings.Join([]string{arg("--rate"), arg("-c"), arg("--ramp"), arg("--warmup"), arg("--warmup-max"), arg("--interval"), arg("--duration"), filepath.Base(arg("-o"))}, " "))
 		for _, l := range []string{"phase=share", "profile=quick"} {
 			if !slices.Contains(a, l) {
 				t.Errorf("loadstep %q: no label %s", a, l)
 			}
 		}
-		if slices.Contains(a, "--warmup-max") {
-			t.Errorf("loadstep %q: an adaptive warmup in rate mode", a)
-		}
 	}
-	want := []string{"617.25 16 1s 3s discovery-share50.json", "617.25 16 1s 3s discovery-share50-r2.json",
-		"987.6 16 1s 3s discovery-share80.json", "987.6 16 1s 3s discovery-share80-r2.json"}
+	want := []string{"617.25 16 1s 1s 4s 500ms 3s discovery-share50.json", "617.25 16 1s 1s 4s 500ms 3s discovery-share50-r2.json",
+		"987.6 16 1s 1s 4s 500ms 3s discovery-share80.json", "987.6 16 1s 1s 4s 500ms 3s discovery-share80-r2.json"}
 	if !slices.Equal(got, want) {
-		t.Errorf("loadstep runs (rate, c, warmup, duration, file):\n%q\nwant\n%q", got, want)
+		t.Errorf("loadstep runs (rate, c, ramp, warmup, its cap, interval, duration, file):\n%q\nwant\n%q", got, want)
 	}
 	if !slices.Contains(runs[1], "share=50") || !slices.Contains(runs[1], "repeat=2") || !slices.Contains(runs[2], "share=80") {
 		t.Errorf("share and repeat labels: %q, %q", runs[1], runs[2])
 	}
-	if n, err := RunShares(context.Background(), f.cfg, env, 1234.5, 16); err != nil || n != 4 || len(loadstepRuns(t, f.argsLog)) != 4 {
+	if _, err := os.Stat(SearchPath(filepath.Join(f.runDir, "fake"), "discovery")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a search record (%v) where every share was sustained", err)
+	}
+	if n, err := RunShares(context.Background(), f.cfg, env, 1234.5, 16, time.Time{}); err != nil || n != 4 || len(loadstepRuns(t, f.argsLog)) != 4 {
 		t.Errorf("rerun: %d windows, %v, %d loadstep runs; want 4 windows skipped, no new run", n, err, len(loadstepRuns(t, f.argsLog)))
 	}
-	if _, err := RunShares(context.Background(), f.cfg, env, 0, 16); err == nil || !strings.Contains(err.Error(), "want both above 0") {
+	if _, err := RunShares(context.Background(), f.cfg, env, 0, 16, time.Time{}); err == nil || !strings.Contains(err.Error(), "want both above 0") {
 		t.Errorf("capacity 0: %v, want a refusal", err)
+	}
+}
+
+// TestShareSearch: a share not sustained starts a search for the highest
+// sustained share below it, each try at 90% of what the product completed
+// at the last share it did not sustain (and below 90% of that share),
+// labelled search=1, one window each; its outcome is recorded.
+func TestShareSearch(t *testing.T) {
+	tests := []struct {
+		name     string
+		sustains string // FAKE_SUSTAINS, requests/s (capacity 1000/s)
+		search   string // IDPBENCH_SHARE_SEARCH
+		deadline time.Time
+		want     schema.Search
+		runs     []string // the search's rates
+	}{
+		// 80% (800/s) not sustained, 700/s completed: try 63% (630/s), sustained.
+		{"found between", "700", "2", time.Time{}, schema.Search{Below: 80, Tried: []int{63}, Found: 63, Outcome: schema.SearchFound}, []string{"630"}},
+		// 50% and 80% not sustained at 300/s: from 50%, try 27%: found.
+		{"found below both", "300", "2", time.Time{}, schema.Search{Below: 50, Tried: []int{27}, Found: 27, Outcome: schema.SearchFound}, []string{"270"}},
+		// 80% not sustained with 540/s completed: 90% of it is 48.6%, not above 50%.
+		{"the lower share is the answer", "540", "2", time.Time{}, schema.Search{Below: 80, Tried: []int{}, Found: 50, Outcome: schema.SearchBelow}, nil},
+		{"no search", "300", "0", time.Time{}, schema.Search{Below: 50, Tried: []int{}, Outcome: schema.SearchNone}, nil},
+		{"over the budget", "300", "2", time.Unix(1, 0), schema.Search{Below: 50, Tried: []int{}, Outcome: schema.SearchBudget}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, Options{Quick: true}, map[string]string{"IDPBENCH_SHARES": "50 80", "IDPBENCH_SHARE_SEARCH": tc.search})
+			t.Setenv("FAKE_SUSTAINS", tc.sustains)
+			var log strings.Builder
+			env := Env{Stdout: &log, Stderr: &log, Interrupt: cli.Interrupt}
+			if _, err := RunShares(context.Background(), f.cfg, env, 1000, 16, tc.deadline); err != nil {
+				t.Fatalf("RunShares: %v; log:\n%s", err, log.String())
+			}
+			var rates []string
+			for _, a := range loadstepRuns(t, f.argsLog)[2:] {
+				rates = append(rates, a[slices.Index(a, "--rate")+1])
+				if !slices.Contains(a, "search=1") {
+					t.Errorf("search window %q: no label search=1", a)
+				}
+			}
+			if !slices.Equal(rates, tc.runs) {
+				t.Errorf("search windows at %q/s, want %q", rates, tc.runs)
+			}
+			b, err := os.ReadFile(SearchPath(filepath.Join(f.runDir, "fake"), "discovery"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := schema.DecodeSearch(strings.NewReader(string(b)), "search")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Below != tc.want.Below || got.Found != tc.want.Found || got.Outcome != tc.want.Outcome || !slices.Equal(got.Tried, tc.want.Tried) || got.Why == "" {
+				t.Errorf("search record %+v, want below %d, found %d, %s, tried %v, a reason", got, tc.want.Below, tc.want.Found, tc.want.Outcome, tc.want.Tried)
+			}
+		})
 	}
 }

@@ -49,7 +49,7 @@ func TestParse(t *testing.T) {
 		{name: "bad share", env: map[string]string{"IDPBENCH_SHARES": "50 120"},
 			error: `IDPBENCH_SHARES "50 120": "120" is not a percentage of the capacity (want whole numbers from 1 to 100, space-separated; none: no windows at shares)`},
 		{name: "bad share windows", env: map[string]string{"IDPBENCH_SHARE_WINDOWS": "0"},
-			error: "IDPBENCH_SHARE_WINDOWS 0, IDPBENCH_SHARE_DURATION_S 10, IDPBENCH_SHARE_WARMUP_S 2: want whole numbers (windows and seconds >= 1)"},
+			error: "IDPBENCH_SHARE_WINDOWS 0, IDPBENCH_SHARE_DURATION_S 10, IDPBENCH_SHARE_WARMUP_S 2, IDPBENCH_SHARE_WARMUP_MAX_S 10: want whole numbers (windows and seconds >= 1)"},
 		{name: "bad precision rounds", env: map[string]string{"IDPBENCH_PRECISION_ROUNDS": "-1"}, error: "IDPBENCH_PRECISION_ROUNDS -1: want a whole number (0: none)"},
 		{name: "bad precision pct", env: map[string]string{"IDPBENCH_PRECISION_PCT": "0"}, error: "IDPBENCH_PRECISION_PCT 0: want a percentage above 0 and below 100"},
 		{name: "bad budget", env: map[string]string{"IDPBENCH_BUDGET_S": "1h"}, error: "IDPBENCH_BUDGET_S 1h: want whole seconds (0: no budget)"},

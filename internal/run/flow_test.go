@@ -81,7 +81,7 @@ func TestMainFlow(t *testing.T) {
 		t.Errorf("results/latest -> %q (%v), want t", l, err)
 	}
 	for _, w := range []string{"run: == ok ladder discovery\n", "run: gcfail: failed in the GC-jitter run (exit 1)",
-		"run: some products failed; see their meta.json", "[step 1/35] ok gcjitter: complete, skipped", "run: ok: no windows at shares of capacity: no cell has a capacity"} {
+		"run: some products failed; see their meta.json", "[step 1/55] ok gcjitter: complete, skipped", "run: ok: no windows at shares of capacity: no cell has a capacity"} {
 		if !strings.Contains(log, w) {
 			t.Errorf("no %q in the log:\n%s", w, log)
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/idpbench/idpbench/internal/ladder"
 	"github.com/idpbench/idpbench/internal/report"
@@ -178,25 +179,59 @@ func (r *runner) wide(ctx context.Context, p string, round int) []string {
 	return out
 }
 
-// closeReserveS is what closing every open product still costs, seconds:
-// each one's windows at shares of capacity (one cell's cost,
-// ladder.ShareSettings.CostS, for each of its cells with a steady state so
-// far, the cells RunShares will measure), its GC-jitter window
-// (IDPBENCH_GCJITTER_S, else 60 s) and 40 s for its warmup, pool, meta and
-// down.
+// closeReserveS is what closing every open product still costs, seconds
+// (closingS of each).
 func (r *runner) closeReserveS(ctx context.Context) float64 {
-	d := 60
-	if v, ok := ladder.Whole(r.env.Getenv("IDPBENCH_GCJITTER_S")); ok {
-		d = v
-	}
 	total := 0.0
 	for _, p := range r.Products {
-		if r.out[p] || r.closed[p] {
-			continue
+		if !r.out[p] && !r.closed[p] {
+			total += r.closingS(ctx, p)
 		}
-		total += float64(d + 40 + r.steadyCells(ctx, p)*r.Shares.CostS())
 	}
 	return total
+}
+
+// closingS is what closing product p costs, seconds: its windows at shares
+// of capacity (one cell's cost, ladder.ShareSettings.CostS -- its shares
+// and one search window -- for each of its cells with a steady state so
+// far, the cells RunShares will measure), its GC-jitter window and
+// gcjitterOverheadS for its warmup, pool, meta and down.
+func (r *runner) closingS(ctx context.Context, p string) float64 {
+	return float64(r.gcjitterS() + gcjitterOverheadS + r.steadyCells(ctx, p)*r.Shares.CostS())
+}
+
+// gcjitterOverheadS is what a product's closing costs beyond its windows:
+// the GC-jitter run's warmup and pool, meta and down.
+const gcjitterOverheadS = 40
+
+// gcjitterS is the GC-jitter window, seconds (IDPBENCH_GCJITTER_S, else 60).
+func (r *runner) gcjitterS() int {
+	if v, ok := ladder.Whole(r.env.Getenv("IDPBENCH_GCJITTER_S")); ok {
+		return v
+	}
+	return 60
+}
+
+// searchDeadline is when product p's share search of a cell must end,
+// with cellsLeft of its cells still to measure after it: the budget less
+// what closing still costs once the cell is done (every other open
+// product's closing, p's remaining cells at their shares' windows, its
+// GC-jitter run); zero without a budget. So a search never takes time the
+// closing of another product needs; it is the first thing the budget
+// drops, and the record says so (docs/design.md, "Latency at shares of
+// capacity").
+func (r *runner) searchDeadline(ctx context.Context, p string, cellsLeft int) time.Time {
+	b := r.Precision.BudgetS
+	if b <= 0 {
+		return time.Time{}
+	}
+	reserve := float64(r.gcjitterS() + gcjitterOverheadS + cellsLeft*len(r.Shares.Shares)*r.Shares.ShareWindows*r.Shares.WindowCostS())
+	for _, q := range r.Products {
+		if q != p && !r.out[q] && !r.closed[q] {
+			reserve += r.closingS(ctx, q)
+		}
+	}
+	return r.env.Started.Add(time.Duration(float64(b)-reserve) * time.Second)
 }
 
 // steadyCells is how many of product p's cells have a steady state in its

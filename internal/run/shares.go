@@ -79,13 +79,14 @@ func (r *runner) shares(ctx context.Context, p, state string) (action, int, stri
 	if len(targets) == 0 {
 		r.log.Printf("%s: no windows at shares of capacity: no cell has a capacity", p)
 	}
-	for _, t := range targets {
+	for i, t := range targets {
 		r.phase("share", p, p+" shares "+t.Scenario)
 		o := ladder.Options{Product: p, Scenario: t.Scenario, Quick: r.Quick, Where: r.where(state)}
 		c, err := ladder.NewConfig(o, r.env.Getenv)
 		windows := 0
 		if err == nil {
-			windows, err = ladder.RunShares(ctx, c, ladder.Env{Stdout: r.env.Stdout, Stderr: r.env.Stderr}, t.CapacityQPS, t.Connections)
+			deadline := r.searchDeadline(ctx, p, len(targets)-i-1)
+			windows, err = ladder.RunShares(ctx, c, ladder.Env{Stdout: r.env.Stdout, Stderr: r.env.Stderr}, t.CapacityQPS, t.Connections, deadline)
 		}
 		r.step += windows
 		code := exitOf(err, "ladder", r)
