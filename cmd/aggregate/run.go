@@ -32,6 +32,7 @@ func subcommands() []cli.Subcommand {
 		{Name: "phase", Summary: "append one phase record (run-comparison.sh's wall-time record) to a phases file", Run: runPhase},
 		{Name: "ladder", Summary: "knee | candidates | pool-size: where round 1 of a ladder stops; which levels later rounds repeat; a step's pool size", Run: runLadder},
 		{Name: "efficiency", Summary: "one step's requests per CPU-second from a sampler's records (JSON)", Run: runEfficiency},
+		{Name: "sustained", Summary: "every rate-mode window judged again by the sustain rule; --check-report: COMPARISON.md respects it", Run: runSustained},
 	}
 }
 

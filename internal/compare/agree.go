@@ -51,6 +51,16 @@ type ShareAgreement struct {
 	Share int
 	CapacityAgreement
 	Cells []ShareCell
+	// Skipped is the cells measured at this share on both sides whose
+	// P99 is not compared: one side has none (a share not sustained has
+	// no latency: its corrected latency is a queue's length), with why.
+	Skipped []ShareSkip
+}
+
+// ShareSkip is a cell at a share left out of the agreement, and why.
+type ShareSkip struct {
+	Product, Scenario string
+	Why               string
 }
 
 // ShareCell is one cell's P99 at a share on both sides.
@@ -176,12 +186,16 @@ func agreeShares(cells []AgreeCell) []ShareAgreement {
 		rep := c.Row.Reported
 		for _, o := range rep.OldShares {
 			i := slices.IndexFunc(rep.NewShares, func(n report.ShareLatency) bool { return n.Share == o.Share })
-			if i < 0 || o.NA != "" || rep.NewShares[i].NA != "" {
+			if i < 0 {
 				continue
 			}
 			j := slices.IndexFunc(out, func(s ShareAgreement) bool { return s.Share == o.Share })
 			if j < 0 {
 				out, j = append(out, ShareAgreement{Share: o.Share}), len(out)
+			}
+			if why := skipWhy(o, rep.NewShares[i]); why != "" {
+				out[j].Skipped = append(out[j].Skipped, ShareSkip{Product: c.Row.Product, Scenario: c.Row.Scenario, Why: why})
+				continue
 			}
 			sc := ShareCell{Product: c.Row.Product, Scenario: c.Row.Scenario, Old: o.P99, New: rep.NewShares[i].P99}
 			sc.Pct, sc.Honest = out[j].add(sc.Old, sc.New, LatencyWithinPct)
@@ -197,6 +211,19 @@ func agreeShares(cells []AgreeCell) []ShareAgreement {
 		out[i].MedianPct = medianAbsOf(pcts)
 	}
 	return out
+}
+
+// skipWhy says why a cell's P99 at a share is not compared ("" when it
+// is): the side(s) without one, and their reasons.
+func skipWhy(o, n report.ShareLatency) string {
+	var why []string
+	if o.NA != "" {
+		why = append(why, "OLD "+o.NA)
+	}
+	if n.NA != "" {
+		why = append(why, "NEW "+n.NA)
+	}
+	return strings.Join(why, "; ")
 }
 
 // add counts one cell's two capacities (OLD's o, NEW's n): its Δ percent
@@ -403,5 +430,15 @@ func writeShareAgreement(b *strings.Builder, a Agreement) {
 				report.FormatInterval(c.Old, steps.FormatMS, ""), report.FormatInterval(c.New, steps.FormatMS, ""),
 				pctOrDash(c.Pct), covered(c.Honest, c.Old, c.New))
 		}
+	}
+	var skipped []string
+	for _, x := range a.Shares {
+		for _, c := range x.Skipped {
+			skipped = append(skipped, fmt.Sprintf("- %s %s at %d%%: %s\n", mdCell(c.Product), c.Scenario, x.Share, mdCell(c.Why)))
+		}
+	}
+	if len(skipped) > 0 {
+		b.WriteString("\nNot compared (a share the product did not sustain has no latency: its corrected latency is the length of a queue; or its windows qualify on neither side):\n\n")
+		b.WriteString(strings.Join(skipped, ""))
 	}
 }

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/idpbench/idpbench/internal/report"
@@ -33,5 +34,23 @@ func TestAgreeShares(t *testing.T) {
 	}
 	if s := got[1]; s.Total != 1 || s.Agree != 0 || s.Honest != 0 || len(s.Cells) != 1 {
 		t.Errorf("at 80%%: %+v, want one cell (b's is N/A in OLD), +50%%, not covered", s)
+	}
+	if s := got[1]; len(s.Skipped) != 1 || s.Skipped[0].Product != "b" || s.Skipped[0].Why != "OLD errors" {
+		t.Errorf("at 80%% left out: %+v, want b with OLD's reason", s.Skipped)
+	}
+}
+
+// TestShareAgreementSaysWhatIsNotCompared: a share a side did not sustain
+// is not compared, and the rendering names it with the reason.
+func TestShareAgreementSaysWhatIsNotCompared(t *testing.T) {
+	iv := report.Interval{N: 10, Center: 10, Lo: 9, Hi: 11}
+	na := "not sustained at 7,659/s (80% of capacity): its queue grew 290 ms a second"
+	cells := []AgreeCell{{Row: Row{Product: "keycloak", Scenario: "discovery", Reported: &Reported{
+		OldShares: []report.ShareLatency{{Share: 80, P99: iv}},
+		NewShares: []report.ShareLatency{{Share: 80, NA: na, Unsustained: true}}}}}}
+	var b strings.Builder
+	writeShareAgreement(&b, Agreement{Shares: agreeShares(cells)})
+	if want := "- keycloak discovery at 80%: NEW " + na; !strings.Contains(b.String(), want) || !strings.Contains(b.String(), "Not compared") {
+		t.Errorf("agreement:\n%s\nwant a line %q", b.String(), want)
 	}
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -58,7 +59,11 @@ type fixture struct {
 func fixtures() []fixture {
 	// results/reference (676ccb3) has every record the checks read,
 	// the windows at shares of capacity included.
-	fs := []fixture{{"reference", filepath.Join("..", "..", "results", "reference"), ZitadelUnavailable, nil}}
+	// Its COMPARISON.md predates the sustain rule: it shows a P99 for
+	// refop's refresh at 80%, a window whose queue grew.
+	fs := []fixture{{"reference", filepath.Join("..", "..", "results", "reference"), ZitadelUnavailable, map[string]string{
+		"sustained": "refop refresh: P99 at 80% is \"588 [358, 684]\", but the window",
+	}}}
 	if dir := os.Getenv("IDPBENCH_E2E_RUN"); dir != "" {
 		fs = append(fs, fixture{"IDPBENCH_E2E_RUN", dir, zitadelFromEnv(), nil})
 	}
@@ -161,6 +166,22 @@ func TestQuickChecksFail(t *testing.T) {
 
 func doctorings() []doctoring {
 	return []doctoring{
+		{"a window's verdict recorded against the rule", "sustained", "the rule judges", false, func(t *testing.T, r *Run) {
+			for _, rel := range slices.Sorted(maps.Keys(r.Steps)) {
+				if s := r.Steps[rel]; s.RateRPS > 0 && s.Sustain != nil {
+					editStep(t, r, rel, func(s *schema.Step) {
+						v := *s.Sustain
+						v.Verdict = map[string]string{schema.SustainYes: schema.SustainNo}[v.Verdict]
+						if v.Verdict == "" {
+							v.Verdict = schema.SustainYes
+						}
+						s.Sustain = &v
+					})
+					return
+				}
+			}
+			t.Fatal("no rate-mode window with a recorded verdict")
+		}},
 		{"no COMPARISON.md", "COMPARISON.md", "no COMPARISON.md in", false, func(t *testing.T, r *Run) {
 			r.Comparison = ""
 		}},

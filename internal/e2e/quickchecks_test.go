@@ -14,6 +14,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/report"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/sustaincheck"
 	"github.com/idpbench/idpbench/products"
 )
 
@@ -59,6 +60,7 @@ func QuickChecks(z Zitadel) []Check {
 		{"warmup rule", warmupRule},
 		{"knee records", kneeRecords},
 		{"latency at shares", forMeasured(sharesMeasured)},
+		{"sustained", sustainedRespected},
 		{"phase table", phaseTable},
 		{"facts read", factsRead},
 		{"versions and listeners", forMeasured(versionsAndListeners)},
@@ -593,6 +595,30 @@ func jsonOf(v any) string {
 
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// sustainedRespected: every rate-mode window of the run, judged again by
+// the sustain rule from its own intervals (aggregate sustained), is judged
+// -- the quick profile's windows have the intervals the rule needs -- with
+// the verdict the run recorded, and COMPARISON.md shows no latency from a
+// window not sustained.
+func sustainedRespected(r *Run) (string, error) {
+	in := &report.Inputs{}
+	for _, rel := range slices.Sorted(maps.Keys(r.Steps)) {
+		in.Steps = append(in.Steps, report.StepFile{Path: filepath.Join(r.Dir, rel), Step: r.Steps[rel]})
+	}
+	ws := sustaincheck.Windows(in)
+	sum := sustaincheck.Summarize(ws)
+	switch {
+	case sum.Windows == 0:
+		return "", fmt.Errorf("no rate-mode window in %s", r.Dir)
+	case sum.NotJudged > 0:
+		return "", fmt.Errorf("%d of %d rate-mode windows not judged whether sustained (too few intervals)", sum.NotJudged, sum.Windows)
+	}
+	if probs := sustaincheck.Problems(r.Comparison, ws); len(probs) > 0 {
+		return "", fmt.Errorf("the sustain rule: %s", strings.Join(probs, "; "))
+	}
+	return fmt.Sprintf("%d rate-mode windows judged again: %d sustained, %d not; the report shows no latency from one not sustained", sum.Windows, sum.Sustained, sum.NotSustained), nil
 }
 
 // sharesMeasured: every steady cell of the products has its windows at 50%

@@ -22,6 +22,7 @@
 package live
 
 import (
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -58,7 +59,7 @@ type Metrics struct {
 
 // descs are the metric descriptions.
 type descs struct {
-	requests, errors, connect, responses, latency, rate, phase, tick *prometheus.Desc
+	requests, errors, connect, responses, latency, rate, corrected, phase, tick *prometheus.Desc
 }
 
 func newDescs() descs {
@@ -81,6 +82,9 @@ func newDescs() descs {
 			nil, nil),
 		rate: prometheus.NewDesc(name("interval_requests_per_second"),
 			"Requests completed per second between the last two ticks (one interval apart), in any phase.",
+			nil, nil),
+		corrected: prometheus.NewDesc(name("corrected_latency_mean_seconds"),
+			"Rate mode only: the mean latency from the intended send time of the requests answered between the last two ticks. Service times stay flat while a product falls behind its schedule; this grows tick after tick when it does (the step then records sustain.verdict not_sustained). Absent in a closed loop and without an answer since the tick before.",
 			nil, nil),
 		phase: prometheus.NewDesc(name("phase"),
 			"1 for the step's current phase: starting, warmup, measured, drain (in-flight requests completing after the window) or done.",
@@ -131,7 +135,7 @@ type collector struct{ m *Metrics }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	d := c.m.d
-	for _, x := range []*prometheus.Desc{d.requests, d.errors, d.connect, d.responses, d.latency, d.rate, d.phase, d.tick} {
+	for _, x := range []*prometheus.Desc{d.requests, d.errors, d.connect, d.responses, d.latency, d.rate, d.corrected, d.phase, d.tick} {
 		ch <- x
 	}
 }
@@ -162,6 +166,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- m.histogram(f.Latency)
 	ch <- prometheus.MustNewConstMetric(d.rate, prometheus.GaugeValue, f.RatePerS)
+	if !math.IsNaN(f.CorrectedMS) && f.CorrectedMS > 0 {
+		ch <- prometheus.MustNewConstMetric(d.corrected, prometheus.GaugeValue, f.CorrectedMS/1000)
+	}
 	for _, p := range phases() {
 		v := 0.0
 		if p == f.Phase {

@@ -92,7 +92,7 @@ func TestMetrics(t *testing.T) {
 		Warmup:        load.LiveCounts{Requests: 50, Errors: schema.Errors{Socket: 1}},
 		Window:        load.LiveCounts{Requests: 100, Errors: schema.Errors{Non2xx: 7, Timeout: 3}},
 		ConnectErrors: schema.ConnectErrors{Refused: 4}, StatusCodes: map[int]int64{200: 90, 500: 7},
-		Latency: load.LiveLatency{Buckets: buckets, Count: 10, Sum: 25 * time.Millisecond}, RatePerS: 123.5})
+		Latency: load.LiveLatency{Buckets: buckets, Count: 10, Sum: 25 * time.Millisecond}, RatePerS: 123.5, CorrectedMS: 812})
 	fams = scrape(t, url)
 	for _, c := range []struct {
 		name   string
@@ -119,6 +119,7 @@ func TestMetrics(t *testing.T) {
 		want   float64
 	}{
 		{"idpbench_loadstep_interval_requests_per_second", nil, 123.5},
+		{"idpbench_loadstep_corrected_latency_mean_seconds", nil, 0.812},
 		{"idpbench_loadstep_phase", []string{"phase", "measured"}, 1},
 		{"idpbench_loadstep_phase", []string{"phase", "warmup"}, 0},
 		{"idpbench_loadstep_last_tick_timestamp_seconds", nil, 1700000000},
@@ -143,6 +144,11 @@ func TestMetrics(t *testing.T) {
 		if b.GetCumulativeCount() != want {
 			t.Errorf("bucket le=%v: %d, want %d", b.GetUpperBound(), b.GetCumulativeCount(), want)
 		}
+	}
+	// A closed loop has no corrected latency: no gauge.
+	m.Tick(load.LiveFigures{At: time.Unix(1700000001, 0), Phase: load.LiveMeasured, CorrectedMS: math.NaN()})
+	if g := sample(scrape(t, url), "idpbench_loadstep_corrected_latency_mean_seconds"); g != nil {
+		t.Errorf("corrected latency %v without one, want no gauge", g)
 	}
 	for name := range fams {
 		if !strings.HasPrefix(name, "idpbench_loadstep_") {

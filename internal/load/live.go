@@ -55,6 +55,12 @@ type LiveFigures struct {
 	// RatePerS is the requests completed per second since the previous
 	// tick, in any phase (as the progress line and warmup_qps count them).
 	RatePerS float64
+	// CorrectedMS, rate mode only (NaN otherwise, or without an answer
+	// since the previous tick): the mean latency from the intended send
+	// time of the requests answered since the previous tick, ms. Service
+	// times stay flat while a product falls behind its schedule; this
+	// grows tick after tick (the sustain rule's queue, live).
+	CorrectedMS float64
 }
 
 // LiveCounts are requests and their failures by class.
@@ -81,6 +87,8 @@ type liveView struct {
 	per  []liveHist // the window's intervals' buckets, by index
 	at   time.Time  // the previous tick
 	sent int64      // live completions at the previous tick
+	// Rate mode: the corrected latency summed (ns) and the answers at the previous tick.
+	correctedNS, answered int64
 }
 
 // liveHist is one interval's histogram in the live buckets, recomputed
@@ -151,6 +159,17 @@ func (e *engine) liveFigures(v *liveView, now time.Time, final bool) LiveFigures
 		f.RatePerS = float64(t.sent-v.sent) / d
 	}
 	v.at, v.sent = now, t.sent
+	f.CorrectedMS = math.NaN()
+	if e.tallies.rate {
+		var sum, n int64
+		for i := range e.live {
+			sum, n = sum+e.live[i].correctedNS.Load(), n+e.live[i].answered.Load()
+		}
+		if n > v.answered {
+			f.CorrectedMS = float64(sum-v.correctedNS) / float64(n-v.answered) / 1e6
+		}
+		v.correctedNS, v.answered = sum, n
+	}
 	ended := e.endedIntervals(now, final)
 	var c counts
 	c.codes = f.StatusCodes

@@ -58,6 +58,15 @@ func TestLiveFigures(t *testing.T) {
 		c.Live = rec
 		s := mustRun(t, c)
 		checkLive(t, s, rec.ticks)
+		var corrected int
+		for _, f := range rec.ticks {
+			if !math.IsNaN(f.CorrectedMS) {
+				corrected++
+			}
+		}
+		if (rate > 0) != (corrected > 0) {
+			t.Errorf("rate %v: %d of %d ticks with a corrected latency; want some in rate mode only", rate, corrected, len(rec.ticks))
+		}
 	}
 	for _, eng := range engines {
 		t.Run(eng, func(t *testing.T) { run(t, eng, 0) })

@@ -61,7 +61,13 @@ type ShareRow struct {
 	P50     IntervalRow `json:"p50_ms"`
 	P95     IntervalRow `json:"p95_ms"`
 	P99     IntervalRow `json:"p99_ms"`
-	NA      string      `json:"na,omitempty"`
+	// CompletedRPS is what the product completed a second in the windows;
+	// absent for records without it.
+	CompletedRPS float64 `json:"completed_rps,omitempty"`
+	Sustained    bool    `json:"sustained"`        // every window kept up with its schedule
+	Verdict      string  `json:"verdict"`          // the sustain rule's figures, in words
+	Search       bool    `json:"search,omitempty"` // measured by the run's search below a share not sustained
+	NA           string  `json:"na,omitempty"`
 }
 
 // CapacityRow is a cell's capacity as data.
@@ -126,7 +132,8 @@ func CellRows(r *Report) []CellRow {
 			row.Capacity = capacityRow(c)
 			for _, sl := range c.Shares {
 				row.Shares = append(row.Shares, ShareRow{Share: sl.Share, RateRPS: sl.RateRPS, QPS: sl.QPS, Windows: len(sl.Windows),
-					Seconds: sl.Seconds, Late: sl.Late, P50: intervalRow(sl.P50), P95: intervalRow(sl.P95), P99: intervalRow(sl.P99), NA: sl.NA})
+					Seconds: sl.Seconds, Late: sl.Late, P50: intervalRow(sl.P50), P95: intervalRow(sl.P95), P99: intervalRow(sl.P99), NA: sl.NA,
+					CompletedRPS: sl.CompletedRPS, Sustained: sl.Sustained, Verdict: sl.Verdict, Search: sl.Search})
 			}
 			for name, nr := range s.RequestsByName {
 				if row.ByName == nil {

@@ -45,6 +45,13 @@ type KneeFile struct {
 	Knee *schema.Knee
 }
 
+// SearchFile is one share search record (the highest sustained share
+// below one a product did not sustain) and where it came from.
+type SearchFile struct {
+	Path   string
+	Search *schema.Search
+}
+
 // SampleFile is the sampler records of one file.
 type SampleFile struct {
 	Path    string
@@ -65,7 +72,8 @@ type Inputs struct {
 	Coldstarts []ColdstartFile
 	Samples    []SampleFile
 	Phases     []PhaseFile
-	Knees      []KneeFile // none in runs from before the knee rule
+	Knees      []KneeFile   // none in runs from before the knee rule
+	Searches   []SearchFile // none in runs from before the sustain rule
 }
 
 // recordPrefix starts every idpbench schema string.
@@ -132,7 +140,7 @@ func (in *Inputs) loadPath(ctx context.Context, p string, stdin io.Reader, warn 
 // records counts the records loaded so far (a file of samples or phases
 // counts once).
 func (in *Inputs) records() int {
-	return len(in.Steps) + len(in.Metas) + len(in.Coldstarts) + len(in.Samples) + len(in.Phases) + len(in.Knees)
+	return len(in.Steps) + len(in.Metas) + len(in.Coldstarts) + len(in.Samples) + len(in.Phases) + len(in.Knees) + len(in.Searches)
 }
 
 // isRecordFile reports whether a walked file may hold records.
@@ -238,13 +246,19 @@ func (in *Inputs) addRecord(raw json.RawMessage, path string, i int, samples *[]
 			in.Knees = append(in.Knees, KneeFile{Path: path, Knee: k})
 		}
 		return "", err
+	case kindOf(schema.SearchV1):
+		k, err := schema.DecodeSearch(r, name)
+		if err == nil {
+			in.Searches = append(in.Searches, SearchFile{Path: path, Search: k})
+		}
+		return "", err
 	case kindOf(schema.FactsV1):
 		return "readback's facts are read from the product's meta, which holds them", nil
 	}
 	// An idpbench record this build does not know is not skipped: its
 	// numbers would silently be missing from the report.
-	return "", fmt.Errorf("%s: unknown idpbench record kind %q (this build reads %s, %s, %s, %s and %s)", name, head.Schema,
-		schema.StepV1, schema.MetaV1, schema.ColdstartV1, schema.SampleV1, schema.KneeV1)
+	return "", fmt.Errorf("%s: unknown idpbench record kind %q (this build reads %s, %s, %s, %s, %s and %s)", name, head.Schema,
+		schema.StepV1, schema.MetaV1, schema.ColdstartV1, schema.SampleV1, schema.KneeV1, schema.SearchV1)
 }
 
 func addSample(r io.Reader, name string, samples *[]schema.Sample) error {

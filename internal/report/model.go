@@ -68,6 +68,9 @@ type Report struct {
 	ChartsNA         []string   // charts not drawn and why
 	Time             *TimeUse   // where the run's wall time went; nil without phase records
 	Knees            []KneeFile // where round 1 of each ladder stopped (ladders.go)
+	// Searches is each cell's search for the highest sustained share below
+	// one not sustained (shares.go).
+	Searches []SearchFile
 	// Server is the server side of each cell with a steady window
 	// (serverside.go), in Cells order.
 	Server []ServerSide
@@ -123,6 +126,9 @@ type Cell struct {
 	// Shares is the cell's latency at shares of its capacity, by share
 	// (shares.go); none without windows at shares.
 	Shares []ShareLatency
+	// Search is how the run looked for the highest share the product
+	// sustained below the lowest it did not; nil when there was none.
+	Search *schema.Search
 }
 
 // SteadyStep returns the steady level's median window, nil when the cell is N/A.
@@ -219,6 +225,7 @@ func Build(in *Inputs, opt Options) *Report {
 		Coldstarts:       in.Coldstarts,
 		Samples:          in.Samples,
 		Knees:            in.Knees,
+		Searches:         in.Searches,
 		Inputs:           InputCounts{len(in.Steps), len(in.Metas), len(in.Coldstarts), len(in.Samples)},
 	}
 	ladders := map[cellKey][]StepFile{}

@@ -394,8 +394,10 @@ func TestBuildCells(t *testing.T) {
 	if len(r.Other) != 4 || phases[steps.PhaseGCJitter] != 2 || phases[steps.PhaseShare] != 2 {
 		t.Errorf("steps outside the ladder: %v, want the two gcjitter steps and hydra's two windows at shares", phases)
 	}
-	if sh := cells["hydra/discovery"].Shares; len(sh) != 2 || sh[0].Share != 50 || sh[1].Share != 80 || sh[0].NA != "" || sh[0].P99.Center <= 0 {
-		t.Errorf("hydra discovery's shares: %+v, want 50%% and 80%% with figures", sh)
+	// The fixture's windows at shares are 3 s of one-second intervals: too
+	// few for the sustain rule, so no latency is shown.
+	if sh := cells["hydra/discovery"].Shares; len(sh) != 2 || sh[0].Share != 50 || sh[1].Share != 80 || !strings.HasPrefix(sh[0].NA, "not judged whether sustained: 3 intervals") || sh[0].P99.Center != 0 {
+		t.Errorf("hydra discovery's shares: %+v, want 50%% and 80%%, not judged (3 intervals)", sh)
 	}
 }
 

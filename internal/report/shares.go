@@ -21,15 +21,26 @@ import (
 type ShareLatency struct {
 	Share   int     // percent of the capacity
 	RateRPS float64 // the intended rate (requests or iterations a second)
-	QPS     float64 // the rate achieved: the windows' requests over their seconds
-	Windows []StepFile
-	Seconds int // the one-second intervals the interval resamples
+	QPS     float64 // the rate offered in the windows: their requests (those due in them) over their seconds
+	// CompletedRPS is what the product completed a second in the windows
+	// (their completed over their seconds); 0 for records without it.
+	CompletedRPS float64
+	Windows      []StepFile
+	Seconds      int // the intervals the interval resamples
 	// P50, P95 and P99 (ms) of the windows' corrected histograms merged,
 	// each with a hierarchical bootstrap 95% interval (windows, then the
 	// seconds within them); NA on each says why there is none.
 	P50, P95, P99 Interval
 	Late          int64 // requests sent more than 2 ms behind their schedule, or never
-	NA            string
+	// Sustained: every window kept up with its schedule (steps.Sustained).
+	// A share that was not (Unsustained) has its verdict in NA and no
+	// latency: its corrected latency is the length of a queue.
+	Sustained, Unsustained bool
+	// Verdict is the sustain rule's figures of the windows, in words (the
+	// first not sustained, else the last).
+	Verdict string
+	Search  bool // the run's search measured it (label search=1)
+	NA      string
 }
 
 // minShareSeconds is the fewest one-second intervals a share's latency
@@ -58,8 +69,13 @@ func (r *Report) shares() {
 		}
 		by[k][p] = append(by[k][p], sf)
 	}
+	searches := map[cellKey]*schema.Search{}
+	for _, sf := range r.Searches {
+		searches[cellKey{sf.Search.Product, sf.Search.Scenario}] = sf.Search
+	}
 	for i := range r.Cells {
 		c := &r.Cells[i]
+		c.Search = searches[cellKey{c.Product, c.Scenario.Name}]
 		m := by[cellKey{c.Product, c.Scenario.Name}]
 		for _, p := range slices.Sorted(maps.Keys(m)) {
 			sl := shareLatency(p, m[p], c.Product+"/"+c.Scenario.Name)
@@ -103,8 +119,8 @@ func (c Cell) At(share int) *ShareLatency {
 func shareLatency(share int, files []StepFile, key string) ShareLatency {
 	files = slices.Clone(files)
 	slices.SortFunc(files, func(a, b StepFile) int { return a.Step.Start.Compare(b.Step.Start) })
-	sl := ShareLatency{Share: share, Windows: files}
-	var requests int64
+	sl := ShareLatency{Share: share, Windows: files, Sustained: true}
+	var requests, completed int64
 	var seconds float64
 	merged := schema.NewHistogram()
 	var windows [][][]gridBar // each window's seconds
@@ -112,7 +128,14 @@ func shareLatency(share int, files []StepFile, key string) ShareLatency {
 		s := f.Step
 		sl.RateRPS = max(sl.RateRPS, s.RateRPS)
 		sl.NA = cmp.Or(sl.NA, shareWindowNA(s))
+		sl.Search = sl.Search || s.Labels["search"] == "1"
+		sl.judge(s)
 		requests += s.Requests
+		if s.Completed != nil && completed >= 0 {
+			completed += *s.Completed
+		} else {
+			completed = -1
+		}
 		seconds += s.End.Sub(s.Start).Seconds()
 		if s.Late != nil {
 			sl.Late += *s.Late
@@ -136,6 +159,10 @@ func shareLatency(share int, files []StepFile, key string) ShareLatency {
 	}
 	if seconds > 0 {
 		sl.QPS = float64(requests) / seconds
+		sl.CompletedRPS = max(0, float64(completed)) / seconds
+	}
+	if sl.NA == "" && sl.Unsustained {
+		sl.NA = fmt.Sprintf("not sustained at %s/s (%d%% of capacity): %s", steps.FormatQPS(sl.RateRPS), share, sl.Verdict)
 	}
 	if sl.NA != "" {
 		return sl
@@ -151,6 +178,24 @@ func shareLatency(share int, files []StepFile, key string) ShareLatency {
 	sl.P50.Lo, sl.P95.Lo, sl.P99.Lo = lo[0], lo[1], lo[2]
 	sl.P50.Hi, sl.P95.Hi, sl.P99.Hi = hi[0], hi[1], hi[2]
 	return sl
+}
+
+// judge adds window s's sustain verdict (steps.Sustained): a share is
+// sustained when every window is; a window the rule could not judge
+// leaves the share without a latency too (NA says so).
+func (sl *ShareLatency) judge(s *schema.Step) {
+	v := steps.Sustained(s)
+	switch {
+	case !sl.Sustained:
+	case v.Verdict == schema.SustainYes:
+		sl.Verdict = fmt.Sprintf("growth %s ms/s, end +%s ms", steps.FormatMS(v.GrowthMSPerS), steps.FormatMS(v.EndBacklogMS))
+	case v.Verdict == schema.SustainNo:
+		sl.Sustained, sl.Unsustained = false, true
+		sl.Verdict = fmt.Sprintf("its queue grew %s ms a second and ended %s ms above its lowest interval", steps.FormatMS(v.GrowthMSPerS), steps.FormatMS(v.EndBacklogMS))
+	default:
+		sl.Sustained, sl.Verdict = false, "not judged"
+		sl.NA = cmp.Or(sl.NA, "not judged whether sustained: "+v.Why)
+	}
 }
 
 // shareWindowNA is why a window at a share measured nothing the table can
@@ -273,16 +318,40 @@ func gridQuantile(counts []int64, total int64, q float64) float64 {
 }
 
 // shareP99 is the main table's P99 at share percent of c's capacity: "12.3
-// [11.0, 14.1]", the reason when it has none, "–" without windows there.
+// [11.0, 14.1]"; for a share the product did not sustain, that and the
+// P99 at the highest share below it that it did, with that share: "not
+// sustained (7,659/s); 64%: 12.3 [11.8, 13.0]", or why there is none; the
+// reason when it has none, "–" without windows there.
 func shareP99(c Cell, share int) string {
 	sl := c.At(share)
 	switch {
 	case sl == nil:
 		return "–"
+	case sl.Unsustained:
+		return cell(fmt.Sprintf("not sustained (%s/s); %s", steps.FormatQPS(sl.RateRPS), sustainedBelow(c, share)))
 	case sl.NA != "":
 		return "N/A: " + cell(sl.NA)
 	}
 	return cell(FormatInterval(sl.P99, steps.FormatMS, ""))
+}
+
+// sustainedBelow is the P99 at the highest share below share that c
+// sustained, with that share ("64%: 12.3 [11.8, 13.0]"), or why there is
+// none (the search's outcome).
+func sustainedBelow(c Cell, share int) string {
+	var best *ShareLatency
+	for i := range c.Shares {
+		if sl := &c.Shares[i]; sl.Share < share && sl.Sustained && sl.NA == "" && (best == nil || sl.Share > best.Share) {
+			best = sl
+		}
+	}
+	if best != nil {
+		return fmt.Sprintf("%d%%: %s", best.Share, FormatInterval(best.P99, steps.FormatMS, ""))
+	}
+	if c.Search != nil {
+		return "none sustained below: " + c.Search.Why
+	}
+	return "none sustained below (no search)"
 }
 
 // sharesTable renders every cell's latency at shares of its capacity.
@@ -301,13 +370,18 @@ func (m *md) sharesTable() {
 	m.printf("time, so a queue that builds up counts) at a fixed share of its raw capacity above, on enough\n")
 	m.printf("connections that the load generator is not the queue (twice the plateau's most, or more).\n")
 	m.printf("Every product is compared at the same share of its own capacity: a latency at 80%% is what a\n")
-	m.printf("deployment sized to that capacity sees near its limit, at 50%% with headroom. Each figure is\n")
-	m.printf("from the windows' histograms merged; its 95%% interval is a hierarchical bootstrap (%d\n", shareResamples)
-	m.printf("resamples, seeded): windows with replacement, then each drawn window's seconds; with one window\n")
-	m.printf("it holds the variation between that window's seconds only, not between windows. It needs %d\n", minShareSeconds)
-	m.printf("seconds. Late: requests sent more than 2 ms behind their schedule, or never.\n\n")
-	m.printf("| Scenario | Product | Share | Rate: intended / achieved | P50 ms [95%%] | P95 ms [95%%] | P99 ms [95%%] | Windows (s) | Late |\n")
-	m.printf("|---|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	m.printf("deployment sized to that capacity sees near its limit, at 50%% with headroom. A window is\n")
+	m.printf("**sustained** when the product kept up with its schedule: not when its corrected P50 grew more\n")
+	m.printf("than 10 ms a second through the window (Theil-Sen) and ended more than 1%% of the window above its\n")
+	m.printf("lowest interval (docs/design.md, Sustained or not). A share not sustained has no latency -- its\n")
+	m.printf("corrected latency is the length of a queue -- and the run searched below it for the highest share\n")
+	m.printf("that was (rows marked search). Each figure is from the windows' histograms merged; its 95%%\n")
+	m.printf("interval is a hierarchical bootstrap (%d resamples, seeded): windows with replacement, then each\n", shareResamples)
+	m.printf("drawn window's intervals; with one window it holds the variation between that window's intervals\n")
+	m.printf("only. It needs %d intervals. Rate: intended, and what the product completed a second within the\n", minShareSeconds)
+	m.printf("windows. Late: requests sent more than 2 ms behind their schedule, or never.\n\n")
+	m.printf("| Scenario | Product | Share | Rate: intended / completed | Sustained | P50 ms [95%%] | P95 ms [95%%] | P99 ms [95%%] | Windows (intervals) | Late |\n")
+	m.printf("|---|---|--:|--:|---|--:|--:|--:|--:|--:|\n")
 	for _, c := range rows {
 		unit := "/s"
 		if c.Iterations() {
@@ -315,14 +389,28 @@ func (m *md) sharesTable() {
 		}
 		for _, sl := range c.Shares {
 			sc := c.Scenario.ID + " " + c.Scenario.Name
-			rate := steps.FormatQPS(sl.RateRPS) + " / " + steps.FormatQPS(sl.QPS) + unit
+			rate := steps.FormatQPS(sl.RateRPS) + " / –"
+			if sl.CompletedRPS > 0 {
+				rate = steps.FormatQPS(sl.RateRPS) + " / " + steps.FormatQPS(sl.CompletedRPS) + unit
+			}
+			share := fmt.Sprintf("%d%%", sl.Share)
+			if sl.Search {
+				share += " (search)"
+			}
+			verdict := "yes: " + sl.Verdict
+			if !sl.Sustained {
+				verdict = "**no**: " + sl.Verdict
+			}
 			if sl.NA != "" {
-				m.printf("| %s | %s | %d%% | %s | N/A: %s | – | – | %d (%d) | – |\n", sc, c.Product, sl.Share, rate, cell(sl.NA), len(sl.Windows), sl.Seconds)
+				m.printf("| %s | %s | %s | %s | %s | N/A: %s | – | – | %d (%d) | – |\n", sc, c.Product, share, rate, cell(verdict), cell(sl.NA), len(sl.Windows), sl.Seconds)
 				continue
 			}
-			m.printf("| %s | %s | %d%% | %s | %s | %s | %s | %d (%d) | %d |\n", sc, c.Product, sl.Share, rate,
+			m.printf("| %s | %s | %s | %s | %s | %s | %s | %s | %d (%d) | %d |\n", sc, c.Product, share, rate, cell(verdict),
 				cell(FormatInterval(sl.P50, steps.FormatMS, "")), cell(FormatInterval(sl.P95, steps.FormatMS, "")), cell(FormatInterval(sl.P99, steps.FormatMS, "")),
 				len(sl.Windows), sl.Seconds, sl.Late)
+		}
+		if c.Search != nil && c.Search.Outcome != schema.SearchFound {
+			m.printf("| %s %s | %s | search below %d%% | | | %s | | | | |\n", c.Scenario.ID, c.Scenario.Name, c.Product, c.Search.Below, cell(c.Search.Why))
 		}
 	}
 	m.printf("\n")

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +35,8 @@ func shareStep(t *testing.T, start time.Time, seconds, perSecond int, lat func(s
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.Intervals = append(s.Intervals, schema.Interval{TS: float64(sec), LengthS: 1, Requests: int64(perSecond), CorrectedHistogram: enc})
+		s.Intervals = append(s.Intervals, schema.Interval{TS: float64(sec), LengthS: 1, Requests: int64(perSecond), CorrectedHistogram: enc,
+			CorrectedP50MS: schema.Summarize(h).P50})
 	}
 	enc, err := schema.EncodeHistogram(all)
 	if err != nil {
@@ -88,5 +91,49 @@ func TestShareLatency(t *testing.T) {
 	bad.ErrorRate = 0.01
 	if sl := shareLatency(50, []StepFile{{Path: "a", Step: a}, {Path: "bad", Step: bad}}, "k"); !strings.Contains(sl.NA, "errors 1% in a window") {
 		t.Errorf("a window with 1%% errors: NA %q", sl.NA)
+	}
+}
+
+// TestSharesSustained: a share whose window was not sustained has no
+// latency (its NA says so, with its rate and the rule's figures); the main
+// table shows it with the P99 at the highest share below it that was
+// sustained, that share printed beside it, a search window's included; a
+// cell with none says why (the search's outcome).
+func TestSharesSustained(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	flat := func(sec, i int) float64 { return 2 + float64(i)/100 }
+	queue := func(sec, i int) float64 { return 50 + 200*float64(sec) + float64(i)/10 } // 200 ms more every second
+	at := func(share int, search bool, lat func(sec, i int) float64) StepFile {
+		s := shareStep(t, t0, 10, 100, lat)
+		s.RateRPS = float64(10 * share)
+		s.Labels["share"] = strconv.Itoa(share)
+		if search {
+			s.Labels["search"] = "1"
+		}
+		return StepFile{Path: fmt.Sprintf("p/discovery-share%d.json", share), Step: s}
+	}
+	r := &Report{Cells: []Cell{{Product: "p", Scenario: schema.ScenarioInfo{ID: "S1", Name: schema.ScenarioDiscovery}, Capacity: Capacity{Raw: Interval{Center: 1000}}}},
+		Other: []StepFile{at(50, false, flat), at(80, false, queue), at(64, true, flat)}}
+	r.shares()
+	c := r.Cells[0]
+	if sl := c.At(80); sl == nil || sl.Sustained || !sl.Unsustained || !strings.HasPrefix(sl.NA, "not sustained at 800/s (80% of capacity): its queue grew 200 ms a second") {
+		t.Fatalf("80%%: %+v, want not sustained, no latency, the reason with its figures", sl)
+	}
+	if sl := c.At(64); sl == nil || !sl.Sustained || !sl.Search || sl.NA != "" || sl.P99.Center <= 0 {
+		t.Errorf("64%% (search): %+v, want sustained, marked search, with a latency", sl)
+	}
+	if got, want := shareP99(c, 80), "not sustained (800/s); 64%: "+FormatInterval(c.At(64).P99, steps.FormatMS, ""); got != want {
+		t.Errorf("main table at 80%%: %q, want %q", got, want)
+	}
+	if got := shareP99(c, 50); strings.Contains(got, "sustained") || got == "–" {
+		t.Errorf("main table at 50%%: %q, want its own figure", got)
+	}
+	// Nothing sustained below: the search's outcome.
+	r = &Report{Cells: []Cell{{Product: "p", Scenario: schema.ScenarioInfo{ID: "S1", Name: schema.ScenarioDiscovery}, Capacity: Capacity{Raw: Interval{Center: 1000}}}},
+		Other:    []StepFile{at(50, false, queue), at(80, false, queue), at(41, true, queue)},
+		Searches: []SearchFile{{Search: &schema.Search{Product: "p", Scenario: schema.ScenarioDiscovery, Below: 50, Tried: []int{41}, Outcome: schema.SearchExhausted, Why: "not sustained at 41% either"}}}}
+	r.shares()
+	if got := shareP99(r.Cells[0], 80); got != "not sustained (800/s); none sustained below: not sustained at 41% either" {
+		t.Errorf("main table at 80%% with nothing sustained: %q", got)
 	}
 }
