@@ -66,8 +66,13 @@ resumed run draws the same order). The log names each round's order.
 Latency at shares of capacity: a product's last round ends by measuring
 each cell with a capacity again in rate mode at IDPBENCH_SHARES percent of
 it (default "50 80"; none: none), IDPBENCH_SHARE_WINDOWS windows each
-(default 1) of IDPBENCH_SHARE_DURATION_S (10, --quick 3) after a fixed
-IDPBENCH_SHARE_WARMUP_S (2, --quick 1), on twice the plateau's most connections or more.
+(default 1) of IDPBENCH_SHARE_DURATION_S (10, --quick 3), on twice the
+plateau's most connections or more, each after a 1 s ramp to the rate and a
+warmup of at least IDPBENCH_SHARE_WARMUP_S (2, --quick 1) that lasts until
+the corrected latency no longer falls, at most IDPBENCH_SHARE_WARMUP_MAX_S
+(10, --quick 4). A window whose queue grew through it is not sustained and
+shows no latency; up to IDPBENCH_SHARE_SEARCH windows (default 2) then look
+below it for the highest share the product sustains, within the budget.
   --driver-cpus LIST, --server-cpus LIST
                  pin loadstep, minting, sampler and coldstart to one set, the product
                  and PostgreSQL to the other (taskset lists "3", "0-2", "0,2"; env
