@@ -170,7 +170,7 @@ type ShareSettings struct {
 	// (IDPBENCH_SHARE_WINDOWS, IDPBENCH_SHARE_DURATION_S; full 1 x 10 s,
 	// quick 1 x 3 s), each after a warmup that ramps the rate up over
 	// ShareRampS, lasts at least ShareWarmupS and then until the corrected
-	// latency no longer falls, at most ShareWarmupMaxS
+	// latency neither falls nor climbs, at most ShareWarmupMaxS
 	// (IDPBENCH_SHARE_WARMUP_S, IDPBENCH_SHARE_WARMUP_MAX_S; full 2 and 10,
 	// quick 1 and 4; the ramp 1 s, at most the floor).
 	ShareWindows, ShareDurationS, ShareWarmupS, ShareWarmupMaxS, ShareRampS int
@@ -185,11 +185,11 @@ type ShareSettings struct {
 }
 
 // ShareStable and ShareTolerancePct are the shares' warmup rule (loadstep
-// --warmup-stable, --warmup-tolerance in rate mode): the last 2 intervals
-// after the ramp, the second no more than 10% below the first.
+// --warmup-stable, --warmup-tolerance in rate mode): the last 3 intervals
+// after the ramp, each within -15%..+30% of the one before (or 1 ms).
 const (
-	ShareStable       = 2
-	ShareTolerancePct = 10
+	ShareStable       = 3
+	ShareTolerancePct = 15
 )
 
 // ParseShares reads the shares' variables (getenv: os.Getenv or a
@@ -251,10 +251,10 @@ func (c ShareSettings) searchWindows() int {
 }
 
 // WindowCostS is what one window at a share costs, about, seconds: the
-// ramp and the two settled intervals after it, the window, and 2 s for
+// ramp and the settled intervals after it, the window, and 2 s for
 // its pool, fresh and health.
 func (c ShareSettings) WindowCostS() int {
-	return max(c.ShareWarmupS, c.ShareRampS+2*c.ShareIntervalMS/1000) + c.ShareDurationS + 2
+	return max(c.ShareWarmupS, c.ShareRampS+(ShareStable*c.ShareIntervalMS+999)/1000) + c.ShareDurationS + 2
 }
 
 // CostS is what RunShares is expected to cost for one cell, seconds: its

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -148,5 +149,30 @@ func TestRampSchedule(t *testing.T) {
 			t.Fatalf("slot %d due at %.6f s, before slot %d at %.6f s", n, got, n-1, prev)
 		}
 		prev = at(n)
+	}
+}
+
+// TestSettledRun: in rate mode the warmup has settled once the last
+// intervals' corrected latency neither falls (a queue draining) nor climbs
+// (one forming as the rate is reached) by more than the tolerance: -15%
+// to +30% here, or 1 ms.
+func TestSettledRun(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		ms   []float64
+		want int
+	}{
+		{[]float64{7, 7, 7.5}, 3},
+		{[]float64{0.3, 0.9, 0.5}, 3},        // within 1 ms
+		{[]float64{341, 261, 125}, 1},        // draining
+		{[]float64{2, 11, 35, 168}, 1},       // a queue forming at the end of the ramp
+		{[]float64{168, 120, 40, 38, 41}, 3}, // drained, then flat
+		{[]float64{812, 967, 1218, 1453}, 3}, // falling behind slowly: settled; the sustain rule judges the window
+		{[]float64{5, nan, 5}, 1},            // an interval without an answer
+		{[]float64{}, 0},
+	} {
+		if got := settledRun(tc.ms, 3, 15); got != tc.want {
+			t.Errorf("settledRun(%v) = %d, want %d", tc.ms, got, tc.want)
+		}
 	}
 }

@@ -107,11 +107,14 @@ func (e *engine) recordLatency(now time.Time) int {
 }
 
 // settledRun is how many of the last intervals, at most n, have settled
-// together in rate mode: each answered, and none more than pct percent
-// below the one before it. A start-up queue drains as a corrected latency
-// that falls second after second; once it no longer falls, the window
-// measures the rate's own latency (or, if the product falls behind, a
-// queue that grows, which the sustain rule judges).
+// together in rate mode: each answered, and each within -pct..+2pct
+// percent of the one before it (or 1 ms of it: a sub-millisecond latency
+// jitters by more than any percentage). A start-up queue drains as a
+// corrected latency that falls second after second, and one that forms as
+// the rate is reached rises before it drains; once the latency neither
+// falls nor climbs, the window measures the rate's own latency. A product
+// that falls behind climbs until the cap; the sustain rule then judges
+// the window.
 func settledRun(ms []float64, n int, pct float64) int {
 	k := len(ms) - 1
 	if k < 0 || math.IsNaN(ms[k]) {
@@ -120,11 +123,16 @@ func settledRun(ms []float64, n int, pct float64) int {
 	run := 1
 	for ; run < n && k-run >= 0; run++ {
 		prev, next := ms[k-run], ms[k-run+1]
-		if math.IsNaN(prev) || next < prev*(1-pct/100) {
+		if math.IsNaN(prev) || !settledNear(next, prev, pct) {
 			break
 		}
 	}
 	return run
+}
+
+// settledNear: next lies within -pct..+2pct percent of prev, or 1 ms of it.
+func settledNear(next, prev, pct float64) bool {
+	return math.Abs(next-prev) <= 1 || next >= prev*(1-pct/100) && next <= prev*(1+2*pct/100)
 }
 
 // decideLead is the time between the decision and the window's start;
