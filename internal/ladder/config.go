@@ -25,36 +25,63 @@ type Config struct {
 	Ladder            []int  // the connection counts, in order
 	WarmupS           int    // the warmup's floor, seconds
 	WarmupMaxS        int    // its cap, seconds; <= WarmupS: a fixed warmup
+	WarmupStable      int    // loadstep --warmup-stable: the intervals that must be stable
 	TolerancePct      string // loadstep --warmup-tolerance, as given
 	JITMaxPct         int    // loadstep --warmup-jit-max, percent of one core
-	DurationS         int    // the measured window, seconds
-	Repeats           int    // windows of each candidate level
-	Round             int    // the one round to measure; 0: round 1, then the repeats
-	FullLadder        bool   // measure every level of round 1
-	RunDir, StateDir  string
-	StepOffset        int
-	StepTotal         int     // 0: the ladder's bound
-	ReusePool         int     // a reuse pool's size
-	ReuseMaxAgeS      int     // a reuse pool at least this old is minted again; -1: not set
-	PerConnQPS        float64 // a consumed pool's first step: the rate assumed per connection
-	PoolCap           int     // a consumed pool's most credentials
-	Adapter           string  // the product's adapter executable
-	Loadstep          string  // the loadstep executable
-	DriverCPUs        string  // loadstep and the pools run on these CPUs; "": not pinned
+	DurationS         int    // the measured window of a round after the first, seconds
+	// SearchDurationS is round 1's window (the level search), seconds.
+	SearchDurationS int
+	// KneeFlat is how many last levels of round 1 must add less than the
+	// noise for its knee rule to stop it (KneeConfig.Flat): full 1, quick 2.
+	KneeFlat int
+	// BestOnly: a round after the first measures round 1's best level
+	// only (the interleaved rounds of cmd/run), not every candidate.
+	BestOnly bool
+	// Twin: the window is the A/A twin of the cell's in the same round
+	// (the product measured again as if it were another; label
+	// phase=twin, file SCENARIO-c<N>-r<K>-twin.json).
+	Twin bool
+	// Answers, when not nil, keeps what the adapter answers for the
+	// scenario (endpoint, loadstep and metrics arguments, version) from
+	// one ladder to the next: filled by the first, read by the others.
+	Answers          *Answers
+	Repeats          int  // windows of each candidate level
+	Round            int  // the one round to measure; 0: round 1, then the repeats
+	FullLadder       bool // measure every level of round 1
+	RunDir, StateDir string
+	StepOffset       int
+	StepTotal        int     // 0: the ladder's bound
+	ReusePool        int     // a reuse pool's size
+	ReuseMaxAgeS     int     // a reuse pool at least this old is minted again; -1: not set
+	PerConnQPS       float64 // a consumed pool's first step: the rate assumed per connection
+	PoolCap          int     // a consumed pool's most credentials
+	Adapter          string  // the product's adapter executable
+	Loadstep         string  // the loadstep executable
+	DriverCPUs       string  // loadstep and the pools run on these CPUs; "": not pinned
 	ShareSettings
 }
 
-// The profiles' ladders and the full profile's window. The full profile
-// starts at 4 connections and measures 5 s windows (it started at 2 and
-// measured 10 s until the default run grew to five products): the hour
-// holds five products' round 1 and closing only so, and at c=2 no product
-// of the 2026-12-05 full run had its best level (docs/design.md, "The
-// hour's budget").
+// The profiles' ladders and windows. The full profile starts at 4
+// connections (at c=2 no product of the 2026-12-05 full run had its best
+// level); its level search (round 1) measures 2 s windows and stops one
+// flat level after the knee, and its interleaved rounds 3 s windows
+// (docs/design.md, "The schedule").
 const (
-	FullLadder    = "4 8 16 32 64 128"
-	QuickLadder   = "2 8 32"
-	FullDurationS = "5"
+	FullLadder          = "4 8 16 32 64 128"
+	QuickLadder         = "2 8 32"
+	FullDurationS       = "3"
+	FullSearchDurationS = "2"
 )
+
+// Answers is what the adapter answers for one scenario of one product
+// (Config.Answers): its endpoint, its loadstep and metrics arguments and
+// the product's version.
+type Answers struct {
+	URL            string
+	Extra, Metrics []string
+	Version        string
+	filled, isNA   bool
+}
 
 // WarmMostS is the longest a window's warmup may be.
 func (c Config) WarmMostS() int { return max(c.WarmupS, c.WarmupMaxS) }
@@ -75,23 +102,28 @@ func NewConfig(o Options, getenv func(string) string) (Config, error) {
 	if err != nil {
 		return c, err
 	}
-	ladder, warmup, warmupMax, duration := FullLadder, "3", "60", FullDurationS
-	c.Profile = "full"
+	ladder, warmup, warmupMax, duration, search := FullLadder, "1", "8", FullDurationS, FullSearchDurationS
+	c.Profile, c.KneeFlat, c.WarmupStable = "full", 1, 2
 	if o.Quick {
-		ladder, warmup, warmupMax, duration, c.Profile = QuickLadder, "1", "5", "3", "quick"
+		ladder, warmup, warmupMax, duration, search, c.Profile, c.KneeFlat = QuickLadder, "1", "5", "2", "3", "quick", 2
 	}
 	if c.Ladder, err = parseLadder(env("IDPBENCH_LADDER", ladder)); err != nil {
 		return c, err
 	}
-	w, wm, d := env("IDPBENCH_WARMUP_S", warmup), env("IDPBENCH_WARMUP_MAX_S", warmupMax), env("IDPBENCH_DURATION_S", duration)
-	var okW, okWM, okD bool
+	d := env("IDPBENCH_DURATION_S", duration)
+	w, wm, sd := env("IDPBENCH_WARMUP_S", warmup), env("IDPBENCH_WARMUP_MAX_S", warmupMax), env("IDPBENCH_SEARCH_DURATION_S", env("IDPBENCH_DURATION_S", search))
+	var okW, okWM, okD, okSD bool
 	c.WarmupS, okW = Whole(w)
 	c.WarmupMaxS, okWM = Whole(wm)
 	c.DurationS, okD = Whole(d)
-	if !okW || !okWM || !okD || c.DurationS < 1 {
-		return c, cli.Usagef("IDPBENCH_WARMUP_S %s, IDPBENCH_WARMUP_MAX_S %s, IDPBENCH_DURATION_S %s: want whole seconds", w, wm, d)
+	c.SearchDurationS, okSD = Whole(sd)
+	if !okW || !okWM || !okD || !okSD || c.DurationS < 1 || c.SearchDurationS < 1 {
+		return c, cli.Usagef("IDPBENCH_WARMUP_S %s, IDPBENCH_WARMUP_MAX_S %s, IDPBENCH_DURATION_S %s, IDPBENCH_SEARCH_DURATION_S %s: want whole seconds", w, wm, d, sd)
 	}
-	jit := env("IDPBENCH_WARMUP_JIT_MAX_PCT", "5")
+	// The JIT is recorded, not waited for: the rounds measure each cell
+	// again and again over the run, and what a JVM still compiles shows as
+	// its own drift across them (docs/design.md, "The schedule").
+	jit := env("IDPBENCH_WARMUP_JIT_MAX_PCT", "0")
 	var ok bool
 	if c.JITMaxPct, ok = Whole(jit); !ok {
 		return c, cli.Usagef("IDPBENCH_WARMUP_JIT_MAX_PCT %s: want a whole percent (0: record the JIT, do not wait for it)", jit)

@@ -20,7 +20,8 @@ func TestNewConfig(t *testing.T) {
 	}
 	full, err := NewConfig(base, func(k string) string { return root[k] })
 	if err != nil || full.Profile != "full" || !slices.Equal(full.Ladder, []int{4, 8, 16, 32, 64, 128}) ||
-		full.WarmupS != 3 || full.WarmupMaxS != 60 || full.DurationS != 5 || full.Repeats != 1 || full.Round != 0 ||
+		full.WarmupS != 1 || full.WarmupMaxS != 8 || full.DurationS != 3 || full.SearchDurationS != 2 || full.KneeFlat != 1 ||
+		full.WarmupStable != 2 || full.JITMaxPct != 0 || full.Repeats != 1 || full.Round != 0 ||
 		full.ReuseMaxAgeS != -1 || full.Adapter != "/repo/products/refop/adapter" || full.Loadstep != "b/loadstep" {
 		t.Errorf("the full profile's defaults: %+v, %v", full, err)
 	}
@@ -28,7 +29,7 @@ func TestNewConfig(t *testing.T) {
 	q.Quick, q.Repeats, q.Round, q.FullLadder = true, "3", "2", true
 	quick, err := NewConfig(q, func(k string) string { return with("IDPBENCH_REPEATS", "9", "RUN_DIR", "x")[k] })
 	if err != nil || quick.Profile != "quick" || !slices.Equal(quick.Ladder, []int{2, 8, 32}) || quick.WarmMostS() != 5 ||
-		quick.DurationS != 3 || quick.Repeats != 3 || quick.Round != 2 || !quick.FullLadder || quick.RunDir != "r" {
+		quick.DurationS != 2 || quick.SearchDurationS != 3 || quick.KneeFlat != 2 || quick.Repeats != 3 || quick.Round != 2 || !quick.FullLadder || quick.RunDir != "r" {
 		t.Errorf("quick, flags over the environment: %+v, %v", quick, err)
 	}
 	for _, tt := range []struct {
@@ -40,8 +41,9 @@ func TestNewConfig(t *testing.T) {
 		{"no run dir", Options{Product: "p", Scenario: "s", Where: Where{StateDir: "s"}}, root, "RUN_DIR and STATE_DIR (or --run-dir/--state-dir) are required"},
 		{"a bad ladder", base, with("IDPBENCH_LADDER", "2 x 8"), `IDPBENCH_LADDER "2 x 8": "x" is not a connection count`},
 		{"no ladder", base, with("IDPBENCH_LADDER", " "), `IDPBENCH_LADDER " ": no connection count`},
-		{"a zero duration", base, with("IDPBENCH_DURATION_S", "0"), "IDPBENCH_WARMUP_S 3, IDPBENCH_WARMUP_MAX_S 60, IDPBENCH_DURATION_S 0: want whole seconds"},
-		{"a fractional warmup", base, with("IDPBENCH_WARMUP_S", "1.5"), "IDPBENCH_WARMUP_S 1.5, IDPBENCH_WARMUP_MAX_S 60, IDPBENCH_DURATION_S 5: want whole seconds"},
+		{"a zero duration", base, with("IDPBENCH_DURATION_S", "0"), "IDPBENCH_WARMUP_S 1, IDPBENCH_WARMUP_MAX_S 8, IDPBENCH_DURATION_S 0, IDPBENCH_SEARCH_DURATION_S 0: want whole seconds"},
+		{"a zero search", base, with("IDPBENCH_SEARCH_DURATION_S", "0"), "IDPBENCH_WARMUP_S 1, IDPBENCH_WARMUP_MAX_S 8, IDPBENCH_DURATION_S 3, IDPBENCH_SEARCH_DURATION_S 0: want whole seconds"},
+		{"a fractional warmup", base, with("IDPBENCH_WARMUP_S", "1.5"), "IDPBENCH_WARMUP_S 1.5, IDPBENCH_WARMUP_MAX_S 8, IDPBENCH_DURATION_S 3, IDPBENCH_SEARCH_DURATION_S 2: want whole seconds"},
 		{"a bad JIT cap", base, with("IDPBENCH_WARMUP_JIT_MAX_PCT", "-1"), "IDPBENCH_WARMUP_JIT_MAX_PCT -1: want a whole percent"},
 		{"zero repeats", base, with("IDPBENCH_REPEATS", "0"), "IDPBENCH_REPEATS (--repeats) 0: want a whole number >= 1"},
 		{"a round beyond the repeats", base, with("IDPBENCH_REPEATS", "2", "IDPBENCH_ROUND", "3"), "IDPBENCH_ROUND (--round) 3: want a whole number from 1 to the repeats (2)"},

@@ -23,6 +23,12 @@ func StepPath(dir, scenario string, c, round int) string {
 	return filepath.Join(dir, fmt.Sprintf("%s-c%d-r%d.json", scenario, c, round))
 }
 
+// TwinPath is the file of the A/A twin of round round's window at c
+// connections (Config.Twin): SCENARIO-c<N>-r<k>-twin.json.
+func TwinPath(dir, scenario string, c, round int) string {
+	return filepath.Join(dir, fmt.Sprintf("%s-c%d-r%d-twin.json", scenario, c, round))
+}
+
 // SharePath is the file of window k (1-based) at share percent of a
 // scenario's capacity in a product's directory (RunShares names them so):
 // SCENARIO-share<P>.json, SCENARIO-share<P>-r<k>.json for k >= 2.
@@ -114,11 +120,14 @@ func WriteKnee(path string, k *schema.Knee) error {
 // KneeConfig is one question to the knee rule: a scenario's ladder in a
 // product's directory.
 type KneeConfig struct {
-	Dir        string  // RUN_DIR/PRODUCT
-	Scenario   string  // scenario name
-	Ladder     []int   // the connection counts of the whole ladder, in order
-	NoisePct   float64 // DefaultNoisePct unless set
-	FullLadder bool    // measure to the end; record where the rule would have stopped
+	Dir      string  // RUN_DIR/PRODUCT
+	Scenario string  // scenario name
+	Ladder   []int   // the connection counts of the whole ladder, in order
+	NoisePct float64 // DefaultNoisePct unless set
+	// Flat is how many last levels must add less than NoisePct to stop:
+	// 2 (0 means 2), or 1 (the full profile's search: Config.KneeFlat).
+	Flat       int
+	FullLadder bool // measure to the end; record where the rule would have stopped
 	// At is the level just measured: only the steps up to it count (a
 	// resumed round 1 has the files of later levels already); 0 = every
 	// step present.
@@ -147,7 +156,7 @@ func DecideKnee(cfg KneeConfig) (bool, *schema.Knee, error) {
 	if len(steps) == 0 {
 		return false, nil, fmt.Errorf("no round-1 step of %s in %s (want %s)", cfg.Scenario, cfg.Dir, StepPath(cfg.Dir, cfg.Scenario, cfg.Ladder[0], 1))
 	}
-	k, d := FirstKnee(steps, cfg.NoisePct)
+	k, d := FirstKnee(steps, cfg.NoisePct, cfg.Flat)
 	if cfg.At != 0 && steps[len(steps)-1].Connections != cfg.At {
 		return false, nil, fmt.Errorf("no round-1 step of %s at c=%d or a level before it: want %s", cfg.Scenario, cfg.At, StepPath(cfg.Dir, cfg.Scenario, ladder[len(steps)], 1))
 	}
@@ -158,6 +167,9 @@ func DecideKnee(cfg KneeConfig) (bool, *schema.Knee, error) {
 		Schema: schema.KneeV1, Product: steps[0].Product, Scenario: cfg.Scenario,
 		Ladder: cfg.Ladder, Measured: connections(steps), Skipped: []int{},
 		Reason: d.Reason, NoisePct: cfg.NoisePct, FullLadder: cfg.FullLadder,
+	}
+	if cfg.Flat == 1 {
+		rec.FlatLevels = 1
 	}
 	if k > 0 {
 		rec.StoppedAfter = steps[k-1].Connections
@@ -188,6 +200,9 @@ func DecideCandidates(dir, scenario string) (*schema.Knee, error) {
 		steps = append(steps, s)
 	}
 	k.Candidates, k.CandidatesReason = Candidates(steps)
+	if b := best(steps); b >= 0 {
+		k.Best = steps[b].Connections
+	}
 	return k, nil
 }
 

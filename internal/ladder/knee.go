@@ -27,8 +27,9 @@ type Decision struct {
 }
 
 // Knee applies the knee rule to round 1's steps so far, in ladder order: the
-// ladder stops when each of the last two levels raised the best throughput
-// before them by less than noisePct percent -- a level that is not a steady state
+// ladder stops when each of the last flat levels (2, or 1; see
+// Config.KneeFlat) raised the best throughput before them by less than
+// noisePct percent -- a level that is not a steady state
 // (Steady: errors, an interrupted or failed window, failed connects,
 // driver-limited, another success rule) counts as not raising it -- and the
 // last level's P99 is above the P99 of the best level before those two;
@@ -36,41 +37,46 @@ type Decision struct {
 // highest qps (the fewer connections on a tie). Both of the last two are
 // compared with it, not the last with the one before: a plateau that creeps
 // up by a little less than the noise per level is not a plateau for long.
-func Knee(recs []*schema.Step, noisePct float64) Decision {
+func Knee(recs []*schema.Step, noisePct float64, flat int) Decision {
 	n := len(recs)
 	if n < MinLevels {
 		return Decision{Reason: fmt.Sprintf("%d of the %d levels the rule needs at least", n, MinLevels)}
 	}
-	ref := best(recs[:n-2])
-	for _, k := range []int{n - 2, n - 1} {
+	if flat != 1 {
+		flat = 2
+	}
+	ref := best(recs[:n-flat])
+	var last []string
+	for k := n - flat; k < n; k++ {
 		if gained(recs[k], recs, ref, noisePct) {
 			return Decision{Reason: gainText(recs[k], recs, ref)}
 		}
+		last = append(last, levelText(recs[k]))
 	}
 	if ref < 0 {
-		// Neither of the last two qualifies, nor any before them.
+		// None of the last levels qualifies, nor any before them.
 		return Decision{Reason: "no level is a steady state yet"}
 	}
-	r, last := recs[ref], recs[n-1]
-	flat := fmt.Sprintf("%s and %s added < %s%% to c=%d's %s qps", levelText(recs[n-2]), levelText(last),
+	r, lastStep := recs[ref], recs[n-1]
+	flatText := fmt.Sprintf("%s added < %s%% to c=%d's %s qps", strings.Join(last, " and "),
 		formatNum(noisePct), r.Connections, steps.FormatQPS(r.QPS))
-	p99 := fmt.Sprintf("%s -> %s ms", steps.FormatMS(r.LatencyMS.P99), steps.FormatMS(last.LatencyMS.P99))
-	if last.LatencyMS.P99 <= r.LatencyMS.P99 {
-		return Decision{Reason: flat + " but P99 did not rise (" + p99 + ")"}
+	p99 := fmt.Sprintf("%s -> %s ms", steps.FormatMS(r.LatencyMS.P99), steps.FormatMS(lastStep.LatencyMS.P99))
+	if lastStep.LatencyMS.P99 <= r.LatencyMS.P99 {
+		return Decision{Reason: flatText + " but P99 did not rise (" + p99 + ")"}
 	}
-	return Decision{Stop: true, Reason: flat + " while P99 rose " + p99}
+	return Decision{Stop: true, Reason: flatText + " while P99 rose " + p99}
 }
 
 // FirstKnee returns the number of levels after which the knee rule first
 // stops the ladder (0 = it does not stop within steps) and that decision,
 // or the decision on all of steps when it does not stop.
-func FirstKnee(recs []*schema.Step, noisePct float64) (int, Decision) {
+func FirstKnee(recs []*schema.Step, noisePct float64, flat int) (int, Decision) {
 	for k := MinLevels; k <= len(recs); k++ {
-		if d := Knee(recs[:k], noisePct); d.Stop {
+		if d := Knee(recs[:k], noisePct, flat); d.Stop {
 			return k, d
 		}
 	}
-	return 0, Knee(recs, noisePct)
+	return 0, Knee(recs, noisePct, flat)
 }
 
 // gained reports whether s raised the qps of steps[ref], the best level

@@ -68,17 +68,38 @@ func TestFirstKnee(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			k, d := FirstKnee(tc.steps, DefaultNoisePct)
+			k, d := FirstKnee(tc.steps, DefaultNoisePct, 2)
 			if k != tc.wantK || d.Stop != (k > 0) || !strings.Contains(d.Reason, tc.reason) {
 				t.Errorf("FirstKnee = %d %+v, want %d and a reason with %q", k, d, tc.wantK, tc.reason)
 			}
 			// The rule stops at k and at no prefix before it.
 			for n := 1; n < len(tc.steps) && (k == 0 || n < k); n++ {
-				if d := Knee(tc.steps[:n], DefaultNoisePct); d.Stop {
+				if d := Knee(tc.steps[:n], DefaultNoisePct, 2); d.Stop {
 					t.Errorf("Knee stops after %d levels: %s", n, d.Reason)
 				}
 			}
 		})
+	}
+}
+
+// TestKneeOneFlatLevel: with flat 1 (the full profile's level search) the
+// rule stops at the first level after the third that adds less than the
+// noise while its P99 rises, a level earlier than with 2.
+func TestKneeOneFlatLevel(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		steps  []*schema.Step
+		wantK  int
+		reason string
+	}{
+		{"flat from c=8: stops after c=16", flatFrom8, 4, "c=16 added < 5% to c=8's 2,000 qps while P99 rose 2.00 -> 4.00 ms"},
+		{"a monotone ladder never stops early", monotone, 0, "c=128 added 100% to c=64's 3,200 qps"},
+		{"never before 3 levels", mk(lvl{2, 500, 1}, lvl{4, 400, 9}), 0, "2 of the 3 levels the rule needs at least"},
+	} {
+		k, d := FirstKnee(tc.steps, DefaultNoisePct, 1)
+		if k != tc.wantK || !strings.Contains(d.Reason, tc.reason) {
+			t.Errorf("%s: FirstKnee = %d %+v, want %d and a reason with %q", tc.name, k, d, tc.wantK, tc.reason)
+		}
 	}
 }
 
@@ -87,7 +108,7 @@ func TestKneeNothingSteady(t *testing.T) {
 	for _, s := range steps {
 		s.ErrorRate = 0.5
 	}
-	if d := Knee(steps, DefaultNoisePct); d.Stop || d.Reason != "no level is a steady state yet" {
+	if d := Knee(steps, DefaultNoisePct, 2); d.Stop || d.Reason != "no level is a steady state yet" {
 		t.Errorf("Knee = %+v", d)
 	}
 }

@@ -279,6 +279,9 @@ func (r *runner) run(ctx context.Context) error {
 			return err
 		}
 		cands = k.Candidates
+		if r.BestOnly && k.Best > 0 {
+			cands = []int{k.Best}
+		}
 		r.log.Printf("%s %s round %d repeats c=%s: %s", r.Product, r.Scenario, r.Round, levels(cands), k.CandidatesReason)
 	}
 	r.bound = Bound(len(r.Ladder), r.Repeats, r.Round, len(cands))
@@ -309,9 +312,33 @@ func (r *runner) prepare(ctx context.Context) error {
 	if fi, err := os.Stat(r.Loadstep); err != nil || fi.Mode()&0o111 == 0 {
 		return fmt.Errorf("tool loadstep is not built (%s); run build_tools (scripts/run-comparison.sh does)", r.Loadstep)
 	}
+	if err := r.ask(ctx); err != nil {
+		return err
+	}
+	r.mode = PoolMode(r.extra)
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return err
+	}
+	return os.MkdirAll(filepath.Join(r.StateDir, "pools"), 0o755)
+}
+
+// ask asks the adapter what the ladder measures: the endpoint (ExitNA when
+// the scenario is N/A), loadstep's and the metrics' arguments, the
+// version; from Config.Answers when an earlier ladder filled it.
+func (r *runner) ask(ctx context.Context) error {
+	if a := r.Answers; a != nil && a.filled {
+		if a.isNA {
+			return Exit(ExitNA)
+		}
+		r.url, r.extra, r.metrics, r.version = a.URL, a.Extra, a.Metrics, a.Version
+		return nil
+	}
 	var err error
 	if r.url, err = r.ad.Endpoint(ctx, r.StateDir, r.Scenario); err != nil {
 		if errors.Is(err, adapter.ErrNA) {
+			if r.Answers != nil {
+				r.Answers.filled, r.Answers.isNA = true, true
+			}
 			return Exit(ExitNA)
 		}
 		return err
@@ -319,17 +346,16 @@ func (r *runner) prepare(ctx context.Context) error {
 	if r.extra, err = r.ad.Loadargs(ctx, r.StateDir, r.Scenario); err != nil {
 		return err
 	}
-	r.mode = PoolMode(r.extra)
 	if r.metrics, err = r.ad.Metricsargs(ctx, r.StateDir, r.Scenario); err != nil {
 		return err
 	}
 	if r.version, err = r.ad.Version(ctx); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(r.dir, 0o755); err != nil {
-		return err
+	if r.Answers != nil {
+		*r.Answers = Answers{URL: r.url, Extra: r.extra, Metrics: r.metrics, Version: r.version, filled: true}
 	}
-	return os.MkdirAll(filepath.Join(r.StateDir, "pools"), 0o755)
+	return nil
 }
 
 // PoolMode is the value of --pool-mode in loadstep arguments, "" without one.
@@ -354,7 +380,7 @@ func (r *runner) round1(ctx context.Context) error {
 			return err
 		}
 	}
-	kc := KneeConfig{Dir: r.dir, Scenario: r.Scenario, Ladder: r.Ladder, NoisePct: DefaultNoisePct, FullLadder: r.FullLadder}
+	kc := KneeConfig{Dir: r.dir, Scenario: r.Scenario, Ladder: r.Ladder, NoisePct: DefaultNoisePct, FullLadder: r.FullLadder, Flat: r.KneeFlat}
 	for _, c := range r.Ladder {
 		if slices.Contains(skipped, c) {
 			r.log.Printf("%s %s c=%d: skipped: round 1 stopped at its knee (%s)", r.Product, r.Scenario, c, knee.Reason)
@@ -429,8 +455,14 @@ func levels(cs []int) string {
 func (r *runner) window(ctx context.Context, c, round int) error {
 	w := win{c: c, round: round, name: fmt.Sprintf("c=%d", c), out: StepPath(r.dir, r.Scenario, c, round),
 		where: fmt.Sprintf("in the %s ladder at c=%d", r.Scenario, c), durationS: r.DurationS}
+	if round <= 1 {
+		w.durationS = r.SearchDurationS
+	}
 	if r.Repeats > 1 {
 		w.name, w.labels = fmt.Sprintf("c=%d #%d/%d", c, round, r.Repeats), []string{"--label", fmt.Sprintf("repeat=%d", round)}
+	}
+	if r.Twin {
+		w.name, w.out, w.twin = w.name+" (A/A twin)", TwinPath(r.dir, r.Scenario, c, round), true
 	}
 	if err := r.measure(ctx, w); err != nil {
 		return err
@@ -442,6 +474,7 @@ func (r *runner) window(ctx context.Context, c, round int) error {
 // win is one window to measure: a ladder level's (rate 0) or one at a
 // share of the capacity.
 type win struct {
+	twin      bool // the A/A twin of the cell's window in the round (Config.Twin)
 	c, round  int
 	rate      float64 // requests (iterations) per second; 0: closed loop
 	share     int     // percent of the capacity; 0: a ladder window
@@ -519,6 +552,9 @@ func (r *runner) step(format string, a ...any) {
 func (r *runner) loadstepArgs(w win, poolargs []string) []string {
 	args := []string{"--url", r.url, "--scenario", r.Scenario, "-c", strconv.Itoa(w.c)}
 	warmup, phase, interval := r.WarmupS, "phase=ladder", "1s"
+	if w.twin {
+		phase = "phase=" + steps.PhaseTwin
+	}
 	if w.rate > 0 {
 		// Rate mode: the rate ramps up, then the warmup lasts until the
 		// corrected latency no longer falls (a queue left by the start
@@ -532,7 +568,7 @@ func (r *runner) loadstepArgs(w win, poolargs []string) []string {
 	}
 	args = append(args, "--warmup", fmt.Sprintf("%ds", warmup), "--jit-pidfile", filepath.Join(r.StateDir, "pids", r.Product+".pid"))
 	if w.rate == 0 && r.WarmupMaxS > r.WarmupS {
-		args = append(args, "--warmup-max", fmt.Sprintf("%ds", r.WarmupMaxS), "--warmup-stable", "3",
+		args = append(args, "--warmup-max", fmt.Sprintf("%ds", r.WarmupMaxS), "--warmup-stable", strconv.Itoa(r.WarmupStable),
 			"--warmup-tolerance", r.TolerancePct, "--warmup-jit-max", strconv.Itoa(r.JITMaxPct))
 	}
 	args = append(args, "--duration", fmt.Sprintf("%ds", w.durationS), "--interval", interval, "--timeout", "10s",

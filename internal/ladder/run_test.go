@@ -106,7 +106,7 @@ func TestRunStopsAtKneeAndResumes(t *testing.T) {
 	}
 	want := []string{"--url", "http://127.0.0.1:9/discovery", "--scenario", "discovery", "-c", "2",
 		"--warmup", "1s", "--jit-pidfile", filepath.Join(f.state, "pids", "fake.pid"),
-		"--warmup-max", "5s", "--warmup-stable", "3", "--warmup-tolerance", "10", "--warmup-jit-max", "5",
+		"--warmup-max", "5s", "--warmup-stable", "2", "--warmup-tolerance", "10", "--warmup-jit-max", "0",
 		"--duration", "3s", "--interval", "1s", "--timeout", "10s", "--product", "fake", "--product-version", "1.2.3",
 		"--label", "phase=ladder", "--label", "profile=quick", "--client-id", "bench",
 		"--server-metrics", "http://127.0.0.1:9/metrics", "-o", StepPath(filepath.Join(f.runDir, "fake"), "discovery", 2, 1)}
@@ -159,12 +159,47 @@ func TestRunRepeats(t *testing.T) {
 	if got := levelsRun(runs); !slices.Equal(got, []string{"4#2", "8#2"}) {
 		t.Errorf("round 2 measured %v, want c=4 (within 10%%) and c=8, repeat=2", got)
 	}
-	mustContain(t, log, "fake discovery round 2 repeats c=4 8: c=8 has round 1's best qps", "[step 2 (of at most 2)] fake discovery c=8 #2/3 (warmup 1-5s + 3s; at most 0 more windows in this ladder)")
+	mustContain(t, log, "fake discovery round 2 repeats c=4 8: c=8 has round 1's best qps", "[step 2 (of at most 2)] fake discovery c=8 #2/3 (warmup 1-5s + 2s; at most 0 more windows in this ladder)")
 	if f.windows != 2 {
 		t.Errorf("windows %d, want 2", f.windows)
 	}
 	if _, err := os.Stat(StepPath(filepath.Join(f.runDir, "fake"), "discovery", 4, 2)); err != nil {
 		t.Errorf("round 2's file: %v", err)
+	}
+}
+
+// TestRunBestOnlyTwin: an interleaved round (BestOnly) measures round 1's
+// best level only, in the rounds' window; its twin (Twin) the same level
+// into SCENARIO-c<N>-r<K>-twin.json, labelled phase=twin; with Answers the
+// adapter is asked once for every ladder of the scenario.
+func TestRunBestOnlyTwin(t *testing.T) {
+	f := newFixture(t, Options{Quick: true, Repeats: "3", Round: "1"}, map[string]string{"IDPBENCH_LADDER": "2 4 8"})
+	t.Setenv("FAKE_QPS", "2=100/1,4=190/1,8=200/1")
+	answers := &Answers{}
+	f.cfg.Answers = answers
+	if err, log := f.run(context.Background()); err != nil {
+		t.Fatalf("round 1: %v\n%s", err, log)
+	}
+	asked := strings.Count(f.file("calls"), "endpoint ")
+	f.cfg.Round, f.cfg.BestOnly = 2, true
+	if err, log := f.run(context.Background()); err != nil {
+		t.Fatalf("round 2: %v\n%s", err, log)
+	}
+	f.cfg.Twin = true
+	if err, log := f.run(context.Background()); err != nil {
+		t.Fatalf("round 2's twin: %v\n%s", err, log)
+	}
+	runs := loadstepRuns(t, f.argsLog)[3:]
+	if got := levelsRun(runs); !slices.Equal(got, []string{"8#2", "8#2"}) {
+		t.Errorf("round 2 measured %v, want the best level c=8 twice (the cell, its twin)", got)
+	}
+	arg := func(a []string, name string) string { return a[slices.Index(a, name)+1] }
+	if arg(runs[0], "--duration") != "2s" || !slices.Contains(runs[0], "phase=ladder") || !slices.Contains(runs[1], "phase=twin") ||
+		arg(runs[1], "-o") != TwinPath(filepath.Join(f.runDir, "fake"), "discovery", 8, 2) {
+		t.Errorf("round 2's windows:\n%q\n%q\nwant 2 s windows, the twin labelled phase=twin in its own file", runs[0], runs[1])
+	}
+	if n := strings.Count(f.file("calls"), "endpoint "); n != asked || asked != 1 {
+		t.Errorf("the adapter's endpoint asked %d times in round 1, %d in all: want once", asked, n)
 	}
 }
 

@@ -38,6 +38,10 @@ type Knee struct {
 	// NoisePct is the throughput gain, in percent of the best level's qps,
 	// below which a level counts as not raising it.
 	NoisePct float64 `json:"noise_pct"`
+	// FlatLevels is how many last levels had to add less than NoisePct
+	// for the rule to stop: absent, 2; 1 in the full profile's level
+	// search since the schedule interleaves products (a level fewer).
+	FlatLevels int `json:"flat_levels,omitempty"`
 	// FullLadder: the ladder was measured to its end (--full-ladder), and
 	// StoppedAfter and Skipped say where the rule would have stopped.
 	FullLadder bool `json:"full_ladder"`
@@ -47,6 +51,9 @@ type Knee struct {
 	Candidates []int `json:"candidates,omitempty"`
 	// CandidatesReason says why these levels are repeated (or none is).
 	CandidatesReason string `json:"candidates_reason,omitempty"`
+	// Best is round 1's best steady level, the one the interleaved rounds
+	// measure (the first of the Candidates' qps order); absent when none.
+	Best int `json:"best,omitempty"`
 }
 
 // DecodeKnee reads one knee record and validates it.

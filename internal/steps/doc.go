@@ -22,4 +22,8 @@ const (
 	// PhaseShare is a rate-mode window at a fixed share of the cell's
 	// capacity (label share=PERCENT; the report's shares.go).
 	PhaseShare = "share"
+	// PhaseTwin is the A/A twin of a cell's window in an interleaved
+	// round: the product measured again in the same round as if it were
+	// another (label twin=1; the report's A/A check, never its capacity).
+	PhaseTwin = "twin"
 )
