@@ -48,6 +48,11 @@ func Default() []string {
 	return n
 }
 
+// References returns the names of the reference products (Reference).
+func References() []string {
+	return NamesWith(func(p product.Product) bool { return p.Reference })
+}
+
 // Lookup returns the product called name.
 func Lookup(name string) (product.Product, bool) {
 	for _, p := range All() {

@@ -95,7 +95,7 @@ func runReport(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	r := report.Build(in, report.Options{Title: c.title, ToolVersion: cli.Version(), ServerMetrics: products.ServerMetrics})
+	r := report.Build(in, report.Options{Title: c.title, ToolVersion: cli.Version(), ServerMetrics: products.ServerMetrics, References: products.References()})
 	charts := c.charts()
 	if charts == "" {
 		fmt.Fprintf(e.Stderr, "%s: charts not written: the report goes to stdout (give --charts-dir DIR to write them)\n", toolName)

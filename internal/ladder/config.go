@@ -1,6 +1,7 @@
 package ladder
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 
@@ -102,16 +103,16 @@ func NewConfig(o Options, getenv func(string) string) (Config, error) {
 	if err != nil {
 		return c, err
 	}
-	ladder, warmup, warmupMax, duration, search := FullLadder, "1", "8", FullDurationS, FullSearchDurationS
+	ladder, warmup, warmupMax := FullLadder, "1", "8"
 	c.Profile, c.KneeFlat, c.WarmupStable = "full", 1, 2
 	if o.Quick {
-		ladder, warmup, warmupMax, duration, search, c.Profile, c.KneeFlat = QuickLadder, "1", "5", "2", "3", "quick", 2
+		ladder, warmup, warmupMax, c.Profile, c.KneeFlat = QuickLadder, "1", "5", "quick", 2
 	}
 	if c.Ladder, err = parseLadder(env("IDPBENCH_LADDER", ladder)); err != nil {
 		return c, err
 	}
-	d := env("IDPBENCH_DURATION_S", duration)
-	w, wm, sd := env("IDPBENCH_WARMUP_S", warmup), env("IDPBENCH_WARMUP_MAX_S", warmupMax), env("IDPBENCH_SEARCH_DURATION_S", env("IDPBENCH_DURATION_S", search))
+	sd, d := windows(o.Quick, env)
+	w, wm := env("IDPBENCH_WARMUP_S", warmup), env("IDPBENCH_WARMUP_MAX_S", warmupMax)
 	var okW, okWM, okD, okSD bool
 	c.WarmupS, okW = Whole(w)
 	c.WarmupMaxS, okWM = Whole(wm)
@@ -139,6 +140,27 @@ func NewConfig(o Options, getenv func(string) string) (Config, error) {
 	}
 	c.Adapter, err = where.AdapterOf(o.Product, "scripts/ladder.sh", getenv)
 	return c, err
+}
+
+// windows are the search's and the rounds' windows as given, seconds
+// (IDPBENCH_SEARCH_DURATION_S, else IDPBENCH_DURATION_S, else the
+// profile's; IDPBENCH_DURATION_S, else the profile's).
+func windows(quick bool, env func(name, def string) string) (search, round string) {
+	search, round = FullSearchDurationS, FullDurationS
+	if quick {
+		search, round = "3", "2"
+	}
+	return env("IDPBENCH_SEARCH_DURATION_S", env("IDPBENCH_DURATION_S", search)), env("IDPBENCH_DURATION_S", round)
+}
+
+// WindowsS are the search's and the rounds' windows of a profile, seconds,
+// as NewConfig resolves them (getenv: os.Getenv or a stand-in); 0 for a
+// value NewConfig refuses.
+func WindowsS(quick bool, getenv func(string) string) (search, round int) {
+	s, r := windows(quick, func(name, def string) string { return cmp.Or(getenv(name), def) })
+	search, _ = Whole(s)
+	round, _ = Whole(r)
+	return search, round
 }
 
 // rounds resolves the repeats, the round and the full ladder.

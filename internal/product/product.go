@@ -57,6 +57,10 @@ type Product struct {
 	// InDefaultRun: a run without --only measures it (run-comparison.sh),
 	// in the registry's order.
 	InDefaultRun bool
+	// Reference: the reference OP, this machine's protocol ceiling rather
+	// than a product of the comparison; the report's first screen shows it
+	// apart (report.Options.References).
+	Reference bool
 	// Provision is the product's own "provision NAME" subcommand (setup
 	// through its API); nil: none.
 	Provision *cli.Subcommand

@@ -198,11 +198,20 @@ func RenderChart(cf ChartFile) ([]byte, error) {
 // WriteCharts writes every chart of r into dir (created if missing), each
 // file atomically.
 func WriteCharts(dir string, r *Report) error {
-	if len(r.Charts) == 0 {
+	if len(r.Charts) == 0 && len(r.Verdicts) == 0 {
 		return nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	if len(r.Verdicts) > 0 {
+		var buf bytes.Buffer
+		if err := WriteMultiples(&buf, r.verdictChart()); err != nil {
+			return fmt.Errorf("rendering %s: %w", VerdictChart, err)
+		}
+		if err := atomicfile.Write(filepath.Join(dir, VerdictChart), 0o644, buf.Bytes(), nil); err != nil {
+			return err
+		}
 	}
 	for _, cf := range r.Charts {
 		b, err := RenderChart(cf)

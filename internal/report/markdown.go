@@ -30,6 +30,8 @@ func WriteMarkdown(w io.Writer, r *Report, opt MarkdownOptions) error {
 	b := bufio.NewWriter(w)
 	m := &md{w: b, r: r, opt: opt}
 	m.banner()
+	m.printf("# %s\n\n", r.Title)
+	m.verdictSection()
 	m.header()
 	m.mainTable()
 	m.successRules()
@@ -71,7 +73,6 @@ func (m *md) banner() {
 
 func (m *md) header() {
 	r := m.r
-	m.printf("# %s\n\n", r.Title)
 	m.printf("- Date: %s\n", dateRange(r.Start, r.End))
 	m.printf("- Host: %s\n", hostsText(r.Hosts))
 	m.printf("- Tools: loadstep %s; aggregate %s\n",
@@ -200,6 +201,7 @@ func (m *md) mainTable() {
 	}
 	m.ratioTable()
 	m.aaTable()
+	m.neighboursTable()
 	m.sharesTable()
 }
 
@@ -244,8 +246,14 @@ func levelLabel(l Level) string {
 	return fmt.Sprintf("c=%d", l.Connections)
 }
 
-// ratioTable renders each scenario's capacity ratios between products.
+// ratioTable renders each scenario's capacity ratios between products:
+// round by round where the run has interleaved rounds (pairTable), else
+// from each side's windows.
 func (m *md) ratioTable() {
+	if len(m.r.Pairs) > 0 {
+		m.pairTable()
+		return
+	}
 	if len(m.r.Ratios) == 0 {
 		return
 	}
@@ -260,8 +268,14 @@ func (m *md) ratioTable() {
 	m.printf("\n")
 }
 
-// aaTable renders the A/A checks: each product against itself.
+// aaTable renders the A/A checks: each product against itself, its twin
+// in the same rounds where the run has twins (twinTable), else its plateau
+// split by round.
 func (m *md) aaTable() {
+	if len(m.r.Twins) > 0 {
+		m.twinTable()
+		return
+	}
 	if len(m.r.AA) == 0 {
 		return
 	}
@@ -623,4 +637,65 @@ func relPath(base, path string) (string, error) {
 		return "", err
 	}
 	return filepath.Rel(ab, ap)
+}
+
+// pairTable renders every pair of products round by round.
+func (m *md) pairTable() {
+	m.printf("### Ratios between products, round by round\n\n")
+	m.printf("A / B is the geometric mean over the interleaved rounds of A's window over B's in the same\n")
+	m.printf("round (seconds apart: the machine's drift between them is small), with a 95%% t interval of the\n")
+	m.printf("mean of the logarithms over the rounds (%d at least). Verdict: A faster where the interval lies\n", minPairRounds)
+	m.printf("above 1, B faster below, within noise where it holds 1. Per round: each round's ratio.\n\n")
+	m.printf("| Scenario | A / B | Ratio [95%% interval] | Verdict | Rounds | Per round |\n|---|---|--:|---|--:|---|\n")
+	for _, p := range m.r.Pairs {
+		m.printf("| %s %s | %s / %s | %s | %s | %d | %s |\n", p.Scenario.ID, p.Scenario.Name, p.A, p.B,
+			FormatInterval(p.Interval, FormatRatio, ""), pairVerdictText(p), p.N, roundRatios(p.Ratios))
+	}
+	m.printf("\n")
+}
+
+// twinTable renders each A/A pair: a product against its twin.
+func (m *md) twinTable() {
+	covered, with := 0, 0
+	for _, p := range m.r.Twins {
+		if p.OK() {
+			with++
+			if p.Covers1() {
+				covered++
+			}
+		}
+	}
+	m.printf("### A/A: a product against its twin, round by round\n\n")
+	m.printf("In every interleaved round one product per scenario (the twins in turn: a Go and a JVM product)\n")
+	m.printf("ran a second window of the same cell at another place in the round, read as a product of its\n")
+	m.printf("own: its ratio to the first is taken as any pair's. An honest interval holds 1 in about 95%% of\n")
+	m.printf("the pairs; %d of %d with an interval do.\n\n", covered, with)
+	m.printf("| Scenario | Product / its twin | Ratio [95%% interval] | holds 1 | Rounds | Per round |\n|---|---|--:|---|--:|---|\n")
+	for _, p := range m.r.Twins {
+		m.printf("| %s %s | %s | %s | %s | %d | %s |\n", p.Scenario.ID, p.Scenario.Name, p.A,
+			FormatInterval(p.Interval, FormatRatio, ""), map[bool]string{true: "yes", false: "**no**"}[p.Covers1()], p.N, roundRatios(p.Ratios))
+	}
+	m.printf("\n")
+}
+
+// pairVerdictText names the faster product of p, or says why not.
+func pairVerdictText(p Pair) string {
+	switch p.Verdict() {
+	case PairAFaster:
+		return p.A + " faster"
+	case PairBFaster:
+		return p.B + " faster"
+	case PairNoise:
+		return "within noise"
+	}
+	return "–"
+}
+
+// roundRatios prints each round's ratio, two significant digits.
+func roundRatios(rs []float64) string {
+	s := make([]string, len(rs))
+	for i, r := range rs {
+		s[i] = steps.SigOrInt(r, 2)
+	}
+	return strings.Join(s, " ")
 }

@@ -22,6 +22,10 @@ type Options struct {
 	// the steps that recorded no selector (the registry's
 	// products.ServerMetrics); nil: nothing is known of any product.
 	ServerMetrics servermetrics.Known
+	// References are the reference products (the registry's
+	// products.References): this machine's protocol ceiling, shown apart
+	// from the products of the comparison on the first screen.
+	References []string
 }
 
 // DefaultTitle is the report title when Options.Title is empty.
@@ -81,8 +85,19 @@ type Report struct {
 	Slopes []HostSlope
 	// Ratios is each scenario's capacity ratios between products (ratios.go).
 	Ratios []Ratio
-	// AA is each cell's A/A check: the product against itself (ratios.go).
+	// AA is each cell's A/A check: the product against itself (ratios.go),
+	// for runs without twins.
 	AA []AA
+	// Pairs is each scenario's pairs of products compared round by round
+	// in the interleaved rounds (paired.go); none in runs without them.
+	Pairs []Pair
+	// Twins is each A/A pair: a product against its twin, the second
+	// window of the same cell in the same rounds (paired.go).
+	Twins []Pair
+	// References are Options.References; Verdicts the first screen's rows
+	// (verdicts.go), none without Pairs.
+	References []string
+	Verdicts   []VerdictRow
 }
 
 // ColdstartRow is one product's cold starts.
@@ -226,6 +241,7 @@ func Build(in *Inputs, opt Options) *Report {
 		Samples:          in.Samples,
 		Knees:            in.Knees,
 		Searches:         in.Searches,
+		References:       opt.References,
 		Inputs:           InputCounts{len(in.Steps), len(in.Metas), len(in.Coldstarts), len(in.Samples)},
 	}
 	ladders := map[cellKey][]StepFile{}
@@ -248,6 +264,10 @@ func Build(in *Inputs, opt Options) *Report {
 	r.shares()
 	r.ratios()
 	r.aaChecks()
+	r.pairs()
+	if len(r.Pairs) > 0 {
+		r.verdicts()
+	}
 	r.perProduct()
 	r.serverSide(servermetrics.ParseFile, opt.ServerMetrics)
 	r.charts()

@@ -110,9 +110,16 @@ type Options struct {
 	Scenarios []string
 	RunID     string
 	Profile   string // quick or full
-	Repeats   int    // rounds
+	Repeats   int    // the most rounds, round 1 (the level search) included
 	LadderLen int    // the ladder's levels (IDPBENCH_LADDER or the profile's)
-	Precision Precision
+	// BudgetS is the session's time budget (IDPBENCH_BUDGET_S: full 3540,
+	// 59 min; quick 0, none): an interleaved round starts only while it
+	// and the closing of every open product still fit it.
+	BudgetS int
+	// Twins are the products measured twice in every interleaved round, as
+	// if each were two (the A/A check; IDPBENCH_AA, default "refop
+	// keycloak": a Go and a JVM product), one of them per scenario in turn.
+	Twins []string
 	// Shares are the windows at fixed shares of each cell's capacity that
 	// close a product's last round (ladder.ParseShares).
 	Shares ladder.ShareSettings
@@ -125,22 +132,8 @@ type Options struct {
 	Env []string
 }
 
-// Precision is how the run spends time where the capacity intervals are
-// widest (docs/design.md, "Precision rounds"): after the fixed rounds, up
-// to Rounds more, each measuring again (the candidates of) only the
-// scenarios whose capacity interval is wider than ±Pct% of the median, and
-// started for a product only while the session's elapsed time plus the
-// product's last round and the closing of every open product stays within
-// BudgetS (0: no budget). The rule looks
-// at an interval's width only, never at a comparison's outcome.
-type Precision struct {
-	Rounds  int     // IDPBENCH_PRECISION_ROUNDS: full 3, quick 0
-	Pct     float64 // IDPBENCH_PRECISION_PCT: 5
-	BudgetS int     // IDPBENCH_BUDGET_S: full 3540 (59 min), quick 0
-}
-
 // MaxRounds is the most rounds a product may be measured in.
-func (o Options) MaxRounds() int { return o.Repeats + o.Precision.Rounds }
+func (o Options) MaxRounds() int { return o.Repeats }
 
 // errHelp is -h/--help: the help, exit 0.
 var errHelp = errors.New("help")
@@ -222,10 +215,9 @@ func Parse(args []string, getenv func(string) string, today time.Time) (Options,
 	} else {
 		o.Profile, o.RunID = "full", cmpOr(runID, "full-"+today.Format("20060102"))
 		o.LadderLen = len(strings.Fields(cmpOr(lad, ladder.FullLadder)))
-		// Every candidate level twice, spread over the run; the precision
-		// rounds add windows where the capacity interval is still wide.
+		// As many interleaved rounds as the budget holds.
 		if repeats == "" {
-			repeats = "2"
+			repeats = DefaultFullRounds
 			export("IDPBENCH_REPEATS", repeats)
 		}
 	}
@@ -233,15 +225,19 @@ func Parse(args []string, getenv func(string) string, today time.Time) (Options,
 		return o, usageError{"bad run id: " + o.RunID}
 	}
 	if repeats == "" {
-		repeats = "1"
+		repeats = DefaultQuickRounds
 	}
 	if !repeatsRe.MatchString(repeats) {
 		return o, usageError{fmt.Sprintf("--repeats (IDPBENCH_REPEATS) %s: want a whole number >= 1", repeats)}
 	}
 	o.Repeats, _ = strconv.Atoi(repeats)
 	var err error
-	if o.Precision, err = parsePrecision(getenv, o.Quick); err != nil {
+	if o.BudgetS, err = parseBudget(getenv, o.Quick); err != nil {
 		return o, err
+	}
+	o.Twins = strings.Fields(cmpOr(getenv("IDPBENCH_AA"), "refop keycloak"))
+	if getenv("IDPBENCH_AA") == "none" {
+		o.Twins = nil
 	}
 	if o.Shares, err = ladder.ParseShares(o.Quick, getenv); err != nil {
 		return o, usageError{err.Error()}
@@ -255,30 +251,33 @@ func Parse(args []string, getenv func(string) string, today time.Time) (Options,
 	return o, nil
 }
 
-// parsePrecision reads the precision rounds' variables; a bad value is a
-// usage error naming the variable.
-func parsePrecision(getenv func(string) string, quick bool) (Precision, error) {
-	rounds, budget := "3", "3540"
+// DefaultFullRounds and DefaultQuickRounds are the most rounds, round 1
+// included, without --repeats: the full profile's as many as the budget
+// holds (the cap is seldom reached), the quick one's the level search and
+// one interleaved round (a paired ratio without an interval).
+const (
+	DefaultFullRounds  = "40"
+	DefaultQuickRounds = "2"
+)
+
+// parseBudget reads IDPBENCH_BUDGET_S; the precision rounds' variables
+// are refused: the interleaved rounds replaced them.
+func parseBudget(getenv func(string) string, quick bool) (int, error) {
+	for _, k := range []string{"IDPBENCH_PRECISION_ROUNDS", "IDPBENCH_PRECISION_PCT"} {
+		if getenv(k) != "" {
+			return 0, usageError{fmt.Sprintf("%s is no longer read: the interleaved rounds go on while the budget holds them (IDPBENCH_BUDGET_S; --repeats caps them)", k)}
+		}
+	}
+	budget := "3540"
 	if quick {
-		rounds, budget = "0", "0"
+		budget = "0"
 	}
-	var p Precision
-	var ok bool
-	v := cmpOr(getenv("IDPBENCH_PRECISION_ROUNDS"), rounds)
-	if p.Rounds, ok = ladder.Whole(v); !ok {
-		return p, usageError{fmt.Sprintf("IDPBENCH_PRECISION_ROUNDS %s: want a whole number (0: none)", v)}
+	v := cmpOr(getenv("IDPBENCH_BUDGET_S"), budget)
+	b, ok := ladder.Whole(v)
+	if !ok {
+		return 0, usageError{fmt.Sprintf("IDPBENCH_BUDGET_S %s: want whole seconds (0: no budget)", v)}
 	}
-	v = cmpOr(getenv("IDPBENCH_BUDGET_S"), budget)
-	if p.BudgetS, ok = ladder.Whole(v); !ok {
-		return p, usageError{fmt.Sprintf("IDPBENCH_BUDGET_S %s: want whole seconds (0: no budget)", v)}
-	}
-	v = cmpOr(getenv("IDPBENCH_PRECISION_PCT"), "5")
-	pct, err := strconv.ParseFloat(v, 64)
-	if err != nil || pct <= 0 || pct >= 100 {
-		return p, usageError{fmt.Sprintf("IDPBENCH_PRECISION_PCT %s: want a percentage above 0 and below 100", v)}
-	}
-	p.Pct = pct
-	return p, nil
+	return b, nil
 }
 
 // checkProducts names the first product whose name is not one an adapter
@@ -292,18 +291,12 @@ func checkProducts(products []string) error {
 	return nil
 }
 
-// LadderBound is the most windows one scenario's ladder of length l goes
-// through over repeats rounds: round 1 the whole ladder, every later
-// round at most 3 candidate levels (ladder.Bound for one round).
-func LadderBound(l, repeats int) int {
-	return l + (repeats-1)*min(l, 3)
-}
-
-// StepTotal is the run's most load steps: every ladder window of every
-// product and scenario and its shares windows, plus one GC-jitter run
-// per product.
-func StepTotal(products, scenarios, ladderLen, repeats, shares int) int {
-	return products * (scenarios*(LadderBound(ladderLen, repeats)+shares) + 1)
+// StepTotal is the run's most load steps: every product's round-1 ladder
+// (ladderLen levels) and one window in each later round of every scenario,
+// its windows at shares and its GC-jitter run, and each later round's A/A
+// twin of every scenario.
+func StepTotal(products, scenarios, ladderLen, rounds, shares int) int {
+	return products*(scenarios*(ladderLen+rounds-1+shares)+1) + scenarios*(rounds-1)
 }
 
 // Ladder exit codes and what the run does about them.

@@ -26,32 +26,34 @@ func TestParse(t *testing.T) {
 		error string // "": none; "help"; else the usage message
 	}{
 		{name: "defaults", want: Options{Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios),
-			RunID: "full-20261203", Profile: "full", Repeats: 2, LadderLen: 6, Env: []string{"IDPBENCH_REPEATS=2"}, Precision: Precision{Rounds: 3, Pct: 5, BudgetS: 3540},
+			RunID: "full-20261203", Profile: "full", Repeats: 40, LadderLen: 6, Env: []string{"IDPBENCH_REPEATS=40"}, BudgetS: 3540, Twins: []string{"refop", "keycloak"},
 			Shares: ladder.ShareSettings{Shares: []int{50, 80}, ShareWindows: 1, ShareDurationS: 10, ShareWarmupS: 2}}},
 		{name: "quick", args: []string{"--quick", "--fresh", "--only", "refop,hydra", "--run-id", "q"},
 			env: map[string]string{"IDPBENCH_SCENARIOS": "discovery userinfo", "IDPBENCH_LADDER": "2 8"},
 			want: Options{Quick: true, Fresh: true, Products: []string{"refop", "hydra"}, Scenarios: []string{"discovery", "userinfo"},
-				RunID: "q", Profile: "quick", Repeats: 1, LadderLen: 2, Precision: Precision{Pct: 5},
+				RunID: "q", Profile: "quick", Repeats: 2, LadderLen: 2, Twins: []string{"refop", "keycloak"},
 				Shares: ladder.ShareSettings{Shares: []int{50, 80}, ShareWindows: 1, ShareDurationS: 3, ShareWarmupS: 1}}},
 		{name: "flags export", args: []string{"--quick", "--repeats", "2", "--driver-cpus", "1", "--server-cpus", "0", "--no-pin", "--full-ladder"},
 			want: Options{Quick: true, Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios), RunID: "quick", Profile: "quick",
 				Repeats: 2, LadderLen: 3, Env: []string{"IDPBENCH_REPEATS=2", placement.EnvDriver + "=1", placement.EnvServer + "=0",
-					placement.EnvPin + "=0", "IDPBENCH_FULL_LADDER=1"}, Precision: Precision{Pct: 5}, Shares: quickShares}},
+					placement.EnvPin + "=0", "IDPBENCH_FULL_LADDER=1"}, Twins: []string{"refop", "keycloak"}, Shares: quickShares}},
 		{name: "env repeats, full", env: map[string]string{"IDPBENCH_REPEATS": "5"},
-			want: Options{Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios), RunID: "full-20261203", Profile: "full", Repeats: 5, LadderLen: 6, Precision: Precision{Rounds: 3, Pct: 5, BudgetS: 3540}, Shares: fullShares}},
-		{name: "precision from the environment", env: map[string]string{"IDPBENCH_PRECISION_ROUNDS": "2", "IDPBENCH_PRECISION_PCT": "2.5", "IDPBENCH_BUDGET_S": "600"},
-			want: Options{Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios), RunID: "full-20261203", Profile: "full", Repeats: 2, LadderLen: 6,
-				Env: []string{"IDPBENCH_REPEATS=2"}, Precision: Precision{Rounds: 2, Pct: 2.5, BudgetS: 600}, Shares: fullShares}},
+			want: Options{Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios), RunID: "full-20261203", Profile: "full", Repeats: 5, LadderLen: 6, BudgetS: 3540, Twins: []string{"refop", "keycloak"}, Shares: fullShares}},
+		{name: "budget and twins from the environment", env: map[string]string{"IDPBENCH_BUDGET_S": "600", "IDPBENCH_AA": "hydra"},
+			want: Options{Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios), RunID: "full-20261203", Profile: "full", Repeats: 40, LadderLen: 6,
+				Env: []string{"IDPBENCH_REPEATS=40"}, BudgetS: 600, Twins: []string{"hydra"}, Shares: fullShares}},
+		{name: "no twins", env: map[string]string{"IDPBENCH_AA": "none"},
+			want: Options{Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios), RunID: "full-20261203", Profile: "full", Repeats: 40, LadderLen: 6,
+				Env: []string{"IDPBENCH_REPEATS=40"}, BudgetS: 3540, Shares: fullShares}},
 		{name: "shares from the environment", env: map[string]string{"IDPBENCH_SHARES": "none"},
-			want: Options{Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios), RunID: "full-20261203", Profile: "full", Repeats: 2, LadderLen: 6,
-				Env: []string{"IDPBENCH_REPEATS=2"}, Precision: Precision{Rounds: 3, Pct: 5, BudgetS: 3540},
+			want: Options{Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios), RunID: "full-20261203", Profile: "full", Repeats: 40, LadderLen: 6,
+				Env: []string{"IDPBENCH_REPEATS=40"}, BudgetS: 3540, Twins: []string{"refop", "keycloak"},
 				Shares: ladder.ShareSettings{ShareWindows: 1, ShareDurationS: 10, ShareWarmupS: 2}}},
 		{name: "bad share", env: map[string]string{"IDPBENCH_SHARES": "50 120"},
 			error: `IDPBENCH_SHARES "50 120": "120" is not a percentage of the capacity (want whole numbers from 1 to 100, space-separated; none: no windows at shares)`},
 		{name: "bad share windows", env: map[string]string{"IDPBENCH_SHARE_WINDOWS": "0"},
 			error: "IDPBENCH_SHARE_WINDOWS 0, IDPBENCH_SHARE_DURATION_S 10, IDPBENCH_SHARE_WARMUP_S 2, IDPBENCH_SHARE_WARMUP_MAX_S 10: want whole numbers (windows and seconds >= 1)"},
-		{name: "bad precision rounds", env: map[string]string{"IDPBENCH_PRECISION_ROUNDS": "-1"}, error: "IDPBENCH_PRECISION_ROUNDS -1: want a whole number (0: none)"},
-		{name: "bad precision pct", env: map[string]string{"IDPBENCH_PRECISION_PCT": "0"}, error: "IDPBENCH_PRECISION_PCT 0: want a percentage above 0 and below 100"},
+		{name: "precision rounds are gone", env: map[string]string{"IDPBENCH_PRECISION_ROUNDS": "3"}, error: "IDPBENCH_PRECISION_ROUNDS is no longer read: the interleaved rounds go on while the budget holds them (IDPBENCH_BUDGET_S; --repeats caps them)"},
 		{name: "bad budget", env: map[string]string{"IDPBENCH_BUDGET_S": "1h"}, error: "IDPBENCH_BUDGET_S 1h: want whole seconds (0: no budget)"},
 		{name: "help", args: []string{"--quick", "-h"}, error: "help"},
 		{name: "unknown", args: []string{"--nope"}, error: "unknown argument --nope"},
@@ -84,7 +86,7 @@ func TestParse(t *testing.T) {
 func equalOptions(a, b Options) bool {
 	return a.Quick == b.Quick && a.Fresh == b.Fresh && slices.Equal(a.Products, b.Products) && slices.Equal(a.Scenarios, b.Scenarios) &&
 		a.RunID == b.RunID && a.Profile == b.Profile && a.Repeats == b.Repeats && a.LadderLen == b.LadderLen && slices.Equal(a.Env, b.Env) &&
-		a.Precision == b.Precision && slices.Equal(a.Shares.Shares, b.Shares.Shares) && a.Shares.ShareWindows == b.Shares.ShareWindows &&
+		a.BudgetS == b.BudgetS && slices.Equal(a.Twins, b.Twins) && slices.Equal(a.Shares.Shares, b.Shares.Shares) && a.Shares.ShareWindows == b.Shares.ShareWindows &&
 		a.Shares.ShareDurationS == b.Shares.ShareDurationS && a.Shares.ShareWarmupS == b.Shares.ShareWarmupS
 }
 
@@ -97,17 +99,16 @@ func TestCheckProducts(t *testing.T) {
 	}
 }
 
-// TestStepTotal: products x (scenarios x (ladder bound + shares windows) +
-// 1), the bound L + (repeats-1) x min(L, 3).
+// TestStepTotal: products x (scenarios x (the ladder + a window a later
+// round + shares windows) + 1), and a twin a scenario a later round.
 func TestStepTotal(t *testing.T) {
-	for _, c := range []struct{ products, scenarios, l, repeats, shares, want int }{
+	for _, c := range []struct{ products, scenarios, l, rounds, shares, want int }{
 		{4, 2, 2, 1, 0, 4 * (2*2 + 1)},
-		{1, 1, 1, 2, 0, 1 * (1*2 + 1)},
-		{3, 8, 7, 3, 2, 3 * (8*(7+2*3+2) + 1)},
-		{2, 1, 3, 5, 4, 2 * (1*(3+4*3+4) + 1)},
+		{1, 1, 1, 2, 0, 1*(1*2+1) + 1},
+		{3, 8, 7, 3, 2, 3*(8*(7+2+2)+1) + 8*2},
 	} {
-		if got := StepTotal(c.products, c.scenarios, c.l, c.repeats, c.shares); got != c.want {
-			t.Errorf("StepTotal(%d, %d, %d, %d, %d) = %d, want %d", c.products, c.scenarios, c.l, c.repeats, c.shares, got, c.want)
+		if got := StepTotal(c.products, c.scenarios, c.l, c.rounds, c.shares); got != c.want {
+			t.Errorf("StepTotal(%d, %d, %d, %d, %d) = %d, want %d", c.products, c.scenarios, c.l, c.rounds, c.shares, got, c.want)
 		}
 	}
 }

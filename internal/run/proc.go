@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -142,7 +144,7 @@ func (r *runner) startSampler(ctx context.Context, p, state string) {
 	// The sampler measures: it runs with the load generator, on the driver
 	// CPUs (taskset execs it, so the recorded pid is the sampler's).
 	argv := placement.Pinned(r.place.Driver.String(), append([]string{bin}, args...)...)
-	s := &sampler{pidfile: filepath.Join(r.work, "pids", "sampler.pid"), log: filepath.Join(r.work, "sampler.log"), done: make(chan struct{})}
+	s := &sampler{pidfile: filepath.Join(r.work, "pids", "sampler-"+p+".pid"), log: filepath.Join(r.work, "sampler-"+p+".log"), done: make(chan struct{})}
 	logf, err := os.OpenFile(s.log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		r.log.Printf("warning: sampler: %v: no memory/CPU samples", err)
@@ -162,18 +164,25 @@ func (r *runner) startSampler(ctx context.Context, p, state string) {
 	if err := runstate.WritePidfile(s.pidfile, s.cmd.Process.Pid); err != nil {
 		r.log.Printf("warning: %v", err)
 	}
-	r.log.Printf("started sampler (pid %d, log %s)", s.cmd.Process.Pid, s.log)
-	r.sampler = s
+	r.log.Printf("started %s's sampler (pid %d, log %s)", p, s.cmd.Process.Pid, s.log)
+	r.samplers[p] = s
 }
 
-// stopSampler stops the sampler with SIGINT (its normal stop) and waits
-// for it: 30 s, then TERM, then KILL.
-func (r *runner) stopSampler() {
-	s := r.sampler
+// stopSamplers stops every product's sampler.
+func (r *runner) stopSamplers() {
+	for _, p := range slices.Sorted(maps.Keys(r.samplers)) {
+		r.stopSampler(p)
+	}
+}
+
+// stopSampler stops product p's sampler with SIGINT (its normal stop) and
+// waits for it: 30 s, then TERM, then KILL.
+func (r *runner) stopSampler(p string) {
+	s := r.samplers[p]
 	if s == nil {
 		return
 	}
-	r.sampler = nil
+	delete(r.samplers, p)
 	s.cmd.Process.Signal(syscall.SIGINT)
 	clean := waitDone(s.done, 30*time.Second)
 	if !clean {

@@ -18,55 +18,46 @@ import (
 	"github.com/idpbench/idpbench/internal/placement"
 )
 
-// runProduct is round ROUND of one product: the ladders of scenarios
-// (round 1 opens it; the last closes it with the GC-jitter run, meta and
-// down; docs/design.md#the-scripts). errProductFailed when it failed (the
-// meta says why), errInterrupted when interrupted.
-func (r *runner) runProduct(ctx context.Context, p string, round int, scenarios []string, last bool) error {
+// runProduct is round 1 of one product: it opens it (install, cold
+// starts A and B, setup) and searches its levels (every scenario's ladder,
+// round 1); last closes it too (closeProduct), else it stays up for the
+// interleaved rounds. errProductFailed when it failed (the meta says why),
+// errInterrupted when interrupted.
+func (r *runner) runProduct(ctx context.Context, p string, scenarios []string, last bool) error {
 	state := filepath.Join(r.work, p)
 	if len(scenarios) > 0 {
-		r.rounds[p] = round // a closing round without ladders measured nothing
+		r.rounds[p] = 1 // a closing round without ladders measured nothing
 	}
-	if round == 1 {
-		if err := r.openProduct(ctx, p); err != nil || r.out[p] {
-			return err // N/A here, or failed: nothing more to run
-		}
-	} else {
-		ad := adapter.Adapter{Path: r.adapter(p), Stderr: r.env.Stderr}
-		ok, why, err := ad.Health(ctx, state)
-		if ctx.Err() != nil {
-			return errInterrupted
-		}
-		if !ok {
-			if err != nil {
-				why = err.Error()
-			}
-			return r.productFailed(ctx, p, state, r.start[p], fmt.Sprintf("stopped answering while idle before round %d: %s", round, why))
-		}
+	if err := r.openProduct(ctx, p); err != nil || r.out[p] {
+		return err // N/A here, or failed: nothing more to run
 	}
 	start := r.start[p]
 	r.startSampler(ctx, p, state)
 	for _, s := range scenarios {
-		what := s
-		switch {
-		case round > r.Repeats:
-			what = fmt.Sprintf("%s (precision round %d/%d)", s, round, r.MaxRounds())
-		case r.Repeats > 1:
-			what = fmt.Sprintf("%s (round %d/%d)", s, round, r.Repeats)
-		}
-		r.phase("ladder", p, p+" ladder "+what)
+		r.phase("ladder", p, p+" ladder "+s)
 		t0 := r.env.Now()
-		code, windows := r.ladder(ctx, p, s, state, round)
+		code, windows := r.ladder(ctx, p, s, state, 1, false)
 		r.step += windows
 		r.ladderS[p] += r.env.Now().Sub(t0).Seconds()
 		r.ladderN[p] += windows
 		if a := ladderAction(code); a != actNext {
-			return r.afterLadder(ctx, p, state, start, a, code, what+" ladder")
+			return r.afterLadder(ctx, p, state, start, a, code, s+" ladder")
 		}
 	}
 	if !last {
-		r.stopSampler()
+		r.stopSampler(p)
 		return nil
+	}
+	return r.closeProduct(ctx, p)
+}
+
+// closeProduct closes product p: its windows at shares of capacity, its
+// GC-jitter run, meta and down; errProductFailed when it failed (the meta
+// says why), errInterrupted when interrupted.
+func (r *runner) closeProduct(ctx context.Context, p string) error {
+	state, start := filepath.Join(r.work, p), r.start[p]
+	if r.samplers[p] == nil {
+		r.startSampler(ctx, p, state)
 	}
 	if a, code, what := r.shares(ctx, p, state); a != actNext {
 		return r.afterLadder(ctx, p, state, start, a, code, what)
@@ -80,7 +71,7 @@ func (r *runner) runProduct(ctx context.Context, p string, round int, scenarios 
 	case actFailed:
 		return r.productFailed(ctx, p, state, start, fmt.Sprintf("failed in the GC-jitter run (exit %d)", code))
 	}
-	r.stopSampler()
+	r.stopSampler(p)
 	r.phase("teardown", p, p+" meta + down")
 	if err := r.productMeta(ctx, p, state, start, "ok", ""); err != nil {
 		return err
@@ -106,12 +97,20 @@ func (r *runner) afterLadder(ctx context.Context, p, state, start string, a acti
 	return r.productFailed(ctx, p, state, start, fmt.Sprintf("failed in the %s (exit %d)", what, code))
 }
 
-// ladder runs one scenario's ladder in-process; it returns the ladder's
-// exit code and how many windows it went through.
-func (r *runner) ladder(ctx context.Context, p, s, state string, round int) (code, windows int) {
+// ladder runs one scenario's ladder in-process: round 1 (the level
+// search), or in an interleaved round the window of the scenario's best
+// level (its A/A twin's with twin). It returns the ladder's exit code and
+// how many windows it went through. The adapter's answers for the
+// scenario are asked once a session.
+func (r *runner) ladder(ctx context.Context, p, s, state string, round int, twin bool) (code, windows int) {
 	o := ladder.Options{Product: p, Scenario: s, Quick: r.Quick, Round: strconv.Itoa(round), Repeats: strconv.Itoa(r.MaxRounds()), Where: r.where(state)}
 	c, err := ladder.NewConfig(o, r.env.Getenv)
 	if err == nil {
+		key := p + "/" + s
+		if r.answers[key] == nil {
+			r.answers[key] = &ladder.Answers{}
+		}
+		c.Answers, c.BestOnly, c.Twin = r.answers[key], round > 1, twin
 		windows, err = ladder.Run(ctx, c, ladder.Env{Stdout: r.env.Stdout, Stderr: r.env.Stderr})
 	}
 	return exitOf(err, "ladder", r), windows
@@ -267,7 +266,7 @@ func (r *runner) productFailed(ctx context.Context, p, state, start, reason stri
 // productDown stops p and asserts nothing is left; what down could not
 // stop stays recorded in its state, for a rerun to clean.
 func (r *runner) productDown(ctx context.Context, p, state string) error {
-	r.stopSampler()
+	r.stopSampler(p)
 	code, err := r.child(context.WithoutCancel(ctx), nil, nil, r.adapter(p), "down", state)
 	r.ups = slices.DeleteFunc(r.ups, func(u up) bool { return u.product == p })
 	if err != nil || code != 0 {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/ladder"
 	"github.com/idpbench/idpbench/internal/placement"
 	"github.com/idpbench/idpbench/internal/runstate"
 )
@@ -61,11 +62,14 @@ type runner struct {
 	ups       []up            // the products that are up, in the order they came up
 	out       map[string]bool // products out of the later rounds
 	start     map[string]string
-	ladderS   map[string]float64 // each product's ladders' seconds in this session (the budget's cost per window)
-	ladderN   map[string]int     // and their windows
-	rounds    map[string]int     // the last round each product was measured in (its meta's rounds)
-	closed    map[string]bool    // products whose last round is done
-	sampler   *sampler
+	ladderS   map[string]float64         // each product's ladders' seconds in this session (the budget's cost per window)
+	ladderN   map[string]int             // and their windows
+	rounds    map[string]int             // the last round each product was measured in (its meta's rounds)
+	closed    map[string]bool            // products whose last round is done
+	samplers  map[string]*sampler        // each product's running sampler
+	answers   map[string]*ladder.Answers // what each product's adapter answered for a scenario ("p/s")
+	roundS    float64                    // the interleaved rounds' seconds so far
+	roundN    int                        // and their windows
 	failed    bool
 }
 
@@ -73,7 +77,7 @@ type up struct{ product, state string }
 
 // Main runs the comparison with args; it returns the exit code.
 func Main(ctx context.Context, args []string, e Env) int {
-	r := &runner{env: e, log: cli.Logger{W: e.Stderr, Tag: "run", Now: e.Now}, out: map[string]bool{}, start: map[string]string{}, ladderS: map[string]float64{}, ladderN: map[string]int{}, rounds: map[string]int{}, closed: map[string]bool{}}
+	r := &runner{env: e, log: cli.Logger{W: e.Stderr, Tag: "run", Now: e.Now}, out: map[string]bool{}, start: map[string]string{}, ladderS: map[string]float64{}, ladderN: map[string]int{}, rounds: map[string]int{}, closed: map[string]bool{}, samplers: map[string]*sampler{}, answers: map[string]*ladder.Answers{}}
 	o, err := Parse(args, e.Getenv, e.Now())
 	var u usageError
 	switch {
@@ -244,48 +248,38 @@ func (r *runner) run(ctx context.Context) error {
 	if err := r.pgUp(ctx, tmpParent); err != nil {
 		return err
 	}
-	// Round by round: round 1 of every product, then round 2 of every
-	// product, ... (after round 1 in a new random order each round, the
-	// scenarios within a product's round too: Order); after the fixed rounds, the precision rounds measure
-	// again only the scenarios whose capacity interval is still wide. A
-	// product's last round ends with its GC-jitter run, meta and down.
-	for round := 1; round <= r.MaxRounds(); round++ {
-		products := r.Order.Of(round, "", r.Products)
-		if round > 1 && r.Order.Random {
-			r.log.Printf("round %d: products in the order %s (seed %d)", round, strings.Join(products, " "), r.Order.Seed)
+	// Round 1, product after product: each opened (install, cold starts,
+	// setup) and its levels searched (every scenario's ladder), then left
+	// up. Then the interleaved rounds, every product up: in each, every
+	// cell one window at its level, scenario by scenario, the products of
+	// a scenario side by side in a drawn order, as many rounds as the
+	// budget holds (interleave). Then each product's closing: its windows
+	// at shares of capacity, GC-jitter run, meta and down (docs/design.md,
+	// "The schedule"). With one round (--repeats 1) each product closes
+	// right after its search.
+	last := r.MaxRounds() == 1
+	for _, p := range r.Products {
+		t0 := r.env.Now()
+		if err := r.runProduct(ctx, p, r.Scenarios, last); r.failedOrInterrupted(ctx, p, err) {
+			return errInterrupted
 		}
-		var plan map[string][]string
-		closeAll := false
-		if round > 1 {
-			plan, closeAll = r.plan(ctx, round, products)
+		r.closed[p] = last
+		r.log.Printf("%s: round 1 done in %d s", p, int(r.env.Now().Sub(t0).Seconds()))
+	}
+	if !last {
+		if err := r.interleave(ctx); err != nil {
+			return err
 		}
-		for _, p := range products {
+		for _, p := range r.Products {
 			if r.out[p] || r.closed[p] {
 				continue
 			}
-			scenarios := r.Scenarios
-			if round > 1 {
-				scenarios = plan[p]
-			}
-			if drawn := r.Order.Of(round, p, scenarios); !slices.Equal(drawn, scenarios) {
-				r.log.Printf("%s: round %d: scenarios in the order %s", p, round, strings.Join(drawn, " "))
-				scenarios = drawn
-			}
-			last := round == r.MaxRounds() || closeAll || (round > r.Repeats && len(scenarios) == 0)
 			t0 := r.env.Now()
-			err := r.runProduct(ctx, p, round, scenarios, last)
-			if ctx.Err() != nil || errors.Is(err, errInterrupted) {
+			if err := r.closeProduct(ctx, p); r.failedOrInterrupted(ctx, p, err) {
 				return errInterrupted
 			}
-			if err != nil {
-				r.failed = true
-				if !errors.Is(err, errProductFailed) {
-					r.log.Printf("%s: error: %v", p, err)
-				}
-				r.afterFailure(ctx, p, 1)
-			}
-			r.closed[p] = last
-			r.log.Printf("%s: round %d/%d done in %d s", p, round, r.MaxRounds(), int(r.env.Now().Sub(t0).Seconds()))
+			r.closed[p] = true
+			r.log.Printf("%s: closed in %d s", p, int(r.env.Now().Sub(t0).Seconds()))
 		}
 	}
 	r.phase("database", "", "PostgreSQL down")
@@ -307,6 +301,23 @@ func (r *runner) run(ctx context.Context) error {
 	return nil
 }
 
+// failedOrInterrupted handles what a product's round or closing returned:
+// true when the run was interrupted; a failure is the product's, its meta
+// and down done here when it did not do them.
+func (r *runner) failedOrInterrupted(ctx context.Context, p string, err error) bool {
+	if ctx.Err() != nil || errors.Is(err, errInterrupted) {
+		return true
+	}
+	if err != nil {
+		r.failed = true
+		if !errors.Is(err, errProductFailed) {
+			r.log.Printf("%s: error: %v", p, err)
+		}
+		r.afterFailure(ctx, p, 1)
+	}
+	return false
+}
+
 // cleanup ends the session on every path: the running phase, the sampler,
 // every product that is up, PostgreSQL, what the run recorded; then it
 // releases the run state. It returns code.
@@ -320,7 +331,7 @@ func (r *runner) cleanup(code int) int {
 	if fi, err := os.Stat(filepath.Join(r.work, "phase")); err == nil && fi.Size() > 0 {
 		r.phase("teardown", p, fmt.Sprintf("cleanup (exit %d)", code))
 	}
-	r.stopSampler()
+	r.stopSamplers()
 	for _, u := range r.ups {
 		r.log.Printf("cleanup: stopping %s", u.product)
 		if c, err := r.child(ctx, nil, nil, r.adapter(u.product), "down", u.state); err != nil || c != 0 {

@@ -15,6 +15,7 @@ func Product() product.Product {
 	return product.Product{
 		Name:         "refop",
 		InDefaultRun: true,
+		Reference:    true,
 		Docs:         "docs/products/reference-op.md",
 		NA: map[string]string{
 			"client_credentials_login": "the reference OP answers userinfo with 403 to a client's (service user's) access token: S2l's rule wants a 2xx with a sub",

@@ -1,0 +1,179 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
+)
+
+// VerdictRow is one scenario's answer to "who is faster, by how much, how
+// sure": its products of the comparison by capacity, each with its paired
+// ratio to the fastest (Pair), and the reference products apart, this
+// machine's protocol ceiling rather than contestants.
+type VerdictRow struct {
+	Scenario  schema.ScenarioInfo
+	Ranked    []Ranked // the products of the comparison with a capacity, fastest first
+	Reference []Ranked // the reference products with a capacity
+	NA        []string // the products of the comparison without one here
+}
+
+// Ranked is one product in a VerdictRow.
+type Ranked struct {
+	Product  string
+	Capacity Interval // the main table's (Capacity.Headline)
+	// ToFastest is the product over the row's fastest, round by round; the
+	// fastest's own is zero. HasPair: the rounds measured both.
+	ToFastest Pair
+	HasPair   bool
+}
+
+// verdicts builds a row per scenario with a capacity anywhere, ranking by
+// the headline capacity's median.
+func (r *Report) verdicts() {
+	for _, sc := range r.Scenarios {
+		row := VerdictRow{Scenario: sc}
+		for _, c := range r.Cells {
+			if c.Scenario.Name != sc.Name {
+				continue
+			}
+			switch {
+			case c.SteadyLevel < 0 && !slices.Contains(r.References, c.Product):
+				row.NA = append(row.NA, c.Product)
+			case c.SteadyLevel < 0:
+			case slices.Contains(r.References, c.Product):
+				row.Reference = append(row.Reference, Ranked{Product: c.Product, Capacity: c.Capacity.Headline()})
+			default:
+				row.Ranked = append(row.Ranked, Ranked{Product: c.Product, Capacity: c.Capacity.Headline()})
+			}
+		}
+		if len(row.Ranked)+len(row.Reference) == 0 {
+			continue
+		}
+		slices.SortStableFunc(row.Ranked, func(a, b Ranked) int { return cmp.Compare(b.Capacity.Center, a.Capacity.Center) })
+		if len(row.Ranked) > 0 {
+			fastest := row.Ranked[0].Product
+			for i := range row.Ranked[1:] {
+				x := &row.Ranked[i+1]
+				x.ToFastest, x.HasPair = r.Pair(sc.Name, x.Product, fastest)
+			}
+			for i := range row.Reference {
+				x := &row.Reference[i]
+				x.ToFastest, x.HasPair = r.Pair(sc.Name, x.Product, fastest)
+			}
+		}
+		r.Verdicts = append(r.Verdicts, row)
+	}
+}
+
+// rounds is the most rounds any pair has.
+func (r *Report) rounds() int {
+	n := 0
+	for _, p := range r.Pairs {
+		n = max(n, p.N)
+	}
+	return n
+}
+
+// VerdictChart is the file name of the first screen's chart.
+const VerdictChart = "verdict.svg"
+
+// verdictChart is the first screen's chart: a panel per scenario, a bar
+// per product at its capacity with its interval, the reference greyed.
+func (r *Report) verdictChart() Multiples {
+	style := map[string]int{}
+	for i, p := range r.Products {
+		style[p.Name] = i
+	}
+	m := Multiples{Title: "Capacity by scenario, on a log axis per panel",
+		Subtitle: fmt.Sprintf("bars: capacity (requests or iterations/s), whiskers its 95%% interval over %s; × of the scenario's fastest, paired by round; grey: the reference OP (the ceiling)", plural(r.rounds(), "interleaved round")),
+		XLabel:   "requests (S2l, S4: iterations) per second"}
+	for _, v := range r.Verdicts {
+		p := Panel{Title: v.Scenario.ID + " " + v.Scenario.Name}
+		for i, x := range v.Ranked {
+			note := "fastest"
+			if i > 0 {
+				note = ratioNote(x)
+			}
+			p.Bars = append(p.Bars, Bar{Label: x.Product, Value: x.Capacity.Center, Lo: x.Capacity.Lo, Hi: x.Capacity.Hi, Style: style[x.Product], Note: note})
+		}
+		for _, x := range v.Reference {
+			p.Bars = append(p.Bars, Bar{Label: x.Product, Value: x.Capacity.Center, Lo: x.Capacity.Lo, Hi: x.Capacity.Hi, Muted: true, Note: "ceiling"})
+		}
+		m.Panels = append(m.Panels, p)
+	}
+	return m
+}
+
+// ratioNote is a ranked product's ratio to the fastest, short: "0.68×",
+// "0.97× ~" within noise, "0.9× ?" without an interval.
+func ratioNote(x Ranked) string {
+	if !x.HasPair || x.ToFastest.N == 0 {
+		return ""
+	}
+	s := FormatRatio(x.ToFastest.Center)
+	switch x.ToFastest.Verdict() {
+	case PairNoise:
+		s += " ~"
+	case PairNone:
+		s += " ?"
+	}
+	return s
+}
+
+// verdictSection renders the first screen: the chart and a row per
+// scenario, the products of the comparison fastest first, each other one
+// with its paired ratio to the fastest and its interval, "within noise"
+// where that holds 1; the reference apart. Nothing for a run without
+// interleaved rounds (no pair).
+func (m *md) verdictSection() {
+	r := m.r
+	if len(r.Pairs) == 0 {
+		return
+	}
+	m.printf("**Who is faster, by how much, how sure.** Each row ranks the products of one scenario by\n")
+	m.printf("capacity; each after the first is a share of the fastest, measured round by round: in each of\n")
+	m.printf("%s every product ran one window at its level, the products of a scenario seconds\n", plural(r.rounds(), "interleaved round"))
+	m.printf("apart, and the ratio is the geometric mean of their windows' ratios with a 95%% t interval over\n")
+	m.printf("the rounds. *within noise*: the interval holds 1, no verdict. The reference OP (%s) is this\n", orUnknown(strings.Join(r.References, ", ")))
+	m.printf("machine's protocol ceiling, not a contestant. Capacities, A/A checks and every other figure follow.\n\n")
+	if m.opt.ChartsDir != "" {
+		m.printf("![%s](%s)\n\n", "Capacity by scenario: bars with their intervals, a log axis per panel", m.chartLink(VerdictChart))
+	}
+	m.printf("| Scenario | Fastest, capacity/s [95%%] | The others: × of the fastest [95%%] | Reference OP, × of the fastest |\n|---|---|---|---|\n")
+	for _, v := range r.Verdicts {
+		first, others, ref := "–", []string{}, []string{}
+		if len(v.Ranked) > 0 {
+			x := v.Ranked[0]
+			first = x.Product + " " + FormatInterval(x.Capacity, steps.FormatQPS, "")
+		}
+		for _, x := range v.Ranked[min(1, len(v.Ranked)):] {
+			others = append(others, x.Product+" "+ratioText(x))
+		}
+		for _, x := range v.NA {
+			others = append(others, x+" N/A")
+		}
+		for _, x := range v.Reference {
+			ref = append(ref, fmt.Sprintf("%s %s/s, %s", x.Product, steps.FormatQPS(x.Capacity.Center), ratioText(x)))
+		}
+		m.printf("| %s %s | %s | %s | %s |\n", v.Scenario.ID, v.Scenario.Name, cell(first), cell(strings.Join(others, "; ")), cell(strings.Join(ref, "; ")))
+	}
+	m.printf("\n")
+}
+
+// ratioText is a ranked product's ratio to the fastest with its interval
+// and verdict: "0.68× [0.61, 0.75]", "0.97× [0.90, 1.05] within noise",
+// "0.9× (2 rounds, no 95% interval: needs 3)".
+func ratioText(x Ranked) string {
+	if !x.HasPair || x.ToFastest.N == 0 {
+		return "(no round measured both)"
+	}
+	s := FormatInterval(x.ToFastest.Interval, FormatRatio, "")
+	if x.ToFastest.Verdict() == PairNoise {
+		s += " within noise"
+	}
+	return s
+}
