@@ -83,7 +83,7 @@ How much of a product's throughput noise is between fresh invocations
 invocation? Runs K runs of the run tool, each with its own PostgreSQL and a
 fresh start of every product, measuring one scenario at one connection count
 in N windows per product (the full profile's warmup rule before each; no
-precision rounds, no windows at shares). Then per product: the variance of
+A/A twins, no windows at shares). Then per product: the variance of
 ln qps split into its part between invocations and within one (a one-way
 random-effects ANOVA, with the F test of "no invocation effect"), the host
 probe's part between invocations (the machine's share), the capacity's 95%

@@ -64,7 +64,7 @@ func (v Invocations) Run(ctx context.Context, e Env) error {
 		return err
 	}
 	vars := []string{"IDPBENCH_RESULTS=" + runs, "IDPBENCH_SCENARIOS=" + v.Scenario, "IDPBENCH_LADDER=" + strconv.Itoa(v.Connections),
-		"IDPBENCH_PRECISION_ROUNDS=0", "IDPBENCH_BUDGET_S=0", "IDPBENCH_SHARES=none",
+		"IDPBENCH_BUDGET_S=0", "IDPBENCH_SHARES=none", "IDPBENCH_AA=none",
 		"IDPBENCH_GCJITTER_S=" + e.getenvOr("IDPBENCH_GCJITTER_S", "5")}
 	for i := 1; i <= v.Invocations; i++ {
 		id := invocationID(i)

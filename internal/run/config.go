@@ -17,53 +17,55 @@ import (
 // command line is one line naming what is wrong, exit 2.
 var Help = strings.Replace(help, "DEFAULT_PRODUCTS", strings.Join(DefaultProducts, " "), 1)
 
-const help = `run-comparison.sh: the whole comparison, the products round by round.
+const help = `run-comparison.sh: the whole comparison, every product's windows side by side in time.
 
   scripts/run-comparison.sh [--quick] [--fresh] [--only P[,P]] [--run-id ID]
                             [--repeats N] [--full-ladder]
                             [--driver-cpus LIST --server-cpus LIST | --no-pin]
 
-Builds the tools, starts one shared PostgreSQL, then per product: install,
-cold starts A and B, setup, every scenario's ladder (scripts/ladder.sh) in
-each round, the latency at shares of capacity, GC jitter (scripts/gcjitter.sh),
-meta, down; then
-results/ID/COMPARISON.md and results/latest. The full profile of the
-default products takes about an hour on 2 CPUs: round 1 and the closing of
-every product, and the rounds after the first only while they fit
-IDPBENCH_BUDGET_S (below).
+Builds the tools and starts one shared PostgreSQL. Round 1, product after
+product: install, cold starts A and B, setup, and the level search (every
+scenario's ladder, scripts/ladder.sh); the product then stays up. Then the
+interleaved rounds, every product up: in each, every cell (product x
+scenario with a level) one window at its level, scenario by scenario in a
+drawn order, the products of a scenario side by side in a drawn order of
+their own -- so that a ratio between two products compares windows seconds
+apart -- with one product per scenario measured twice (the A/A check), as
+many rounds as the budget holds. Then each product's closing: the latency at
+shares of capacity, GC jitter (scripts/gcjitter.sh), meta, down; then
+results/ID/COMPARISON.md and results/latest. The full profile of the default
+products takes about an hour on 2 CPUs.
 
-  --quick        smoke profile: ladder 2 8 32, warmup 1-5 s, 3 s windows, 1 round
-                 (default: full, 4..128, 3-60 s, 5 s, 2 rounds within the budget;
-                 GC jitter 60 s in both)
+  --quick        smoke profile: ladder 2 8 32, warmup 1-5 s, 3 s search windows,
+                 one interleaved round of 2 s windows (default: full, 4..128,
+                 1-8 s, 2 s search windows, rounds of 3 s windows within the
+                 budget; GC jitter 60 s in both)
   --fresh        delete the run directory first (default: resume it)
   --only P,..    products (default: DEFAULT_PRODUCTS, the registry's (products/products.go);
                  unknown: an N/A row)
   --run-id ID    results/ID (default "quick", or "full-YYYYMMDD"); a rerun resumes
-  --repeats N    rounds, so a steady level has N windows (env IDPBENCH_REPEATS;
-                 default 2, --quick 1; aggregate compare needs >= 4, 5 is a good start;
-                 rounds after the first keep to the budget: IDPBENCH_BUDGET_S=0 for all)
+  --repeats N    the most rounds, round 1 included (env IDPBENCH_REPEATS; default
+                 40, --quick 2; 1: each product closes after its search)
   --full-ladder  measure every ladder to its end (env IDPBENCH_FULL_LADDER=1)
 
-Precision rounds (full profile): after the fixed rounds, up to
-IDPBENCH_PRECISION_ROUNDS more (default 3, --quick 0) measure again the
-candidate levels of only the scenarios whose capacity interval is missing or
-wider than ±IDPBENCH_PRECISION_PCT (default 5) of its median.
-Budget: every round after the first, fixed or precision, is decided for all
-products at once, scenario by scenario in the round's drawn order: a
-scenario is measured by every product while the session's elapsed time plus
-the scenarios kept (their candidate windows at each product's seconds per
-window) plus closing every open product (its cells' shares, GC jitter + 40 s)
-stays within IDPBENCH_BUDGET_S (default 3540, --quick 0 = none), else by
-none; a round that keeps nothing closes every product. The log says what
-each round measures and why.
+Budget: an interleaved round starts while the session's elapsed time plus
+the round (its windows at the seconds per window of the rounds so far) plus
+closing every open product (its cells' shares, GC jitter + 40 s) stays
+within IDPBENCH_BUDGET_S (default 3540, --quick 0 = none); the first that
+does not closes every product. The log says each decision with its figures,
+each round's drawn order, and how many rounds every cell got.
+
+A/A: IDPBENCH_AA names the products measured twice in each round (default
+"refop keycloak", a Go and a JVM product, one per scenario in turn; none:
+no A/A windows).
 
 Order: round 1 runs the products and their scenarios in the order given;
-every later round draws a new order of the products and, within each
-product's round, of its scenarios (IDPBENCH_ORDER=random, the default, or
-fixed), seeded by IDPBENCH_ORDER_SEED (default: a hash of the run id, so a
-resumed run draws the same order). The log names each round's order.
+every interleaved round draws a new order of the scenarios and, within
+each, of its products (IDPBENCH_ORDER=random, the default, or fixed), seeded
+by IDPBENCH_ORDER_SEED (default: a hash of the run id, so a resumed run
+draws the same order).
 
-Latency at shares of capacity: a product's last round ends by measuring
+Latency at shares of capacity: a product's closing measures
 each cell with a capacity again in rate mode at IDPBENCH_SHARES percent of
 it (default "50 80"; none: none), IDPBENCH_SHARE_WINDOWS windows each
 (default 1) of IDPBENCH_SHARE_DURATION_S (10, --quick 3), on twice the
@@ -90,7 +92,7 @@ product failed after install or left something behind, or the run id is
 held by a live session, 2 usage, 130 interrupted.
 
   scripts/run-comparison.sh --quick --only refop,hydra
-  scripts/run-comparison.sh --repeats 5 --run-id base
+  IDPBENCH_BUDGET_S=0 scripts/run-comparison.sh --repeats 8 --run-id base
 
 Rules and records: docs/design.md#the-scripts and #methodology-as-implemented.
 `

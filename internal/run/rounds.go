@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/idpbench/idpbench/internal/ladder"
@@ -52,6 +53,7 @@ func (r *runner) interleave(ctx context.Context) error {
 			why = reason
 			break
 		}
+		r.log.Printf("round %d in the order (seed %d): %s", round, r.Order.Seed, orderText(cells))
 		t0 := r.env.Now()
 		if err := r.runRound(ctx, round, cells); err != nil {
 			return err
@@ -87,6 +89,22 @@ func (r *runner) roundCells(round int) []cell {
 		}
 	}
 	return out
+}
+
+// orderText is cells as the log names a round's order: "discovery: oidc
+// refop; userinfo: refop (A/A twin) refop".
+func orderText(cells []cell) string {
+	var b strings.Builder
+	for i, c := range cells {
+		switch {
+		case i == 0:
+			b.WriteString(c.scenario + ":")
+		case c.scenario != cells[i-1].scenario:
+			b.WriteString("; " + c.scenario + ":")
+		}
+		b.WriteString(" " + c.String())
+	}
+	return b.String()
 }
 
 // twinOf is the product measured twice in scenario s (the A/A check):

@@ -14,8 +14,8 @@ import (
 )
 
 // TestRounds proves that run-comparison.sh interleaves its rounds across
-// products (round r of every product before round r+1 of any) and runs
-// round 2 in the order its seed draws.
+// products (round 1 of every product, then round 2 of every cell, the
+// products side by side) and runs round 2 in the order its seed draws.
 //
 // A real run of two products, the reference OP (refop) and the generic
 // adapter on its own reference OP (oidc, examples/oidc/refop.env on a free
@@ -42,13 +42,14 @@ func TestRounds(t *testing.T) {
 	if err := os.WriteFile(config, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// The first seed whose round 2 runs oidc before refop.
+	// The first seed whose round 2 runs oidc before refop (no A/A twin
+	// here: IDPBENCH_AA none).
 	products := []string{"refop", "oidc"}
 	order := runorder.Order{Random: true}
-	for order.Seed = 1; order.Of(2, "", products)[0] != "oidc"; order.Seed++ {
+	for order.Seed = 1; order.Of(2, "discovery", products)[0] != "oidc"; order.Seed++ {
 	}
 	runLog := filepath.Join(h.work, "run.log")
-	code, _ := h.run(h.with("IDPBENCH_OIDC_CONFIG="+config, "IDPBENCH_ORDER_SEED="+strconv.FormatUint(order.Seed, 10), "IDPBENCH_TMP="+h.work, "IDPBENCH_RESULTS="+results,
+	code, _ := h.run(h.with("IDPBENCH_OIDC_CONFIG="+config, "IDPBENCH_ORDER_SEED="+strconv.FormatUint(order.Seed, 10), "IDPBENCH_TMP="+h.work, "IDPBENCH_RESULTS="+results, "IDPBENCH_AA=none",
 		"IDPBENCH_SCENARIOS=discovery", "IDPBENCH_LADDER=2", "IDPBENCH_WARMUP_S=1", "IDPBENCH_DURATION_S=2", "IDPBENCH_GCJITTER_S=2"),
 		runLog, h.script("run-comparison.sh"), "--quick", "--only", "refop,oidc", "--repeats", "2", "--run-id", "rounds")
 	if code != 0 {
@@ -94,8 +95,8 @@ func TestRounds(t *testing.T) {
 	// on (the generic adapter logs as its NAME, oidc:refop).
 	log := lines(readFile(t, runLog))
 	for _, c := range []struct{ tag, from string }{
-		{"refop", "== oidc ladder discovery (round 1/2)"},
-		{"oidc:refop", "== refop ladder discovery (round 2/2)"},
+		{"refop", "== oidc ladder discovery"},
+		{"oidc:refop", "== refop round 2 discovery"},
 	} {
 		at := slices.IndexFunc(log, func(l string) bool { return strings.Contains(l, c.from) })
 		if at < 0 {
@@ -106,7 +107,7 @@ func TestRounds(t *testing.T) {
 			t.Errorf("%s was started %d times from %q on: want it up and idle between its rounds (log: %s)", c.tag, n, c.from, runLog)
 		}
 	}
-	if drawn := "run: round 2: products in the order oidc refop (seed " + strconv.FormatUint(order.Seed, 10) + ")"; !slices.ContainsFunc(log, func(l string) bool { return strings.Contains(l, drawn) }) {
+	if drawn := "run: round 2 in the order (seed " + strconv.FormatUint(order.Seed, 10) + "): discovery: oidc refop"; !slices.ContainsFunc(log, func(l string) bool { return strings.Contains(l, drawn) }) {
 		t.Errorf("no line %q in the run's log (%s)", drawn, runLog)
 	}
 	if !strings.Contains(readFile(t, filepath.Join(run, "COMPARISON.md")), "- Rounds: 2, interleaved with the other products'") {
