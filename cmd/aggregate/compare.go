@@ -13,6 +13,7 @@ import (
 	"github.com/idpbench/idpbench/internal/compare"
 	"github.com/idpbench/idpbench/internal/report"
 	"github.com/idpbench/idpbench/internal/steps"
+	"github.com/idpbench/idpbench/products"
 )
 
 const compareUsage = `Usage: aggregate compare [FLAGS] OLD NEW
@@ -47,11 +48,15 @@ windows on either side that are not a steady state (errors, an
 interrupted window, failed connects, a driver-limited step).
 
 --fail-on SPEC is a regression gate: comma-separated rules METRIC<-N% or
-METRIC>+N% (METRIC: qps, p50, p99, capacity) and the word missing. A rule
-fails when a SIGNIFICANT change crosses it (qps<-5%: qps fell by more than
-5%). capacity tests the windows of each side's plateau (the report's
+METRIC>+N% (METRIC: qps, p50, p99, capacity, ref) and the word missing. A
+rule fails when a SIGNIFICANT change crosses it (qps<-5%: qps fell by more
+than 5%). capacity tests the windows of each side's plateau (the report's
 capacity), at OLD's reference host speed where both sides have a host slope,
-whatever level each side's steady state fell on; missing
+whatever level each side's steady state fell on; ref tests the cell's ratio
+to the reference product (the reference OP), paired within each run's
+interleaved rounds (Welch's t test of the rounds' log ratios, 3 rounds a
+side): the machine's speed cancels within a round, so it asks whether the
+product lost ground, not whether the machine was slower; missing
 fails when a cell of OLD is absent, N/A or not comparable in NEW. The gate's
 verdict follows the table, and the failing rows go to stderr.
 
@@ -159,7 +164,7 @@ func runCompare(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	res := compare.Result{Old: compare.Describe(old), New: compare.Describe(new), Alpha: c.alpha, AllSteps: c.allSteps, Unit: c.unit,
-		Rows: compare.Compare(old, new, compare.Options{Alpha: c.alpha, AllSteps: c.allSteps, Unit: c.unit}), Gate: gate}
+		Rows: compare.Compare(old, new, compare.Options{Alpha: c.alpha, AllSteps: c.allSteps, Unit: c.unit, References: products.References()}), Gate: gate}
 	if c.footprint {
 		res.Footprints = compare.Footprints(old, new)
 	}

@@ -42,6 +42,10 @@ type Options struct {
 	AllSteps bool    // every ladder level both sides have, not only the steady one
 	// Unit is what one sample is: UnitWindow (default) or UnitInterval.
 	Unit string
+	// References are the reference products (products.References): each
+	// cell's ratio to the first one a run measured, paired within its
+	// rounds, is compared too (Row.Ref).
+	References []string
 }
 
 // Sample units.
@@ -78,6 +82,9 @@ type Row struct {
 	// Capacity is the capacities' difference (steady mode, both sides with
 	// a capacity); nil otherwise.
 	Capacity *CapacityDelta
+	// Ref is the cell's ratio to the reference product, paired within each
+	// run's interleaved rounds, in both runs; nil without one on a side.
+	Ref *RefDelta
 	// Reported is what each side's own report shows for the cell (steady
 	// mode only): each side's steady level, which may differ.
 	Reported *Reported
@@ -179,7 +186,7 @@ func Compare(old, new Side, opt Options) []Row {
 	alpha := cmp.Or(opt.Alpha, DefaultAlpha)
 	unit := cmp.Or(opt.Unit, UnitWindow)
 	oc, nc := cells(old.Inputs, unit), cells(new.Inputs, unit)
-	ob, nb := built(old.Inputs), built(new.Inputs)
+	ob, nb := built(old.Inputs, opt.References), built(new.Inputs, opt.References)
 	ona, nna := ob.na, nb.na
 	seen := map[cellKey]bool{}
 	var keys []cellKey
@@ -224,6 +231,9 @@ func Compare(old, new Side, opt Options) []Row {
 				row.Reported.NewCapAtOld, newAtOld = c.AdjustedAt(nb.slopes[k.product], ob.hostRef)
 			}
 			row.Capacity = capacityDelta(row.Reported, newAtOld, alpha)
+			if ob.ref != "" && ob.ref == nb.ref {
+				row.Ref = refDelta(ob.ref, ob.toRef[k], nb.toRef[k], alpha)
+			}
 			rows = append(rows, row)
 		}
 		last := &rows[len(rows)-1]
@@ -259,15 +269,30 @@ type sideReport struct {
 	shares   map[cellKey][]report.ShareLatency
 	slopes   map[string]report.HostSlope
 	hostRef  float64
+	// ref is the first reference product with pairs in the run; toRef
+	// each cell's ratio to it, round by round.
+	ref   string
+	toRef map[cellKey]*report.Pair
 }
 
 // built builds a side's report once.
-func built(in *report.Inputs) sideReport {
-	r := report.Build(in, report.Options{})
+func built(in *report.Inputs, refs []string) sideReport {
+	r := report.Build(in, report.Options{References: refs})
 	s := sideReport{na: map[cellKey]string{}, eff: map[cellKey]report.Efficiency{}, probe: map[cellKey]steps.Spread{},
 		capacity: map[cellKey]*report.Capacity{}, shares: map[cellKey][]report.ShareLatency{}, slopes: map[string]report.HostSlope{}, hostRef: r.HostRefUS}
 	for _, h := range r.Slopes {
 		s.slopes[h.Product] = h
+	}
+	s.toRef = map[cellKey]*report.Pair{}
+	for _, ref := range refs {
+		for _, c := range r.Cells {
+			if p, ok := r.Pair(c.Scenario.Name, c.Product, ref); ok && c.Product != ref {
+				s.ref, s.toRef[cellKey{c.Product, c.Scenario.Name}] = ref, &p
+			}
+		}
+		if s.ref != "" {
+			break
+		}
 	}
 	for _, c := range r.Cells {
 		k := cellKey{c.Product, c.Scenario.Name}

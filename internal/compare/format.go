@@ -158,6 +158,7 @@ func writeMarkdown(w io.Writer, r Result) error {
 			fmt.Fprintf(&b, "- %s %s: %s\n", row.Product, row.Scenario, row.Reason)
 		}
 	}
+	writeRefTable(&b, r.Rows)
 	if len(r.Footprints) > 0 {
 		writeFootprints(&b, r.Footprints)
 	}

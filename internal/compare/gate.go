@@ -16,6 +16,9 @@ const (
 	// of each side's plateau, at OLD's reference host speed where both
 	// sides have a host slope; each side at its own plateau.
 	MetricCapacity = "capacity"
+	// MetricRef is the cell's ratio to the reference product, paired
+	// within each run's interleaved rounds (RefDelta).
+	MetricRef = "ref"
 )
 
 // Gate is a parsed --fail-on: thresholds on significant changes, and
@@ -69,13 +72,13 @@ func parseRule(tok string) (Rule, error) {
 		return Rule{}, fmt.Errorf("empty rule (two commas in a row?)")
 	}
 	if i < 0 {
-		return Rule{}, fmt.Errorf("want METRIC<-N%% or METRIC>+N%% (METRIC: qps, p50, p99, capacity), or missing")
+		return Rule{}, fmt.Errorf("want METRIC<-N%% or METRIC>+N%% (METRIC: qps, p50, p99, capacity, ref), or missing")
 	}
 	r := Rule{Metric: strings.TrimSpace(tok[:i]), Below: tok[i] == '<', Token: tok}
 	switch r.Metric {
-	case MetricQPS, MetricP50, MetricP99, MetricCapacity:
+	case MetricQPS, MetricP50, MetricP99, MetricCapacity, MetricRef:
 	default:
-		return Rule{}, fmt.Errorf("unknown metric %q: want qps, p50, p99 or capacity", r.Metric)
+		return Rule{}, fmt.Errorf("unknown metric %q: want qps, p50, p99, capacity or ref", r.Metric)
 	}
 	num, ok := strings.CutSuffix(strings.TrimSpace(tok[i+1:]), "%")
 	if !ok {
@@ -115,6 +118,7 @@ func (g Gate) Check(rows []Row) Verdict {
 	var v Verdict
 	for _, row := range rows {
 		g.checkCapacity(row, &v)
+		g.checkRef(row, &v)
 		if row.Status != StatusCompared {
 			if g.Missing && row.Status != StatusNewOnly && row.Status != StatusNA {
 				v.Failed = append(v.Failed, Finding{row, "missing from NEW or not comparable: " + row.Reason, "missing"})
@@ -122,7 +126,7 @@ func (g Gate) Check(rows []Row) Verdict {
 			continue
 		}
 		for _, r := range g.Rules {
-			if r.Metric == MetricCapacity {
+			if r.Metric == MetricCapacity || r.Metric == MetricRef {
 				continue
 			}
 			d := row.delta(r.Metric)
@@ -159,6 +163,26 @@ func (g Gate) checkCapacity(row Row, v *Verdict) {
 			v.Failed = append(v.Failed, Finding{row, why, r.Token})
 		case !d.Testable:
 			v.Undecided = append(v.Undecided, Finding{row, why + fmt.Sprintf(", but %d+%d windows are too few to tell", row.Capacity.Old.N, row.Capacity.New.N), r.Token})
+		}
+	}
+}
+
+// checkRef judges a row's ratio to the reference (RefDelta) by the ref rules.
+func (g Gate) checkRef(row Row, v *Verdict) {
+	if row.Ref == nil {
+		return
+	}
+	d := row.Ref.Delta
+	for _, r := range g.Rules {
+		if r.Metric != MetricRef || !r.crossed(d.Pct) {
+			continue
+		}
+		why := fmt.Sprintf("ratio to %s %s (%s) crosses %s", row.Ref.Reference, formatPct(d.Pct), formatP(d), r.Token)
+		switch {
+		case d.Significant:
+			v.Failed = append(v.Failed, Finding{row, why, r.Token})
+		case !d.Testable:
+			v.Undecided = append(v.Undecided, Finding{row, why + fmt.Sprintf(", but %d+%d rounds are too few to tell", row.Ref.Old.N, row.Ref.New.N), r.Token})
 		}
 	}
 }
