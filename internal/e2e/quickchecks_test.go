@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/idpbench/idpbench/internal/report"
 	"github.com/idpbench/idpbench/internal/schema"
@@ -61,6 +62,7 @@ func QuickChecks(z Zitadel) []Check {
 		{"knee records", kneeRecords},
 		{"latency at shares", forMeasured(sharesMeasured)},
 		{"sustained", sustainedRespected},
+		{"interleaved round", forMeasured(interleaved)},
 		{"phase table", phaseTable},
 		{"facts read", factsRead},
 		{"versions and listeners", forMeasured(versionsAndListeners)},
@@ -595,6 +597,61 @@ func jsonOf(v any) string {
 
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// interleaved: the quick profile's interleaved round (round 2) measured
+// every steady cell of the products once more, at its level, the products
+// of a scenario side by side (their round-2 windows within a minute of each
+// other); an A/A twin's window was measured in every scenario refop has;
+// and the first screen of COMPARISON.md is the verdict table.
+func interleaved(products ...string) func(*Run) (string, error) {
+	return func(r *Run) (string, error) {
+		var bad []string
+		starts := map[string][]time.Time{} // by scenario
+		n := 0
+		for _, c := range r.Cells {
+			if !c.Steady || !slices.Contains(products, c.Product) {
+				continue
+			}
+			var found *schema.Step
+			for _, rel := range slices.Sorted(maps.Keys(r.Steps)) {
+				s := r.Steps[rel]
+				if info, ok := schema.LookupScenario(s.Scenario); ok && info.ID == c.ID && s.Product == c.Product &&
+					s.Labels["repeat"] == "2" && s.Labels["phase"] == "ladder" && found == nil {
+					found = s
+				}
+			}
+			if found == nil {
+				bad = append(bad, fmt.Sprintf("%s %s: no window of round 2", c.Product, c.ID))
+				continue
+			}
+			n++
+			starts[found.Scenario] = append(starts[found.Scenario], found.Start)
+		}
+		for _, s := range slices.Sorted(maps.Keys(starts)) {
+			ts := starts[s]
+			if d := slices.MaxFunc(ts, time.Time.Compare).Sub(slices.MinFunc(ts, time.Time.Compare)); d > time.Minute {
+				bad = append(bad, fmt.Sprintf("%s: round 2's windows %s apart, want the products side by side", s, d.Round(time.Second)))
+			}
+		}
+		twins := 0
+		for _, s := range r.Steps {
+			if s.Labels["phase"] == "twin" {
+				twins++
+			}
+		}
+		if twins == 0 {
+			bad = append(bad, "no A/A twin window")
+		}
+		first := strings.Join(strings.SplitN(r.Comparison, "\n", 41)[:min(40, strings.Count(r.Comparison, "\n"))], "\n")
+		if !strings.Contains(first, "| Scenario | Fastest, capacity/s [95%] |") {
+			bad = append(bad, "the first 40 lines of COMPARISON.md have no verdict table")
+		}
+		if len(bad) > 0 {
+			return "", fmt.Errorf("interleaved round: %s", strings.Join(bad, "; "))
+		}
+		return fmt.Sprintf("%d cells measured again side by side in round 2, %d A/A twin windows, the verdict table first", n, twins), nil
+	}
 }
 
 // sustainedRespected: every rate-mode window of the run, judged again by
