@@ -221,15 +221,15 @@ type ShareSettings struct {
 	// "none": no windows at shares).
 	Shares []int
 	// ShareWindows windows of ShareDurationS seconds at each share
-	// (IDPBENCH_SHARE_WINDOWS, IDPBENCH_SHARE_DURATION_S; full 1 x 10 s,
+	// (IDPBENCH_SHARE_WINDOWS, IDPBENCH_SHARE_DURATION_S; full 1 x 5 s,
 	// quick 1 x 3 s), each after a warmup that ramps the rate up over
 	// ShareRampS, lasts at least ShareWarmupS and then until the corrected
 	// latency neither falls nor climbs, at most ShareWarmupMaxS
 	// (IDPBENCH_SHARE_WARMUP_S, IDPBENCH_SHARE_WARMUP_MAX_S; full 2 and 10,
 	// quick 1 and 4; the ramp 1 s, at most the floor).
 	ShareWindows, ShareDurationS, ShareWarmupS, ShareWarmupMaxS, ShareRampS int
-	// ShareIntervalMS is the windows' interval, milliseconds (full 1000,
-	// quick 500: a 3 s window then has the 6 intervals the sustain rule
+	// ShareIntervalMS is the windows' interval, milliseconds (500: a 5 s
+	// window has 10 intervals, a quick 3 s one the 6 the sustain rule
 	// judges from 5).
 	ShareIntervalMS int
 	// ShareSearch is how many windows a cell may spend, after its shares,
@@ -269,8 +269,11 @@ func ParseShares(quick bool, getenv func(string) string) (ShareSettings, error) 
 			return c, cli.Usagef("IDPBENCH_SHARES %q: no share (none: no windows at shares)", shares)
 		}
 	}
-	windows, duration, warmup, warmupMax := "1", "10", "2", "10"
-	c.ShareIntervalMS = 1000
+	// 5 s of half-second intervals: the ten intervals the sustain rule and
+	// the latency's interval read, at half the time of the 10 s windows of
+	// before the interleaved schedule, whose rounds needed it.
+	windows, duration, warmup, warmupMax := "1", "5", "2", "10"
+	c.ShareIntervalMS = 500
 	if quick {
 		duration, warmup, warmupMax, c.ShareIntervalMS = "3", "1", "4", 500
 	}

@@ -68,7 +68,7 @@ draws the same order).
 Latency at shares of capacity: a product's closing measures
 each cell with a capacity again in rate mode at IDPBENCH_SHARES percent of
 it (default "50 80"; none: none), IDPBENCH_SHARE_WINDOWS windows each
-(default 1) of IDPBENCH_SHARE_DURATION_S (10, --quick 3), on twice the
+(default 1) of IDPBENCH_SHARE_DURATION_S (5, --quick 3), on twice the
 plateau's most connections or more, each after a 1 s ramp to the rate and a
 warmup of at least IDPBENCH_SHARE_WARMUP_S (2, --quick 1) that lasts until
 the corrected latency neither falls nor climbs, at most IDPBENCH_SHARE_WARMUP_MAX_S

@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	fullShares  = ladder.ShareSettings{Shares: []int{50, 80}, ShareWindows: 1, ShareDurationS: 10, ShareWarmupS: 2}
+	fullShares  = ladder.ShareSettings{Shares: []int{50, 80}, ShareWindows: 1, ShareDurationS: 5, ShareWarmupS: 2}
 	quickShares = ladder.ShareSettings{Shares: []int{50, 80}, ShareWindows: 1, ShareDurationS: 3, ShareWarmupS: 1}
 )
 
@@ -27,7 +27,7 @@ func TestParse(t *testing.T) {
 	}{
 		{name: "defaults", want: Options{Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios),
 			RunID: "full-20261203", Profile: "full", Repeats: 40, LadderLen: 6, Env: []string{"IDPBENCH_REPEATS=40"}, BudgetS: 3540, Twins: []string{"refop", "keycloak"},
-			Shares: ladder.ShareSettings{Shares: []int{50, 80}, ShareWindows: 1, ShareDurationS: 10, ShareWarmupS: 2}}},
+			Shares: fullShares}},
 		{name: "quick", args: []string{"--quick", "--fresh", "--only", "refop,hydra", "--run-id", "q"},
 			env: map[string]string{"IDPBENCH_SCENARIOS": "discovery userinfo", "IDPBENCH_LADDER": "2 8"},
 			want: Options{Quick: true, Fresh: true, Products: []string{"refop", "hydra"}, Scenarios: []string{"discovery", "userinfo"},
@@ -48,11 +48,11 @@ func TestParse(t *testing.T) {
 		{name: "shares from the environment", env: map[string]string{"IDPBENCH_SHARES": "none"},
 			want: Options{Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios), RunID: "full-20261203", Profile: "full", Repeats: 40, LadderLen: 6,
 				Env: []string{"IDPBENCH_REPEATS=40"}, BudgetS: 3540, Twins: []string{"refop", "keycloak"},
-				Shares: ladder.ShareSettings{ShareWindows: 1, ShareDurationS: 10, ShareWarmupS: 2}}},
+				Shares: ladder.ShareSettings{ShareWindows: 1, ShareDurationS: 5, ShareWarmupS: 2}}},
 		{name: "bad share", env: map[string]string{"IDPBENCH_SHARES": "50 120"},
 			error: `IDPBENCH_SHARES "50 120": "120" is not a percentage of the capacity (want whole numbers from 1 to 100, space-separated; none: no windows at shares)`},
 		{name: "bad share windows", env: map[string]string{"IDPBENCH_SHARE_WINDOWS": "0"},
-			error: "IDPBENCH_SHARE_WINDOWS 0, IDPBENCH_SHARE_DURATION_S 10, IDPBENCH_SHARE_WARMUP_S 2, IDPBENCH_SHARE_WARMUP_MAX_S 10: want whole numbers (windows and seconds >= 1)"},
+			error: "IDPBENCH_SHARE_WINDOWS 0, IDPBENCH_SHARE_DURATION_S 5, IDPBENCH_SHARE_WARMUP_S 2, IDPBENCH_SHARE_WARMUP_MAX_S 10: want whole numbers (windows and seconds >= 1)"},
 		{name: "precision rounds are gone", env: map[string]string{"IDPBENCH_PRECISION_ROUNDS": "3"}, error: "IDPBENCH_PRECISION_ROUNDS is no longer read: the interleaved rounds go on while the budget holds them (IDPBENCH_BUDGET_S; --repeats caps them)"},
 		{name: "bad budget", env: map[string]string{"IDPBENCH_BUDGET_S": "1h"}, error: "IDPBENCH_BUDGET_S 1h: want whole seconds (0: no budget)"},
 		{name: "help", args: []string{"--quick", "-h"}, error: "help"},
