@@ -171,6 +171,8 @@ func runCompare(ctx context.Context, args []string, e env) error {
 	if c.agree != "" {
 		bound, _ := c.agreeBound() // validated above
 		a := compare.Agree(res.Rows, bound)
+		pairs := compare.AgreePairs(old, new, products.References())
+		a.Pairs = &pairs
 		res.Agreement = &a
 	}
 	if gate != nil {

@@ -39,6 +39,9 @@ type Agreement struct {
 	// runs measured (report.ShareLatency), within ±LatencyWithinPct, by
 	// share.
 	Shares []ShareAgreement
+	// Pairs is the agreement of the verdicts, pair by pair (AgreePairs);
+	// nil when it was not asked.
+	Pairs *PairAgreement
 }
 
 // LatencyWithinPct is the bound a latency at a share of capacity is
@@ -291,6 +294,9 @@ func medianAbsOf(vs []float64) float64 {
 
 // writeAgreement renders the agreement section of the Markdown output.
 func writeAgreement(b *strings.Builder, a Agreement) {
+	if a.Pairs != nil && len(a.Pairs.Pairs) > 0 {
+		writePairAgreement(b, *a.Pairs)
+	}
 	fmt.Fprintf(b, "\n### Agreement of the reported numbers\n\n"+
 		"Each run at its own steady level (what its COMPARISON.md reports), steady throughput (median over the level's windows):\n"+
 		"**%d of %d cells agree within ±%g%%** (%s), median |Δ| %s; the steady level is the same in %d of %d.\n"+
