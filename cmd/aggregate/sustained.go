@@ -96,6 +96,6 @@ func printWindows(e env, ws []sustaincheck.Window) {
 	tw.Flush()
 	s := sustaincheck.Summarize(ws)
 	fmt.Fprintf(e.Stdout, "%d rate-mode windows: %d sustained, %d not sustained, %d not judged\n", s.Windows, s.Sustained, s.NotSustained, s.NotJudged)
-	fmt.Fprintf(e.Stdout, "sustained windows whose first interval's corrected P50 is at most twice their last's: %d of %d\n", s.OpenedFlat, s.Sustained)
+	fmt.Fprintf(e.Stdout, "sustained windows whose first second's corrected P50 is at most twice their last second's: %d of %d\n", s.OpenedFlat, s.Sustained)
 	fmt.Fprintf(e.Stdout, "recorded verdicts: %d, of which %d differ from the rule's\n", s.Recorded, s.Disagree)
 }

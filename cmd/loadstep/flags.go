@@ -69,7 +69,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.StringVar(&c.scenario, "scenario", "", "discovery | client_credentials | introspect | refresh | userinfo | jwt_bearer | request, or an iteration scenario: client_credentials_login | auth_code (required)")
 	fs.IntVarP(&c.connections, "connections", "c", 1, "concurrent keep-alive connections, each its own request loop (needs -c plus 64 open files, see RLIMIT_NOFILE below)")
 	fs.DurationVar(&c.warmup, "warmup", 5*time.Second, "warmup before the measured window, not recorded (duration, e.g. 5s; 0 = none); with --warmup-max, its floor")
-	fs.DurationVar(&c.warmupMax, "warmup-max", 0, "adaptive warmup: at least --warmup, then until the throughput is stable (rate mode: until the corrected latency neither falls nor climbs; see --warmup-stable), at most this long (duration, e.g. 60s); default 0 = a fixed --warmup")
+	fs.DurationVar(&c.warmupMax, "warmup-max", 0, "adaptive warmup: at least --warmup, then until the throughput is stable (rate mode: until the corrected latency is back at its calmest; see --warmup-stable), at most this long (duration, e.g. 60s); default 0 = a fixed --warmup")
 	fs.IntVar(&c.warmupStable, "warmup-stable", 3, "with --warmup-max: consecutive --interval intervals whose completed requests (rate mode: mean corrected latency) must be stable, 2 to 60")
 	fs.Float64Var(&c.warmupTolerance, "warmup-tolerance", 5, "with --warmup-max: each of those intervals' completed requests within +/- this percent of their mean; rate mode: none of their latencies this percent below the one before (percent, above 0 and below 100)")
 	fs.DurationVar(&c.ramp, "ramp", 0, "rate mode: raise the schedule linearly from 0 to --rate over this first part of the warmup, then hold it (duration, at most --warmup; default 0 = the whole rate from the start)")
@@ -186,11 +186,13 @@ JIT to wait for). The step records warmup_s (the warmup actually
 spent), warmup_rule, warmup_stable (true: the rule ended it; false: the cap
 did) and warmup_qps (the completed requests per second of each warmup
 interval). In rate mode the rate fixes the throughput, so the rule reads
-the corrected latency instead: after --ramp (below), the warmup ends once
-the mean corrected latency of each of the last --warmup-stable intervals is
-within -P% to +2P% (P = --warmup-tolerance) of the one before, or 1 ms of
-it -- a queue that forms as the rate is reached, or one left by the start,
-neither climbs nor drains any more -- and records it per interval as
+the corrected latency instead: the warmup ends once
+at least --warmup-stable intervals have passed after --ramp (below) and the
+geometric mean corrected latency of the last is within P% (P =
+--warmup-tolerance), or 1 ms, above the calmest of them and not P% below
+the one before -- a queue that forms as the rate is reached, or one left by
+the start, has drained back to the rate's own latency -- and records it per
+interval as
 warmup_corrected_ms (settle "corrected_latency" in warmup_rule).
 
 Ramp (--ramp T, rate mode): the schedule climbs linearly from 0 to --rate

@@ -224,7 +224,7 @@ type ShareSettings struct {
 	// (IDPBENCH_SHARE_WINDOWS, IDPBENCH_SHARE_DURATION_S; full 1 x 5 s,
 	// quick 1 x 3 s), each after a warmup that ramps the rate up over
 	// ShareRampS, lasts at least ShareWarmupS and then until the corrected
-	// latency neither falls nor climbs, at most ShareWarmupMaxS
+	// latency is back at its calmest, at most ShareWarmupMaxS
 	// (IDPBENCH_SHARE_WARMUP_S, IDPBENCH_SHARE_WARMUP_MAX_S; full 2 and 10,
 	// quick 1 and 4; the ramp 1 s, at most the floor).
 	ShareWindows, ShareDurationS, ShareWarmupS, ShareWarmupMaxS, ShareRampS int
@@ -239,11 +239,12 @@ type ShareSettings struct {
 }
 
 // ShareStable and ShareTolerancePct are the shares' warmup rule (loadstep
-// --warmup-stable, --warmup-tolerance in rate mode): the last 3 intervals
-// after the ramp, each within -15%..+30% of the one before (or 1 ms).
+// --warmup-stable, --warmup-tolerance in rate mode): at least 2 intervals
+// after the ramp, the last within 50% (or 1 ms) above the calmest of them
+// and not 50% below the one before.
 const (
-	ShareStable       = 3
-	ShareTolerancePct = 15
+	ShareStable       = 2
+	ShareTolerancePct = 50
 )
 
 // ParseShares reads the shares' variables (getenv: os.Getenv or a

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -272,10 +273,12 @@ type liveCount struct {
 	// complete within the window (whatever their intended time), and its
 	// requests due before the window's end that were not complete by then.
 	completed, backlog int64
-	// Rate mode: the corrected latency (ns) of its answered requests,
-	// summed, and how many: the adaptive warmup's mean of each interval.
-	correctedNS, answered atomic.Int64
-	_                     [128 - 8 - 8*(classExhausted+1) - 24 - 16 - 16]byte
+	// Rate mode: the corrected latency of its answered requests summed
+	// (ns), the sum of their logarithms (ln ns, in thousandths), and how
+	// many: the live view's mean and the adaptive warmup's geometric mean
+	// of each interval.
+	correctedNS, correctedLog, answered atomic.Int64
+	_                                   [128 - 8 - 8*(classExhausted+1) - 24 - 16 - 24]byte
 }
 
 // finished counts, in rate mode, a request due at due that ended at done
@@ -284,6 +287,7 @@ type liveCount struct {
 func (l *liveCount) finished(start, end, due, done time.Time, o outcome) {
 	if o.status != 0 {
 		l.correctedNS.Add(int64(o.corrected))
+		l.correctedLog.Add(int64(math.Round(1000 * math.Log(float64(max(o.corrected, time.Microsecond))))))
 		l.answered.Add(1)
 	}
 	if !due.Before(end) {

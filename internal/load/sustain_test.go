@@ -152,27 +152,32 @@ func TestRampSchedule(t *testing.T) {
 	}
 }
 
-// TestSettledRun: in rate mode the warmup has settled once the last
-// intervals' corrected latency neither falls (a queue draining) nor climbs
-// (one forming as the rate is reached) by more than the tolerance: -15%
-// to +30% here, or 1 ms.
-func TestSettledRun(t *testing.T) {
+// TestCalmRun: in rate mode the warmup has settled once at least 2
+// intervals after the ramp have passed and the last lies within 50% (or 1
+// ms) above the calmest of them, and not 50% below the one before: a queue
+// that drains, or one that forms as the rate is reached, keeps it above or
+// falling; a noisy latency back at its calm settles; one that climbs from
+// its first interval does not.
+func TestCalmRun(t *testing.T) {
 	nan := math.NaN()
 	for _, tc := range []struct {
 		ms   []float64
 		want int
 	}{
-		{[]float64{7, 7, 7.5}, 3},
-		{[]float64{0.3, 0.9, 0.5}, 3},        // within 1 ms
-		{[]float64{341, 261, 125}, 1},        // draining
-		{[]float64{2, 11, 35, 168}, 1},       // a queue forming at the end of the ramp
-		{[]float64{168, 120, 40, 38, 41}, 3}, // drained, then flat
-		{[]float64{812, 967, 1218, 1453}, 3}, // falling behind slowly: settled; the sustain rule judges the window
-		{[]float64{5, nan, 5}, 1},            // an interval without an answer
+		{[]float64{7, 7}, 2},
+		{[]float64{0.3, 0.9}, 2},                   // within 1 ms
+		{[]float64{341, 261, 125}, 1},              // draining
+		{[]float64{2, 11, 35, 168}, 1},             // a queue forming at the end of the ramp
+		{[]float64{168, 120, 40, 38, 41}, 2},       // drained: back at its calm
+		{[]float64{7, 7, 6, 5, 37, 30, 6, 5.5}, 2}, // noisy, back at its calm
+		{[]float64{7, 7, 3, 5, 37, 30, 9, 4}, 1},   // still falling from a spike
+		{[]float64{812, 967, 1218, 1453}, 1},       // falling behind: never calm
+		{[]float64{5}, 1},                          // one interval: too few
+		{[]float64{5, nan}, 0},                     // the last without an answer
 		{[]float64{}, 0},
 	} {
-		if got := settledRun(tc.ms, 3, 15); got != tc.want {
-			t.Errorf("settledRun(%v) = %d, want %d", tc.ms, got, tc.want)
+		if got := calmRun(tc.ms, 2, 50); got != tc.want {
+			t.Errorf("calmRun(%v) = %d, want %d", tc.ms, got, tc.want)
 		}
 	}
 }

@@ -16,14 +16,15 @@ type settler struct {
 	at   time.Time // the end of the last interval recorded (launch at first)
 	done int64     // requests completed by then
 	qps  []float64 // completed requests per second of each warmup interval
-	// Rate mode: the corrected latency summed (ns) and the answered
-	// requests by then, the mean corrected latency of each interval (ms;
-	// NaN without an answer), and when the ramp's last interval ended.
-	correctedNS, answered int64
-	latencyMS             []float64
-	rampDone              int
-	stable                *bool        // true: stability ended the warmup; false: the cap did; nil: neither (yet)
-	run                   atomic.Int32 // how many of the last intervals are stable together, for the progress line
+	// Rate mode: the corrected latency's logarithms summed (ln ns, in
+	// thousandths) and the answered requests by then, the geometric mean
+	// corrected latency of each interval (ms; NaN without an answer), and
+	// when the ramp's last interval ended.
+	correctedLog, answered int64
+	latencyMS              []float64
+	rampDone               int
+	stable                 *bool        // true: stability ended the warmup; false: the cap did; nil: neither (yet)
+	run                    atomic.Int32 // how many of the last intervals are stable together, for the progress line
 }
 
 // warmup waits out the warmup: a fixed one, or an adaptive one (settle).
@@ -85,54 +86,53 @@ func (e *engine) recordInterval(now time.Time) int {
 	return run
 }
 
-// recordLatency records, in rate mode, the mean corrected latency of the
-// warmup interval that ended now and returns how many of the last
-// intervals after the ramp have settled together (settledRun).
+// recordLatency records, in rate mode, the geometric mean of the corrected
+// latency in the warmup interval that ended now (a few slow answers move it
+// little, as they move a median little) and returns how many of the last
+// intervals after the ramp have settled together (calmRun).
 func (e *engine) recordLatency(now time.Time) int {
 	var sum, n int64
 	for i := range e.live {
-		sum += e.live[i].correctedNS.Load()
+		sum += e.live[i].correctedLog.Load()
 		n += e.live[i].answered.Load()
 	}
 	ms := math.NaN()
 	if n > e.warm.answered {
-		ms = float64(sum-e.warm.correctedNS) / float64(n-e.warm.answered) / 1e6
+		ms = math.Exp(float64(sum-e.warm.correctedLog)/1000/float64(n-e.warm.answered)) / 1e6
 	}
-	e.warm.correctedNS, e.warm.answered = sum, n
+	e.warm.correctedLog, e.warm.answered = sum, n
 	e.warm.latencyMS = append(e.warm.latencyMS, ms)
 	if now.Sub(e.plan.launch) < e.cfg.RampUp+e.plan.interval/2 { // an interval of the ramp
 		e.warm.rampDone = len(e.warm.latencyMS)
 	}
-	return settledRun(e.warm.latencyMS[e.warm.rampDone:], e.cfg.WarmupStable, e.cfg.WarmupTolerance)
+	return calmRun(e.warm.latencyMS[e.warm.rampDone:], e.cfg.WarmupStable, e.cfg.WarmupTolerance)
 }
 
-// settledRun is how many of the last intervals, at most n, have settled
-// together in rate mode: each answered, and each within -pct..+2pct
-// percent of the one before it (or 1 ms of it: a sub-millisecond latency
-// jitters by more than any percentage). A start-up queue drains as a
-// corrected latency that falls second after second, and one that forms as
-// the rate is reached rises before it drains; once the latency neither
-// falls nor climbs, the window measures the rate's own latency. A product
-// that falls behind climbs until the cap; the sustain rule then judges
-// the window.
-func settledRun(ms []float64, n int, pct float64) int {
+// calmRun says, in rate mode, whether the warmup has settled: n when the
+// last of the intervals after the ramp (at least n of them, the last
+// answered) lies within pct percent, or 1 ms, above the calmest of them,
+// and not pct percent (and 1 ms) below the one before it (a queue still
+// draining); less otherwise. A queue left by the start, or one that formed as the
+// rate was reached, keeps the latency above the calm it drains to; once it
+// is back there, the window opens on the rate's own latency rather than on
+// a queue. A product that falls behind climbs from its calmest interval
+// until the cap; the sustain rule then judges the window.
+func calmRun(ms []float64, n int, pct float64) int {
 	k := len(ms) - 1
 	if k < 0 || math.IsNaN(ms[k]) {
 		return 0
 	}
-	run := 1
-	for ; run < n && k-run >= 0; run++ {
-		prev, next := ms[k-run], ms[k-run+1]
-		if math.IsNaN(prev) || !settledNear(next, prev, pct) {
-			break
+	calm := ms[k]
+	for _, v := range ms {
+		if !math.IsNaN(v) {
+			calm = min(calm, v)
 		}
 	}
-	return run
-}
-
-// settledNear: next lies within -pct..+2pct percent of prev, or 1 ms of it.
-func settledNear(next, prev, pct float64) bool {
-	return math.Abs(next-prev) <= 1 || next >= prev*(1-pct/100) && next <= prev*(1+2*pct/100)
+	falling := k > 0 && ms[k] < ms[k-1]*(1-pct/100) && ms[k-1]-ms[k] > 1
+	if len(ms) < n || ms[k] > max(calm*(1+pct/100), calm+1) || falling {
+		return min(len(ms), n-1)
+	}
+	return n
 }
 
 // decideLead is the time between the decision and the window's start;

@@ -31,7 +31,8 @@ type Window struct {
 	Judged   schema.Sustain
 	Recorded *schema.Sustain
 	// FirstP50MS, LastP50MS are the corrected P50 of its first and last
-	// interval with requests, ms.
+	// second (the intervals with requests within them, their histograms
+	// merged; the interval's own P50 for a record without one), ms.
 	FirstP50MS, LastP50MS float64
 }
 
@@ -50,22 +51,52 @@ func Windows(in *report.Inputs) []Window {
 		judge := *s
 		judge.Sustain = nil // the rule again, never the run's verdict
 		w.Judged = steps.Sustain(&judge)
-		first := true
-		for _, iv := range s.Intervals {
-			if iv.Requests == 0 {
-				continue
-			}
-			if first {
-				w.FirstP50MS, first = iv.CorrectedP50MS, false
-			}
-			w.LastP50MS = iv.CorrectedP50MS
-		}
+		w.FirstP50MS, w.LastP50MS = edgeSeconds(s.Intervals)
 		out = append(out, w)
 	}
 	slices.SortFunc(out, func(a, b Window) int {
 		return cmp.Or(cmp.Compare(a.Product, b.Product), cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(a.Share, b.Share), cmp.Compare(a.Path, b.Path))
 	})
 	return out
+}
+
+// edgeSeconds is the corrected P50 of the first and the last second of
+// intervals (those with requests), ms.
+func edgeSeconds(intervals []schema.Interval) (first, last float64) {
+	var with []schema.Interval
+	for _, iv := range intervals {
+		if iv.Requests > 0 {
+			with = append(with, iv)
+		}
+	}
+	if len(with) == 0 {
+		return 0, 0
+	}
+	start, end := with[0].TS, with[len(with)-1].TS+with[len(with)-1].LengthS
+	var head, tail []schema.Interval
+	for _, iv := range with {
+		if iv.TS < start+1-1e-9 {
+			head = append(head, iv)
+		}
+		if iv.TS+iv.LengthS > end-1+1e-9 {
+			tail = append(tail, iv)
+		}
+	}
+	return secondP50(head), secondP50(tail)
+}
+
+// secondP50 is the P50 of intervals' corrected histograms merged; the
+// first interval's own P50 when one has no histogram.
+func secondP50(ivs []schema.Interval) float64 {
+	h := schema.NewHistogram()
+	for _, iv := range ivs {
+		d, err := schema.DecodeHistogram(iv.CorrectedHistogram)
+		if iv.CorrectedHistogram == "" || err != nil {
+			return ivs[0].CorrectedP50MS
+		}
+		h.Merge(d)
+	}
+	return schema.Summarize(h).P50
 }
 
 // Summary counts the windows by verdict, and how many sustained ones

@@ -70,3 +70,26 @@ func TestProblems(t *testing.T) {
 		}
 	}
 }
+
+// TestEdgeSeconds: the first and last second of a window of half-second
+// intervals, each two intervals' corrected histograms merged.
+func TestEdgeSeconds(t *testing.T) {
+	var ivs []schema.Interval
+	for i, ms := range []float64{100, 300, 5, 5, 5, 5, 2, 4} {
+		h := schema.NewHistogram()
+		for range 10 {
+			if err := h.RecordValue(int64(ms * 1e6)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		enc, err := schema.EncodeHistogram(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ivs = append(ivs, schema.Interval{TS: float64(i) / 2, LengthS: 0.5, Requests: 10, CorrectedHistogram: enc, CorrectedP50MS: ms})
+	}
+	first, last := edgeSeconds(ivs)
+	if first < 99 || first > 101 || last < 1.99 || last > 2.01 {
+		t.Errorf("first %g ms, last %g ms; want the P50 of each second's 20 requests: 100, 2", first, last)
+	}
+}
