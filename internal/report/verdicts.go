@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -25,6 +26,9 @@ type VerdictRow struct {
 type Ranked struct {
 	Product  string
 	Capacity Interval // the main table's (Capacity.Headline)
+	// Rounds is the geometric mean of its windows in the interleaved
+	// rounds, what the row ranks by (the pairs' basis); 0 without any.
+	Rounds float64
 	// ToFastest is the product over the row's fastest, round by round; the
 	// fastest's own is zero. HasPair: the rounds measured both.
 	ToFastest Pair
@@ -32,28 +36,35 @@ type Ranked struct {
 }
 
 // verdicts builds a row per scenario with a capacity anywhere, ranking by
-// the headline capacity's median.
+// the geometric mean of each product's windows in the interleaved rounds
+// (what its pairs compare), the headline capacity where it has none.
 func (r *Report) verdicts() {
 	for _, sc := range r.Scenarios {
 		row := VerdictRow{Scenario: sc}
+		rule := schema.ScenarioCheck(sc.Name)
 		for _, c := range r.Cells {
 			if c.Scenario.Name != sc.Name {
 				continue
 			}
+			var files []StepFile
+			for _, ls := range c.Ladder {
+				files = append(files, ls.StepFile)
+			}
+			x := Ranked{Product: c.Product, Capacity: c.Capacity.Headline(), Rounds: geoMean(roundWindows(files, rule))}
 			switch {
 			case c.SteadyLevel < 0 && !slices.Contains(r.References, c.Product):
 				row.NA = append(row.NA, c.Product)
 			case c.SteadyLevel < 0:
 			case slices.Contains(r.References, c.Product):
-				row.Reference = append(row.Reference, Ranked{Product: c.Product, Capacity: c.Capacity.Headline()})
+				row.Reference = append(row.Reference, x)
 			default:
-				row.Ranked = append(row.Ranked, Ranked{Product: c.Product, Capacity: c.Capacity.Headline()})
+				row.Ranked = append(row.Ranked, x)
 			}
 		}
 		if len(row.Ranked)+len(row.Reference) == 0 {
 			continue
 		}
-		slices.SortStableFunc(row.Ranked, func(a, b Ranked) int { return cmp.Compare(b.Capacity.Center, a.Capacity.Center) })
+		slices.SortStableFunc(row.Ranked, func(a, b Ranked) int { return cmp.Compare(b.rankBy(), a.rankBy()) })
 		if len(row.Ranked) > 0 {
 			fastest := row.Ranked[0].Product
 			for i := range row.Ranked[1:] {
@@ -69,6 +80,22 @@ func (r *Report) verdicts() {
 	}
 }
 
+// rankBy is what a row ranks x by: its rounds' geometric mean, else its
+// capacity.
+func (x Ranked) rankBy() float64 { return cmp.Or(x.Rounds, x.Capacity.Center) }
+
+// geoMean is the geometric mean of the values of m, 0 without any.
+func geoMean(m map[int]float64) float64 {
+	if len(m) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, v := range m {
+		sum += math.Log(v)
+	}
+	return math.Exp(sum / float64(len(m)))
+}
+
 // rounds is the most rounds any pair has.
 func (r *Report) rounds() int {
 	n := 0
@@ -76,6 +103,17 @@ func (r *Report) rounds() int {
 		n = max(n, p.N)
 	}
 	return n
+}
+
+// measuredReferences are the reference products this run measured.
+func (r *Report) measuredReferences() []string {
+	var out []string
+	for _, p := range r.Products {
+		if slices.Contains(r.References, p.Name) && !p.NA {
+			out = append(out, p.Name)
+		}
+	}
+	return out
 }
 
 // VerdictChart is the file name of the first screen's chart.
@@ -138,7 +176,7 @@ func (m *md) verdictSection() {
 	m.printf("capacity; each after the first is a share of the fastest, measured round by round: in each of\n")
 	m.printf("%s every product ran one window at its level, the products of a scenario seconds\n", plural(r.rounds(), "interleaved round"))
 	m.printf("apart, and the ratio is the geometric mean of their windows' ratios with a 95%% t interval over\n")
-	m.printf("the rounds. *within noise*: the interval holds 1, no verdict. The reference OP (%s) is this\n", orUnknown(strings.Join(r.References, ", ")))
+	m.printf("the rounds. *within noise*: the interval holds 1, no verdict. The reference OP (%s) is this\n", orUnknown(strings.Join(r.measuredReferences(), ", ")))
 	m.printf("machine's protocol ceiling, not a contestant. Capacities, A/A checks and every other figure follow.\n\n")
 	if m.opt.ChartsDir != "" {
 		m.printf("![%s](%s)\n\n", "Capacity by scenario: bars with their intervals, a log axis per panel", m.chartLink(VerdictChart))
@@ -157,7 +195,11 @@ func (m *md) verdictSection() {
 			others = append(others, x+" N/A")
 		}
 		for _, x := range v.Reference {
-			ref = append(ref, fmt.Sprintf("%s %s/s, %s", x.Product, steps.FormatQPS(x.Capacity.Center), ratioText(x)))
+			s := fmt.Sprintf("%s %s/s", x.Product, steps.FormatQPS(x.Capacity.Center))
+			if len(v.Ranked) > 0 {
+				s += ", " + ratioText(x)
+			}
+			ref = append(ref, s)
 		}
 		m.printf("| %s %s | %s | %s | %s |\n", v.Scenario.ID, v.Scenario.Name, cell(first), cell(strings.Join(others, "; ")), cell(strings.Join(ref, "; ")))
 	}
