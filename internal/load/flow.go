@@ -17,11 +17,11 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/idpbench/idpbench/internal/formlogin"
+	"github.com/idpbench/idpbench/internal/login/adminaccept"
+	"github.com/idpbench/idpbench/internal/login/formlogin"
+	"github.com/idpbench/idpbench/internal/login/sessionapi"
 	"github.com/idpbench/idpbench/internal/oauthform"
 	"github.com/idpbench/idpbench/internal/schema"
-	"github.com/idpbench/idpbench/products/hydra/adminaccept"
-	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
 )
 
 // Iteration scenarios (auth_code, client_credentials_login) model a user
@@ -55,13 +55,13 @@ const (
 // which its S4 uses.
 const (
 	// LoginAdminAccept: login and consent accepted through an admin API
-	// (Ory Hydra's headless flow, products/hydra/adminaccept).
+	// (Ory Hydra's headless flow, internal/login/adminaccept).
 	LoginAdminAccept = "admin-accept"
 	// LoginForm: the authorize response is the login form; its POST
-	// redirects to the code (Keycloak's theme; internal/formlogin).
+	// redirects to the code (Keycloak's theme; internal/login/formlogin).
 	LoginForm = "form"
 	// LoginFormPage: authorize -> a login page behind a redirect -> POST ->
-	// callback -> code (the reference OP's; internal/formlogin).
+	// callback -> code (the reference OP's; internal/login/formlogin).
 	LoginFormPage = "form-page"
 	// LoginSessionAPI: a login UI's API: authorize -> session -> finalize
 	// -> code (Zitadel's Session API v2).
@@ -102,7 +102,7 @@ func newFlow(c *Config) flow {
 	}
 	ac := newAuthCode(c, auth)
 	if c.Login == LoginSessionAPI {
-		login, _ := zitadelapi.NewFlow(zitadelapi.FlowConfig{AuthURL: c.URL.String(), APIURL: c.AdminURL.String(),
+		login, _ := sessionapi.NewFlow(sessionapi.FlowConfig{AuthURL: c.URL.String(), APIURL: c.AdminURL.String(),
 			ClientID: c.ClientID, RedirectURI: c.RedirectURI, Scope: ac.scope,
 			LoginClient: c.LoginClient, Token: c.LoginClientToken}) // URLs validated
 		return &zitadelLogin{authCode: ac, login: login, password: c.Password}

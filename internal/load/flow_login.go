@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/idpbench/idpbench/internal/formlogin"
+	"github.com/idpbench/idpbench/internal/login/adminaccept"
+	"github.com/idpbench/idpbench/internal/login/formlogin"
+	"github.com/idpbench/idpbench/internal/login/sessionapi"
 	"github.com/idpbench/idpbench/internal/loginhop"
-	"github.com/idpbench/idpbench/products/hydra/adminaccept"
-	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
 )
 
 // ccLoginFlow is client_credentials_login (Zitadel's k6
@@ -65,7 +65,7 @@ func (a *authCode) exchangeCode(it *flowIter, loc *url.URL) {
 	it.do(NameToken, a.auth.tokenRequest(a.token, form), want2xx(hasString("access_token")))
 }
 
-// hydraLogin is Ory Hydra's headless login (products/hydra/adminaccept,
+// hydraLogin is Ory Hydra's headless login (internal/login/adminaccept,
 // which mintpool's admin-accept shares), each hop a named request, then
 // the code exchange:
 //
@@ -96,7 +96,7 @@ func (f *hydraLogin) run(it *flowIter) {
 }
 
 // formLogin is a login through the product's HTML form
-// (internal/formlogin, which mintpool's form-page shares), each hop a named request, then the code exchange:
+// (internal/login/formlogin, which mintpool's form-page shares), each hop a named request, then the code exchange:
 //
 //	Keycloak:  login_authorize (the form), login_submit (-> the code), oidc_token
 //	refop:     login_authorize (-> the page), login_form, login_submit,
@@ -131,8 +131,8 @@ func (f *formLogin) run(it *flowIter) {
 // errHopFailed ends a login at a failed hop, recorded as such.
 var errHopFailed = errors.New("hop failed")
 
-// loginHop sends the hops of a login (products/hydra/adminaccept,
-// internal/formlogin, products/zitadel/zitadelapi) as the requests
+// loginHop sends the hops of a login (internal/login/adminaccept,
+// internal/login/formlogin, internal/login/sessionapi) as the requests
 // names[hop], each judged by the hop's check (hopClass).
 func loginHop[H ~int](it *flowIter, names []string) loginhop.Do[H] {
 	return func(hop H, req *http.Request, check loginhop.Check) error {
@@ -162,7 +162,7 @@ func hopClass(err error, status int) class {
 }
 
 // zitadelLogin is Zitadel's headless login through its Session API, the
-// way a custom login UI does it (products/zitadel/zitadelapi's Flow, which
+// way a custom login UI does it (internal/login/sessionapi's Flow, which
 // mintpool's session-api shares; docs/products/zitadel.md), each hop a
 // named request, then the code exchange:
 //
@@ -177,18 +177,18 @@ func hopClass(err error, status int) class {
 // The session and finalize calls carry the login client's token.
 type zitadelLogin struct {
 	authCode
-	login    *zitadelapi.Flow
+	login    *sessionapi.Flow
 	password string
 }
 
-// zitadelNames are the request names of zitadelapi's hops.
-var zitadelNames = [zitadelapi.Hops]string{zitadelapi.Authorize: NameAuthorize, zitadelapi.CreateSession: NameSession,
-	zitadelapi.CreateCallback: NameFinalize}
+// zitadelNames are the request names of sessionapi's hops.
+var zitadelNames = [sessionapi.Hops]string{sessionapi.Authorize: NameAuthorize, sessionapi.CreateSession: NameSession,
+	sessionapi.CreateCallback: NameFinalize}
 
 func (f *zitadelLogin) order() []string { return append(zitadelNames[:], NameToken) }
 
 func (f *zitadelLogin) run(it *flowIter) {
-	if callback, err := f.login.Login(loginHop[zitadelapi.Hop](it, zitadelNames[:]), it.username(f.username), f.password); err == nil {
+	if callback, err := f.login.Login(loginHop[sessionapi.Hop](it, zitadelNames[:]), it.username(f.username), f.password); err == nil {
 		f.exchangeCode(it, callback)
 	}
 }

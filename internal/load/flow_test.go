@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idpbench/idpbench/internal/formlogin/formlogintest"
+	"github.com/idpbench/idpbench/internal/login/formlogin/formlogintest"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 

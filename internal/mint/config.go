@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/products/hydra/adminaccept"
-	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
+	"github.com/idpbench/idpbench/internal/login/adminaccept"
+	"github.com/idpbench/idpbench/internal/login/sessionapi"
 )
 
 // Flows mintpool knows; the logins are named by the protocol they speak
@@ -16,11 +16,11 @@ import (
 const (
 	FlowClientCredentials = "client_credentials"
 	FlowPassword          = "password"
-	FlowAdminAccept       = "admin-accept" // login and consent accepted through an admin API (Hydra's; products/hydra/adminaccept)
+	FlowAdminAccept       = "admin-accept" // login and consent accepted through an admin API (Hydra's; internal/login/adminaccept)
 	FlowJWTBearer         = "jwt-bearer"
 	FlowClientAssertion   = "client-assertion"
 	FlowSessionAPI        = "session-api" // a login UI's Session API (Zitadel's v2)
-	FlowFormPage          = "form-page"   // a login page behind a redirect (the reference OP's; internal/formlogin)
+	FlowFormPage          = "form-page"   // a login page behind a redirect (the reference OP's; internal/login/formlogin)
 )
 
 // needsAuthEndpoint reports whether flow logs users in through the
@@ -38,7 +38,7 @@ func authFallback(flow, issuer string) string {
 	case FlowAdminAccept:
 		return strings.TrimRight(issuer, "/") + adminaccept.AuthPath
 	case FlowSessionAPI:
-		return strings.TrimRight(issuer, "/") + zitadelapi.AuthorizePath
+		return strings.TrimRight(issuer, "/") + sessionapi.AuthorizePath
 	}
 	return ""
 }

@@ -8,16 +8,16 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/idpbench/idpbench/internal/formlogin"
+	"github.com/idpbench/idpbench/internal/login/adminaccept"
+	"github.com/idpbench/idpbench/internal/login/formlogin"
 	"github.com/idpbench/idpbench/internal/loginhop"
-	"github.com/idpbench/idpbench/products/hydra/adminaccept"
 )
 
 // loginFlow is a browser's login, then the code exchange with client
 // auth: admin-accept, Ory Hydra's headless login and consent
-// (docs/products/hydra.md; products/hydra/adminaccept, which loadstep's
+// (docs/products/hydra.md; internal/login/adminaccept, which loadstep's
 // --login admin-accept shares); form-page, the reference OP's login
-// page behind a redirect, then a callback hop (internal/formlogin, which
+// page behind a redirect, then a callback hop (internal/login/formlogin, which
 // loadstep's --login form-page shares); and session-api, Zitadel's
 // Session API login (zitadel.go). Each login has its own cookie jar:
 // Hydra ties the challenges to CSRF cookies (a missing cookie shows as

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idpbench/idpbench/internal/formlogin/formlogintest"
+	"github.com/idpbench/idpbench/internal/login/formlogin/formlogintest"
 )
 
 // loginFake starts a login flow's fake and returns the run's config

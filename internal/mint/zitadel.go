@@ -4,11 +4,11 @@ import (
 	"net/url"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
+	"github.com/idpbench/idpbench/internal/login/sessionapi"
 )
 
 // newZitadelLogin is session-api: human users logged in through Zitadel's
-// Session API, as a custom login UI does it (products/zitadel/zitadelapi's
+// Session API, as a custom login UI does it (internal/login/sessionapi's
 // Flow, which loadstep's --login session-api shares;
 // docs/products/zitadel.md), then the code exchange with
 // client_secret_basic. The session and finalize calls authenticate with
@@ -16,7 +16,7 @@ import (
 // IAM_LOGIN_CLIENT, named by its user id in the authorization request's
 // header. The Session API is below the issuer.
 func newZitadelLogin(cfg *Config, tokenURL, authURL string) (*loginFlow, error) {
-	login, err := zitadelapi.NewFlow(zitadelapi.FlowConfig{AuthURL: authURL, APIURL: cfg.Issuer,
+	login, err := sessionapi.NewFlow(sessionapi.FlowConfig{AuthURL: authURL, APIURL: cfg.Issuer,
 		ClientID: cfg.ClientID, RedirectURI: cfg.RedirectURI, Scope: cfg.Scope,
 		LoginClient: cfg.LoginClient, Token: cfg.LoginClientPAT})
 	if err != nil {
@@ -24,7 +24,7 @@ func newZitadelLogin(cfg *Config, tokenURL, authURL string) (*loginFlow, error) 
 	}
 	username, users, password := cfg.Username, cfg.Users, cfg.Password
 	return newLoginFlow(cfg, tokenURL, func(s send, i int) (*url.URL, error) {
-		return login.Login(anyHop[zitadelapi.Hop](s), perUser(username, i, users), password)
+		return login.Login(anyHop[sessionapi.Hop](s), perUser(username, i, users), password)
 	}), nil
 }
 

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/idpbench/idpbench/internal/formlogin/formlogintest"
+	"github.com/idpbench/idpbench/internal/login/formlogin/formlogintest"
 )
 
 // FuzzLoginForm: any login page a server sends parses or gives nil without
