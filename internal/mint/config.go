@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/login/adminaccept"
-	"github.com/idpbench/idpbench/internal/login/sessionapi"
+	"github.com/idpbench/idpbench/internal/login"
 )
 
 // Flows mintpool knows; the logins are named by the protocol they speak
@@ -16,11 +15,11 @@ import (
 const (
 	FlowClientCredentials = "client_credentials"
 	FlowPassword          = "password"
-	FlowAdminAccept       = "admin-accept" // login and consent accepted through an admin API (Hydra's; internal/login/adminaccept)
+	FlowAdminAccept       = login.AdminAccept // login and consent accepted through an admin API (Hydra's)
 	FlowJWTBearer         = "jwt-bearer"
 	FlowClientAssertion   = "client-assertion"
-	FlowSessionAPI        = "session-api" // a login UI's Session API (Zitadel's v2)
-	FlowFormPage          = "form-page"   // a login page behind a redirect (the reference OP's; internal/login/formlogin)
+	FlowSessionAPI        = login.SessionAPI // a login UI's Session API (Zitadel's v2)
+	FlowFormPage          = login.FormPage   // a login page behind a redirect (the reference OP's)
 )
 
 // needsAuthEndpoint reports whether flow logs users in through the
@@ -34,11 +33,8 @@ func needsAuthEndpoint(flow string) bool {
 // discovery document names none: Hydra's and Zitadel's fixed paths, else
 // "" (none: an error).
 func authFallback(flow, issuer string) string {
-	switch flow {
-	case FlowAdminAccept:
-		return strings.TrimRight(issuer, "/") + adminaccept.AuthPath
-	case FlowSessionAPI:
-		return strings.TrimRight(issuer, "/") + sessionapi.AuthorizePath
+	if p := login.AuthPath(flow); p != "" {
+		return strings.TrimRight(issuer, "/") + p
 	}
 	return ""
 }
