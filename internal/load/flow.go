@@ -98,7 +98,7 @@ func newFlow(c *Config) flow {
 		admin = c.AdminURL.String()
 	}
 	fl, _ := login.New(c.Login, login.Config{AuthURL: c.URL.String(), ClientID: c.ClientID, RedirectURI: c.RedirectURI,
-		Scope: ac.scope, AdminURL: admin, LoginClient: c.LoginClient, LoginClientToken: c.LoginClientToken}) // validated
+		Scope: ac.scope, AdminURL: admin, LoginClient: c.LoginClient, LoginClientToken: c.LoginClientToken, Form: c.LoginForm}) // validated
 	return &loginFlow{authCode: ac, login: fl, password: c.Password}
 }
 

@@ -48,7 +48,7 @@ const (
 	NameCallback  = "login_callback"  // the hop whose response redirects to redirect_uri?code=
 	NameAccept    = "login_accept"    // Hydra: PUT admin .../login/accept
 	NameVerifier  = "login_verifier"  // Hydra: GET the authorize URL with the login_verifier
-	NameConsent   = "login_consent"   // Hydra: PUT admin .../consent/accept
+	NameConsent   = "login_consent"   // Hydra: PUT admin .../consent/accept; a form login: POST the consent form
 	NameSession   = "login_session"   // Zitadel: POST /v2/sessions with the user and password checks
 	NameFinalize  = "login_finalize"  // Zitadel: POST /v2/oidc/auth_requests/{id} with the session
 )
@@ -66,6 +66,31 @@ type Config struct {
 	// session-api: the login client's user id (the header's value) and its
 	// token (a secret, never in an error).
 	LoginClient, LoginClientToken string
+	Form                          FormOptions // form, form-page
+}
+
+// FormOptions are what a form login may be told of a page: the login
+// form's field names where the page does not show them ("": its own),
+// fields sent beside them, and whether a consent form is answered (the
+// hop login_consent, sent when the server shows its page).
+type FormOptions struct {
+	UserField, PasswordField string
+	Fields                   [][2]string // name, value
+	Consent                  bool
+}
+
+// IsZero reports whether o asks for nothing.
+func (o FormOptions) IsZero() bool {
+	return o.UserField == "" && o.PasswordField == "" && len(o.Fields) == 0 && !o.Consent
+}
+
+// ParseField reads a --login-field value, NAME=VALUE (VALUE may be empty).
+func ParseField(s string) ([2]string, error) {
+	name, value, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return [2]string{}, fmt.Errorf("%q: want NAME=VALUE", s)
+	}
+	return [2]string{name, value}, nil
 }
 
 // Do sends req as the request named name (one of the Flow's Requests)
@@ -84,8 +109,12 @@ type Flow interface {
 	Login(do Do, user, password string) (*url.URL, error)
 }
 
-// New checks the client's URLs and returns its login by protocol.
+// New checks the client's URLs and returns its login by protocol; form
+// options are for the form logins only.
 func New(protocol string, c Config) (Flow, error) {
+	if !c.Form.IsZero() && (protocol == AdminAccept || protocol == SessionAPI) {
+		return nil, fmt.Errorf("login protocol %s fills no HTML form: the form options are for %s and %s", protocol, Form, FormPage)
+	}
 	switch protocol {
 	case AdminAccept:
 		f, err := adminaccept.New(adminaccept.Client{AuthURL: c.AuthURL, AdminURL: c.AdminURL,
@@ -97,7 +126,8 @@ func New(protocol string, c Config) (Flow, error) {
 			login: func(do loginhop.Do[adminaccept.Hop], user, _ string) (*url.URL, error) { return f.Login(do, user) }}, nil
 	case Form, FormPage:
 		f, err := formlogin.New(formlogin.Client{AuthURL: c.AuthURL, ClientID: c.ClientID,
-			RedirectURI: c.RedirectURI, Scope: c.Scope, PageHop: protocol == FormPage})
+			RedirectURI: c.RedirectURI, Scope: c.Scope, PageHop: protocol == FormPage,
+			UserField: c.Form.UserField, PasswordField: c.Form.PasswordField, Fields: c.Form.Fields, Consent: c.Form.Consent})
 		if err != nil {
 			return nil, err
 		}
@@ -150,7 +180,7 @@ var (
 	adminAcceptNames = [adminaccept.Hops]string{adminaccept.Authorize: NameAuthorize, adminaccept.AcceptLogin: NameAccept,
 		adminaccept.Verifier: NameVerifier, adminaccept.AcceptConsent: NameConsent, adminaccept.Callback: NameCallback}
 	formNames = [...]string{formlogin.Authorize: NameAuthorize, formlogin.Page: NameLoginForm,
-		formlogin.Submit: NameSubmit, formlogin.Callback: NameCallback}
+		formlogin.Submit: NameSubmit, formlogin.Callback: NameCallback, formlogin.Consent: NameConsent}
 	sessionNames = [sessionapi.Hops]string{sessionapi.Authorize: NameAuthorize, sessionapi.CreateSession: NameSession,
 		sessionapi.CreateCallback: NameFinalize}
 )

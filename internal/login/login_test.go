@@ -24,9 +24,13 @@ func TestRequests(t *testing.T) {
 		{AdminAccept, []string{NameAuthorize, NameAccept, NameVerifier, NameConsent, NameCallback}},
 		{Form, []string{NameAuthorize, NameSubmit}},
 		{FormPage, []string{NameAuthorize, NameLoginForm, NameSubmit, NameCallback}},
+		{Form + " with consent", []string{NameAuthorize, NameSubmit, NameConsent}},
 		{SessionAPI, []string{NameAuthorize, NameSession, NameFinalize}},
 	} {
-		f, err := New(tt.protocol, c)
+		protocol, consent := strings.CutSuffix(tt.protocol, " with consent")
+		c := c
+		c.Form.Consent = consent
+		f, err := New(protocol, c)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.protocol, err)
 		}
@@ -81,6 +85,8 @@ func TestNewRefuses(t *testing.T) {
 		{Form, Config{AuthURL: "http://[::1", RedirectURI: "http://127.0.0.1/cb"}, "authorization endpoint"},
 		{AdminAccept, Config{AuthURL: "http://127.0.0.1/auth", RedirectURI: "http://127.0.0.1/cb", AdminURL: "http://[::1"}, "admin URL"},
 		{SessionAPI, Config{AuthURL: "http://127.0.0.1/auth", RedirectURI: "http://127.0.0.1/cb", AdminURL: "http://[::1"}, "API URL"},
+		{AdminAccept, Config{AuthURL: "http://127.0.0.1/auth", RedirectURI: "http://127.0.0.1/cb", AdminURL: "http://127.0.0.1:2",
+			Form: FormOptions{Consent: true}}, "login protocol admin-accept fills no HTML form"},
 	} {
 		if _, err := New(tt.protocol, tt.c); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("New(%s): error %v, want %q", tt.protocol, err, tt.want)
@@ -92,6 +98,19 @@ func TestAuthPath(t *testing.T) {
 	for protocol, want := range map[string]string{AdminAccept: "/oauth2/auth", SessionAPI: "/oauth/v2/authorize", Form: "", FormPage: ""} {
 		if got := AuthPath(protocol); got != want {
 			t.Errorf("AuthPath(%s) = %q, want %q", protocol, got, want)
+		}
+	}
+}
+
+func TestParseField(t *testing.T) {
+	for in, want := range map[string][2]string{"tenant=acme": {"tenant", "acme"}, "a=": {"a", ""}, "x=y=z": {"x", "y=z"}} {
+		if got, err := ParseField(in); err != nil || got != want {
+			t.Errorf("ParseField(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "=v", "novalue"} {
+		if _, err := ParseField(in); err == nil {
+			t.Errorf("ParseField(%q) accepted", in)
 		}
 	}
 }

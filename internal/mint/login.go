@@ -15,8 +15,9 @@ import (
 // loginFlow is a browser's login by its protocol (internal/login, which
 // loadstep's --login shares), then the code exchange with client auth:
 // admin-accept, Ory Hydra's headless login and consent
-// (docs/products/hydra.md); form-page, a login page behind a redirect,
-// then a callback hop (the reference OP's, Spring's, node oidc-provider's);
+// (docs/products/hydra.md); form, the authorization response is the login
+// form (Keycloak's theme); form-page, a login page behind a redirect, then
+// a callback hop (the reference OP's, Spring's, node oidc-provider's);
 // and session-api, Zitadel's Session API login (the login client's PAT,
 // zitadel.go). Each login has its own cookie jar: Hydra ties the
 // challenges to CSRF cookies (a missing cookie shows as
@@ -35,9 +36,9 @@ type loginFlow struct {
 type send func(req *http.Request, check loginhop.Check) error
 
 // newLogin builds the login flow cfg.Flow names (a login protocol's name:
-// admin-accept, form-page or session-api).
+// admin-accept, form, form-page or session-api).
 func newLogin(cfg *Config, tokenURL, authURL string) (*loginFlow, error) {
-	c := login.Config{AuthURL: authURL, ClientID: cfg.ClientID, RedirectURI: cfg.RedirectURI, Scope: cfg.Scope}
+	c := login.Config{AuthURL: authURL, ClientID: cfg.ClientID, RedirectURI: cfg.RedirectURI, Scope: cfg.Scope, Form: cfg.LoginForm}
 	user := cfg.Username
 	switch cfg.Flow {
 	case FlowAdminAccept:

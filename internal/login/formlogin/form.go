@@ -2,137 +2,145 @@ package formlogin
 
 import (
 	"bytes"
-	"html"
 	"net/url"
 	"strings"
+
+	"golang.org/x/net/html"
 )
 
-// Form is the first POST form of a login page.
+// Form is a POST form of a page, as a browser would submit it.
 type Form struct {
 	Action *url.URL    // absolute: resolved against the page URL
 	Hidden [][2]string // name, value of each hidden input, in page order
+	// User and Password name its user-name and password inputs: the first
+	// password input, and the last text, email or tel input (or input
+	// without a type) before it; "" where it has none.
+	User, Password string
+	// Checked are the name and value of each checked checkbox and radio
+	// button, in page order (a consent page's scopes).
+	Checked [][2]string
+	// Submit is the name and value of its first named submit control
+	// (<input type=submit> or <button>, whose type is submit unless it says
+	// otherwise): a browser sends the one clicked.
+	Submit [2]string
 }
 
-// ParseForm finds the first <form method="post"> of page (fetched from
-// base) and returns its action and hidden inputs; nil when there is none.
-// It reads tags, not a DOM: enough for the login pages of the products
-// (Keycloak's login theme, the reference OP's template), whose attribute
-// values are quoted and HTML-escaped (&amp; in Keycloak's action URL).
+// ParseForm returns the first POST form of page (fetched from base); nil
+// when there is none.
 func ParseForm(page []byte, base *url.URL) *Form {
-	rest := page
+	forms := ParseForms(page, base)
+	if len(forms) == 0 {
+		return nil
+	}
+	return forms[0]
+}
+
+// ParseForms returns the POST forms of page (fetched from base), in page
+// order. It reads the page with golang.org/x/net/html's tokenizer, as a
+// browser reads tags: attribute values unescaped (&amp; in Keycloak's action
+// URL), names case-insensitive, nothing inside comments, scripts or
+// textareas taken for a tag; an input outside any form belongs to none, and
+// a form left open ends with the page.
+func ParseForms(page []byte, base *url.URL) []*Form {
+	var forms []*Form
+	var cur *Form // the POST form being read; nil outside one
+	inForm := false
+	z := html.NewTokenizer(bytes.NewReader(page))
 	for {
-		attrs, after, ok := nextTag(rest, "form")
-		if !ok {
-			return nil
-		}
-		rest = after
-		if !strings.EqualFold(attrs["method"], "post") {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			return forms
+		case html.EndTagToken:
+			if name, _ := z.TagName(); string(name) == "form" {
+				cur, inForm = nil, false
+			}
+			continue
+		case html.StartTagToken, html.SelfClosingTagToken:
+		default:
 			continue
 		}
-		action, err := url.Parse(attrs["action"]) // "" = the page itself
-		if err != nil {
-			return nil
+		name, hasAttr := z.TagName()
+		var attrs map[string]string
+		if hasAttr {
+			attrs = tagAttrs(z)
 		}
-		end := bytes.Index(asciiLower(rest), []byte("</form"))
-		if end < 0 {
-			end = len(rest)
+		switch string(name) {
+		case "form":
+			if inForm { // a form inside a form: browsers ignore the inner tag
+				continue
+			}
+			inForm = true
+			if !strings.EqualFold(attrs["method"], "post") {
+				continue
+			}
+			action, err := url.Parse(attrs["action"]) // "" = the page itself
+			if err != nil {
+				continue
+			}
+			cur = &Form{Action: base.ResolveReference(action)}
+			forms = append(forms, cur)
+		case "input":
+			if cur != nil {
+				cur.input(attrs)
+			}
+		case "button":
+			if cur != nil && cur.Submit[0] == "" && attrs["name"] != "" {
+				if t := strings.ToLower(attrs["type"]); t == "" || t == "submit" {
+					cur.Submit = [2]string{attrs["name"], attrs["value"]}
+				}
+			}
 		}
-		return &Form{Action: base.ResolveReference(action), Hidden: hiddenInputs(rest[:end])}
 	}
 }
 
-// hiddenInputs returns the name and value of each <input type="hidden">.
-func hiddenInputs(form []byte) [][2]string {
-	var out [][2]string
-	for {
-		attrs, after, ok := nextTag(form, "input")
-		if !ok {
-			return out
-		}
-		form = after
-		if strings.EqualFold(attrs["type"], "hidden") && attrs["name"] != "" {
-			out = append(out, [2]string{attrs["name"], attrs["value"]})
-		}
-	}
-}
-
-// nextTag finds the next <name ...> start tag in b and returns its
-// attributes (names lower-cased, values unescaped) and what follows it.
-func nextTag(b []byte, name string) (map[string]string, []byte, bool) {
-	lower := asciiLower(b)
-	open := []byte("<" + name)
-	for from := 0; ; {
-		i := bytes.Index(lower[from:], open)
-		if i < 0 {
-			return nil, nil, false
-		}
-		i += from + len(open)
-		if i < len(b) && !isSpace(b[i]) && b[i] != '>' && b[i] != '/' {
-			from = i // a longer tag name (<formula>)
-			continue
-		}
-		attrs, end := parseAttrs(b, i)
-		return attrs, b[end:], true
-	}
-}
-
-// asciiLower lower-cases the ASCII letters of b and keeps every other byte,
-// so that an index into the result is an index into b (bytes.ToLower
-// changes the length of invalid UTF-8 and of some runes: a page with them
-// would put the indexes past the end). Tag and attribute names are ASCII.
-func asciiLower(b []byte) []byte {
-	out := make([]byte, len(b))
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		out[i] = c
-	}
-	return out
-}
-
-// parseAttrs reads attributes from b[i:] up to the closing '>' and returns
-// them with the index after the '>'.
-func parseAttrs(b []byte, i int) (map[string]string, int) {
+// tagAttrs are the current tag's attributes, the first of a repeated name
+// winning (as browsers keep it).
+func tagAttrs(z *html.Tokenizer) map[string]string {
 	attrs := map[string]string{}
-	for i < len(b) {
-		for i < len(b) && (isSpace(b[i]) || b[i] == '/') {
-			i++
-		}
-		if i >= len(b) || b[i] == '>' {
-			return attrs, min(i+1, len(b))
-		}
-		start := i
-		for i < len(b) && !isSpace(b[i]) && b[i] != '=' && b[i] != '>' && b[i] != '/' {
-			i++
-		}
-		key := strings.ToLower(string(b[start:i]))
-		var val string
-		if i < len(b) && b[i] == '=' {
-			val, i = attrValue(b, i+1)
-		}
-		if _, dup := attrs[key]; !dup {
-			attrs[key] = html.UnescapeString(val)
+	for more := true; more; {
+		var k, v []byte
+		k, v, more = z.TagAttr()
+		if _, dup := attrs[string(k)]; !dup {
+			attrs[string(k)] = string(v)
 		}
 	}
-	return attrs, len(b)
+	return attrs
 }
 
-// attrValue reads a quoted or unquoted attribute value at b[i:].
-func attrValue(b []byte, i int) (string, int) {
-	if i < len(b) && (b[i] == '"' || b[i] == '\'') {
-		q := b[i]
-		end := bytes.IndexByte(b[i+1:], q)
-		if end < 0 {
-			return string(b[i+1:]), len(b)
+// input takes one <input> of the form.
+func (f *Form) input(attrs map[string]string) {
+	name := attrs["name"]
+	_, checked := attrs["checked"]
+	switch t := strings.ToLower(attrs["type"]); {
+	case t == "hidden" && name != "":
+		f.Hidden = append(f.Hidden, [2]string{name, attrs["value"]})
+	case t == "password" && name != "" && f.Password == "":
+		f.Password = name
+	case (t == "" || t == "text" || t == "email" || t == "tel") && name != "" && f.Password == "":
+		f.User = name // the last before the password input
+	case (t == "checkbox" || t == "radio") && name != "" && checked:
+		value, ok := attrs["value"]
+		if !ok {
+			value = "on" // a browser's value for a checkbox without one
 		}
-		return string(b[i+1 : i+1+end]), i + end + 2
+		f.Checked = append(f.Checked, [2]string{name, value})
+	case t == "submit" && name != "" && f.Submit[0] == "":
+		f.Submit = [2]string{name, attrs["value"]}
 	}
-	start := i
-	for i < len(b) && !isSpace(b[i]) && b[i] != '>' {
-		i++
-	}
-	return string(b[start:i]), i
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
+// LoginForm is the first POST form of page with a password input, else
+// its first POST form; nil when it has none.
+func LoginForm(page []byte, base *url.URL) *Form {
+	forms := ParseForms(page, base)
+	for _, f := range forms {
+		if f.Password != "" {
+			return f
+		}
+	}
+	if len(forms) == 0 {
+		return nil
+	}
+	return forms[0]
+}

@@ -1,20 +1,35 @@
-// Package formlogin is a browser's login through a product's HTML login
-// form: the first POST form of the page, filled with its hidden fields
-// plus username and password. It is the one implementation behind
-// loadstep's timed auth_code iterations (internal/load, --login form
-// and refop) and mintpool's form-page pools (internal/mint).
+// Package formlogin is a browser's login through an HTML login form: the
+// page's login form (its first POST form with a password input) filled
+// with its hidden fields plus the user's name and password, and a consent
+// form answered when the server shows one (Client.Consent). It is the one
+// implementation behind loadstep's timed auth_code iterations
+// (internal/load, --login form and form-page) and mintpool's form and
+// form-page pools (internal/mint), for Keycloak, the reference OP, Spring
+// Authorization Server, node oidc-provider and the generic adapter's IdP.
 //
-// Keycloak (PageHop false: the authorization response is the form):
+// form (PageHop false: the authorization response is the form; Keycloak):
 //
 //	Authorize  GET  auth endpoint?...&state  -> 200 login form (login cookies)
 //	Submit     POST form action              -> 302 redirect_uri?code=&state=
+//	                                            (Consent: or 200 a consent form)
+//	Consent    POST the consent form          -> 302 redirect_uri?code=&state=
 //
-// The reference OP (PageHop true):
+// form-page (PageHop true: the reference OP, Spring, node oidc-provider):
 //
 //	Authorize  GET  /auth?...&state          -> 302 /login/username?authRequestID=
-//	Form       GET  /login/username?...      -> 200 login form
+//	Page       GET  /login/username?...      -> 200 login form
 //	Submit     POST /login/username          -> 302 /authorize/callback?id=
 //	Callback   GET  /authorize/callback?id=  -> 302 redirect_uri?code=&state=
+//	                                            (Consent: or 200 a consent form)
+//	Consent    POST the consent form          -> 302 redirect_uri?code=&state=
+//
+// The field names are the page's own (Form.User, Form.Password) unless the
+// Client names them; Client.Fields are sent beside them. A consent form is
+// a 2xx page's POST form without a password input where the login wants
+// the redirect to the client: posted as it stands (hidden fields, checked
+// boxes, its first named submit control), it must redirect to the client.
+// A server that remembers a user's consent shows it once: the Consent hop
+// is sent only when the page is there.
 //
 // The code exchange that follows is the caller's. The caller sends the
 // requests (loginhop.Do) with one cookie jar per login (Keycloak ties the
@@ -25,9 +40,11 @@
 package formlogin
 
 import (
+	"cmp"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/idpbench/idpbench/internal/loginhop"
@@ -42,9 +59,10 @@ const (
 	Page                 // GET the login page the authorization request redirected to (PageHop)
 	Submit               // POST the login form with the user's name and password
 	Callback             // GET the submit's redirect: redirects to the client with the code (PageHop)
+	Consent              // POST the consent form, when the server shows one (Client.Consent)
 )
 
-var hopNames = [...]string{Authorize: "authorize", Page: "page", Submit: "submit", Callback: "callback"}
+var hopNames = [...]string{Authorize: "authorize", Page: "page", Submit: "submit", Callback: "callback", Consent: "consent"}
 
 // String is the hop's name, as its errors give it.
 func (h Hop) String() string { return hopNames[h] }
@@ -56,12 +74,24 @@ type Client struct {
 	RedirectURI string
 	Scope       string
 	PageHop     bool // the authorization request redirects to the login page (the reference OP)
+	// UserField and PasswordField name the login form's inputs; "": the
+	// page's own (Form.User, Form.Password), which it must have.
+	UserField, PasswordField string
+	// Fields are sent with the user's name and password, name and value
+	// (a field the page's script would add), replacing the page's own.
+	Fields [][2]string
+	// Consent: a consent form where the login wants the redirect to the
+	// client is answered (the Consent hop); without it, such a page fails
+	// the hop as any 2xx where a redirect is wanted.
+	Consent bool
 }
 
 // Flow is a client's login, safe for concurrent use.
 type Flow struct {
-	auth    *loginhop.Authorization
-	pageHop bool
+	auth                *loginhop.Authorization
+	pageHop, consent    bool
+	userField, pwdField string
+	fields              [][2]string
 }
 
 // New checks the client's URLs and returns its login.
@@ -70,15 +100,21 @@ func New(c Client) (*Flow, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Flow{auth: auth, pageHop: c.PageHop}, nil
+	return &Flow{auth: auth, pageHop: c.PageHop, consent: c.Consent, userField: c.UserField, pwdField: c.PasswordField,
+		fields: c.Fields}, nil
 }
 
-// Hops are the login's requests in the order sent.
+// Hops are the login's requests in the order sent; Consent, last, is sent
+// only when the server shows its page.
 func (f *Flow) Hops() []Hop {
+	hops := []Hop{Authorize, Submit}
 	if f.pageHop {
-		return []Hop{Authorize, Page, Submit, Callback}
+		hops = []Hop{Authorize, Page, Submit, Callback}
 	}
-	return []Hop{Authorize, Submit}
+	if f.consent {
+		hops = append(hops, Consent)
+	}
+	return hops
 }
 
 // Login logs username in with password and returns the callback URL,
@@ -88,7 +124,7 @@ func (f *Flow) Login(do loginhop.Do[Hop], username, password string) (*url.URL, 
 	auth, state := f.auth.Start()
 	pageURL := auth
 	if f.pageHop {
-		loc, err := f.follow(do, Authorize, get(auth), nil)
+		loc, err := f.follow(do, Authorize, get(auth), nil, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -103,22 +139,70 @@ func (f *Flow) Login(do loginhop.Do[Hop], username, password string) (*url.URL, 
 		return nil, err
 	}
 	submit := f.submitRequest(form, username, password)
+	var consent *Form
 	if !f.pageHop {
-		return f.follow(do, Submit, submit, f.checkCallback(state))
+		return f.toClient(do, Submit, submit, state, &consent)
 	}
 	next, err := f.follow(do, Submit, submit, func(e *loginhop.Error, loc *url.URL) error {
 		if f.auth.IsCallback(loc) {
 			return e.Detailf(": HTTP %d redirect to the client before the callback hop", e.Status)
 		}
 		return nil
-	})
+	}, nil)
 	if err != nil {
 		return nil, err
 	}
-	return f.follow(do, Callback, get(next), f.checkCallback(state))
+	return f.toClient(do, Callback, get(next), state, &consent)
 }
 
-// page GETs the login page at target and returns its form.
+// toClient sends req as hop, wanting the redirect to the client with the
+// code; with Consent, a consent form in its stead is posted (the Consent
+// hop), which must redirect to the client.
+func (f *Flow) toClient(do loginhop.Do[Hop], hop Hop, req *http.Request, state string, consent **Form) (*url.URL, error) {
+	var page func(*loginhop.Error, *loginhop.Response) error
+	if f.consent {
+		page = func(e *loginhop.Error, r *loginhop.Response) error {
+			*consent = consentForm(r.Body, req.URL)
+			if *consent == nil {
+				e.WrongStatus = true // not a consent page: a 2xx where the redirect was wanted
+				return e
+			}
+			return nil
+		}
+	}
+	loc, err := f.follow(do, hop, req, f.checkCallback(state), page)
+	if err != nil || *consent == nil {
+		return loc, err
+	}
+	return f.follow(do, Consent, f.consentRequest(*consent), f.checkCallback(state), nil)
+}
+
+// consentForm is page's consent form: its first POST form, when it has no
+// password input (a login form again is a refusal); nil when none.
+func consentForm(page []byte, base *url.URL) *Form {
+	form := ParseForm(page, base)
+	if form == nil || form.Password != "" {
+		return nil
+	}
+	return form
+}
+
+// consentRequest is the POST of a consent form as it stands: hidden
+// fields, checked boxes, its first named submit control.
+func (f *Flow) consentRequest(form *Form) *http.Request {
+	v := url.Values{}
+	for _, kv := range slices.Concat(form.Hidden, form.Checked) {
+		v.Add(kv[0], kv[1])
+	}
+	if form.Submit[0] != "" {
+		v.Add(form.Submit[0], form.Submit[1])
+	}
+	return postForm(form.Action, v)
+}
+
+// page GETs the login page at target and returns its login form, its
+// user name and password inputs named (the Client's names, else the
+// form's own, which it must then have).
 func (f *Flow) page(do loginhop.Do[Hop], hop Hop, target *url.URL) (*Form, error) {
 	var form *Form
 	err := do(hop, get(target), func(r *loginhop.Response) error {
@@ -127,34 +211,56 @@ func (f *Flow) page(do loginhop.Do[Hop], hop Hop, target *url.URL) (*Form, error
 			e.WrongStatus = true
 			return e
 		}
-		if form = ParseForm(r.Body, target); form == nil {
+		if form = LoginForm(r.Body, target); form == nil {
 			return e.Detailf(": HTTP %d page has no login form (no <form method=\"post\">)", r.Status)
+		}
+		form.User, form.Password = cmp.Or(f.userField, form.User), cmp.Or(f.pwdField, form.Password)
+		switch {
+		case form.Password == "":
+			return e.Detailf(": HTTP %d page's form (action %s) has no password input: name the fields (user and password field)", r.Status, logsafe.URL(form.Action))
+		case form.User == "":
+			return e.Detailf(": HTTP %d page's form (action %s) has no user name input (text or email) before its password input: name it (user field)", r.Status, logsafe.URL(form.Action))
 		}
 		return nil
 	})
 	return form, err
 }
 
-// submitRequest is the POST of the form with the user's credentials.
+// submitRequest is the POST of the login form with the user's
+// credentials: its hidden fields, the user's name and password under the
+// names page gave them, then the Client's Fields.
 func (f *Flow) submitRequest(form *Form, username, password string) *http.Request {
 	v := url.Values{}
 	for _, kv := range form.Hidden {
 		v.Add(kv[0], kv[1])
 	}
-	v.Set("username", username)
-	v.Set("password", password)
-	req := newRequest(http.MethodPost, form.Action, v.Encode())
+	v.Set(form.User, username)
+	v.Set(form.Password, password)
+	for _, kv := range f.fields {
+		v.Set(kv[0], kv[1])
+	}
+	return postForm(form.Action, v)
+}
+
+func postForm(action *url.URL, v url.Values) *http.Request {
+	req := newRequest(http.MethodPost, action, v.Encode())
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	return req
 }
 
 // follow sends req wanting a redirect whose Location parses; check (nil:
 // any) judges the Location, resolved against the request's URL, which
-// follow returns.
-func (f *Flow) follow(do loginhop.Do[Hop], hop Hop, req *http.Request, check func(*loginhop.Error, *url.URL) error) (*url.URL, error) {
+// follow returns. page (nil: none) may take a 2xx in its stead: its
+// verdict on the response, with the error a 2xx would be; follow then
+// returns no URL.
+func (f *Flow) follow(do loginhop.Do[Hop], hop Hop, req *http.Request, check func(*loginhop.Error, *url.URL) error,
+	page func(*loginhop.Error, *loginhop.Response) error) (*url.URL, error) {
 	var loc *url.URL
 	err := do(hop, req, func(r *loginhop.Response) error {
 		e := &loginhop.Error{Hop: hop.String(), Op: req.Method + " " + logsafe.URL(req.URL), Status: r.Status, Want: loginhop.WantRedirect}
+		if page != nil && r.Status >= 200 && r.Status <= 299 {
+			return page(e, r)
+		}
 		if r.Status < 300 || r.Status > 399 {
 			e.WrongStatus = true
 			return e

@@ -105,3 +105,120 @@ func TestLoginFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestLoginOptions: the page's own field names found, or the Client's
+// used where the page does not show them; extra fields sent; a consent
+// form answered (both shapes), every time or once, as the server asks.
+func TestLoginOptions(t *testing.T) {
+	tests := []struct {
+		name     string
+		refop    bool
+		op       func(op *formlogintest.OP)
+		client   func(c *Client)
+		logins   int
+		consents int // answered
+		hops     []Hop
+	}{
+		{"fields found on the page", false, func(op *formlogintest.OP) {
+			op.UserInput, op.PasswordInput = [2]string{"login", "email"}, [2]string{"pw", "password"}
+		}, nil, 1, 0, []Hop{Authorize, Submit}},
+		{"password input not typed password: named", true, func(op *formlogintest.OP) {
+			op.PasswordInput = [2]string{"pin", "text"}
+		}, func(c *Client) { c.UserField, c.PasswordField = "username", "pin" }, 1, 0, []Hop{Authorize, Page, Submit, Callback}},
+		{"an extra field", false, func(op *formlogintest.OP) { op.Require = [2]string{"tenant", "acme"} },
+			func(c *Client) { c.Fields = [][2]string{{"tenant", "acme"}} }, 1, 0, []Hop{Authorize, Submit}},
+		{"keycloak consent every time", false, func(op *formlogintest.OP) { op.Consent = formlogintest.ConsentAlways },
+			func(c *Client) { c.Consent = true }, 3, 3, []Hop{Authorize, Submit, Consent}},
+		{"spring consent every time", true, func(op *formlogintest.OP) { op.Consent = formlogintest.ConsentAlways },
+			func(c *Client) { c.Consent = true }, 3, 3, []Hop{Authorize, Page, Submit, Callback, Consent}},
+		{"keycloak consent remembered", false, func(op *formlogintest.OP) { op.Consent = formlogintest.ConsentOnce },
+			func(c *Client) { c.Consent = true }, 3, 1, []Hop{Authorize, Submit}},
+		{"consent answered only where shown", true, nil, func(c *Client) { c.Consent = true }, 2, 0, []Hop{Authorize, Page, Submit, Callback}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			op := formlogintest.NewOP(t, tt.refop)
+			if tt.op != nil {
+				tt.op(op)
+			}
+			c := Client{AuthURL: op.Server.URL + "/auth", ClientID: formlogintest.ClientID, RedirectURI: formlogintest.RedirectURI,
+				Scope: "openid", PageHop: tt.refop}
+			if tt.client != nil {
+				tt.client(&c)
+			}
+			f, err := New(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sent []Hop
+			for i := range tt.logins {
+				sent = nil
+				cb, err := f.Login(recorded(t, &sent), "user1", formlogintest.Password)
+				if err != nil || cb.Query().Get("code") == "" {
+					t.Fatalf("login %d: callback %v, error %v", i, cb, err)
+				}
+			}
+			if n := op.Logins()["user1"]; n != tt.logins || op.Consents() != tt.consents {
+				t.Errorf("%d logins, %d consents answered; want %d, %d", n, op.Consents(), tt.logins, tt.consents)
+			}
+			if !slices.Equal(sent, tt.hops) {
+				t.Errorf("the last login's hops %v, want %v", sent, tt.hops)
+			}
+		})
+	}
+}
+
+// TestLoginOptionFailures: a page the login cannot fill, or a consent
+// page where none is answered, ends the login at that hop, saying what.
+func TestLoginOptionFailures(t *testing.T) {
+	tests := []struct {
+		name        string
+		refop       bool
+		op          func(op *formlogintest.OP)
+		client      func(c *Client)
+		password    string
+		hop         Hop
+		wrongStatus bool
+		want        string
+	}{
+		{"no password input", true, func(op *formlogintest.OP) { op.PasswordInput = [2]string{"pin", "text"} }, nil, formlogintest.Password,
+			Page, false, "/login/username: HTTP 200 page's form (action http://127.0.0.1:"},
+		{"no user input before the password", false, func(op *formlogintest.OP) { op.UserInput = [2]string{"who", "number"} }, nil, formlogintest.Password,
+			Authorize, false, "has no user name input (text or email) before its password input: name it (user field)"},
+		{"consent not answered", false, func(op *formlogintest.OP) { op.Consent = formlogintest.ConsentAlways }, nil, formlogintest.Password,
+			Submit, true, "/login-actions/authenticate (want a redirect): HTTP 200"},
+		{"the login form again is no consent", false, nil, func(c *Client) { c.Consent = true }, "not-it",
+			Submit, true, "/login-actions/authenticate (want a redirect): HTTP 200"},
+		{"spring: the form again at the callback", true, func(op *formlogintest.OP) { op.Require = [2]string{"tenant", "acme"} },
+			func(c *Client) { c.Consent = true }, formlogintest.Password, Submit, true, "/login/username (want a redirect): HTTP 200"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			op := formlogintest.NewOP(t, tt.refop)
+			if tt.op != nil {
+				tt.op(op)
+			}
+			c := Client{AuthURL: op.Server.URL + "/auth", ClientID: formlogintest.ClientID, RedirectURI: formlogintest.RedirectURI,
+				Scope: "openid", PageHop: tt.refop}
+			if tt.client != nil {
+				tt.client(&c)
+			}
+			f, err := New(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sent []Hop
+			_, err = f.Login(recorded(t, &sent), "user1", tt.password)
+			e, ok := err.(*loginhop.Error)
+			if !ok {
+				t.Fatalf("error %v (%T), want a *loginhop.Error", err, err)
+			}
+			if e.Hop != tt.hop.String() || e.WrongStatus != tt.wrongStatus || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("hop %s wrong status %v: %q; want %s %v %q", e.Hop, e.WrongStatus, err, tt.hop, tt.wrongStatus, tt.want)
+			}
+			if last := sent[len(sent)-1]; last != tt.hop {
+				t.Errorf("hops sent %v: the login went on after %s", sent, tt.hop)
+			}
+		})
+	}
+}
