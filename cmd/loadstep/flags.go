@@ -284,8 +284,11 @@ their sum. --timeout applies to each request; --rate is iterations/s.
     inputs the page shows, or --login-user-field and --login-password-field;
     --login-field NAME=VALUE beside them); with --login-consent a consent
     form (a 2xx page whose form has no password input) where the redirect to
-    the client is wanted is posted as it stands (login_consent, counted only
-    in the iterations that met one), and must redirect to the client. session-api
+    the client is wanted, in that answer or behind a redirect elsewhere
+    (login_consent_page), is posted as it stands (login_consent) and must
+    redirect to the client, or once through a redirect of the server's own
+    that must (login_resume); these count only in the iterations that met
+    them. session-api
     (Zitadel's, as a custom login UI): login_authorize (with
     x-zitadel-login-client: --login-client), login_session (POST
     /v2/sessions with the user and password checks), login_finalize (POST

@@ -61,11 +61,12 @@ when it is there. The file: KEY=value lines, read and never evaluated: one optio
 of surrounding quotes, no expansion, no inline comments, # comment lines, a
 later line wins, an empty value is unset; a file may start with ~/ or be
 relative to the file's directory. Repeatable: NOTE=text, DEVIATION=what | why,
-CONFIG_SOURCE=what | url, SETTING=key=value, LOGIN_FIELD=name=value (sent with
-the login form). Every URL the tools send requests to must be on loopback
-(127.0.0.0/8, [::1], localhost; a name is never looked up): every IdP is
-measured on this machine, so that no network adds its latency and variance
-to one IdP's numbers. The template with every key: examples/oidc/myidp.env.
+CONFIG_SOURCE=what | url, SETTING=key=value, LOGIN_FIELD=name=value (sent
+with the login form; it travels in argv, so no secret). Every URL the tools
+send requests to must be on loopback (127.0.0.0/8, [::1], localhost; a name is
+never looked up): every IdP is measured on this machine, so that no network
+adds its latency and variance to one IdP's numbers. The template with every
+key: examples/oidc/myidp.env.
 The other keys (* required):
 %s
 Flags:

@@ -49,8 +49,14 @@ const (
 	NameAccept    = "login_accept"    // Hydra: PUT admin .../login/accept
 	NameVerifier  = "login_verifier"  // Hydra: GET the authorize URL with the login_verifier
 	NameConsent   = "login_consent"   // Hydra: PUT admin .../consent/accept; a form login: POST the consent form
-	NameSession   = "login_session"   // Zitadel: POST /v2/sessions with the user and password checks
-	NameFinalize  = "login_finalize"  // Zitadel: POST /v2/oidc/auth_requests/{id} with the session
+	// A form login's consent page behind a redirect (Keycloak's required
+	// action), and the redirect after the consent that is not yet the
+	// client's (node oidc-provider's resume): sent only where the server
+	// asks for consent so.
+	NameConsentPage = "login_consent_page"
+	NameResume      = "login_resume"
+	NameSession     = "login_session"  // Zitadel: POST /v2/sessions with the user and password checks
+	NameFinalize    = "login_finalize" // Zitadel: POST /v2/oidc/auth_requests/{id} with the session
 )
 
 // Config is what a login needs of the client and the server; each protocol
@@ -180,7 +186,8 @@ var (
 	adminAcceptNames = [adminaccept.Hops]string{adminaccept.Authorize: NameAuthorize, adminaccept.AcceptLogin: NameAccept,
 		adminaccept.Verifier: NameVerifier, adminaccept.AcceptConsent: NameConsent, adminaccept.Callback: NameCallback}
 	formNames = [...]string{formlogin.Authorize: NameAuthorize, formlogin.Page: NameLoginForm,
-		formlogin.Submit: NameSubmit, formlogin.Callback: NameCallback, formlogin.Consent: NameConsent}
+		formlogin.Submit: NameSubmit, formlogin.Callback: NameCallback, formlogin.ConsentPage: NameConsentPage,
+		formlogin.Consent: NameConsent, formlogin.Resume: NameResume}
 	sessionNames = [sessionapi.Hops]string{sessionapi.Authorize: NameAuthorize, sessionapi.CreateSession: NameSession,
 		sessionapi.CreateCallback: NameFinalize}
 )

@@ -24,7 +24,7 @@ func TestRequests(t *testing.T) {
 		{AdminAccept, []string{NameAuthorize, NameAccept, NameVerifier, NameConsent, NameCallback}},
 		{Form, []string{NameAuthorize, NameSubmit}},
 		{FormPage, []string{NameAuthorize, NameLoginForm, NameSubmit, NameCallback}},
-		{Form + " with consent", []string{NameAuthorize, NameSubmit, NameConsent}},
+		{Form + " with consent", []string{NameAuthorize, NameSubmit, NameConsentPage, NameConsent, NameResume}},
 		{SessionAPI, []string{NameAuthorize, NameSession, NameFinalize}},
 	} {
 		protocol, consent := strings.CutSuffix(tt.protocol, " with consent")

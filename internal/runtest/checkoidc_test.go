@@ -31,10 +31,10 @@ var oidcRuns = map[string]struct {
 		[]string{"login_authorize", "login_accept", "login_verifier", "login_consent", "login_callback", "oidc_token"}},
 	"keycloak": {[]string{"S1", "S2", "S2l", "S3", "S4", "S5", "S6"},
 		map[string]string{"jwt_bearer": "no JWT_BEARER_KEY_FILE"},
-		[]string{"login_authorize", "login_submit", "login_consent", "oidc_token"}},
+		[]string{"login_authorize", "login_submit", "login_consent_page", "login_consent", "login_resume", "oidc_token"}},
 	"refop": {[]string{"S1", "S2", "S2j", "S3", "S4", "S5", "S6"},
 		map[string]string{"client_credentials_login": "CLIENT_USERINFO is not yes"},
-		[]string{"login_authorize", "login_form", "login_submit", "login_callback", "login_consent", "oidc_token"}},
+		[]string{"login_authorize", "login_form", "login_submit", "login_callback", "login_consent_page", "login_consent", "login_resume", "oidc_token"}},
 }
 
 // TestCheckOIDC proves the generic adapter (products/oidc/adapter) is
@@ -57,8 +57,11 @@ var oidcRuns = map[string]struct {
 //     run, the others N/A
 //  4. scripts/run-comparison.sh --quick --fresh --only oidc with
 //     IDPBENCH_OIDC_CONFIG pointing at it (its own run id oidc-<case>)
-//  5. the product's own adapter: down, which fails naming anything left
-//  6. assertions: `aggregate steady` has every scenario of the case (S1 S2
+//  5. keycloak: consent required of its client (admin API), then a short
+//     paced S4 step with the generic adapter's own loadstep arguments:
+//     every iteration ok, Keycloak's consent page answered
+//  6. the product's own adapter: down, which fails naming anything left
+//  7. assertions: `aggregate steady` has every scenario of the case (S1 S2
 //     S3 S4 S5 S6 everywhere, S2l on Keycloak, S2j on the reference OP) for
 //     the configured product name with numbers and zero failed requests at
 //     the steady step, S4 through the case's login protocol (its
@@ -66,8 +69,9 @@ var oidcRuns = map[string]struct {
 //     meta.json names that product; the sampler recorded its process tree;
 //     refop-start has complete cold starts A and B and its port is free again
 //
-// Then one aggregate report over every case run (COMPARISON.md) must hold a
-// row per case.
+// First, a configuration whose IdP does not answer stops the run at its
+// preflight, before any load. Then one aggregate report over every case run
+// (COMPARISON.md) must hold a row per case.
 //
 // Environment: IDPBENCH_GCJITTER_S (default here 15 s), IDPBENCH_LADDER
 // (default here "8": one level a scenario, not the quick profile's 2 8 32),
@@ -77,6 +81,9 @@ func TestCheckOIDC(t *testing.T) {
 	h := newHarness(t, "check-oidc", "jq", "curl", "python3", "go")
 	// Products start their own PostgreSQL (the caller's shared one is not ours to use).
 	h.env = environ(h.env, "IDPBENCH_TMP="+h.work, "IDPBENCH_PG_DIR")
+	if !t.Run("preflight", func(t *testing.T) { checkOIDCPreflight(h.in(t)) }) {
+		return
+	}
 	var names []string // the configured product names of the cases run
 	for _, c := range oidcCases {
 		var name string
@@ -133,6 +140,9 @@ func checkOIDCCase(h *harness, c string) string {
 		"--quick", "--fresh", "--only", "oidc", "--run-id", "oidc-"+c); code != 0 {
 		h.t.Fatalf("%s: run-comparison.sh --only oidc failed (exit %d): %s", c, code, tail(out, 20))
 	}
+	if c == "keycloak" {
+		consentOnKeycloak(h, state, cfg) // after the run, while Keycloak is up
+	}
 	down()
 	if port != 0 {
 		coldStartsOf(h.t, c, run, name, port)
@@ -144,6 +154,42 @@ func checkOIDCCase(h *harness, c string) string {
 		h.t.Errorf("%s: S4's requests %v, want %v", c, s.RequestOrder, want.login)
 	}
 	return name
+}
+
+// consentOnKeycloak: with consent required of the client (its admin API),
+// S4 through the generic adapter's own loadstep arguments answers
+// Keycloak's consent page (behind a redirect, remembered per user): a short
+// paced step with every iteration ok, the consent hops sent.
+func consentOnKeycloak(h *harness, state, cfg string) {
+	h.bash(nil, `st="$1"; source "$st/state.env"; base="${ISSUER%/realms/*}"
+		tok="$(tr -d '\n' <"$st/secrets/admin" | curl -sS --fail --data-urlencode password@- -d grant_type=password \
+			-d client_id=admin-cli -d username=admin "$base/realms/master/protocol/openid-connect/token" | jq -er .access_token)"
+		(umask 077 && printf 'Authorization: Bearer %s\n' "$tok" >"$st/admin.header")
+		id="$(curl -sS --fail -H @"$st/admin.header" "$base/admin/realms/bench/clients?clientId=bench-svc" | jq -er '.[0].id')"
+		curl -sS --fail -H @"$st/admin.header" "$base/admin/realms/bench/clients/$id" | jq '.consentRequired = true' |
+			curl -sS --fail -X PUT -H @"$st/admin.header" -H 'Content-Type: application/json' --data @- "$base/admin/realms/bench/clients/$id"
+		rm -f "$st/admin.header"`, state)
+	disc := filepath.Join(h.work, "consent-state")
+	if err := os.MkdirAll(disc, 0o700); err != nil {
+		h.t.Fatal(err)
+	}
+	oidcCmd := func(verb string, args ...string) []string {
+		out := h.mustRun(nil, "", h.tool("provision"), append([]string{"oidc", verb, "--config", cfg, "--state", disc}, args...)...)
+		return lines(out)
+	}
+	oidcCmd("discover")
+	args := append([]string{"--url", oidcCmd("endpoint", "auth_code")[0], "--scenario", "auth_code", "--rate", "4", "--duration", "4s",
+		"--warmup", "0s"}, oidcCmd("loadargs", "auth_code")...)
+	out := filepath.Join(disc, "auth_code-consent.json")
+	h.mustRun(nil, "", h.tool("loadstep"), append(args, "-o", out)...)
+	s := readStep(h.t, out)
+	consents := s.RequestsByName["login_consent"]
+	if s.Requests == 0 || s.OK != s.Requests || consents.Requests == 0 || consents.OK != consents.Requests ||
+		s.RequestsByName["login_consent_page"].Requests != consents.Requests {
+		h.t.Errorf("keycloak with consent required: %d iterations, %d ok, by name %+v", s.Requests, s.OK, s.RequestsByName)
+		return
+	}
+	h.t.Logf("ok: keycloak with consent required: %d iterations ok, %d consent pages answered", s.OK, consents.Requests)
 }
 
 // checkPlan: provision oidc check on cfg exits 0 and plans to run every
@@ -177,6 +223,31 @@ func naOf(t *testing.T, run string, na map[string]string) {
 			t.Errorf("meta.json: %s N/A %q, want a reason starting %q", s, m.ScenarioNA[s], why)
 		}
 	}
+}
+
+// checkOIDCPreflight: a run whose configuration's IdP does not answer (no
+// START_COMMAND, nothing on its port) stops at the preflight, in install:
+// the product is an N/A row whose reason is the check's, and nothing was
+// measured.
+func checkOIDCPreflight(h *harness) {
+	cfg, run := filepath.Join(h.work, "down.env"), filepath.Join(h.work, "results", "oidc-preflight")
+	text := h.example("myidp.env") + "NAME=oidc:down\nISSUER=http://127.0.0.1:" + strconv.Itoa(freePort(h.t)) + "/\n"
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+		h.t.Fatal(err)
+	}
+	env := h.with("IDPBENCH_OIDC_CONFIG="+cfg, "IDPBENCH_RESULTS="+filepath.Join(h.work, "results"))
+	if code, out := h.run(env, filepath.Join(h.work, "run-preflight.log"), h.script("run-comparison.sh"),
+		"--quick", "--fresh", "--only", "oidc", "--run-id", "oidc-preflight"); code != 0 {
+		h.t.Fatalf("run-comparison.sh with an IdP that does not answer: exit %d, want 0 (an N/A row): %s", code, tail(out, 20))
+	}
+	m := readMeta(h.t, filepath.Join(run, "oidc", "meta.json"))
+	if m.Status != "na" || !strings.Contains(m.NAReason, "check: 1 problem(s) in "+cfg) || !strings.Contains(m.NAReason, "no answer") {
+		h.t.Errorf("meta.json: status %q, reason %q; want na with the preflight's reason", m.Status, m.NAReason)
+	}
+	if steps, _ := filepath.Glob(filepath.Join(run, "oidc", "*-c*.json")); len(steps) > 0 {
+		h.t.Errorf("load was sent after a failed preflight: %v", steps)
+	}
+	h.t.Logf("ok: the preflight stopped the run before any load: %s", m.NAReason)
 }
 
 // ownUp installs, starts and sets up a product through its own adapter; the

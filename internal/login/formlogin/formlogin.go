@@ -55,14 +55,17 @@ import (
 type Hop int
 
 const (
-	Authorize Hop = iota // the authorization request
-	Page                 // GET the login page the authorization request redirected to (PageHop)
-	Submit               // POST the login form with the user's name and password
-	Callback             // GET the submit's redirect: redirects to the client with the code (PageHop)
-	Consent              // POST the consent form, when the server shows one (Client.Consent)
+	Authorize   Hop = iota // the authorization request
+	Page                   // GET the login page the authorization request redirected to (PageHop)
+	Submit                 // POST the login form with the user's name and password
+	Callback               // GET the submit's redirect: redirects to the client with the code (PageHop)
+	ConsentPage            // GET the consent page a redirect led to, when the server shows one (Client.Consent)
+	Consent                // POST the consent form, when the server shows one (Client.Consent)
+	Resume                 // GET the consent's redirect when it does not go to the client (Client.Consent)
 )
 
-var hopNames = [...]string{Authorize: "authorize", Page: "page", Submit: "submit", Callback: "callback", Consent: "consent"}
+var hopNames = [...]string{Authorize: "authorize", Page: "page", Submit: "submit", Callback: "callback",
+	ConsentPage: "consent_page", Consent: "consent", Resume: "resume"}
 
 // String is the hop's name, as its errors give it.
 func (h Hop) String() string { return hopNames[h] }
@@ -104,15 +107,16 @@ func New(c Client) (*Flow, error) {
 		fields: c.Fields}, nil
 }
 
-// Hops are the login's requests in the order sent; Consent, last, is sent
-// only when the server shows its page.
+// Hops are the login's requests in the order sent; ConsentPage, Consent
+// and Resume, last, are sent only when the server asks for consent, each
+// where its shape of consent needs it.
 func (f *Flow) Hops() []Hop {
 	hops := []Hop{Authorize, Submit}
 	if f.pageHop {
 		hops = []Hop{Authorize, Page, Submit, Callback}
 	}
 	if f.consent {
-		hops = append(hops, Consent)
+		hops = append(hops, ConsentPage, Consent, Resume)
 	}
 	return hops
 }
@@ -139,9 +143,8 @@ func (f *Flow) Login(do loginhop.Do[Hop], username, password string) (*url.URL, 
 		return nil, err
 	}
 	submit := f.submitRequest(form, username, password)
-	var consent *Form
 	if !f.pageHop {
-		return f.toClient(do, Submit, submit, state, &consent)
+		return f.toClient(do, Submit, submit, state)
 	}
 	next, err := f.follow(do, Submit, submit, func(e *loginhop.Error, loc *url.URL) error {
 		if f.auth.IsCallback(loc) {
@@ -152,29 +155,64 @@ func (f *Flow) Login(do loginhop.Do[Hop], username, password string) (*url.URL, 
 	if err != nil {
 		return nil, err
 	}
-	return f.toClient(do, Callback, get(next), state, &consent)
+	return f.toClient(do, Callback, get(next), state)
 }
 
 // toClient sends req as hop, wanting the redirect to the client with the
-// code; with Consent, a consent form in its stead is posted (the Consent
-// hop), which must redirect to the client.
-func (f *Flow) toClient(do loginhop.Do[Hop], hop Hop, req *http.Request, state string, consent **Form) (*url.URL, error) {
-	var page func(*loginhop.Error, *loginhop.Response) error
-	if f.consent {
-		page = func(e *loginhop.Error, r *loginhop.Response) error {
-			*consent = consentForm(r.Body, req.URL)
-			if *consent == nil {
-				e.WrongStatus = true // not a consent page: a 2xx where the redirect was wanted
-				return e
-			}
-			return nil
+// code. With Consent the server may ask for consent first, in the shapes
+// the products take: a consent form in the hop's answer (Keycloak's and
+// Spring's theme in a 2xx), or behind a redirect elsewhere (Keycloak's
+// required action: ConsentPage GETs it); the consent posted (Consent) must
+// redirect to the client, or once through a redirect of the server's own
+// that must (node oidc-provider's resume: Resume).
+func (f *Flow) toClient(do loginhop.Do[Hop], hop Hop, req *http.Request, state string) (*url.URL, error) {
+	if !f.consent {
+		return f.follow(do, hop, req, f.checkCallback(state), nil)
+	}
+	var form *Form
+	loc, err := f.follow(do, hop, req, f.callbackOr(state), f.consentPage(req.URL, &form))
+	if err != nil {
+		return nil, err
+	}
+	if form == nil && f.auth.IsCallback(loc) {
+		return loc, nil // no consent asked
+	}
+	if form == nil { // a redirect elsewhere: to the consent page
+		page := get(loc)
+		noPage := func(e *loginhop.Error, to *url.URL) error {
+			return e.Detailf(": HTTP %d redirect to %s where the consent page was wanted", e.Status, logsafe.URL(to))
+		}
+		if _, err := f.follow(do, ConsentPage, page, noPage, f.consentPage(page.URL, &form)); err != nil {
+			return nil, err
 		}
 	}
-	loc, err := f.follow(do, hop, req, f.checkCallback(state), page)
-	if err != nil || *consent == nil {
+	if loc, err = f.follow(do, Consent, f.consentRequest(form), f.callbackOr(state), nil); err != nil || f.auth.IsCallback(loc) {
 		return loc, err
 	}
-	return f.follow(do, Consent, f.consentRequest(*consent), f.checkCallback(state), nil)
+	return f.follow(do, Resume, get(loc), f.checkCallback(state), nil)
+}
+
+// callbackOr judges a redirect that may go elsewhere than the client (to a
+// consent page, a resume): one to the client is a callback, checked.
+func (f *Flow) callbackOr(state string) func(*loginhop.Error, *url.URL) error {
+	return func(e *loginhop.Error, loc *url.URL) error {
+		if f.auth.IsCallback(loc) {
+			return f.checkCallback(state)(e, loc)
+		}
+		return nil
+	}
+}
+
+// consentPage takes a 2xx answer with a consent form into *form; any other
+// 2xx is a refusal (the login form again, after a wrong password).
+func (f *Flow) consentPage(base *url.URL, form **Form) func(*loginhop.Error, *loginhop.Response) error {
+	return func(e *loginhop.Error, r *loginhop.Response) error {
+		if *form = consentForm(r.Body, base); *form == nil {
+			e.WrongStatus = true // not a consent page: a 2xx where the redirect was wanted
+			return e
+		}
+		return nil
+	}
 }
 
 // consentForm is page's consent form: its first POST form, when it has no

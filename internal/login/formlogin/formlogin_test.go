@@ -1,6 +1,7 @@
 package formlogin
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -127,8 +128,14 @@ func TestLoginOptions(t *testing.T) {
 		}, func(c *Client) { c.UserField, c.PasswordField = "username", "pin" }, 1, 0, []Hop{Authorize, Page, Submit, Callback}},
 		{"an extra field", false, func(op *formlogintest.OP) { op.Require = [2]string{"tenant", "acme"} },
 			func(c *Client) { c.Fields = [][2]string{{"tenant", "acme"}} }, 1, 0, []Hop{Authorize, Submit}},
-		{"keycloak consent every time", false, func(op *formlogintest.OP) { op.Consent = formlogintest.ConsentAlways },
+		{"consent in the submit's answer, every time", false, func(op *formlogintest.OP) { op.Consent = formlogintest.ConsentAlways },
 			func(c *Client) { c.Consent = true }, 3, 3, []Hop{Authorize, Submit, Consent}},
+		{"keycloak: consent behind a redirect", false, func(op *formlogintest.OP) {
+			op.Consent, op.ConsentBehind = formlogintest.ConsentAlways, true
+		}, func(c *Client) { c.Consent = true }, 2, 2, []Hop{Authorize, Submit, ConsentPage, Consent}},
+		{"oidc-provider: consent behind a redirect, then a resume", true, func(op *formlogintest.OP) {
+			op.Consent, op.ConsentBehind, op.Resume = formlogintest.ConsentAlways, true, true
+		}, func(c *Client) { c.Consent = true }, 2, 2, []Hop{Authorize, Page, Submit, Callback, ConsentPage, Consent, Resume}},
 		{"spring consent every time", true, func(op *formlogintest.OP) { op.Consent = formlogintest.ConsentAlways },
 			func(c *Client) { c.Consent = true }, 3, 3, []Hop{Authorize, Page, Submit, Callback, Consent}},
 		{"keycloak consent remembered", false, func(op *formlogintest.OP) { op.Consent = formlogintest.ConsentOnce },
@@ -187,6 +194,10 @@ func TestLoginOptionFailures(t *testing.T) {
 			Authorize, false, "has no user name input (text or email) before its password input: name it (user field)"},
 		{"consent not answered", false, func(op *formlogintest.OP) { op.Consent = formlogintest.ConsentAlways }, nil, formlogintest.Password,
 			Submit, true, "/login-actions/authenticate (want a redirect): HTTP 200"},
+		{"consent behind a redirect, not answered", false, func(op *formlogintest.OP) {
+			op.Consent, op.ConsentBehind = formlogintest.ConsentAlways, true
+		}, nil, formlogintest.Password, Submit, false, "/login-actions/authenticate: callback went to http://127.0.0.1:"},
+
 		{"the login form again is no consent", false, nil, func(c *Client) { c.Consent = true }, "not-it",
 			Submit, true, "/login-actions/authenticate (want a redirect): HTTP 200"},
 		{"spring: the form again at the callback", true, func(op *formlogintest.OP) { op.Require = [2]string{"tenant", "acme"} },
@@ -220,5 +231,41 @@ func TestLoginOptionFailures(t *testing.T) {
 				t.Errorf("hops sent %v: the login went on after %s", sent, tt.hop)
 			}
 		})
+	}
+}
+
+// TestConsentPageRefused: with Consent, a redirect that leads on to
+// another redirect, where the consent page was wanted, fails the
+// ConsentPage hop's check (never a login that ends without a failed
+// request).
+func TestConsentPageRefused(t *testing.T) {
+	f, err := New(Client{AuthURL: "http://127.0.0.1:1/auth", ClientID: "c", RedirectURI: "http://127.0.0.1/cb", Scope: "openid", Consent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers := map[string]*loginhop.Response{
+		"/auth": {Status: 200, Header: http.Header{}, Body: []byte(formlogintest.KeycloakPage)},
+		"/realms/bench/login-actions/authenticate": {Status: 302, Header: http.Header{"Location": {"/required-action"}}},
+		"/required-action":                         {Status: 302, Header: http.Header{"Location": {"/elsewhere"}}},
+	}
+	var sent []Hop
+	var verdicts []error
+	_, err = f.Login(func(hop Hop, req *http.Request, check loginhop.Check) error {
+		sent = append(sent, hop)
+		r := answers[req.URL.Path]
+		if r == nil {
+			t.Fatalf("unexpected %s %s", req.Method, req.URL)
+		}
+		v := check(r)
+		verdicts = append(verdicts, v)
+		return v
+	}, "user1", "pw")
+	var e *loginhop.Error
+	if !errors.As(err, &e) || e.Hop != "consent_page" || e.WrongStatus ||
+		!strings.Contains(err.Error(), "GET http://127.0.0.1:8080/required-action: HTTP 302 redirect to http://127.0.0.1:8080/elsewhere where the consent page was wanted") {
+		t.Fatalf("error %v", err)
+	}
+	if !slices.Equal(sent, []Hop{Authorize, Submit, ConsentPage}) || verdicts[2] == nil {
+		t.Errorf("hops %v, verdicts %v: the consent page hop's own check must refuse", sent, verdicts)
 	}
 }

@@ -55,6 +55,11 @@ type OP struct {
 	UserInput, PasswordInput [2]string
 	Require                  [2]string // a field the submit must carry, name and value ("": none)
 	Consent                  int       // ConsentNever, ConsentAlways, ConsentOnce
+	// ConsentBehind: the consent page is behind a redirect (GET
+	// /consent-page?id=, Keycloak's required action); Resume: the consent
+	// redirects to GET /resume?id=, which redirects to the client (node
+	// oidc-provider's shape).
+	ConsentBehind, Resume bool
 
 	mu        sync.Mutex
 	seq       int
@@ -88,6 +93,8 @@ func NewOP(t testing.TB, refop bool) *OP {
 	mux.HandleFunc("GET /authorize/callback", f.callback)
 	mux.HandleFunc("POST /login-actions/consent", f.consent)
 	mux.HandleFunc("POST /consent", f.consent)
+	mux.HandleFunc("GET /consent-page", func(w http.ResponseWriter, r *http.Request) { f.consentPage(w, r.URL.Query().Get("id")) })
+	mux.HandleFunc("GET /resume", func(w http.ResponseWriter, r *http.Request) { f.redirectWithCode(w, r, r.URL.Query().Get("id")) })
 	mux.HandleFunc("POST /token", f.token)
 	mux.HandleFunc("GET /.well-known/openid-configuration", func(w http.ResponseWriter, _ *http.Request) {
 		json.NewEncoder(w).Encode(map[string]string{"authorization_endpoint": f.Server.URL + "/auth",
@@ -226,10 +233,18 @@ func (f *OP) redirectOrConsent(w http.ResponseWriter, r *http.Request, id string
 	user := f.submitted[id]
 	ask := f.Consent == ConsentAlways || (f.Consent == ConsentOnce && !f.consented[user])
 	f.mu.Unlock()
-	if !ask {
+	switch {
+	case !ask:
 		f.redirectWithCode(w, r, id)
-		return
+	case f.ConsentBehind:
+		http.Redirect(w, r, "/consent-page?id="+url.QueryEscape(id), http.StatusFound)
+	default:
+		f.consentPage(w, id)
 	}
+}
+
+// consentPage writes the consent form of request id.
+func (f *OP) consentPage(w http.ResponseWriter, id string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	if f.Refop { // Spring's shape
 		fmt.Fprintf(w, `<!DOCTYPE html><html><body><h1>Consent required</h1>
@@ -264,6 +279,10 @@ func (f *OP) consent(w http.ResponseWriter, r *http.Request) {
 	f.consented[f.submitted[id]] = true
 	f.consents++
 	f.mu.Unlock()
+	if f.Resume {
+		http.Redirect(w, r, "/resume?id="+url.QueryEscape(id), http.StatusSeeOther)
+		return
+	}
 	f.redirectWithCode(w, r, id)
 }
 
