@@ -12,6 +12,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/load"
+	"github.com/idpbench/idpbench/internal/login"
 	"github.com/idpbench/idpbench/internal/pool"
 	"github.com/idpbench/idpbench/internal/schema"
 )
@@ -38,6 +39,9 @@ type config struct {
 	users                     int
 	passwordFile              string
 	loginClient, loginToken   string
+	loginUserField, loginPwd  string
+	loginFields               []string
+	loginConsent              bool
 	userinfoURL               string
 	introspectChk             string
 	method, body, expect      string
@@ -95,6 +99,10 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.StringVar(&c.passwordFile, "password-file", "", "auth_code --login form|form-page|session-api: file holding the users' password; default: env "+passwordEnv)
 	fs.StringVar(&c.loginClient, "login-client", "", "auth_code --login session-api: the user id of the login client (a machine user with the IAM_LOGIN_CLIENT role), sent as x-zitadel-login-client")
 	fs.StringVar(&c.loginToken, "login-client-pat-file", "", "auth_code --login session-api: file holding the login client's token (a PAT) for the Session API; default: env "+loginTokenEnv)
+	fs.StringVar(&c.loginUserField, "login-user-field", "", "auth_code --login form|form-page: the login form's user name field; default: the page's own (the text or email input before its password input)")
+	fs.StringVar(&c.loginPwd, "login-password-field", "", "auth_code --login form|form-page: the login form's password field; default: the page's own (its password input)")
+	fs.StringArrayVar(&c.loginFields, "login-field", nil, "auth_code --login form|form-page: NAME=VALUE sent with the user's name and password (a field the page's script would add), repeatable")
+	fs.BoolVar(&c.loginConsent, "login-consent", false, "auth_code --login form|form-page: answer a consent form where the login wants the redirect to the client (request login_consent, sent when the server shows one); default: such a page fails the hop")
 	fs.StringVar(&c.userinfoURL, "userinfo-url", "", "client_credentials_login: userinfo endpoint URL (--url is the token endpoint)")
 	fs.StringVar(&c.introspectChk, "introspect-check", load.CheckActive, "introspect: what a 2xx answer must say: active (\"active\": true, the scenario's rule) | answered (an \"active\" boolean, true or false: for tests of client authentication; recorded as check \""+schema.CheckAnswered+"\", never compared with S3)")
 	fs.StringVar(&c.method, "method", "GET", "request scenario: HTTP method")
@@ -294,8 +302,18 @@ their sum. --timeout applies to each request; --rate is iterations/s.
     oidc_token (authorization_code). --login admin-accept (Hydra's):
     login_authorize, login_accept and login_consent (PUTs to --admin-url),
     login_verifier, login_callback. form (Keycloak's): login_authorize (the
-    login form), login_submit. form-page (the reference OP's):
-    login_authorize, login_form, login_submit, login_callback. session-api
+    login form), login_submit. form-page (the reference OP's, Spring's, node
+    oidc-provider's): login_authorize, login_form, login_submit,
+    login_callback. A form login fills the page's login form (its first POST
+    form with a password input: hidden fields, the user name and password
+    inputs the page shows, or --login-user-field and --login-password-field;
+    --login-field NAME=VALUE beside them); with --login-consent a consent
+    form (a 2xx page whose form has no password input) where the redirect to
+    the client is wanted, in that answer or behind a redirect elsewhere
+    (login_consent_page), is posted as it stands (login_consent) and must
+    redirect to the client, or once through a redirect of the server's own
+    that must (login_resume); these count only in the iterations that met
+    them. session-api
     (Zitadel's, as a custom login UI): login_authorize (with
     x-zitadel-login-client: --login-client), login_session (POST
     /v2/sessions with the user and password checks), login_finalize (POST
@@ -373,9 +391,11 @@ func (c *config) validate() error {
 func (c *config) validateFlowFlags() error {
 	authCode := map[string]string{"login": c.login, "token-url": c.tokenURL, "admin-url": c.adminURL,
 		"redirect-uri": c.redirectURI, "username": c.username, "password-file": c.passwordFile,
-		"login-client": c.loginClient, "login-client-pat-file": c.loginToken}
+		"login-client": c.loginClient, "login-client-pat-file": c.loginToken,
+		"login-user-field": c.loginUserField, "login-password-field": c.loginPwd, "login-field": strings.Join(c.loginFields, ""),
+		"login-consent": map[bool]string{true: "true"}[c.loginConsent]}
 	for _, name := range []string{"login", "token-url", "admin-url", "redirect-uri", "username", "password-file",
-		"login-client", "login-client-pat-file"} {
+		"login-client", "login-client-pat-file", "login-user-field", "login-password-field", "login-field", "login-consent"} {
 		if authCode[name] != "" && c.scenario != schema.ScenarioAuthCode {
 			return cli.Usagef("--%s: applies to the auth_code scenario only", name)
 		}
@@ -468,6 +488,14 @@ func (c *config) loadConfig(stdin io.Reader) (*load.Config, error) {
 		Login: c.login, RedirectURI: c.redirectURI, Username: c.username, Users: c.users,
 		LoginClient:     c.loginClient,
 		IntrospectCheck: c.introspectChk,
+		LoginForm:       login.FormOptions{UserField: c.loginUserField, PasswordField: c.loginPwd, Consent: c.loginConsent},
+	}
+	for _, f := range c.loginFields {
+		kv, err := login.ParseField(f)
+		if err != nil {
+			return nil, cli.Usagef("--login-field: %v", err)
+		}
+		lc.LoginForm.Fields = append(lc.LoginForm.Fields, kv)
 	}
 	var err error
 	if lc.StartAt, err = parseStartAt(c.startAt); err != nil {

@@ -15,9 +15,9 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/idpbench/idpbench/internal/formlogin"
-	"github.com/idpbench/idpbench/internal/formlogin/formlogintest"
 	"github.com/idpbench/idpbench/internal/load"
+	"github.com/idpbench/idpbench/internal/login/formlogin"
+	"github.com/idpbench/idpbench/internal/login/formlogin/formlogintest"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -256,7 +256,7 @@ func checkIterations(t *testing.T, s *schema.Step, order ...string) {
 }
 
 // refopUserTokens logs the demo user in n times through the example's login
-// page as the web client (internal/formlogin, as mintpool's form-page
+// page as the web client (internal/login/formlogin, as mintpool's form-page
 // and loadstep's --login form-page do) and returns the access tokens of the
 // code exchanges (POST /oauth/token).
 func refopUserTokens(t *testing.T, base string, n int) []string {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/login"
 	"github.com/idpbench/idpbench/internal/mint"
 )
 
@@ -52,6 +53,7 @@ type flags struct {
 	clientSecretFile string
 	passwordFile     string
 	loginPATFile     string
+	loginFields      []string
 	version          bool
 }
 
@@ -60,19 +62,23 @@ func newFlagSet(f *flags) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
 	c := &f.cfg
-	fs.StringVar(&c.Flow, "flow", "", "client_credentials|password|admin-accept|session-api|form-page|jwt-bearer|client-assertion (required)")
+	fs.StringVar(&c.Flow, "flow", "", "client_credentials|password|admin-accept|session-api|form|form-page|jwt-bearer|client-assertion (required)")
 	fs.StringVar(&c.TokenURL, "token-url", "", "token endpoint URL (default: discovered from --issuer)")
 	fs.StringVar(&c.Issuer, "issuer", "", "issuer URL; endpoints are discovered from URL/.well-known/openid-configuration")
 	fs.StringVar(&c.AuthURL, "auth-url", "", "authorization endpoint URL for the login flows (default: discovered; admin-accept: else <issuer>/oauth2/auth, session-api: else <issuer>/oauth/v2/authorize)")
 	fs.StringVar(&c.AdminURL, "admin-url", "", "Hydra admin base URL for admin-accept, e.g. http://127.0.0.1:4445")
-	fs.StringVar(&c.RedirectURI, "redirect-uri", "http://127.0.0.1/cb", "registered redirect URI for the login flows (admin-accept, session-api, form-page)")
+	fs.StringVar(&c.RedirectURI, "redirect-uri", "http://127.0.0.1/cb", "registered redirect URI for the login flows (admin-accept, session-api, form, form-page)")
 	fs.StringVar(&c.ClientID, "client-id", "", "OAuth client id")
 	fs.StringVar(&f.clientSecretFile, "client-secret-file", "", "file holding the client secret (default: env IDPBENCH_CLIENT_SECRET)")
 	fs.StringVar(&c.ClientAuth, "client-auth", "basic", "client authentication at the token endpoint: basic|post")
 	fs.StringVar(&c.Scope, "scope", "", `space-separated scopes (default: "openid" for password, "openid offline_access" for the login flows, none for client_credentials)`)
-	fs.StringVar(&c.Username, "username", "", `password, session-api and form-page flows: user (login name); "%d" is replaced by i mod --users`)
+	fs.StringVar(&c.Username, "username", "", `password, session-api, form and form-page flows: user (login name); "%d" is replaced by i mod --users`)
 	fs.IntVar(&c.Users, "users", 1, `number of distinct users behind "%d" in --username/--subject`)
 	fs.StringVar(&f.passwordFile, "password-file", "", "file holding the user password (default: env IDPBENCH_PASSWORD)")
+	fs.StringVar(&c.LoginForm.UserField, "login-user-field", "", "form, form-page: the login form's user name field (default: the page's own, the text or email input before its password input)")
+	fs.StringVar(&c.LoginForm.PasswordField, "login-password-field", "", "form, form-page: the login form's password field (default: the page's own password input)")
+	fs.StringArrayVar(&f.loginFields, "login-field", nil, "form, form-page: NAME=VALUE sent with the user's name and password, repeatable")
+	fs.BoolVar(&c.LoginForm.Consent, "login-consent", false, "form, form-page: answer a consent form where the redirect to the client is wanted (default: such a page fails the login)")
 	fs.StringVar(&c.LoginClient, "login-client", "", "session-api: user id of the machine user with IAM_LOGIN_CLIENT (sent as x-zitadel-login-client)")
 	fs.StringVar(&f.loginPATFile, "login-client-pat-file", "", "session-api: file holding the login client's personal access token (default: env IDPBENCH_LOGIN_CLIENT_PAT)")
 	fs.StringVar(&c.Subject, "subject", "user%d", `admin-accept subject; "%d" as in --username`)
@@ -113,6 +119,13 @@ func (f *flags) resolve(fs *pflag.FlagSet) error {
 	}
 	if !fs.Changed("scope") {
 		f.cfg.Scope = mint.DefaultScope(f.cfg.Flow)
+	}
+	for _, s := range f.loginFields {
+		kv, err := login.ParseField(s)
+		if err != nil {
+			return cli.Usagef("--login-field: %v", err)
+		}
+		f.cfg.LoginForm.Fields = append(f.cfg.LoginForm.Fields, kv)
 	}
 	var err error
 	if f.cfg.ClientSecret, err = cli.ReadSecret("client-secret-file", f.clientSecretFile, "IDPBENCH_CLIENT_SECRET"); err != nil {

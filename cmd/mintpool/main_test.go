@@ -54,6 +54,8 @@ func TestBadFlags(t *testing.T) {
 		{"jwt without aud", []string{"--flow", "client-assertion", "--key-file", secret}, "--aud"},
 		{"jwt zero ttl", []string{"--flow", "jwt-bearer", "--key-file", secret, "--aud", "a", "--ttl", "0s"}, "--ttl"},
 		{"positional", append([]string{"extra"}, cc...), "extra"},
+		{"login consent for client_credentials", append([]string{"--login-consent"}, cc...), "--login-consent"},
+		{"login field without =", append([]string{"--login-field", "tenant"}, cc...), "--login-field"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

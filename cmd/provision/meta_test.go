@@ -162,7 +162,8 @@ func TestAdapterMetaInputs(t *testing.T) {
 		"--config-source", "docs | https://example.com/a", "--setting", "workers=4", "--setting", "client_auth=post", "--setting", "workers=8"}
 	for _, p := range []string{"config_file=my.env", "issuer=http://i", "discovery=http://i/d", "client_auth=basic", "user_tokens=none",
 		"s5_pool_mode=chain", "s3_tokens=client_credentials", "s3_client_auth=", "start_command=", "token_endpoint=http://i/t",
-		"introspection_endpoint=", "userinfo_endpoint=", "grant_types="} {
+		"introspection_endpoint=", "userinfo_endpoint=", "grant_types=", "authorization_endpoint=", "login=none",
+		"client_userinfo=no", "jwt_bearer=none"} {
 		args = append(args, "--param", p)
 	}
 	code, stdout, stderr = runArgs(t, context.Background(), args...)

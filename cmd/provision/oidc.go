@@ -23,9 +23,19 @@ import (
 
 const oidcHead = `Usage: provision oidc VERB --config FILE [--state DIR] [flags] [SCENARIO]
 
-Reads and checks the generic adapter's configuration file (a bad line names
-FILE:LINE and the key; exit 1) and answers the adapter, one value a line:
+Reads and checks the generic adapter's configuration file, whole: every
+problem is reported, each as FILE:LINE: what (exit 2), before any verb
+answers. Then it answers the adapter, one value a line:
 
+  check                the preflight: every problem of the file (unknown keys,
+                       values a key does not take, required keys, what one key
+                       needs of another, URLs not on loopback, credential files
+                       missing or open to group or others), and, unless
+                       START_COMMAND is to start the IdP, its discovery document
+                       fetched; problems on stderr (exit 2; 1 when the file is
+                       good and only the IdP did not answer), else the plan on
+                       stdout: every scenario, run (how its requests and tokens
+                       are had) or N/A (why)
   env                  KEY=value of every key in force: defaults applied, files
                        absolute; then CONFIG, CONFIG_DIR, IDP_PORT (a loopback
                        ISSUER's port). No value is a secret: the file names files
@@ -46,20 +56,28 @@ FILE:LINE and the key; exit 1) and answers the adapter, one value a line:
                        lines, then every scenario's --scenario-na S=WHY or
                        --endpoint S=URL (na's and endpoint's answers)
 
-na, endpoint, pool and meta read the discovery document from --state, when it is
-there. The file: KEY=value lines, read and never evaluated: one optional pair
+na, endpoint, loadargs, pool and meta read the discovery document from --state,
+when it is there. The file: KEY=value lines, read and never evaluated: one optional pair
 of surrounding quotes, no expansion, no inline comments, # comment lines, a
 later line wins, an empty value is unset; a file may start with ~/ or be
 relative to the file's directory. Repeatable: NOTE=text, DEVIATION=what | why,
-CONFIG_SOURCE=what | url, SETTING=key=value. The other keys:
+CONFIG_SOURCE=what | url, SETTING=key=value, LOGIN_FIELD=name=value (sent
+with the login form; it travels in argv, so no secret). Every URL the tools
+send requests to must be on loopback (127.0.0.0/8, [::1], localhost; a name is
+never looked up): every IdP is measured on this machine, so that no network
+adds its latency and variance to one IdP's numbers. The template with every
+key: examples/oidc/myidp.env.
+The other keys (* required):
 %s
 Flags:
 `
 
 const oidcTail = `
-Exit status: 0 ok, 1 a bad configuration or a failure, 2 usage error.
+Exit status: 0 ok, 1 a failure (check: the IdP did not answer), 2 usage error or
+a bad configuration file.
 
-Example:
+Examples:
+  provision oidc check --config examples/oidc/myidp.env
   provision oidc endpoint --config examples/oidc/refop.env --state "$state" userinfo
 `
 
@@ -80,7 +98,7 @@ var oidcVerbs = map[string]struct {
 	"discover":    {false, oidcDiscover},
 	"na":          {true, oidcNA},
 	"endpoint":    {true, oidcEndpoint},
-	"loadargs":    {true, lines((*oidc.OIDCConfig).LoadArgs)},
+	"loadargs":    {true, oidcLoadArgs},
 	"pool":        {true, oidcPool},
 	"tokens":      {false, oidcTokens},
 	"metricsargs": {true, lines((*oidc.OIDCConfig).MetricsArgs)},
@@ -93,6 +111,9 @@ func oidcKeyHelp() string {
 	var b strings.Builder
 	for _, k := range oidc.OIDCKeys {
 		b.WriteString("  " + k.Name)
+		if k.Required {
+			b.WriteString(" *")
+		}
 		if k.OneOf != nil {
 			b.WriteString("=" + strings.Join(k.OneOf, "|"))
 		}
@@ -118,7 +139,14 @@ func runOIDC(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return cli.Usagef("a verb is required: env, discover, na, endpoint, loadargs, pool, tokens, metricsargs, ttl, sampleargs, meta")
+		return cli.Usagef("a verb is required: check, env, discover, na, endpoint, loadargs, pool, tokens, metricsargs, ttl, sampleargs, meta")
+	}
+	home, _ := os.UserHomeDir()
+	if fs.Arg(0) == "check" {
+		if fs.NArg() != 1 || f.config == "" {
+			return cli.Usagef("check wants --config FILE and no argument")
+		}
+		return oidcCheck(ctx, f.config, home, e)
 	}
 	verb, ok := oidcVerbs[fs.Arg(0)]
 	if !ok {
@@ -130,10 +158,9 @@ func runOIDC(ctx context.Context, args []string, e env) error {
 	if f.config == "" {
 		return cli.Usagef("--config FILE is required")
 	}
-	home, _ := os.UserHomeDir()
 	c, err := oidc.ReadOIDCConfig(f.config, home)
 	if err != nil {
-		return err
+		return cli.CodeError{Code: cli.ExitUsage, Err: err} // a bad file: every problem, each at its line (no --help hint)
 	}
 	return verb.run(ctx, c, f, fs.Arg(1), e)
 }
@@ -195,6 +222,14 @@ func oidcMeta(_ context.Context, c *oidc.OIDCConfig, f oidcFlags, _ string, e en
 	return printLines(e, append(c.MetaArgs(), c.MetaScenarioArgs(d)...))
 }
 
+func oidcLoadArgs(_ context.Context, c *oidc.OIDCConfig, f oidcFlags, s string, e env) error {
+	d, err := discovery(f)
+	if err != nil {
+		return err
+	}
+	return printLines(e, c.LoadArgs(s, d))
+}
+
 func oidcEndpoint(_ context.Context, c *oidc.OIDCConfig, f oidcFlags, s string, e env) error {
 	d, err := discovery(f)
 	if err != nil {
@@ -254,22 +289,74 @@ func oidcTokens(_ context.Context, c *oidc.OIDCConfig, f oidcFlags, _ string, e 
 	return pool.WriteFile(f.out, h, toks, e.Stdout)
 }
 
+// oidcCheck is the preflight (verb check): every problem of the file, at
+// its line, with the discovery document's answer unless START_COMMAND is
+// to start the IdP; none: the plan.
+func oidcCheck(ctx context.Context, name, home string, e env) error {
+	c, probs, err := oidc.LoadOIDCConfig(name, home)
+	if err != nil {
+		return cli.CodeError{Code: cli.ExitUsage, Err: err}
+	}
+	var d oidc.OIDCDiscovery
+	url, seen := c.Get("DISCOVERY_URL"), "discovery document not read"
+	switch {
+	case c.Get("START_COMMAND") != "":
+		seen = "discovery document not read: START_COMMAND starts the IdP, so the scenarios it decides are settled at up"
+	case oidc.LoopbackURLProblem(url) == "":
+		if d, err = fetchDiscovery(ctx, c, e); err != nil {
+			probs.List = append(probs.List, oidc.OIDCProblem{Line: c.Line("DISCOVERY_URL"), Msg: err.Error(), Runtime: true})
+		} else {
+			seen = "discovery document " + url
+		}
+	}
+	if n := len(probs.List); n > 0 {
+		for _, l := range probs.Lines() {
+			fmt.Fprintln(e.Stderr, l)
+		}
+		err := fmt.Errorf("check: %d problem(s) in %s (each above, at its line); the first: %s", n, name, probs.Lines()[0])
+		if probs.Runtime() {
+			return err
+		}
+		return cli.CodeError{Code: cli.ExitUsage, Err: err}
+	}
+	return say(e, oidc.PlanText(c, c.Plan(d), seen))
+}
+
+// fetchDiscovery fetches and parses the discovery document; an issuer
+// other than the file's is a warning.
+func fetchDiscovery(ctx context.Context, c *oidc.OIDCConfig, e env) (oidc.OIDCDiscovery, error) {
+	url := c.Get("DISCOVERY_URL")
+	b, err := fetch(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("discovery document %s: no answer: %w (is the IdP up? without START_COMMAND it must be running)", url, err)
+	}
+	return fetchDiscoveryBody(c, b, e)
+}
+
+// fetchDiscoveryBody parses a discovery document; an issuer other than
+// the file's is a warning.
+func fetchDiscoveryBody(c *oidc.OIDCConfig, b []byte, e env) (oidc.OIDCDiscovery, error) {
+	d, err := oidc.ParseOIDCDiscovery(b)
+	if err != nil {
+		return nil, fmt.Errorf("discovery document %s: %w", c.Get("DISCOVERY_URL"), err)
+	}
+	if got := d.String("issuer"); got != c.Get("ISSUER") {
+		fmt.Fprintf(e.Stderr, "provision oidc: warning: discovery says issuer %q, the configuration %q\n", got, c.Get("ISSUER"))
+	}
+	return d, nil
+}
+
 // oidcDiscover fetches the discovery document into STATE/discovery.json.
 func oidcDiscover(ctx context.Context, c *oidc.OIDCConfig, f oidcFlags, _ string, e env) error {
 	if f.state == "" {
 		return cli.Usagef("discover needs --state DIR")
 	}
-	url := c.Get("DISCOVERY_URL")
-	b, err := fetch(ctx, url)
+	b, err := fetch(ctx, c.Get("DISCOVERY_URL"))
 	if err != nil {
-		return fmt.Errorf("discovery document %s: request failed: %w", url, err)
+		return fmt.Errorf("discovery document %s: request failed: %w", c.Get("DISCOVERY_URL"), err)
 	}
-	d, err := oidc.ParseOIDCDiscovery(b)
-	if err != nil {
-		return fmt.Errorf("discovery document %s: %w", url, err)
-	}
-	if got := d.String("issuer"); got != c.Get("ISSUER") {
-		fmt.Fprintf(e.Stderr, "provision oidc: warning: discovery says issuer %q, the configuration %q\n", got, c.Get("ISSUER"))
+	if _, err := fetchDiscoveryBody(c, b, e); err != nil {
+		return err
 	}
 	return atomicfile.Write(filepath.Join(f.state, "discovery.json"), 0o644, b, e.Stdout)
 }

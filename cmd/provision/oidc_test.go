@@ -52,9 +52,9 @@ func TestOIDCUsageAndConfigErrors(t *testing.T) {
 		{"extra argument", []string{"env", "--config", good, "x"}, 2, "provision oidc: env wants 0 argument(s)"},
 		{"tokens without flags", []string{"tokens", "--config", good}, 2, "provision oidc: tokens needs --kind"},
 		{"discover without state", []string{"discover", "--config", good}, 2, "provision oidc: discover needs --state DIR"},
-		{"missing file", []string{"env", "--config", filepath.Join(dir, "no.env")}, 1,
+		{"missing file", []string{"env", "--config", filepath.Join(dir, "no.env")}, 2,
 			"provision oidc: no readable configuration file " + filepath.Join(dir, "no.env") + " (IDPBENCH_OIDC_CONFIG)\n"},
-		{"unknown key", []string{"env", "--config", bad}, 1, "provision oidc: " + bad + ":3: unknown key SECRET"},
+		{"unknown key", []string{"env", "--config", bad}, 2, "provision oidc: " + bad + ":3: unknown key SECRET"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,8 +62,10 @@ func TestOIDCUsageAndConfigErrors(t *testing.T) {
 			if code != tt.code || !strings.HasPrefix(stderr, tt.stderr) || stdout != "" {
 				t.Errorf("exit %d, stdout %q, stderr %q; want %d, stderr %q", code, stdout, stderr, tt.code, tt.stderr)
 			}
-			if tt.code == 1 && strings.Count(stderr, "\n") != 1 {
-				t.Errorf("a bad file: want one line, got %q", stderr)
+			if strings.Contains(tt.name, "file") || strings.Contains(tt.name, "key") {
+				if strings.Count(stderr, "\n") != 1 {
+					t.Errorf("a bad file: want one line, got %q", stderr)
+				}
 			}
 		})
 	}
@@ -200,5 +202,99 @@ func TestOIDCTokens(t *testing.T) {
 	}
 	if _, err := os.Stat(bad); !os.IsNotExist(err) {
 		t.Errorf("a pool was written from bad output: %v", err)
+	}
+}
+
+// TestOIDCCheck: the preflight reports every problem of a file at once,
+// each at its line (exit 2, nothing on stdout); on a good file it fetches
+// the discovery document and prints the plan (exit 0); an IdP that does not
+// answer is exit 1 unless START_COMMAND is to start it.
+func TestOIDCCheck(t *testing.T) {
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/.well-known/openid-configuration" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(`{"issuer":"` + srv.URL + `/","token_endpoint":"` + srv.URL + `/token","authorization_endpoint":"` + srv.URL + `/auth",` +
+			`"userinfo_endpoint":"` + srv.URL + `/userinfo","grant_types_supported":["client_credentials","authorization_code","refresh_token"]}`))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	for name, mode := range map[string]os.FileMode{"svc.secret": 0o600, "open.secret": 0o644, "users.pw": 0o600} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("s3cr3t\n"), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(name, text string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+
+	bad := write("bad.env", "# a copy gone wrong\nNAME=my idp\nISSUER=https://idp.example.com/\nCLIENT_ID=svc\n"+
+		"CLIENT_SECRET_FILE=open.secret\nCLIENT_AUTH=jwt\nSECRET_FILE=x\nUSER_TOKENS=password\nPASSWORD_FILE=nosuch.pw\n"+
+		"USER_CLIENT_SECRET_FILE=svc.secret\n")
+	code, stdout, stderr := oidcRun(t, "", "check", "--config", bad)
+	want := []string{
+		bad + ":2: NAME=my idp: only letters, digits and . _ : - (no spaces)",
+		bad + ":3: ISSUER=https://idp.example.com/: idp.example.com is not on loopback (127.0.0.0/8, [::1] or localhost): every IdP is measured on this machine",
+		bad + ":5: CLIENT_SECRET_FILE: " + filepath.Join(dir, "open.secret") + " is mode 0644, open to group or others: a credential file is 0600",
+		bad + ":6: CLIENT_AUTH=jwt: want one of basic post",
+		bad + ":7: unknown key SECRET_FILE",
+		bad + ":9: PASSWORD_FILE: no such file " + filepath.Join(dir, "nosuch.pw"),
+		"provision oidc: check: 6 problem(s) in " + bad + " (each above, at its line); the first: " + bad + ":2: NAME=my idp",
+	}
+	got := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if code != 2 || stdout != "" || len(got) != len(want) {
+		t.Fatalf("check of a bad file: exit %d, stdout %q, stderr:\n%s\nwant exit 2 and %d lines", code, stdout, stderr, len(want))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("line %d: %q\nwant %q...", i+1, got[i], want[i])
+		}
+	}
+
+	good := write("good.env", "NAME=oidc:mine\nISSUER="+srv.URL+"/\nCLIENT_ID=svc\nCLIENT_SECRET_FILE=svc.secret\n"+
+		"USER_TOKENS=password\nPASSWORD_FILE=users.pw\nUSERS=3\nLOGIN=form\nREDIRECT_URI=http://127.0.0.1/cb\n")
+	code, stdout, stderr = oidcRun(t, "", "check", "--config", good)
+	if code != 0 || stderr != "" || strings.Contains(stdout, "s3cr3t") {
+		t.Fatalf("check of a good file: exit %d, stderr %q", code, stderr)
+	}
+	for _, l := range []string{
+		"plan for oidc:mine (" + good + "), discovery document " + srv.URL + "/.well-known/openid-configuration:\n",
+		"  S1   discovery                 run   GET " + srv.URL + "/.well-known/openid-configuration\n",
+		"  S2   client_credentials        run   POST " + srv.URL + "/token, grant client_credentials, client svc (basic)\n",
+		"  S2l  client_credentials_login  N/A   CLIENT_USERINFO is not yes in good.env",
+		"  S2j  jwt_bearer                N/A   no JWT_BEARER_KEY_FILE in good.env",
+		"  S3   introspect                N/A   the discovery document (" + srv.URL + "/.well-known/openid-configuration) has no introspection_endpoint",
+		"  S4   auth_code                 run   login form at " + srv.URL + "/auth: user%d over 3 users",
+		"  S6   userinfo                  run   GET " + srv.URL + "/userinfo; access tokens: password grant: user%d over 3 users",
+	} {
+		if !strings.Contains(stdout, l) {
+			t.Errorf("plan lacks %q:\n%s", l, stdout)
+		}
+	}
+
+	// Nothing answers there: a runtime problem, exit 1, at the line of the
+	// key it comes from (the issuer's default discovery URL: the file).
+	down := write("down.env", "NAME=oidc:down\nISSUER=http://127.0.0.1:1/\n")
+	code, stdout, stderr = oidcRun(t, "", "check", "--config", down)
+	if code != 1 || stdout != "" || !strings.HasPrefix(stderr, down+": discovery document http://127.0.0.1:1/.well-known/openid-configuration: no answer:") ||
+		!strings.Contains(stderr, "provision oidc: check: 1 problem(s) in "+down) {
+		t.Errorf("check with no IdP: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	// START_COMMAND starts the IdP: not fetched; the plan says so.
+	started := write("started.env", "NAME=oidc:s\nISSUER=http://127.0.0.1:1/\nSTART_COMMAND=exec my-idp\n")
+	code, stdout, stderr = oidcRun(t, "", "check", "--config", started)
+	if code != 0 || stderr != "" || !strings.Contains(stdout, "discovery document not read: START_COMMAND starts the IdP") ||
+		!strings.Contains(stdout, "  S1   discovery                 run   GET http://127.0.0.1:1/.well-known/openid-configuration\n") {
+		t.Errorf("check with START_COMMAND: exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
+	}
+	if code, _, stderr := oidcRun(t, "", "check", "--config", good, "x"); code != 2 || !strings.Contains(stderr, "check wants --config FILE and no argument") {
+		t.Errorf("check with an argument: exit %d, %q", code, stderr)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/login"
 	"github.com/idpbench/idpbench/internal/oauthform"
 	"github.com/idpbench/idpbench/internal/pool"
 	"github.com/idpbench/idpbench/internal/schema"
@@ -125,7 +126,10 @@ type Config struct {
 	Password         string   // auth_code form logins; never logged, never in the result
 	LoginClient      string   // LoginSessionAPI: the login client's user id (a machine user with IAM_LOGIN_CLIENT)
 	LoginClientToken string   // LoginSessionAPI: its token; never logged, never in the result
-	UserinfoURL      *url.URL // client_credentials_login: the userinfo endpoint
+	// LoginForm: LoginForm, LoginFormPage: the form's field names where the
+	// page does not show them, fields sent beside them, consent answered.
+	LoginForm   login.FormOptions
+	UserinfoURL *url.URL // client_credentials_login: the userinfo endpoint
 
 	// IntrospectCheck is what an introspection response must be:
 	// CheckActive ("" too) or CheckAnswered.
@@ -400,6 +404,9 @@ func (c *Config) validateLogin() error {
 		}
 	default:
 		return cli.Usagef("--login: unknown login driver %q (want admin-accept, form, form-page or session-api)", c.Login)
+	}
+	if !c.LoginForm.IsZero() && c.Login != LoginForm && c.Login != LoginFormPage {
+		return cli.Usagef("--login-consent, --login-user-field, --login-password-field, --login-field: for --login form or form-page, not %s", c.Login)
 	}
 	if c.Login == LoginSessionAPI {
 		switch {

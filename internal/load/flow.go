@@ -17,11 +17,9 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/idpbench/idpbench/internal/formlogin"
+	"github.com/idpbench/idpbench/internal/login"
 	"github.com/idpbench/idpbench/internal/oauthform"
 	"github.com/idpbench/idpbench/internal/schema"
-	"github.com/idpbench/idpbench/products/hydra/adminaccept"
-	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
 )
 
 // Iteration scenarios (auth_code, client_credentials_login) model a user
@@ -35,37 +33,31 @@ import (
 // the driver's cost per request. The step counts iterations (see
 // schema.Step.CountUnit); each name keeps its own counts and histogram.
 
-// Request names, as Zitadel's k6 trends call them.
+// Request names, as Zitadel's k6 trends call them: the token and userinfo
+// requests the flows send themselves, and the login hops' (internal/login
+// names each protocol's).
 const (
-	NameToken     = "oidc_token"      // token endpoint: client_credentials or the code exchange
-	NameUserinfo  = "oidc_user_info"  // userinfo with the new access token
-	NameAuthorize = "login_authorize" // GET the authorization endpoint
-	NameLoginForm = "login_form"      // GET the login page the authorize request redirected to
-	NameSubmit    = "login_submit"    // POST the login form with the user's name and password
-	NameCallback  = "login_callback"  // the hop whose response redirects to redirect_uri?code=
-	NameAccept    = "login_accept"    // Hydra: PUT admin .../login/accept
-	NameVerifier  = "login_verifier"  // Hydra: GET the authorize URL with the login_verifier
-	NameConsent   = "login_consent"   // Hydra: PUT admin .../consent/accept
-	NameSession   = "login_session"   // Zitadel: POST /v2/sessions with the user and password checks
-	NameFinalize  = "login_finalize"  // Zitadel: POST /v2/oidc/auth_requests/{id} with the session
+	NameToken     = "oidc_token"     // token endpoint: client_credentials or the code exchange
+	NameUserinfo  = "oidc_user_info" // userinfo with the new access token
+	NameAuthorize = login.NameAuthorize
+	NameLoginForm = login.NameLoginForm
+	NameSubmit    = login.NameSubmit
+	NameCallback  = login.NameCallback
+	NameAccept    = login.NameAccept
+	NameVerifier  = login.NameVerifier
+	NameConsent   = login.NameConsent
+	NameSession   = login.NameSession
+	NameFinalize  = login.NameFinalize
 )
 
-// Login drivers of the auth_code scenario (Config.Login, --login), named by
-// the login protocol they speak; a product's entry (products/NAME) says
-// which its S4 uses.
+// Login drivers of the auth_code scenario (Config.Login, --login): the
+// login protocols of internal/login, by their names; a product's entry
+// (products/NAME) says which its S4 uses.
 const (
-	// LoginAdminAccept: login and consent accepted through an admin API
-	// (Ory Hydra's headless flow, products/hydra/adminaccept).
-	LoginAdminAccept = "admin-accept"
-	// LoginForm: the authorize response is the login form; its POST
-	// redirects to the code (Keycloak's theme; internal/formlogin).
-	LoginForm = "form"
-	// LoginFormPage: authorize -> a login page behind a redirect -> POST ->
-	// callback -> code (the reference OP's; internal/formlogin).
-	LoginFormPage = "form-page"
-	// LoginSessionAPI: a login UI's API: authorize -> session -> finalize
-	// -> code (Zitadel's Session API v2).
-	LoginSessionAPI = "session-api"
+	LoginAdminAccept = login.AdminAccept // login and consent accepted through an admin API (Ory Hydra's)
+	LoginForm        = login.Form        // the authorize response is the login form (Keycloak's theme)
+	LoginFormPage    = login.FormPage    // authorize -> a login page behind a redirect -> POST -> callback (the reference OP's)
+	LoginSessionAPI  = login.SessionAPI  // a login UI's API: authorize -> session -> finalize (Zitadel's v2)
 )
 
 // flow is an iteration scenario.
@@ -101,20 +93,13 @@ func newFlow(c *Config) flow {
 		return &ccLoginFlow{token: c.URL, userinfo: c.UserinfoURL, auth: auth, scope: c.Scope}
 	}
 	ac := newAuthCode(c, auth)
-	if c.Login == LoginSessionAPI {
-		login, _ := zitadelapi.NewFlow(zitadelapi.FlowConfig{AuthURL: c.URL.String(), APIURL: c.AdminURL.String(),
-			ClientID: c.ClientID, RedirectURI: c.RedirectURI, Scope: ac.scope,
-			LoginClient: c.LoginClient, Token: c.LoginClientToken}) // URLs validated
-		return &zitadelLogin{authCode: ac, login: login, password: c.Password}
+	var admin string
+	if c.AdminURL != nil {
+		admin = c.AdminURL.String()
 	}
-	if c.Login == LoginAdminAccept {
-		login, _ := adminaccept.New(adminaccept.Client{AuthURL: c.URL.String(), AdminURL: c.AdminURL.String(),
-			ClientID: c.ClientID, RedirectURI: c.RedirectURI, Scope: ac.scope}) // URLs validated
-		return &hydraLogin{authCode: ac, login: login}
-	}
-	login, _ := formlogin.New(formlogin.Client{AuthURL: c.URL.String(), ClientID: c.ClientID,
-		RedirectURI: c.RedirectURI, Scope: ac.scope, PageHop: c.Login == LoginFormPage}) // URLs validated
-	return &formLogin{authCode: ac, login: login, password: c.Password}
+	fl, _ := login.New(c.Login, login.Config{AuthURL: c.URL.String(), ClientID: c.ClientID, RedirectURI: c.RedirectURI,
+		Scope: ac.scope, AdminURL: admin, LoginClient: c.LoginClient, LoginClientToken: c.LoginClientToken, Form: c.LoginForm}) // validated
+	return &loginFlow{authCode: ac, login: fl, password: c.Password}
 }
 
 // flowWorker is one worker's HTTP client and recorder.

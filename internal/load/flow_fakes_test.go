@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/idpbench/idpbench/products/hydra/adminaccept/adminaccepttest"
+	"github.com/idpbench/idpbench/internal/login/adminaccept/adminaccepttest"
 )
 
 // Fakes of the products' login flows, strict about what the real ones

@@ -5,10 +5,8 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/idpbench/idpbench/internal/formlogin"
+	"github.com/idpbench/idpbench/internal/login"
 	"github.com/idpbench/idpbench/internal/loginhop"
-	"github.com/idpbench/idpbench/products/hydra/adminaccept"
-	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
 )
 
 // ccLoginFlow is client_credentials_login (Zitadel's k6
@@ -65,65 +63,32 @@ func (a *authCode) exchangeCode(it *flowIter, loc *url.URL) {
 	it.do(NameToken, a.auth.tokenRequest(a.token, form), want2xx(hasString("access_token")))
 }
 
-// hydraLogin is Ory Hydra's headless login (products/hydra/adminaccept,
-// which mintpool's admin-accept shares), each hop a named request, then
-// the code exchange:
+// loginFlow is an auth_code iteration: the login by its protocol
+// (internal/login, which mintpool's login flows share), each hop a named
+// request, then the code exchange:
 //
-//	login_authorize  GET  /oauth2/auth            -> 302 ?login_challenge (login CSRF cookie)
-//	login_accept     PUT  admin login/accept      -> {redirect_to}
-//	login_verifier   GET  redirect_to             -> 302 ?consent_challenge (consent CSRF cookie)
-//	login_consent    PUT  admin consent/accept    -> {redirect_to}
-//	login_callback   GET  redirect_to             -> 303 redirect_uri?code=&state=
-//	oidc_token       POST /oauth2/token           authorization_code
-//
-// A missing cookie shows as error=request_forbidden in a redirect, which
-// fails the hop's check.
-type hydraLogin struct {
-	authCode
-	login *adminaccept.Flow
-}
-
-// hydraNames are the request names of adminaccept's hops.
-var hydraNames = [adminaccept.Hops]string{adminaccept.Authorize: NameAuthorize, adminaccept.AcceptLogin: NameAccept,
-	adminaccept.Verifier: NameVerifier, adminaccept.AcceptConsent: NameConsent, adminaccept.Callback: NameCallback}
-
-func (f *hydraLogin) order() []string { return append(hydraNames[:], NameToken) }
-
-func (f *hydraLogin) run(it *flowIter) {
-	if callback, err := f.login.Login(loginHop[adminaccept.Hop](it, hydraNames[:]), it.username(f.username)); err == nil {
-		f.exchangeCode(it, callback)
-	}
-}
-
-// formLogin is a login through the product's HTML form
-// (internal/formlogin, which mintpool's form-page shares), each hop a named request, then the code exchange:
-//
-//	Keycloak:  login_authorize (the form), login_submit (-> the code), oidc_token
-//	refop:     login_authorize (-> the page), login_form, login_submit,
-//	           login_callback (-> the code), oidc_token
+//	admin-accept (Hydra):  login_authorize (-> ?login_challenge), login_accept (PUT admin),
+//	                       login_verifier (-> ?consent_challenge), login_consent (PUT admin),
+//	                       login_callback (-> the code), oidc_token
+//	form (Keycloak):       login_authorize (the form), login_submit (-> the code), oidc_token
+//	form-page (refop):     login_authorize (-> the page), login_form, login_submit,
+//	                       login_callback (-> the code), oidc_token
+//	session-api (Zitadel): login_authorize (-> ?authRequest), login_session, login_finalize
+//	                       (-> {callbackUrl}), oidc_token
 //
 // A wrong password answers 200 with the form again where the submit wants
-// a redirect: a failed check.
-type formLogin struct {
+// a redirect: a failed check. Hydra's missing cookie shows as
+// error=request_forbidden in a redirect, which fails the hop's check.
+type loginFlow struct {
 	authCode
-	login    *formlogin.Flow
+	login    login.Flow
 	password string
 }
 
-// formNames are the request names of formlogin's hops.
-var formNames = [...]string{formlogin.Authorize: NameAuthorize, formlogin.Page: NameLoginForm,
-	formlogin.Submit: NameSubmit, formlogin.Callback: NameCallback}
+func (f *loginFlow) order() []string { return append(f.login.Requests(), NameToken) }
 
-func (f *formLogin) order() []string {
-	var names []string
-	for _, h := range f.login.Hops() {
-		names = append(names, formNames[h])
-	}
-	return append(names, NameToken)
-}
-
-func (f *formLogin) run(it *flowIter) {
-	if callback, err := f.login.Login(loginHop[formlogin.Hop](it, formNames[:]), it.username(f.username), f.password); err == nil {
+func (f *loginFlow) run(it *flowIter) {
+	if callback, err := f.login.Login(loginDo(it), it.username(f.username), f.password); err == nil {
 		f.exchangeCode(it, callback)
 	}
 }
@@ -131,13 +96,12 @@ func (f *formLogin) run(it *flowIter) {
 // errHopFailed ends a login at a failed hop, recorded as such.
 var errHopFailed = errors.New("hop failed")
 
-// loginHop sends the hops of a login (products/hydra/adminaccept,
-// internal/formlogin, products/zitadel/zitadelapi) as the requests
-// names[hop], each judged by the hop's check (hopClass).
-func loginHop[H ~int](it *flowIter, names []string) loginhop.Do[H] {
-	return func(hop H, req *http.Request, check loginhop.Check) error {
+// loginDo sends a login's hops as the requests they are named, each
+// judged by the hop's check (hopClass).
+func loginDo(it *flowIter) login.Do {
+	return func(name string, req *http.Request, check loginhop.Check) error {
 		req.Header.Set("User-Agent", userAgent)
-		_, ok := it.do(names[hop], req, func(r *reply) class {
+		_, ok := it.do(name, req, func(r *reply) class {
 			err := check(&loginhop.Response{Status: r.status, Header: r.header, Body: r.body})
 			return hopClass(err, r.status)
 		})
@@ -159,36 +123,4 @@ func hopClass(err error, status int) class {
 		return classNon2xx
 	}
 	return classCheck
-}
-
-// zitadelLogin is Zitadel's headless login through its Session API, the
-// way a custom login UI does it (products/zitadel/zitadelapi's Flow, which
-// mintpool's session-api shares; docs/products/zitadel.md), each hop a
-// named request, then the code exchange:
-//
-//	login_authorize  GET  /oauth/v2/authorize with x-zitadel-login-client
-//	                      -> 302 <login UI>?authRequest=V2_<id>
-//	login_session    POST /v2/sessions (the user and password checks)
-//	                      -> 201 {sessionId, sessionToken}
-//	login_finalize   POST /v2/oidc/auth_requests/<id> (the session)
-//	                      -> 200 {callbackUrl: redirect_uri?code=&state=}
-//	oidc_token       POST /oauth/v2/token authorization_code
-//
-// The session and finalize calls carry the login client's token.
-type zitadelLogin struct {
-	authCode
-	login    *zitadelapi.Flow
-	password string
-}
-
-// zitadelNames are the request names of zitadelapi's hops.
-var zitadelNames = [zitadelapi.Hops]string{zitadelapi.Authorize: NameAuthorize, zitadelapi.CreateSession: NameSession,
-	zitadelapi.CreateCallback: NameFinalize}
-
-func (f *zitadelLogin) order() []string { return append(zitadelNames[:], NameToken) }
-
-func (f *zitadelLogin) run(it *flowIter) {
-	if callback, err := f.login.Login(loginHop[zitadelapi.Hop](it, zitadelNames[:]), it.username(f.username), f.password); err == nil {
-		f.exchangeCode(it, callback)
-	}
 }

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idpbench/idpbench/internal/formlogin/formlogintest"
+	"github.com/idpbench/idpbench/internal/login"
+	"github.com/idpbench/idpbench/internal/login/formlogin/formlogintest"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -87,27 +88,36 @@ func (f formCounts) userCount() int   { return len(f.Logins()) }
 
 func TestAuthCodeLogins(t *testing.T) {
 	tests := []struct {
-		name  string
-		setup func(t *testing.T) (*Config, fakeCounts)
-		order []string
-		users int
+		name     string
+		setup    func(t *testing.T) (*Config, fakeCounts)
+		order    []string
+		users    int
+		optional []string // hops sent by some iterations only
 	}{
 		{"hydra", func(t *testing.T) (*Config, fakeCounts) {
 			h := newFakeHydra(t)
 			return hydraConfig(t, h), h
-		}, []string{NameAuthorize, NameAccept, NameVerifier, NameConsent, NameCallback, NameToken}, 5},
+		}, []string{NameAuthorize, NameAccept, NameVerifier, NameConsent, NameCallback, NameToken}, 5, nil},
 		{"keycloak", func(t *testing.T) (*Config, fakeCounts) {
 			f := formlogintest.NewOP(t, false)
 			return formConfig(t, f), formCounts{f}
-		}, []string{NameAuthorize, NameSubmit, NameToken}, 3},
+		}, []string{NameAuthorize, NameSubmit, NameToken}, 3, nil},
 		{"refop", func(t *testing.T) (*Config, fakeCounts) {
 			f := formlogintest.NewOP(t, true)
 			return formConfig(t, f), formCounts{f}
-		}, []string{NameAuthorize, NameLoginForm, NameSubmit, NameCallback, NameToken}, 3},
+		}, []string{NameAuthorize, NameLoginForm, NameSubmit, NameCallback, NameToken}, 3, nil},
+		{"keycloak's consent, once a user, its own field names", func(t *testing.T) (*Config, fakeCounts) {
+			f := formlogintest.NewOP(t, false)
+			f.Consent, f.UserInput, f.Require = formlogintest.ConsentOnce, [2]string{"login", "email"}, [2]string{"tenant", "a"}
+			cfg := formConfig(t, f)
+			cfg.LoginForm = login.FormOptions{Consent: true, Fields: [][2]string{{"tenant", "a"}}}
+			return cfg, formCounts{f}
+		}, []string{NameAuthorize, NameSubmit, login.NameConsentPage, NameConsent, login.NameResume, NameToken}, 3,
+			[]string{login.NameConsentPage, NameConsent, login.NameResume}},
 		{"zitadel", func(t *testing.T) (*Config, fakeCounts) {
 			z := newFakeZitadel(t)
 			return zitadelConfig(t, z), z
-		}, []string{NameAuthorize, NameSession, NameFinalize, NameToken}, 4},
+		}, []string{NameAuthorize, NameSession, NameFinalize, NameToken}, 4, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,7 +127,7 @@ func TestAuthCodeLogins(t *testing.T) {
 			// are all run however slow the machine, enough to log in
 			// every user.
 			cfg.Rate, cfg.Duration = 20, 500*time.Millisecond
-			s := mustRunFlow(t, cfg)
+			s := mustRunFlow(t, cfg, tt.optional...)
 			if s.Requests != 10 || s.OK != s.Requests || s.Errors.Total() != 0 {
 				t.Fatalf("iterations %d ok %d errors %+v by name %+v", s.Requests, s.OK, s.Errors, s.RequestsByName)
 			}
@@ -132,9 +142,25 @@ func TestAuthCodeLogins(t *testing.T) {
 			if got := fake.userCount(); got != tt.users {
 				t.Errorf("%d distinct users logged in, want %d (round robin over --users)", got, tt.users)
 			}
-			if s.HTTPRequests != s.Requests*int64(len(tt.order)) || s.Driver.Engine != EngineNetHTTP {
-				t.Errorf("http_requests %d for %d iterations of %d requests; engine %q",
-					s.HTTPRequests, s.Requests, len(tt.order), s.Driver.Engine)
+			// A consent (its form in the submit's answer here) is asked once
+			// a user: its request is sent then only; the other optional hops never.
+			perIteration, optional := int64(len(tt.order)-len(tt.optional)), int64(0)
+			for _, name := range tt.optional {
+				c := s.RequestsByName[name]
+				want := int64(0)
+				if name == NameConsent {
+					want = int64(tt.users)
+				}
+				if c.Requests != want || c.OK != c.Requests {
+					t.Errorf("%s: %d requests, %d ok; want %d", name, c.Requests, c.OK, want)
+				}
+				optional += c.Requests
+			}
+			if s.HTTPRequests != s.Requests*perIteration+optional {
+				t.Errorf("http_requests %d for %d iterations of %d requests and %d optional", s.HTTPRequests, s.Requests, perIteration, optional)
+			}
+			if s.Driver.Engine != EngineNetHTTP {
+				t.Errorf("engine %q", s.Driver.Engine)
 			}
 		})
 	}
@@ -296,10 +322,10 @@ func TestFlowRate(t *testing.T) {
 }
 
 // mustRunFlow runs an iteration step and checks its invariants.
-func mustRunFlow(t *testing.T, cfg *Config) *schema.Step {
+func mustRunFlow(t *testing.T, cfg *Config, optional ...string) *schema.Step {
 	t.Helper()
 	s := mustRun(t, cfg)
-	checkFlowConsistent(t, s)
+	checkFlowConsistent(t, s, optional...)
 	return s
 }
 
@@ -307,11 +333,12 @@ func mustRunFlow(t *testing.T, cfg *Config) *schema.Step {
 // requests = ok + failed and its histogram holds its responses; the named
 // failures are the failed iterations, class by class (an iteration fails
 // at exactly one request); the first name was sent by every iteration and
-// each later one by the iterations that passed the one before (the flows
-// under test have no optional hops); status_codes and http_requests are the
+// each later one by the iterations that passed the one before, an
+// optional hop (a form login's consent) by some of them at most, failing
+// only those it was sent by; status_codes and http_requests are the
 // sums over the names; the iteration histogram holds the iterations that
 // ended with a response.
-func checkFlowConsistent(t *testing.T, s *schema.Step) {
+func checkFlowConsistent(t *testing.T, s *schema.Step, optional ...string) {
 	t.Helper()
 	if s.CountUnit != schema.CountIterations || len(s.RequestOrder) == 0 || len(s.RequestsByName) != len(s.RequestOrder) {
 		t.Fatalf("count_unit %q, request_order %v, %d names", s.CountUnit, s.RequestOrder, len(s.RequestsByName))
@@ -322,10 +349,17 @@ func checkFlowConsistent(t *testing.T, s *schema.Step) {
 	prevOK := s.Requests
 	for _, name := range s.RequestOrder {
 		nr := s.RequestsByName[name]
-		if nr.OK+nr.Errors.Total() != nr.Requests || nr.Requests != prevOK {
-			t.Errorf("%s: requests %d, ok %d, failed %d; the hop before passed %d", name, nr.Requests, nr.OK, nr.Errors.Total(), prevOK)
+		if slices.Contains(optional, name) {
+			if nr.OK+nr.Errors.Total() != nr.Requests || nr.Requests > prevOK {
+				t.Errorf("%s (optional): requests %d, ok %d, failed %d; the hop before passed %d", name, nr.Requests, nr.OK, nr.Errors.Total(), prevOK)
+			}
+			prevOK -= nr.Errors.Total()
+		} else {
+			if nr.OK+nr.Errors.Total() != nr.Requests || nr.Requests != prevOK {
+				t.Errorf("%s: requests %d, ok %d, failed %d; the hop before passed %d", name, nr.Requests, nr.OK, nr.Errors.Total(), prevOK)
+			}
+			prevOK = nr.OK
 		}
-		prevOK = nr.OK
 		failed = failed.Add(nr.Errors)
 		httpRequests += nr.Requests
 		h, err := schema.DecodeHistogram(nr.Histogram)
@@ -379,6 +413,10 @@ func TestFlowValidate(t *testing.T) {
 			c.Login, c.AdminURL, c.LoginClient, c.LoginClientToken = LoginSessionAPI, mustURL(t, "http://op/"), "1", "t"
 		}, ""},
 		{"keycloak without password", func(c *Config) { c.Password = "" }, "--password-file"},
+		{"form options for a form login", func(c *Config) { c.LoginForm = login.FormOptions{Consent: true, UserField: "u"} }, ""},
+		{"form options for admin-accept", func(c *Config) {
+			c.Login, c.AdminURL, c.LoginForm = LoginAdminAccept, mustURL(t, "http://op/"), login.FormOptions{Consent: true}
+		}, "--login-consent"},
 		{"no token url", func(c *Config) { c.TokenURL = nil }, "--token-url"},
 		{"no username", func(c *Config) { c.Username = "" }, "--username"},
 		{"relative redirect", func(c *Config) { c.RedirectURI = "/cb" }, "--redirect-uri"},

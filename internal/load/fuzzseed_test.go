@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idpbench/idpbench/internal/formlogin/formlogintest"
+	"github.com/idpbench/idpbench/internal/login/formlogin/formlogintest"
 )
 
 // Seeds of the fuzz targets: responses in the shapes the products send

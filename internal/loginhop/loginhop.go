@@ -1,5 +1,5 @@
-// Package loginhop is what the headless logins (products/hydra/adminaccept,
-// internal/formlogin, products/zitadel/zitadelapi's Flow) share with the
+// Package loginhop is what the headless logins (internal/login/adminaccept,
+// internal/login/formlogin, internal/login/sessionapi's Flow) share with the
 // tools that send their requests (loadstep's iterations, mintpool's
 // pools): a login builds each request (a hop) and judges its response; the
 // caller sends it (Do) and turns a refusal (*Error) into its own terms:

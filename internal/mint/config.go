@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/products/hydra/adminaccept"
-	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
+	"github.com/idpbench/idpbench/internal/login"
 )
 
 // Flows mintpool knows; the logins are named by the protocol they speak
@@ -16,29 +15,27 @@ import (
 const (
 	FlowClientCredentials = "client_credentials"
 	FlowPassword          = "password"
-	FlowAdminAccept       = "admin-accept" // login and consent accepted through an admin API (Hydra's; products/hydra/adminaccept)
+	FlowAdminAccept       = login.AdminAccept // login and consent accepted through an admin API (Hydra's)
 	FlowJWTBearer         = "jwt-bearer"
 	FlowClientAssertion   = "client-assertion"
-	FlowSessionAPI        = "session-api" // a login UI's Session API (Zitadel's v2)
-	FlowFormPage          = "form-page"   // a login page behind a redirect (the reference OP's; internal/formlogin)
+	FlowSessionAPI        = login.SessionAPI // a login UI's Session API (Zitadel's v2)
+	FlowForm              = login.Form       // the authorization response is the login form (Keycloak's theme)
+	FlowFormPage          = login.FormPage   // a login page behind a redirect (the reference OP's)
 )
 
 // needsAuthEndpoint reports whether flow logs users in through the
 // authorization endpoint: resolveEndpoints discovers it unless --auth-url
 // names it.
 func needsAuthEndpoint(flow string) bool {
-	return flow == FlowAdminAccept || flow == FlowSessionAPI || flow == FlowFormPage
+	return flow == FlowAdminAccept || flow == FlowSessionAPI || flow == FlowForm || flow == FlowFormPage
 }
 
 // authFallback is flow's authorization endpoint below issuer when the
 // discovery document names none: Hydra's and Zitadel's fixed paths, else
 // "" (none: an error).
 func authFallback(flow, issuer string) string {
-	switch flow {
-	case FlowAdminAccept:
-		return strings.TrimRight(issuer, "/") + adminaccept.AuthPath
-	case FlowSessionAPI:
-		return strings.TrimRight(issuer, "/") + zitadelapi.AuthorizePath
+	if p := login.AuthPath(flow); p != "" {
+		return strings.TrimRight(issuer, "/") + p
 	}
 	return ""
 }
@@ -70,8 +67,9 @@ type Config struct {
 	Password string // secret: never logged
 	Subject  string // admin-accept subject; "%d" as in Username
 
-	LoginClient    string // session-api: user id of the IAM_LOGIN_CLIENT machine user
-	LoginClientPAT string // session-api: its personal access token; secret: never logged
+	LoginForm      login.FormOptions // form, form-page: field names where the page does not show them, extra fields, consent
+	LoginClient    string            // session-api: user id of the IAM_LOGIN_CLIENT machine user
+	LoginClientPAT string            // session-api: its personal access token; secret: never logged
 
 	KeyFile  string        // Zitadel JSON key file or PEM private key (jwt flows)
 	KeyID    string        // kid header; overrides the key file's keyId
@@ -95,7 +93,7 @@ func DefaultScope(flow string) string {
 	switch flow {
 	case FlowPassword:
 		return "openid"
-	case FlowAdminAccept, FlowSessionAPI, FlowFormPage:
+	case FlowAdminAccept, FlowSessionAPI, FlowForm, FlowFormPage:
 		return "openid offline_access"
 	}
 	return ""
@@ -117,9 +115,9 @@ func (c *Config) Validate() error {
 func (c *Config) validateCommon() error {
 	switch {
 	case c.Flow == "":
-		return cli.Usagef("--flow: required (client_credentials|password|admin-accept|session-api|form-page|jwt-bearer|client-assertion)")
-	case !slices.Contains([]string{FlowClientCredentials, FlowPassword, FlowAdminAccept, FlowSessionAPI, FlowFormPage, FlowJWTBearer, FlowClientAssertion}, c.Flow):
-		return cli.Usagef("--flow: unknown flow %q (want client_credentials|password|admin-accept|session-api|form-page|jwt-bearer|client-assertion)", c.Flow)
+		return cli.Usagef("--flow: required (client_credentials|password|admin-accept|session-api|form|form-page|jwt-bearer|client-assertion)")
+	case !slices.Contains([]string{FlowClientCredentials, FlowPassword, FlowAdminAccept, FlowSessionAPI, FlowForm, FlowFormPage, FlowJWTBearer, FlowClientAssertion}, c.Flow):
+		return cli.Usagef("--flow: unknown flow %q (want client_credentials|password|admin-accept|session-api|form|form-page|jwt-bearer|client-assertion)", c.Flow)
 	case c.N < 1:
 		return cli.Usagef("-n/--count: must be >= 1, got %d", c.N)
 	case c.Parallel < 1:
@@ -163,6 +161,9 @@ func (c *Config) validateNetwork() error {
 }
 
 func (c *Config) validateFlow() error {
+	if !c.LoginForm.IsZero() && c.Flow != FlowForm && c.Flow != FlowFormPage {
+		return cli.Usagef("--login-consent, --login-user-field, --login-password-field, --login-field: for flow form or form-page, not %s", c.Flow)
+	}
 	switch c.Flow {
 	case FlowPassword:
 		if c.Username == "" {
@@ -183,7 +184,7 @@ func (c *Config) validateFlow() error {
 		}
 	case FlowSessionAPI:
 		return c.validateZitadelLogin()
-	case FlowFormPage:
+	case FlowForm, FlowFormPage:
 		switch {
 		case c.Username == "":
 			return cli.Usagef("--username: required for flow %s", c.Flow)

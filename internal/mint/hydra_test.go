@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/idpbench/idpbench/products/hydra/adminaccept/adminaccepttest"
+	"github.com/idpbench/idpbench/internal/login/adminaccept/adminaccepttest"
 )
 
 // fakeHydra is a public + admin server pair following Hydra's headless

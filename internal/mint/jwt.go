@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-
-	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
 )
 
 // signingKey is a parsed key with the identity it signs for.
@@ -41,11 +39,22 @@ func loadKey(path string) (*signingKey, error) {
 	return &signingKey{key: key}, nil
 }
 
-// parseKeyJSON reads Zitadel's JSON key format (zitadelapi.KeyFile):
+// KeyFile is Zitadel's JSON key file, the part the jwt flows sign with
+// (and products/zitadel/zitadelapi's Setup checks in what Zitadel returns).
+type KeyFile struct {
+	Type     string `json:"type"` // "application" or "serviceaccount"
+	KeyID    string `json:"keyId"`
+	Key      string `json:"key"` // PEM private key
+	UserID   string `json:"userId"`
+	AppID    string `json:"appId"`
+	ClientID string `json:"clientId"`
+}
+
+// parseKeyJSON reads Zitadel's JSON key format (KeyFile):
 // "serviceaccount" keys carry userId, "application" keys carry clientId
 // (and appId).
 func parseKeyJSON(path string, b []byte) (*signingKey, error) {
-	var kf zitadelapi.KeyFile
+	var kf KeyFile
 	if err := json.Unmarshal(b, &kf); err != nil {
 		return nil, fmt.Errorf("key file %s: malformed JSON: %w", path, err)
 	}

@@ -8,19 +8,19 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/idpbench/idpbench/internal/formlogin"
+	"github.com/idpbench/idpbench/internal/login"
 	"github.com/idpbench/idpbench/internal/loginhop"
-	"github.com/idpbench/idpbench/products/hydra/adminaccept"
 )
 
-// loginFlow is a browser's login, then the code exchange with client
-// auth: admin-accept, Ory Hydra's headless login and consent
-// (docs/products/hydra.md; products/hydra/adminaccept, which loadstep's
-// --login admin-accept shares); form-page, the reference OP's login
-// page behind a redirect, then a callback hop (internal/formlogin, which
-// loadstep's --login form-page shares); and session-api, Zitadel's
-// Session API login (zitadel.go). Each login has its own cookie jar:
-// Hydra ties the challenges to CSRF cookies (a missing cookie shows as
+// loginFlow is a browser's login by its protocol (internal/login, which
+// loadstep's --login shares), then the code exchange with client auth:
+// admin-accept, Ory Hydra's headless login and consent
+// (docs/products/hydra.md); form, the authorization response is the login
+// form (Keycloak's theme); form-page, a login page behind a redirect, then
+// a callback hop (the reference OP's, Spring's, node oidc-provider's);
+// and session-api, Zitadel's Session API login (the login client's PAT,
+// zitadel.go). Each login has its own cookie jar: Hydra ties the
+// challenges to CSRF cookies (a missing cookie shows as
 // error=request_forbidden in the callback's redirect).
 type loginFlow struct {
 	name     string                                // the flow's name, in its errors
@@ -32,52 +32,33 @@ type loginFlow struct {
 }
 
 // send sends a request of a login and returns check's verdict on the
-// response: a loginhop.Do for which every hop is alike.
+// response: a login.Do for which every request is alike.
 type send func(req *http.Request, check loginhop.Check) error
 
-// anyHop is s as the Do of a login whose hops are H.
-func anyHop[H any](s send) loginhop.Do[H] {
-	return func(_ H, req *http.Request, check loginhop.Check) error { return s(req, check) }
-}
-
-// newLogin builds the login flow cfg.Flow names: admin-accept, form-page
-// or session-api.
+// newLogin builds the login flow cfg.Flow names (a login protocol's name:
+// admin-accept, form, form-page or session-api).
 func newLogin(cfg *Config, tokenURL, authURL string) (*loginFlow, error) {
+	c := login.Config{AuthURL: authURL, ClientID: cfg.ClientID, RedirectURI: cfg.RedirectURI, Scope: cfg.Scope, Form: cfg.LoginForm}
+	user := cfg.Username
 	switch cfg.Flow {
+	case FlowAdminAccept:
+		c.AdminURL, user = cfg.AdminURL, cfg.Subject
 	case FlowSessionAPI:
-		return newZitadelLogin(cfg, tokenURL, authURL)
-	case FlowFormPage:
-		return newRefopLogin(cfg, tokenURL, authURL)
+		c.AdminURL, c.LoginClient, c.LoginClientToken = cfg.Issuer, cfg.LoginClient, cfg.LoginClientPAT // the Session API is below the issuer
 	}
-	return newHydraLogin(cfg, tokenURL, authURL)
-}
-
-func newHydraLogin(cfg *Config, tokenURL, authURL string) (*loginFlow, error) {
-	login, err := adminaccept.New(adminaccept.Client{AuthURL: authURL, AdminURL: cfg.AdminURL,
-		ClientID: cfg.ClientID, RedirectURI: cfg.RedirectURI, Scope: cfg.Scope})
+	fl, err := login.New(cfg.Flow, c)
 	if err != nil {
 		return nil, err
 	}
-	subject, users := cfg.Subject, cfg.Users
+	users, password := cfg.Users, cfg.Password
 	return newLoginFlow(cfg, tokenURL, func(s send, i int) (*url.URL, error) {
-		return login.Login(anyHop[adminaccept.Hop](s), perUser(subject, i, users))
+		return fl.Login(func(_ string, req *http.Request, check loginhop.Check) error { return s(req, check) },
+			perUser(user, i, users), password)
 	}), nil
 }
 
-func newRefopLogin(cfg *Config, tokenURL, authURL string) (*loginFlow, error) {
-	login, err := formlogin.New(formlogin.Client{AuthURL: authURL, ClientID: cfg.ClientID,
-		RedirectURI: cfg.RedirectURI, Scope: cfg.Scope, PageHop: true})
-	if err != nil {
-		return nil, err
-	}
-	username, users, password := cfg.Username, cfg.Users, cfg.Password
-	return newLoginFlow(cfg, tokenURL, func(s send, i int) (*url.URL, error) {
-		return login.Login(anyHop[formlogin.Hop](s), perUser(username, i, users), password)
-	}), nil
-}
-
-func newLoginFlow(cfg *Config, tokenURL string, login func(send, int) (*url.URL, error)) *loginFlow {
-	return &loginFlow{name: cfg.Flow, login: login, redirect: cfg.RedirectURI, tokenURL: tokenURL,
+func newLoginFlow(cfg *Config, tokenURL string, logIn func(send, int) (*url.URL, error)) *loginFlow {
+	return &loginFlow{name: cfg.Flow, login: logIn, redirect: cfg.RedirectURI, tokenURL: tokenURL,
 		auth: newClientAuth(cfg.ClientID, cfg.ClientSecret, cfg.ClientAuth), emit: cfg.Emit}
 }
 

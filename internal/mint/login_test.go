@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idpbench/idpbench/internal/formlogin/formlogintest"
+	"github.com/idpbench/idpbench/internal/login"
+	"github.com/idpbench/idpbench/internal/login/formlogin/formlogintest"
 )
 
 // loginFake starts a login flow's fake and returns the run's config
@@ -25,6 +26,15 @@ var loginFakes = map[string]loginFake{
 	FlowFormPage: func(t *testing.T, out string, _ bool) (Config, func() map[string]int) {
 		f := formlogintest.NewOP(t, true)
 		return refopConfig(f, out), f.Logins
+	},
+	// Keycloak's shape, with its consent asked once a user and a login
+	// form whose user input is its own.
+	FlowForm: func(t *testing.T, out string, _ bool) (Config, func() map[string]int) {
+		f := formlogintest.NewOP(t, false)
+		f.Consent, f.UserInput = formlogintest.ConsentOnce, [2]string{"email", "email"}
+		cfg := refopConfig(f, out)
+		cfg.Flow, cfg.LoginForm = FlowForm, login.FormOptions{Consent: true}
+		return cfg, f.Logins
 	},
 }
 
@@ -44,6 +54,7 @@ func TestLoginFlows(t *testing.T) {
 	}{
 		{FlowAdminAccept, map[string]string{EmitAccessToken: "hat-user", EmitRefreshToken: "hrt-"}},
 		{FlowFormPage, map[string]string{EmitAccessToken: "at-user", EmitRefreshToken: "rt-user"}},
+		{FlowForm, map[string]string{EmitAccessToken: "at-user", EmitRefreshToken: "rt-user"}},
 	}
 	for _, tt := range tests {
 		for _, emit := range []string{EmitAccessToken, EmitRefreshToken} {

@@ -1,32 +1,14 @@
 package mint
 
-import (
-	"net/url"
+import "github.com/idpbench/idpbench/internal/cli"
 
-	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
-)
-
-// newZitadelLogin is session-api: human users logged in through Zitadel's
-// Session API, as a custom login UI does it (products/zitadel/zitadelapi's
-// Flow, which loadstep's --login session-api shares;
-// docs/products/zitadel.md), then the code exchange with
-// client_secret_basic. The session and finalize calls authenticate with
-// the login client's PAT; the login client is a machine user with
-// IAM_LOGIN_CLIENT, named by its user id in the authorization request's
-// header. The Session API is below the issuer.
-func newZitadelLogin(cfg *Config, tokenURL, authURL string) (*loginFlow, error) {
-	login, err := zitadelapi.NewFlow(zitadelapi.FlowConfig{AuthURL: authURL, APIURL: cfg.Issuer,
-		ClientID: cfg.ClientID, RedirectURI: cfg.RedirectURI, Scope: cfg.Scope,
-		LoginClient: cfg.LoginClient, Token: cfg.LoginClientPAT})
-	if err != nil {
-		return nil, err
-	}
-	username, users, password := cfg.Username, cfg.Users, cfg.Password
-	return newLoginFlow(cfg, tokenURL, func(s send, i int) (*url.URL, error) {
-		return login.Login(anyHop[zitadelapi.Hop](s), perUser(username, i, users), password)
-	}), nil
-}
+// session-api: human users logged in through Zitadel's Session API, as a
+// custom login UI does it (internal/login/sessionapi, which loadstep's
+// --login session-api shares; docs/products/zitadel.md), then the code
+// exchange with client_secret_basic. The session and finalize calls
+// authenticate with the login client's PAT; the login client is a machine
+// user with IAM_LOGIN_CLIENT, named by its user id in the authorization
+// request's header. The Session API is below the issuer.
 
 // validateZitadelLogin checks what the session-api flow needs beyond the
 // token endpoint client.

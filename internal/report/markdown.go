@@ -432,6 +432,10 @@ func (m *md) iterations() {
 		sc := c.Scenario.ID + " " + c.Scenario.Name
 		for _, name := range st.RequestOrder {
 			nr := st.RequestsByName[name]
+			if nr.Requests == 0 { // a hop the server never asked for in the window
+				m.printf("| %s | %s | %s | 0 | - | - | - |\n", sc, c.Product, cell(name))
+				continue
+			}
 			m.printf("| %s | %s | %s | %s | %s | %s | %s |\n", sc, c.Product, cell(name), steps.Thousands(nr.Requests),
 				steps.FormatMS(nr.LatencyMS.P50), steps.FormatMS(nr.LatencyMS.P99), steps.FormatPct(failRate(nr.Errors.Total(), nr.Requests)))
 		}

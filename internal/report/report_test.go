@@ -525,3 +525,30 @@ func TestStepFlagsWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestIterationsUnsentHop: a hop sent only when the server asks for it (a
+// form login's consent), never in the window, is a row of dashes, not of
+// zero milliseconds.
+func TestIterationsUnsentHop(t *testing.T) {
+	in, _ := loadRun1(t)
+	n := 0
+	for i := range in.Steps {
+		s := in.Steps[i].Step
+		if s.Scenario != schema.ScenarioAuthCode || len(s.RequestOrder) == 0 {
+			continue
+		}
+		s.RequestOrder = append(s.RequestOrder, "login_consent")
+		s.RequestsByName["login_consent"] = schema.NamedRequests{StatusCodes: map[string]int64{}}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("run1 has no auth_code step")
+	}
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, Build(in, Options{}), MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), " | login_consent | 0 | - | - | - |\n") {
+		t.Errorf("no row of dashes for the unsent hop:\n%s", buf.String())
+	}
+}

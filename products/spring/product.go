@@ -62,7 +62,7 @@ const (
 // user) come from Spring Security's login page, driven by mintpool's
 // form-page: the authorization request redirects to /login, the form posts
 // back to /login, which redirects to the saved authorization request, which
-// redirects to the client with the code (internal/formlogin, PageHop).
+// redirects to the client with the code (internal/login/formlogin, PageHop).
 // S3 introspects client_credentials tokens with the same client's Basic
 // credentials. Refresh tokens are reused (not rotated) by default: S5
 // reuses its pool.
@@ -151,7 +151,7 @@ func springPart(in product.Inputs) schema.Meta {
 			{What: "requireAuthorizationConsent false (the sample's messaging-client: true, with a custom consent page)",
 				Why: "the headless login drivers answer no consent page; Keycloak and Hydra log in without consent here too"},
 			{What: "Spring Security's default login page, 100 users with one per-run password stored {bcrypt} (the sample: its Thymeleaf login page with Google and GitHub federation, one user by User.withDefaultPasswordEncoder)",
-				Why: "federation needs external IdPs; the default page is the framework's own form login, which internal/formlogin drives"},
+				Why: "federation needs external IdPs; the default page is the framework's own form login, which internal/login/formlogin drives"},
 			{What: "access token time-to-live 1 h (TokenSettings default: 5 min)",
 				Why: "token pools are minted once and must stay valid through the ladders and the GC-jitter run; Keycloak and Hydra issue 1-hour access tokens here too"},
 			{What: "plain http on 127.0.0.1 (the sample: TLS on port 9443 with its keystore)",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/idpbench/idpbench/internal/login/sessionapi"
 	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/schema"
 	"github.com/idpbench/idpbench/internal/servermetrics"
@@ -53,7 +54,7 @@ func zitadelTable(st *product.State) product.Table {
 	users := []string{"--username", sum.Users.LoginNamePattern, "--users", zitadelUsers, "--password-file", sum.Users.PasswordFile}
 	login := func(emit, mode string) *product.Pool {
 		return &product.Pool{Kind: emit, Mode: mode, Flow: "session-api", Args: slices.Concat(
-			[]string{"--flow", "session-api", "--issuer", issuer, "--auth-url", issuer + zitadelapi.AuthorizePath,
+			[]string{"--flow", "session-api", "--issuer", issuer, "--auth-url", issuer + sessionapi.AuthorizePath,
 				"--token-url", token, "--redirect-uri", zitadelRedirect}, web, loginClient, users,
 			[]string{"--scope", "openid offline_access", "-P", "8", "--emit", emit, "--product", "zitadel"})}
 	}
@@ -67,7 +68,7 @@ func zitadelTable(st *product.State) product.Table {
 					"--key-file", sum.M2M.KeyFile, "--aud", issuer, "--ttl", "1h", "-P", "8", "--product", "zitadel"}}},
 			"introspect": {Endpoint: issuer + "/oauth/v2/introspect", TTL: 43200, Pool: login("access_token", "reuse"),
 				Load: slices.Concat([]string{"--client-auth", "assertion", "--client-assertion-pool", st.Path("pools", "client-assertions.pool")}, product.Reuse)},
-			"auth_code": {Endpoint: issuer + zitadelapi.AuthorizePath, Load: slices.Concat([]string{"--login", "session-api",
+			"auth_code": {Endpoint: issuer + sessionapi.AuthorizePath, Load: slices.Concat([]string{"--login", "session-api",
 				"--token-url", token, "--admin-url", issuer, "--redirect-uri", zitadelRedirect}, web,
 				[]string{"--scope", "openid offline_access"}, users, loginClient)},
 			"refresh":  {Endpoint: token, Load: slices.Concat(web, product.Chain), TTL: 2592000, Pool: login("refresh_token", "chain")},

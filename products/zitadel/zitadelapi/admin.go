@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+
+	"github.com/idpbench/idpbench/internal/mint"
 )
 
 // Provisioning calls. The v1 management calls are org-scoped: they carry
@@ -102,17 +104,6 @@ func (c *Client) AddOIDCApp(ctx context.Context, projectID string, w WebApp) (Ap
 type Key struct {
 	ID   string
 	File []byte
-}
-
-// KeyFile is the part of Zitadel's JSON key file idpbench checks (Setup)
-// and signs with (mintpool's jwt flows).
-type KeyFile struct {
-	Type     string `json:"type"` // "application" or "serviceaccount"
-	KeyID    string `json:"keyId"`
-	Key      string `json:"key"` // PEM private key
-	UserID   string `json:"userId"`
-	AppID    string `json:"appId"`
-	ClientID string `json:"clientId"`
 }
 
 // AddAppKey adds a JSON key to an API app (no expiration date: Zitadel then
@@ -301,7 +292,7 @@ func need(err error, call, field, val string) error {
 // expected type with a key id and a private key. It names the call, never
 // the key.
 func checkKeyFile(call string, k Key, typ string) error {
-	var kf KeyFile
+	var kf mint.KeyFile
 	d := json.NewDecoder(bytes.NewReader(k.File))
 	if err := d.Decode(&kf); err != nil {
 		return fmt.Errorf("%s: keyDetails is not a base64 JSON key file: %v", call, err)

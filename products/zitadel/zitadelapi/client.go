@@ -21,9 +21,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
+	"github.com/idpbench/idpbench/internal/login/sessionapi"
 	"github.com/idpbench/idpbench/internal/logsafe"
 )
 
@@ -153,42 +153,10 @@ func (c *Client) send(req *http.Request) (int, []byte, error) {
 }
 
 // apiError is a non-success answer as an *APIError: Zitadel's error body
-// (errorBody) in a line, the token redacted.
+// (sessionapi.ErrorBody) in a line, the token redacted.
 func (c *Client) apiError(op string, status int, data []byte) *APIError {
-	code, msg := errorBody(data)
+	code, msg := sessionapi.ErrorBody(data)
 	return &APIError{Call: op, Status: status, Code: logsafe.Text(code), Message: logsafe.Text(c.redact(msg))}
-}
-
-// errorBody reads Zitadel's error body: grpc-gateway's google.rpc.Status
-// {code: number, message, details}, the connect form {code: "name",
-// message} or an OAuth error {error, error_description}. Anything else is
-// the message as it is.
-func errorBody(data []byte) (code, message string) {
-	var body struct {
-		Code    json.RawMessage `json:"code"`
-		Message string          `json:"message"`
-		Error   string          `json:"error"`             // OAuth endpoints
-		Desc    string          `json:"error_description"` // OAuth endpoints
-	}
-	switch {
-	case json.Unmarshal(data, &body) != nil || (body.Message == "" && body.Error == ""):
-		return "", string(data)
-	case body.Error != "":
-		return body.Error, body.Desc
-	}
-	return codeString(body.Code), body.Message
-}
-
-func codeString(raw json.RawMessage) string {
-	var n int
-	if json.Unmarshal(raw, &n) == nil {
-		return strconv.Itoa(n)
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	return ""
 }
 
 // redact removes the token from a message, in case a server echoes it.

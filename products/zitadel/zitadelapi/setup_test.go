@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/mint"
 	"github.com/idpbench/idpbench/products/zitadel/zitadeltest"
 )
 
@@ -115,7 +116,7 @@ func TestSetupEndToEnd(t *testing.T) {
 
 func checkKey(t *testing.T, data, typ, id string) {
 	t.Helper()
-	var kf KeyFile
+	var kf mint.KeyFile
 	if err := json.Unmarshal([]byte(data), &kf); err != nil || kf.Type != typ || kf.KeyID != id ||
 		!strings.HasPrefix(kf.Key, "-----BEGIN RSA PRIVATE KEY-----") {
 		t.Errorf("key file %s: %+v (%v)", typ, kf, err)

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idpbench/idpbench/internal/login/sessionapi"
 	"github.com/idpbench/idpbench/internal/loginhop"
 	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
 	"github.com/idpbench/idpbench/products/zitadel/zitadeldefs"
@@ -145,14 +146,14 @@ func login(ctx context.Context, t *testing.T, f *zitadeltest.Fake, summary []byt
 		}
 		return strings.TrimSpace(string(b))
 	}
-	flow, err := zitadelapi.NewFlow(zitadelapi.FlowConfig{AuthURL: f.URL + zitadelapi.AuthorizePath, APIURL: f.URL,
+	flow, err := sessionapi.NewFlow(sessionapi.FlowConfig{AuthURL: f.URL + sessionapi.AuthorizePath, APIURL: f.URL,
 		ClientID: sum.Web.ClientID, RedirectURI: sum.Web.RedirectURI, Scope: "openid offline_access",
 		LoginClient: sum.LoginClient.UserID, Token: read(sum.LoginClient.PATFile)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hc := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	do := func(_ zitadelapi.Hop, req *http.Request, check loginhop.Check) error {
+	do := func(_ sessionapi.Hop, req *http.Request, check loginhop.Check) error {
 		resp, err := hc.Do(req.WithContext(ctx))
 		if err != nil {
 			return err
@@ -194,7 +195,7 @@ func redactBody(b []byte) string {
 
 // checkComplete reads the calls the client's code makes — every
 // c.call(ctx, "Name", ...) — from products/zitadel/zitadelapi's sources,
-// adds the login's hops (zitadelapi.Hop, each named after its call), and
+// adds the login's hops (sessionapi.Hop, each named after its call), and
 // requires each to have been captured and verified.
 func checkComplete(t *testing.T, verified map[string]bool) {
 	srcs, err := filepath.Glob("../zitadelapi/*.go")
@@ -225,8 +226,8 @@ func checkComplete(t *testing.T, verified map[string]bool) {
 	if len(calls) < 16 {
 		t.Fatalf("found only %d calls in products/zitadel/zitadelapi: %v", len(calls), calls)
 	}
-	for h := range zitadelapi.Hops {
-		calls[zitadelapi.Hop(h).String()] = true
+	for h := range sessionapi.Hops {
+		calls[sessionapi.Hop(h).String()] = true
 	}
 	oidc := 0
 	for name := range calls {

@@ -4,15 +4,18 @@ import (
 	"html"
 	"net/url"
 	"reflect"
+	"strings"
 	"testing"
 
-	"github.com/idpbench/idpbench/internal/formlogin/formlogintest"
+	"github.com/idpbench/idpbench/internal/login/formlogin/formlogintest"
 )
 
 // FuzzLoginForm: any login page a server sends parses or gives nil without
 // a panic, a form's action resolved to an absolute URL and its hidden
 // inputs named; and a form written with any hidden name and value and any
-// action, HTML-escaped as the products' templates do, gives them back.
+// action, HTML-escaped as the products' templates do, gives them back as a
+// browser reads them (HTML's input stream: NUL as U+FFFD, CR LF and CR as
+// LF).
 func FuzzLoginForm(f *testing.F) {
 	f.Add([]byte(formlogintest.KeycloakPage), "session_code", "S1&x=\"y\"", "/login-actions/authenticate?a=1&b=2")
 	f.Add([]byte(formlogintest.RefopPage), "id", "V2_abc+123", "/login/username")
@@ -44,11 +47,17 @@ func FuzzLoginForm(f *testing.F) {
 		if form == nil {
 			t.Fatalf("no form in %q", written)
 		}
-		if got := [][2]string{{name, value}}; !reflect.DeepEqual(form.Hidden, got) {
+		if got := [][2]string{{browser(name), browser(value)}}; !reflect.DeepEqual(form.Hidden, got) {
 			t.Fatalf("hidden inputs %q, want %q (page %q)", form.Hidden, got, written)
 		}
 		if w := base.ResolveReference(want); form.Action.String() != w.String() {
 			t.Fatalf("action %q, want %q", form.Action, w)
 		}
 	})
+}
+
+// browser is s as HTML's input stream preprocessing leaves it in an
+// attribute value.
+func browser(s string) string {
+	return strings.NewReplacer("\x00", "\uFFFD", "\r\n", "\n", "\r", "\n").Replace(s)
 }

@@ -1,18 +1,5 @@
-package zitadelapi
-
-import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"net/http"
-	"net/url"
-	"strings"
-
-	"github.com/idpbench/idpbench/internal/loginhop"
-	"github.com/idpbench/idpbench/internal/logsafe"
-)
-
-// The headless login through the Session API, as a custom login UI does it
+// Package sessionapi is Zitadel's headless login through its Session API,
+// as a custom login UI does it
 // (zitadel.com/docs/guides/integrate/login-ui/oidc-standard), the login
 // protocol "session-api": one implementation (Flow) behind loadstep's timed
 // auth_code iterations (internal/load, --login session-api) and mintpool's
@@ -38,6 +25,20 @@ import (
 // and counts each, mintpool turns a failure (a *loginhop.Error) into its
 // error text; a wrong status's error carries Zitadel's error body in a line
 // (its Detail), the token redacted.
+package sessionapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/idpbench/idpbench/internal/loginhop"
+	"github.com/idpbench/idpbench/internal/logsafe"
+)
 
 // LoginClientHeader names the login client on the authorize request. Its
 // value is the login client's user id (not a client id).
@@ -264,7 +265,7 @@ func (f *Flow) post(hop Hop, path string, body any) (*http.Request, string, erro
 // redacted.
 func (f *Flow) wrongStatus(e *loginhop.Error, body []byte) error {
 	e.WrongStatus = true
-	code, msg := errorBody(body)
+	code, msg := ErrorBody(body)
 	if msg = logsafe.Text(logsafe.Redact(msg, f.token)); msg != "" {
 		e.Detail = ": " + msg
 	}
@@ -303,4 +304,37 @@ func newSessionChecks(loginName, password string) sessionChecks {
 // /v2/oidc/auth_requests/{id}): the session that finalizes the request.
 type callbackRequest struct {
 	Session session `json:"session"`
+}
+
+// ErrorBody reads Zitadel's error body: grpc-gateway's google.rpc.Status
+// {code: number, message, details}, the connect form {code: "name",
+// message} or an OAuth error {error, error_description}. Anything else is
+// the message as it is. The login words a refusal with it, and so do the
+// provisioning calls (products/zitadel/zitadelapi's Client): one reader.
+func ErrorBody(data []byte) (code, message string) {
+	var body struct {
+		Code    json.RawMessage `json:"code"`
+		Message string          `json:"message"`
+		Error   string          `json:"error"`             // OAuth endpoints
+		Desc    string          `json:"error_description"` // OAuth endpoints
+	}
+	switch {
+	case json.Unmarshal(data, &body) != nil || (body.Message == "" && body.Error == ""):
+		return "", string(data)
+	case body.Error != "":
+		return body.Error, body.Desc
+	}
+	return codeString(body.Code), body.Message
+}
+
+func codeString(raw json.RawMessage) string {
+	var n int
+	if json.Unmarshal(raw, &n) == nil {
+		return strconv.Itoa(n)
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return ""
 }
