@@ -137,7 +137,7 @@ func checkOIDCCase(h *harness, c string) string {
 	env := h.with("IDPBENCH_OIDC_CONFIG="+cfg, "IDPBENCH_RESULTS="+filepath.Join(h.work, "results"),
 		"IDPBENCH_GCJITTER_S="+envOr("IDPBENCH_GCJITTER_S", "15"), "IDPBENCH_LADDER="+envOr("IDPBENCH_LADDER", "8"))
 	if code, out := h.run(env, filepath.Join(h.work, "run-"+c+".log"), h.script("run-comparison.sh"),
-		"--quick", "--fresh", "--only", "oidc", "--run-id", "oidc-"+c); code != 0 {
+		"--quick", "--fresh", "--repeats", "1", "--only", "oidc", "--run-id", "oidc-"+c); code != 0 {
 		h.t.Fatalf("%s: run-comparison.sh --only oidc failed (exit %d): %s", c, code, tail(out, 20))
 	}
 	if c == "keycloak" {
@@ -237,7 +237,7 @@ func checkOIDCPreflight(h *harness) {
 	}
 	env := h.with("IDPBENCH_OIDC_CONFIG="+cfg, "IDPBENCH_RESULTS="+filepath.Join(h.work, "results"))
 	if code, out := h.run(env, filepath.Join(h.work, "run-preflight.log"), h.script("run-comparison.sh"),
-		"--quick", "--fresh", "--only", "oidc", "--run-id", "oidc-preflight"); code != 0 {
+		"--quick", "--fresh", "--repeats", "1", "--only", "oidc", "--run-id", "oidc-preflight"); code != 0 {
 		h.t.Fatalf("run-comparison.sh with an IdP that does not answer: exit %d, want 0 (an N/A row): %s", code, tail(out, 20))
 	}
 	m := readMeta(h.t, filepath.Join(run, "oidc", "meta.json"))

@@ -26,7 +26,7 @@ func TestExampleProduct(t *testing.T) {
 	runLog := filepath.Join(h.work, "run.log")
 	code, _ := h.run(h.with("IDPBENCH_TMP="+h.work, "IDPBENCH_RESULTS="+results, "IDPBENCH_SCENARIOS=discovery client_credentials",
 		"IDPBENCH_LADDER=2", "IDPBENCH_WARMUP_S=1", "IDPBENCH_DURATION_S=2", "IDPBENCH_GCJITTER_S=2", "IDPBENCH_SHARES=none"),
-		runLog, h.script("run-comparison.sh"), "--quick", "--only", "example", "--run-id", "example")
+		runLog, h.script("run-comparison.sh"), "--quick", "--repeats", "1", "--only", "example", "--run-id", "example")
 	if code != 0 {
 		t.Fatalf("run-comparison.sh --only example failed (exit %d); its errors and N/A reasons: %s", code, runErrors(t, runLog, run))
 	}

@@ -61,7 +61,7 @@ func TestKillRun(t *testing.T) {
 	h.mustRun(nil, "", h.adapter("refop"), "install")
 	env := h.with("IDPBENCH_TMP="+tmp, "IDPBENCH_RESULTS="+results, "IDPBENCH_SCENARIOS=discovery",
 		"IDPBENCH_LADDER=2 8", "IDPBENCH_GCJITTER_S=5", "IDPBENCH_REUSE_POOL=16", "IDPBENCH_PG_DIR")
-	args := []string{"--quick", "--only", "refop", "--run-id", "killrun"}
+	args := []string{"--quick", "--repeats", "1", "--only", "refop", "--run-id", "killrun"}
 	runDir := filepath.Join(results, "killrun")
 	state := run.StateDir(tmp, "killrun", runDir)
 	k := &killRun{h: h, env: env, args: args, runDir: runDir, state: state, kept: kept, tmp: tmp}

@@ -180,7 +180,7 @@ func placementRun(h *harness, driver, server string, hostCPUs int) {
 	state := run.StateDir(h.work, "placement", filepath.Join(results, "placement"))
 	runLog := filepath.Join(h.work, "run.log")
 	run := h.start(env, runLog, h.script("run-comparison.sh"),
-		"--quick", "--only", "refop", "--run-id", "placement", "--driver-cpus", driver, "--server-cpus", server)
+		"--quick", "--repeats", "1", "--only", "refop", "--run-id", "placement", "--driver-cpus", driver, "--server-cpus", server)
 	w := &affinityWatch{h: h, seen: map[string]bool{}}
 	for run.running() {
 		w.look(run.pid(), state, driver, server)

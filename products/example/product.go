@@ -17,5 +17,6 @@ func Product() product.Product {
 	p.Name = "example"
 	p.Docs = "products/example/README.md"
 	p.InDefaultRun = false // run it by name: --only example
+	p.Reference = false    // a product of the comparison, as a new one would be
 	return p
 }
