@@ -105,3 +105,34 @@ func TestPairs(t *testing.T) {
 		}
 	}
 }
+
+// TestNeighbours: a product's own process tree in its sampler's samples
+// inside the other products' interleaved windows (round >= 2): the idle
+// product's CPU and memory while the others are measured; samples inside
+// its own windows, or in round 1's, are not counted.
+func TestNeighbours(t *testing.T) {
+	sc := schema.ScenarioDiscovery
+	var in Inputs
+	for k := 1; k <= 3; k++ {
+		in.Steps = append(in.Steps, roundStep("a", sc, k, 1000, false), roundStep("b", sc, k, 800, false))
+	}
+	// b's windows: start 1000k .. +3 s (roundStep); a's the same seconds. Put
+	// b's round-2 and round-3 windows apart from a's.
+	for _, sf := range in.Steps {
+		if sf.Step.Product == "b" {
+			sf.Step.Start, sf.Step.End = sf.Step.Start.Add(10*time.Second), sf.Step.End.Add(10*time.Second)
+		}
+	}
+	var samples []schema.Sample
+	for k := 1; k <= 3; k++ {
+		at := time.Unix(int64(1000*k+11), 0) // inside b's window k
+		samples = append(samples, schema.Sample{T: at, Source: SourceProcessPrefix + "a", CPUPct: float64(k), RSSBytes: 100 << 20},
+			schema.Sample{T: time.Unix(int64(1000*k+1), 0), Source: SourceProcessPrefix + "a", CPUPct: 90, RSSBytes: 100 << 20}) // a's own window
+	}
+	in.Samples = []SampleFile{{Path: "run/a/samples.jsonl", Samples: samples}}
+	r := Build(&in, Options{})
+	ns := r.neighbours()
+	if len(ns) != 1 || ns[0].Product != "a" || ns[0].Samples != 2 || ns[0].CPUMedian != 2.5 || ns[0].CPUMax != 3 || ns[0].RSSMiB != 100 {
+		t.Errorf("neighbours %+v, want a: 2 samples (rounds 2 and 3 of b), CPU median 2.5, max 3, RSS 100 MiB", ns)
+	}
+}
