@@ -6,7 +6,7 @@
 # Installs wrk and nginx-light from the OS packages when missing (as root),
 # builds the tools and the reference OP, then runs `bench` with the flags given;
 # markdown tables on stdout. `scripts/bench.sh --help` prints bench's flags and
-# exit codes (after the build; nothing installed). The README's run:
+# exit codes (after the build; nothing installed). docs/load-generator.md's run:
 #
 #   scripts/bench.sh -c 16,128 --duration 5s --rounds 3 \
 #     --raw results/bench/bench.jsonl >results/bench/bench.md

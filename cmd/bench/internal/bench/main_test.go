@@ -20,7 +20,7 @@ func fakeDriver(name string, rates ...int64) driver {
 // TestCompareRatios: the ratio column is the median of the per-round
 // ratios, listed beside it, which differs from the ratio of the medians when
 // the rounds swing (here 112/90 = 1.24 against a paired 0.97, the shape of
-// the README's nginx c=128 epoll row), and every run is in the raw log.
+// docs/load-generator.md's nginx c=128 epoll row), and every run is in the raw log.
 func TestCompareRatios(t *testing.T) {
 	ds := []driver{fakeDriver("wrk", 90, 116, 85), fakeDriver("loadstep epoll", 112, 112, 82)}
 	var raw bytes.Buffer
