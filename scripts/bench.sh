@@ -15,6 +15,7 @@
 set -o errexit -o nounset -o pipefail
 # shellcheck source=SCRIPTDIR/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+script_version "$@"
 export IDPBENCH_LOG_TAG=bench
 
 # --help: this header, then bench's own flags (built; nothing installed)
