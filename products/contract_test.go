@@ -55,6 +55,21 @@ func contract(root string, p product.Product) []string {
 	bad = append(bad, seriesContract(root, p)...)
 	bad = append(bad, docsContract(root, p, adapter)...)
 	bad = append(bad, composeContract(root, p, adapter)...)
+	bad = append(bad, naByDesignContract(p, adapter)...)
+	return bad
+}
+
+// naByDesignContract: every reason a product declares N/A by design
+// (NAByDesign) is said, word for word, by its adapter, so that a reworded
+// failure cannot turn a declared N/A into a failed run, nor the other way.
+func naByDesignContract(p product.Product, adapter string) []string {
+	var bad []string
+	b, _ := os.ReadFile(adapter)
+	for _, r := range p.NAByDesign {
+		if r == "" || !strings.Contains(string(b), r) {
+			bad = append(bad, fmt.Sprintf("%s: NAByDesign %q is not a reason its adapter (%s) gives", p.Name, r, adapter))
+		}
+	}
 	return bad
 }
 
@@ -317,6 +332,8 @@ func TestContractCatches(t *testing.T) {
 			"hydra: its compose file products/hydra/nosuch.yml (ComposeFile) is not there"},
 		"a compose file that does not load": {func(p *product.Product) { p.ComposeFile = "products/testdata/compose/typo.yml" },
 			`hydra: its compose file products/testdata/compose/typo.yml does not load: ../products/testdata/compose/typo.yml: service "hydra": yaml: unmarshal errors:`},
+		"an N/A by design its adapter never says": {func(p *product.Product) { p.NAByDesign = product.Reasons{"no registry serves Hydra"} },
+			`hydra: NAByDesign "no registry serves Hydra" is not a reason its adapter (../products/hydra/adapter) gives`},
 		"an image without its recipe": {func(p *product.Product) { p.ComposeFile = "products/testdata/compose/no-recipe.yml" },
 			`hydra: its compose file products/testdata/compose/no-recipe.yml builds service "hydra" from products/testdata/compose/nosuch/Dockerfile, which is not there`},
 	} {

@@ -33,7 +33,7 @@ func All() []product.Product {
 		spring.Product(),   // Spring Authorization Server
 		nodeoidc.Product(), // node oidc-provider
 		oidc.Product(),     // the generic adapter: any IdP from a configuration file
-		example.Product(),  // README's "Adding a product"
+		example.Product(),  // docs/products.md's "Adding a product"
 	}
 }
 

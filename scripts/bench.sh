@@ -6,7 +6,7 @@
 # Installs wrk and nginx-light from the OS packages when missing (as root),
 # builds the tools and the reference OP, then runs `bench` with the flags given;
 # markdown tables on stdout. `scripts/bench.sh --help` prints bench's flags and
-# exit codes (after the build; nothing installed). The README's run:
+# exit codes (after the build; nothing installed). docs/load-generator.md's run:
 #
 #   scripts/bench.sh -c 16,128 --duration 5s --rounds 3 \
 #     --raw results/bench/bench.jsonl >results/bench/bench.md
@@ -15,6 +15,7 @@
 set -o errexit -o nounset -o pipefail
 # shellcheck source=SCRIPTDIR/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+script_version "$@"
 export IDPBENCH_LOG_TAG=bench
 
 # --help: this header, then bench's own flags (built; nothing installed)

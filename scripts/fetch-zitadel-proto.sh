@@ -13,6 +13,7 @@ set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+script_version "$@"
 # shellcheck source=SCRIPTDIR/../products/zitadel/proto.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../products/zitadel/proto.sh"
 
@@ -22,6 +23,6 @@ case "${1:-}" in
 	exit 0
 	;;
 "") ;;
-*) usage_error "unknown argument: $1 (see --help)" ;;
+*) usage_error "unknown argument: $1" ;;
 esac
 zitadel_proto_dir

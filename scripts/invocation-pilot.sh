@@ -8,6 +8,7 @@ set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+script_version "$@"
 export IDPBENCH_LOG_TAG=invocation-pilot
 
 build_tools

@@ -7,6 +7,7 @@ set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+script_version "$@"
 export IDPBENCH_LOG_TAG=k8s-step
 
 build_tools

@@ -39,6 +39,7 @@ set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+script_version "$@"
 export IDPBENCH_LOG_TAG=native-vs-compose
 
 PRODUCT=hydra
@@ -47,7 +48,7 @@ RUN_ID=native-vs-compose
 while (($#)); do
 	case "$1" in
 	--only | --repeats | --run-id)
-		(($# >= 2)) || usage_error "$1 wants a value (see --help)"
+		(($# >= 2)) || usage_error "$1 wants a value"
 		case "$1" in
 		--only) PRODUCT="$2" ;;
 		--repeats) REPEATS="$2" ;;
@@ -59,7 +60,7 @@ while (($#)); do
 		script_help
 		exit 0
 		;;
-	*) usage_error "unknown argument: $1 (see --help)" ;;
+	*) usage_error "unknown argument: $1" ;;
 	esac
 done
 [[ "$PRODUCT" =~ ^[a-z0-9]+$ ]] || usage_error "--only $PRODUCT: want one product name, e.g. hydra"

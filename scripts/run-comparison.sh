@@ -7,6 +7,9 @@
 # Builds the tools (unless IDPBENCH_NO_BUILD is set) and runs the run tool
 # (cmd/run, internal/run), which does the rest: its flags, environment, exit
 # codes and records are this script's (scripts/run-comparison.sh --help).
+# --help prints the run tool's help at once, nothing built: it is kept beside
+# this script (lib/run-comparison.help; internal/run's TestHelpFile holds it
+# equal to the tool's). --version prints the tree's revision.
 #
 # Compose mode asked for (IDPBENCH_MODE=compose) where no Docker engine
 # answers: it starts one of its own (scripts/lib/dockerd.sh: Debian's
@@ -18,8 +21,18 @@
 # scripts/lib/images.sh). docs/design.md#the-scripts.
 set -o errexit -o nounset -o pipefail
 
+for arg in "$@"; do
+	case "$arg" in
+	-h | --help)
+		cat "$(dirname "${BASH_SOURCE[0]}")/lib/run-comparison.help"
+		exit 0
+		;;
+	esac
+done
+
 # shellcheck source=SCRIPTDIR/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+script_version "$@"
 # shellcheck source=SCRIPTDIR/lib/compose.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/compose.sh"
 # shellcheck source=SCRIPTDIR/lib/dockerd.sh
@@ -28,15 +41,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/dockerd.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/images.sh"
 export IDPBENCH_LOG_TAG=run
 
-if [[ -n "${IDPBENCH_NO_BUILD:-}" ]]; then
-	log "IDPBENCH_NO_BUILD set: using the tools already in $IDPBENCH_BIN"
-else
-	build_tools
-fi
+build_tools
 mode="$(idpbench_mode)"
-for arg in "$@"; do
-	if [[ "$arg" == -h || "$arg" == --help ]]; then mode=help; fi
-done
 if [[ "$mode" != compose ]]; then
 	exec "$(tool run)" "$@"
 fi

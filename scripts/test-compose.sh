@@ -39,6 +39,7 @@ set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+script_version "$@"
 # shellcheck source=SCRIPTDIR/lib/dockerd.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/dockerd.sh"
 export IDPBENCH_LOG_TAG=test-compose
@@ -59,7 +60,7 @@ while (($#)); do
 		script_help
 		exit 0
 		;;
-	*) usage_error "unknown argument: $1 (see --help)" ;;
+	*) usage_error "unknown argument: $1" ;;
 	esac
 done
 IFS=, read -r -a PRODUCTS <<<"$ONLY"

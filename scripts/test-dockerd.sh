@@ -30,6 +30,7 @@ set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+script_version "$@"
 # shellcheck source=SCRIPTDIR/lib/dockerd.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/dockerd.sh"
 export IDPBENCH_LOG_TAG=test-dockerd
@@ -42,7 +43,7 @@ case "${1:-}" in
 	script_help
 	exit 0
 	;;
-*) usage_error "unknown argument: $1 (see --help)" ;;
+*) usage_error "unknown argument: $1" ;;
 esac
 
 PROBE=idpbench-dockerd-probe

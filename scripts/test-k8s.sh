@@ -51,6 +51,7 @@ set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+script_version "$@"
 # shellcheck source=SCRIPTDIR/lib/dockerd.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/dockerd.sh"
 # shellcheck source=SCRIPTDIR/lib/k8s.sh
@@ -63,7 +64,7 @@ case "${1:-}" in
 	script_help
 	exit 0
 	;;
-*) usage_error "unknown argument: $1 (see --help)" ;;
+*) usage_error "unknown argument: $1" ;;
 esac
 
 NS=idpbench

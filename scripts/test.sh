@@ -38,6 +38,7 @@ set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+script_version "$@"
 # shellcheck source=SCRIPTDIR/lib/postgres.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/postgres.sh"
 # shellcheck source=SCRIPTDIR/../products/zitadel/proto.sh
@@ -56,7 +57,7 @@ for arg in "$@"; do
 		script_help
 		exit 0
 		;;
-	*) usage_error "unknown argument: $arg (see --help)" ;;
+	*) usage_error "unknown argument: $arg" ;;
 	esac
 done
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -90,7 +91,7 @@ type compareConfig struct {
 
 func (c *compareConfig) validate(args []string) (*compare.Gate, error) {
 	if len(args) != 2 {
-		return nil, cli.Usagef("compare: want two inputs, OLD and NEW (got %d; see 'aggregate compare --help')", len(args))
+		return nil, cli.Usagef("compare: want two inputs, OLD and NEW (got %d)", len(args))
 	}
 	c.old, c.new = args[0], args[1]
 	if c.old == "-" && c.new == "-" {
@@ -147,6 +148,7 @@ func runCompare(ctx context.Context, args []string, e env) error {
 	fs.StringVar(&c.unit, "unit", compare.UnitWindow, "what one sample is: window, or interval (one-second intervals: not independent, for studying noise only; no --fail-on)")
 	fs.StringVar(&c.agree, "agree", "", "add how many cells' reported steady throughput and requests per IdP CPU-second (each run at its own steady level) agree within `PCT`, e.g. 5%, with the median difference")
 	fs.BoolVar(&c.footprint, "footprint", false, "add each product's cold starts (A, B: seconds to ready, peak) and memory at steady state (IdP, stack), side by side: single readings, no test (Markdown only)")
+	out := outputFlag(fs, "the table (or the rows of --format)")
 	fs.StringVar(&c.failOn, "fail-on", "", "regression gate `SPEC`, e.g. 'qps<-5%,p99>+10%,missing' (exit 1 on a significant crossing)")
 	if err := parse(fs, args, compareUsage, compareExample, e); err != nil {
 		return err
@@ -179,8 +181,14 @@ func runCompare(ctx context.Context, args []string, e env) error {
 		v := gate.Check(res.Rows)
 		res.Verdict = &v
 	}
-	if err := compare.Write(e.Stdout, res, c.format); err != nil {
-		return cli.Usagef("compare: %v", err) // exit 2: 1 is a regression
+	err = writeOutput(*out, e, func(w io.Writer) error {
+		if err := compare.Write(w, res, c.format); err != nil {
+			return cli.Usagef("compare: %v", err) // exit 2: 1 is a regression
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return verdictError(res, e)
 }
@@ -188,7 +196,7 @@ func runCompare(ctx context.Context, args []string, e env) error {
 // loadSide reads one input; an error (unreadable, malformed, no steps) is
 // a usage error, so that exit 1 always means a regression.
 func loadSide(ctx context.Context, which, path string, e env) (compare.Side, error) {
-	in, err := report.Load(ctx, []string{path}, e.Stdin, warner(e))
+	in, err := report.LoadRequired(ctx, []string{path}, e.Stdin, warner(e))
 	switch {
 	case errors.Is(err, context.Canceled):
 		return compare.Side{}, err

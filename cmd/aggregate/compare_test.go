@@ -120,7 +120,7 @@ func TestCompareBadInputs(t *testing.T) {
 		{"truncated", broken, "NEW: reading " + broken},
 		{"invalid", invalid, invalid + ": not a valid step record: connections 0"},
 		{"other major version", v2, v2},
-		{"no steps", empty, "no ladder step records"},
+		{"no records", empty, "no idpbench record under it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runAgg(context.Background(), "", "compare", base, tc.path)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/report"
@@ -11,12 +12,15 @@ import (
 )
 
 type efficiencyConfig struct {
-	step, samples string
+	step, samples, output string
 }
 
 func (c efficiencyConfig) validate() error {
-	if c.step == "" || c.samples == "" {
+	switch {
+	case c.step == "" || c.samples == "":
 		return cli.Usagef("efficiency: --step and --samples are both required")
+	case c.output == "":
+		return cli.Usagef("efficiency: -o/--output must not be empty (use - for stdout)")
 	}
 	return nil
 }
@@ -41,20 +45,21 @@ func runEfficiency(ctx context.Context, args []string, e env) error {
 	fs := cli.NewFlagSet("efficiency")
 	fs.StringVar(&c.step, "step", "", "the step record `FILE` (JSON) whose measured window is taken")
 	fs.StringVar(&c.samples, "samples", "", "the sampler's records `FILE` (JSON lines) covering that window")
+	fs.StringVarP(&c.output, "output", "o", "-", "write the JSON object to `FILE`, atomically; - = stdout")
 	if err := parse(fs, args, efficiencyUsage, efficiencyExample, e); err != nil {
 		return err
 	}
 	if err := c.validate(); err != nil {
 		return err
 	}
-	step, err := report.Load(ctx, []string{c.step}, e.Stdin, warner(e))
+	step, err := load(ctx, []string{c.step}, e)
 	if err != nil {
 		return err
 	}
 	if len(step.Steps) != 1 {
 		return fmt.Errorf("reading %s: want one step record, found %d", c.step, len(step.Steps))
 	}
-	samples, err := report.Load(ctx, []string{c.samples}, e.Stdin, warner(e))
+	samples, err := load(ctx, []string{c.samples}, e)
 	if err != nil {
 		return err
 	}
@@ -65,5 +70,7 @@ func runEfficiency(ctx context.Context, args []string, e env) error {
 	for _, sf := range samples.Samples {
 		all = append(all, sf.Samples...)
 	}
-	return json.NewEncoder(e.Stdout).Encode(report.EfficiencyRowOf(step.Steps[0], all))
+	return writeOutput(c.output, e, func(w io.Writer) error {
+		return json.NewEncoder(w).Encode(report.EfficiencyRowOf(step.Steps[0], all))
+	})
 }

@@ -18,6 +18,9 @@ the same through internal/ladder; these answer by hand):
   candidates  before a later round: which levels does it repeat?
   pool-size   before a step: how many credentials its pool needs
 'aggregate ladder SUBCOMMAND --help' explains its flags.
+
+Exit status: 0 ok (knee answers stop or continue on stdout, both exit 0), 1
+runtime error, 2 usage error.
 `
 
 const poolSizeUsage = `Usage: aggregate ladder pool-size --mode MODE -c C [--prev STEP.json] --warmup S --duration S [FLAGS]
@@ -107,7 +110,7 @@ func (c *kneeConfig) validate() error {
 
 func validateDirScenario(sub, dir, scenario string) error {
 	if dir == "" || scenario == "" {
-		return cli.Usagef("%s: --dir and --scenario are required (see 'aggregate %s --help')", sub, sub)
+		return cli.Usagef("%s: --dir and --scenario are required", sub)
 	}
 	return nil
 }
@@ -127,7 +130,7 @@ func runLadder(ctx context.Context, args []string, e env) error {
 		}
 		return cli.Usagef("ladder: unknown subcommand %q (want knee, candidates or pool-size)", args[0])
 	}
-	return cli.Usagef("ladder: a subcommand is required: knee, candidates or pool-size (see 'aggregate ladder --help')")
+	return cli.Usagef("ladder: a subcommand is required: knee, candidates or pool-size")
 }
 
 func runPoolSize(args []string, e env) error {
@@ -146,7 +149,7 @@ func runPoolSize(args []string, e env) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return cli.Usagef("ladder pool-size: unexpected argument %q (see 'aggregate ladder pool-size --help')", fs.Arg(0))
+		return cli.Usagef("ladder pool-size: unexpected argument %q", fs.Arg(0))
 	}
 	if p.WarmupS < 0 || p.DurationS <= 0 || p.PerConnQPS <= 0 || p.Cap < 1 || p.Reuse < 1 {
 		return cli.Usagef("ladder pool-size: --warmup >= 0, --duration, --per-conn-qps, --cap and --reuse > 0 (got %g, %g, %g, %d, %d)",
@@ -180,7 +183,7 @@ func runKnee(args []string, e env) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return cli.Usagef("ladder knee: unexpected argument %q (see 'aggregate ladder knee --help')", fs.Arg(0))
+		return cli.Usagef("ladder knee: unexpected argument %q", fs.Arg(0))
 	}
 	if err := c.validate(); err != nil {
 		return err
@@ -211,7 +214,7 @@ func runCandidates(args []string, e env) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return cli.Usagef("ladder candidates: unexpected argument %q (see 'aggregate ladder candidates --help')", fs.Arg(0))
+		return cli.Usagef("ladder candidates: unexpected argument %q", fs.Arg(0))
 	}
 	if err := validateDirScenario("ladder candidates", dir, scenario); err != nil {
 		return err

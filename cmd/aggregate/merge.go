@@ -6,7 +6,6 @@ import (
 
 	"github.com/idpbench/idpbench/internal/atomicfile"
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/report"
 	"github.com/idpbench/idpbench/internal/steps"
 )
 
@@ -72,7 +71,7 @@ func runMerge(ctx context.Context, args []string, e env) error {
 	if err := c.validate(); err != nil {
 		return err
 	}
-	in, err := report.Load(ctx, c.inputs, e.Stdin, warner(e))
+	in, err := load(ctx, c.inputs, e)
 	if err != nil {
 		return err
 	}

@@ -64,9 +64,9 @@ PostgreSQL and both during the steady-state windows; cold starts A and B; the
 GC-jitter P99 spread; per product the database figures, top queries and a
 bottleneck verdict; every connection ladder; how to read the numbers; and the
 fairness and limitations appendix. Files found in a directory that are not
-idpbench records are skipped with a warning; a FILE named on the command line
-that holds none, or another major schema version, is an error naming the
-file. Steps labelled phase=gcjitter (or any phase but ladder) are not part of
+idpbench records are skipped with a warning; a DIR or FILE named on the
+command line that holds none is bad input (exit 2), and another major schema
+version an error, each naming it. Steps labelled phase=gcjitter (or any phase but ladder) are not part of
 a ladder. The output file appears only when complete.
 
 Charts (SVG: QPS and P99 against connections per scenario, P99 over time of
@@ -91,7 +91,7 @@ func runReport(ctx context.Context, args []string, e env) error {
 	if err := c.validate(); err != nil {
 		return err
 	}
-	in, err := report.Load(ctx, c.inputs, e.Stdin, warner(e))
+	in, err := load(ctx, c.inputs, e)
 	if err != nil {
 		return err
 	}

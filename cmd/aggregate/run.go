@@ -9,7 +9,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/idpbench/idpbench/internal/atomicfile"
 	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/report"
 )
 
 const toolName = "aggregate"
@@ -53,17 +55,15 @@ func tool() cli.Tool {
 	}
 }
 
-// run runs aggregate; errors carry the tool's name only. A subcommand's
-// own errors name it and its --help ("aggregate: compare: ... (see
-// 'aggregate compare --help')"), so only the dispatcher's get cli.Done's
-// "Try 'aggregate --help'" line.
+// run runs aggregate; errors carry the tool's name only (a subcommand's
+// own errors name it: "aggregate: compare: ..."), and a usage error points
+// at the --help that explains it ("Try 'aggregate compare --help'.").
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	sub, err := tool().Dispatch(ctx, args, env{Stdin: stdin, Stdout: stdout, Stderr: stderr})
-	if sub == "" || err == nil || errors.Is(err, pflag.ErrHelp) {
-		return cli.Done(stderr, toolName, err)
+	if errors.Is(err, pflag.ErrHelp) {
+		return cli.ExitOK
 	}
-	fmt.Fprintf(stderr, "%s: %v\n", toolName, err)
-	return cli.ExitCode(err)
+	return cli.FailHint(stderr, toolName, strings.TrimSpace(toolName+" "+sub), err)
 }
 
 // parse parses a subcommand's args; --help prints usage, the flags, the
@@ -77,9 +77,41 @@ func parse(fs *pflag.FlagSet, args []string, usage, example string, e env) error
 	h := cli.Help{Tool: toolName, Head: usage + "\nFlags:\n", Tail: exits + "\nExample:\n" + example}
 	err := h.ParseSub(fs, args, e.Stdout)
 	if errors.As(err, new(cli.UsageError)) {
-		return cli.Usagef("%s: %v (see '%s %s --help')", fs.Name(), errors.Unwrap(err), toolName, fs.Name())
+		return cli.Usagef("%s: %v", fs.Name(), errors.Unwrap(err))
 	}
 	return err
+}
+
+// outputFlag adds -o/--output to fs: what is written there, default "-"
+// (stdout).
+func outputFlag(fs *pflag.FlagSet, what string) *string {
+	return fs.StringP("output", "o", "-", "write "+what+" to `FILE`, atomically; - = stdout")
+}
+
+// writeOutput writes through write to path ("-": stdout), atomically: a
+// failure leaves no file, and nothing reaches stdout before the inputs were
+// read (the callers open it last).
+func writeOutput(path string, e env, write func(w io.Writer) error) error {
+	f, err := atomicfile.Create(path, 0o644, e.Stdout)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
+}
+
+// load reads a subcommand's inputs (report.LoadRequired): a named file or
+// directory without any idpbench record is bad input, exit 2, as compare
+// says of a side without steps.
+func load(ctx context.Context, paths []string, e env) (*report.Inputs, error) {
+	in, err := report.LoadRequired(ctx, paths, e.Stdin, warner(e))
+	if errors.As(err, new(report.NoRecordsError)) {
+		return nil, cli.CodeError{Code: cli.ExitUsage, Err: err}
+	}
+	return in, err
 }
 
 // inputs returns the positional inputs, stdin when there are none.

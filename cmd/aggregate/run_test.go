@@ -249,3 +249,46 @@ func TestEfficiencyOfOneStep(t *testing.T) {
 		t.Errorf("samples without records: exit %d, stderr %q; want 1 naming it", r.code, r.stderr)
 	}
 }
+
+// TestRefusesDirWithoutRecords: report, summary, steady and compare refuse a
+// directory that holds no idpbench record (a wrong path, an empty run),
+// exit 2 naming it, with nothing on stdout and no output file, as compare
+// always did: a report of empty tables is no report.
+func TestRefusesDirWithoutRecords(t *testing.T) {
+	empty := t.TempDir()
+	out := filepath.Join(t.TempDir(), "COMPARISON.md")
+	for _, args := range [][]string{
+		{"report", empty, "-o", out},
+		{"summary", empty},
+		{"steady", empty},
+		{"compare", run1, empty},
+	} {
+		r := runAgg(context.Background(), "", args...)
+		if r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, empty+": nothing to read: no idpbench record under it") {
+			t.Errorf("aggregate %s: exit %d, stdout %q, stderr %q; want 2 naming the directory", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("report wrote %s (%v)", out, err)
+	}
+}
+
+// TestOutputFlag: the subcommands that print data take -o FILE and write
+// there what they print on stdout without it.
+func TestOutputFlag(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"summary", "--format", "csv", run1},
+		{"steady", run1},
+		{"compare", "--all-steps", run1, run1},
+	} {
+		want := runAgg(context.Background(), "", args...)
+		file := filepath.Join(dir, args[0]+".out")
+		got := runAgg(context.Background(), "", append([]string{args[0], "-o", file}, args[1:]...)...)
+		b, err := os.ReadFile(file)
+		if want.code != 0 || got.code != 0 || got.stdout != "" || err != nil || string(b) != want.stdout || want.stdout == "" {
+			t.Errorf("aggregate %s -o: exit %d (without: %d), stdout %q, file %q (%v); want the file to hold what stdout did",
+				strings.Join(args, " "), got.code, want.code, got.stdout, b, err)
+		}
+	}
+}

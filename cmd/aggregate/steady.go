@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/report"
@@ -28,17 +29,21 @@ const steadyExample = `  aggregate steady results/latest | jq -r 'select(.produc
 
 func runSteady(ctx context.Context, args []string, e env) error {
 	fs := cli.NewFlagSet("steady")
+	out := outputFlag(fs, "the JSON lines")
 	if err := parse(fs, args, steadyUsage, steadyExample, e); err != nil {
 		return err
 	}
 	in := inputs(fs)
+	if *out == "" {
+		return cli.Usagef("steady: -o/--output must not be empty (use - for stdout)")
+	}
 	if err := validateInputs("steady", in); err != nil {
 		return err
 	}
-	loaded, err := report.Load(ctx, in, e.Stdin, warner(e))
+	loaded, err := load(ctx, in, e)
 	if err != nil {
 		return err
 	}
 	r := report.Build(loaded, report.Options{ToolVersion: cli.Version(), ServerMetrics: products.ServerMetrics})
-	return report.WriteCellRows(e.Stdout, report.CellRows(r))
+	return writeOutput(*out, e, func(w io.Writer) error { return report.WriteCellRows(w, report.CellRows(r)) })
 }

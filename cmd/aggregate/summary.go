@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"slices"
 	"strings"
 
@@ -12,11 +13,15 @@ import (
 type summaryConfig struct {
 	inputs []string
 	format string
+	output string
 }
 
 func (c summaryConfig) validate() error {
 	if !slices.Contains(report.SummaryFormats(), c.format) {
 		return cli.Usagef("summary: --format %q: want one of %s", c.format, strings.Join(report.SummaryFormats(), ", "))
+	}
+	if c.output == "" {
+		return cli.Usagef("summary: -o/--output must not be empty (use - for stdout)")
 	}
 	return validateInputs("summary", c.inputs)
 }
@@ -35,23 +40,26 @@ idpbench record at all is an error naming it.
 `
 
 const summaryExample = `  aggregate merge agent-*.json | aggregate summary -
-  aggregate summary --format csv results/latest/hydra > hydra.csv
+  aggregate summary --format csv -o hydra.csv results/latest/hydra
 `
 
 func runSummary(ctx context.Context, args []string, e env) error {
 	var c summaryConfig
 	fs := cli.NewFlagSet("summary")
 	fs.StringVarP(&c.format, "format", "f", report.FormatText, "output `FORMAT`: text (aligned columns), csv, or json (JSON lines)")
+	out := outputFlag(fs, "the lines")
 	if err := parse(fs, args, summaryUsage, summaryExample, e); err != nil {
 		return err
 	}
-	c.inputs = inputs(fs)
+	c.inputs, c.output = inputs(fs), *out
 	if err := c.validate(); err != nil {
 		return err
 	}
-	in, err := report.Load(ctx, c.inputs, e.Stdin, warner(e))
+	in, err := load(ctx, c.inputs, e)
 	if err != nil {
 		return err
 	}
-	return report.WriteSummary(e.Stdout, report.SummaryRows(in.Steps), c.format)
+	return writeOutput(c.output, e, func(w io.Writer) error {
+		return report.WriteSummary(w, report.SummaryRows(in.Steps), c.format)
+	})
 }

@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/report"
 	"github.com/idpbench/idpbench/internal/steps"
 	"github.com/idpbench/idpbench/internal/sustaincheck"
 )
@@ -41,11 +41,12 @@ const sustainedExample = `  aggregate sustained results/latest --check-report re
 func runSustained(ctx context.Context, args []string, e env) error {
 	fs := cli.NewFlagSet("sustained")
 	check := fs.String("check-report", "", "a COMPARISON.md of the run to check against the verdicts (`FILE`); default none")
+	out := outputFlag(fs, "the windows and problems")
 	if err := parse(fs, args, sustainedUsage, sustainedExample, e); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return cli.Usagef("sustained: no DIR (see 'aggregate sustained --help')")
+		return cli.Usagef("sustained: no DIR")
 	}
 	var md []byte
 	if *check != "" {
@@ -54,7 +55,7 @@ func runSustained(ctx context.Context, args []string, e env) error {
 			return fmt.Errorf("sustained: --check-report: %w", err)
 		}
 	}
-	in, err := report.Load(ctx, fs.Args(), e.Stdin, warner(e))
+	in, err := load(ctx, fs.Args(), e)
 	if err != nil {
 		return err
 	}
@@ -62,24 +63,30 @@ func runSustained(ctx context.Context, args []string, e env) error {
 	if len(ws) == 0 {
 		return fmt.Errorf("sustained: no rate-mode window under %s", strings.Join(fs.Args(), ", "))
 	}
-	printWindows(e, ws)
-	if *check == "" {
+	var probs []string
+	err = writeOutput(*out, e, func(w io.Writer) error {
+		printWindows(w, ws)
+		if *check == "" {
+			return nil
+		}
+		probs = sustaincheck.Problems(string(md), ws)
+		for _, p := range probs {
+			fmt.Fprintf(w, "problem: %s\n", p)
+		}
+		if len(probs) == 0 {
+			fmt.Fprintf(w, "%s respects the verdicts: no latency from a window not sustained\n", *check)
+		}
 		return nil
+	})
+	if err == nil && len(probs) > 0 {
+		err = fmt.Errorf("sustained: %s does not respect the sustain rule: %d problems", *check, len(probs))
 	}
-	probs := sustaincheck.Problems(string(md), ws)
-	for _, p := range probs {
-		fmt.Fprintf(e.Stdout, "problem: %s\n", p)
-	}
-	if len(probs) > 0 {
-		return fmt.Errorf("sustained: %s does not respect the sustain rule: %d problems", *check, len(probs))
-	}
-	fmt.Fprintf(e.Stdout, "%s respects the verdicts: no latency from a window not sustained\n", *check)
-	return nil
+	return err
 }
 
 // printWindows prints each window's line and the summary.
-func printWindows(e env, ws []sustaincheck.Window) {
-	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
+func printWindows(out io.Writer, ws []sustaincheck.Window) {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "product\tscenario\tshare\trate/s\tverdict\tgrowth ms/s\tend backlog ms\trecorded\tfirst/last P50 ms")
 	for _, w := range ws {
 		share := fmt.Sprintf("%d%%", w.Share)
@@ -95,7 +102,7 @@ func printWindows(e env, ws []sustaincheck.Window) {
 	}
 	tw.Flush()
 	s := sustaincheck.Summarize(ws)
-	fmt.Fprintf(e.Stdout, "%d rate-mode windows: %d sustained, %d not sustained, %d not judged\n", s.Windows, s.Sustained, s.NotSustained, s.NotJudged)
-	fmt.Fprintf(e.Stdout, "sustained windows whose first second's corrected P50 is at most twice their last second's: %d of %d\n", s.OpenedFlat, s.Sustained)
-	fmt.Fprintf(e.Stdout, "recorded verdicts: %d, of which %d differ from the rule's\n", s.Recorded, s.Disagree)
+	fmt.Fprintf(out, "%d rate-mode windows: %d sustained, %d not sustained, %d not judged\n", s.Windows, s.Sustained, s.NotSustained, s.NotJudged)
+	fmt.Fprintf(out, "sustained windows whose first second's corrected P50 is at most twice their last second's: %d of %d\n", s.OpenedFlat, s.Sustained)
+	fmt.Fprintf(out, "recorded verdicts: %d, of which %d differ from the rule's\n", s.Recorded, s.Disagree)
 }

@@ -47,6 +47,9 @@ Flags:
 `
 
 const usageTail = `
+Exit codes: 0 ready (the product left running, or stopped with --stop), 1 not
+ready or a runtime error (the record says why), 2 usage error, 130 interrupted.
+
 Example (mode B cold start of Hydra, left running for the sampler and the ladders):
   coldstart --ready http://127.0.0.1:4444/health/ready --mode B --product hydra \
     --product-version v2.3.0 --log hydra.log --pidfile hydra.pid -o coldstart-B.json \

@@ -11,6 +11,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/idpbench/idpbench/cmd/devtest/internal/devtest"
 	"github.com/idpbench/idpbench/internal/cli"
@@ -58,7 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if tag == "" {
 		tag = toolName
 	}
-	return devtest.Exit(cli.Logger{W: stderr, Tag: tag}, err)
+	return devtest.Exit(cli.Logger{W: stderr, Tag: tag}, strings.TrimSpace(toolName+" "+sub), err)
 }
 
 // env is a subcommand's devtest.Env.

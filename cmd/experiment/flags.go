@@ -60,7 +60,7 @@ failed, never as a comparison.
 Environment: IDPBENCH_SCENARIOS (default "discovery client_credentials
 introspect userinfo"), IDPBENCH_LADDER (default "8"), IDPBENCH_OIDC_CONFIG
 (default: the reference OP), IDPBENCH_GCJITTER_S (default 5), the ladder's
-variables. Rules and records: docs/design.md#the-scripts; README.md (How
+variables. Rules and records: docs/design.md#the-scripts; docs/ci.md (how
 often it cries wolf).
 
 Flags:

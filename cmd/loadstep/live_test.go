@@ -17,6 +17,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/servermetrics"
 )
 
@@ -204,7 +205,7 @@ func TestMetricsAddrRefused(t *testing.T) {
 			if code != c.exit || stdout != "" {
 				t.Errorf("exit %d, stdout %q, want exit %d", code, stdout, c.exit)
 			}
-			if !strings.HasPrefix(stderr, "loadstep: --metrics-addr") || strings.Count(stderr, "\n") != 1 {
+			if !strings.HasPrefix(stderr, "loadstep: --metrics-addr") || strings.Count(strings.TrimSuffix(stderr, cli.Hint("loadstep")+"\n"), "\n") != 1 {
 				t.Errorf("stderr %q: want one line naming --metrics-addr", stderr)
 			}
 			if _, err := os.Stat(out); !os.IsNotExist(err) {

@@ -196,7 +196,8 @@ func namedFailures(s *schema.Step) string {
 	return "; failed at: " + strings.Join(parts, ", ")
 }
 
+// fail prints err once as "loadstep: ...", a usage error with the hint
+// (cli.Fail), and returns its exit code.
 func fail(stderr io.Writer, err error) int {
-	fmt.Fprintf(stderr, "loadstep: %v\n", err)
-	return cli.ExitCode(err)
+	return cli.Fail(stderr, "loadstep", err)
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -126,7 +127,7 @@ func TestBadInput(t *testing.T) {
 			if code != 2 {
 				t.Errorf("exit %d, want 2 (stderr %q)", code, stderr)
 			}
-			if !strings.HasPrefix(stderr, "loadstep: ") || !strings.Contains(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
+			if !strings.HasPrefix(stderr, "loadstep: ") || !strings.Contains(stderr, tt.want) || strings.Count(strings.TrimSuffix(stderr, cli.Hint("loadstep")+"\n"), "\n") != 1 {
 				t.Errorf("stderr %q: want one line naming %s", stderr, tt.want)
 			}
 			if stdout != "" {
@@ -153,7 +154,7 @@ func TestRunWritesStep(t *testing.T) {
 		s.Product != "test" || s.Labels["run"] != "r1" || s.Connections != 2 {
 		t.Errorf("step: %+v", s)
 	}
-	if !strings.HasPrefix(stderr, "loadstep: discovery c=2 complete: ") || strings.Count(stderr, "\n") != 1 ||
+	if !strings.HasPrefix(stderr, "loadstep: discovery c=2 complete: ") || strings.Count(strings.TrimSuffix(stderr, cli.Hint("loadstep")+"\n"), "\n") != 1 ||
 		!strings.Contains(stderr, "p99") {
 		t.Errorf("stderr %q: want the one-line summary", stderr)
 	}
@@ -187,7 +188,7 @@ func TestAdaptiveWarmup(t *testing.T) {
 	if !*s.WarmupStable {
 		how = "cap: not stable"
 	}
-	if line := fmt.Sprintf("; warmup %.1f s (%s)", s.WarmupS, how); !strings.Contains(stderr, line) || strings.Count(stderr, "\n") != 1 {
+	if line := fmt.Sprintf("; warmup %.1f s (%s)", s.WarmupS, how); !strings.Contains(stderr, line) || strings.Count(strings.TrimSuffix(stderr, cli.Hint("loadstep")+"\n"), "\n") != 1 {
 		t.Errorf("stderr %q: want one line with %q", stderr, line)
 	}
 

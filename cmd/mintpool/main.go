@@ -34,6 +34,9 @@ Flags:
 `
 
 const usageTail = `
+Exit codes: 0 the pool written, 1 minting failed (no pool written), 2 usage
+error, 130 interrupted.
+
 Example (refresh-token pool from Keycloak, consumed by a refresh ladder step):
   mintpool --flow password --issuer http://127.0.0.1:8080/realms/bench \
     --client-id bench-svc --client-secret-file secret.txt --username 'u%d' --users 50 \

@@ -43,6 +43,11 @@ Flags:
 `
 
 const usageTail = `
+Exit codes:
+  loadstep's      once loadstep has run (0 ok, 1 failed, 4 target lost, 130 interrupted)
+  1               loadstep exited 0 but left no record in FILE, or podstep could not run it
+  2               usage error (podstep's own flags and arguments)
+
 Example (what an agent pod runs; the record is the last line of its log):
   podstep --step-file /work/step.json -- /usr/local/bin/loadstep \
     --url http://keycloak:8080/realms/bench/.well-known/openid-configuration \

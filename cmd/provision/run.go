@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -43,7 +44,7 @@ func tool() cli.Tool {
 		About: "Prepares a product for idpbench through its own APIs and writes what the\n" +
 			"benchmark records about it. Secrets come from files or the environment,\n" +
 			"never from arguments, and are never printed.\n",
-		Exits: "Exit status: 0 ok, 1 runtime error, 2 usage error, 130 interrupted.",
+		Exits: exitStatus,
 		Examples: []string{
 			"provision zitadel --issuer http://localhost:8080 --pat-file state/admin.pat --out-dir state/secrets",
 			"provision meta --product refop --product-version v3.52.0 --state state -o state/meta.json",
@@ -63,7 +64,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return cli.Done(stderr, who, err)
 }
 
-// parse parses a subcommand's args; --help prints head, the flags and tail.
+// parse parses a subcommand's args; --help prints head, the flags and tail,
+// and the exit statuses every subcommand shares unless head or tail states
+// its own ("Exit status:").
 func parse(fs *pflag.FlagSet, args []string, head, tail string, e env) error {
+	if !strings.Contains(head+tail, "Exit status:") {
+		tail = "\n" + exitStatus + "\n" + tail
+	}
 	return cli.Help{Tool: toolName, Head: head, Tail: tail}.ParseSub(fs, args, e.Stdout)
 }
+
+// exitStatus is what every subcommand of provision exits with.
+const exitStatus = "Exit status: 0 ok, 1 runtime error, 2 usage error, 130 interrupted."

@@ -57,6 +57,10 @@ Flags:
 `
 
 const usageTail = `
+Exit codes: 0 every fact read and written, 1 a source could not be read or a
+socket listens beyond loopback (nothing written), 2 usage error, 130
+interrupted.
+
 Example (Keycloak after setup, into the run's meta):
   readback --product keycloak --want-version 26.7.3 \
     --postgres 'postgres://idpbench@127.0.0.1:5432/keycloak?sslmode=disable' \

@@ -51,7 +51,7 @@ runs, 1 when it does not: gone, a zombie, or PIDFILE missing, empty or
 without a pid. By pid alone, not by the start time a pidfile may record.
 
 Flags:
-`}).ParseSub(fs, args, e.Stdout); err != nil {
+`, Tail: exitStatus}).ParseSub(fs, args, e.Stdout); err != nil {
 		return err
 	}
 	var alive bool

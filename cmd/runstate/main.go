@@ -75,6 +75,12 @@ func tool() cli.Tool {
 	}
 }
 
+// exitStatus ends every subcommand's --help: what runstate exits with.
+const exitStatus = `
+Exit status: 0 ok (a question: yes), 1 a failure (a question: no), 2 usage
+error, 130 interrupted.
+`
+
 // errNo is a question's answer no (alive, port-free, health, wait-http):
 // exit 1 with nothing more said, and no reason noted (IDPBENCH_REASON_FILE):
 // the script that asked says what it means.
@@ -104,7 +110,7 @@ func parseArgs(name, head, what string, n int, args []string, e cli.Env, flags f
 	if flags != nil {
 		flags(fs)
 	}
-	if err := (cli.Help{Tool: toolName, Head: head}).ParseSub(fs, args, e.Stdout); err != nil {
+	if err := (cli.Help{Tool: toolName, Head: head, Tail: exitStatus}).ParseSub(fs, args, e.Stdout); err != nil {
 		return "", err
 	}
 	if n == 0 && fs.NArg() > 0 {

@@ -46,6 +46,9 @@ Flags:
 `
 
 const usageTail = `
+Exit codes: 0 ok (a signal while sampling is the normal stop), 1 runtime
+error, 2 usage error, 130 interrupted during start-up.
+
 Example (sample Hydra and its database while a ladder runs):
   coldstart --ready http://127.0.0.1:4444/health/ready --mode B --product hydra \
     --pidfile hydra.pid -o coldstart-B.json -- hydra serve all --dev -c hydra.yml

@@ -145,6 +145,12 @@ func ReadSecret(flagName, file, env string) (string, error) {
 // The pointer is for a UsageError only (the tool's own flags or arguments):
 // a CodeError exiting 2 is about input its --help does not explain.
 func Fail(stderr io.Writer, tool string, err error) int {
+	return FailHint(stderr, tool, tool, err)
+}
+
+// FailHint is Fail whose pointer names the command whose --help explains
+// the usage error, e.g. "aggregate compare" for a tool's subcommand.
+func FailHint(stderr io.Writer, tool, help string, err error) int {
 	if err == nil {
 		return ExitOK
 	}
@@ -152,10 +158,14 @@ func Fail(stderr io.Writer, tool string, err error) int {
 	NoteReason(err.Error())
 	var u UsageError
 	if ExitCode(err) == ExitUsage && errors.As(err, &u) {
-		fmt.Fprintf(stderr, "Try '%s --help'.\n", tool)
+		fmt.Fprintln(stderr, Hint(help))
 	}
 	return ExitCode(err)
 }
+
+// Hint is the one line after a usage error, the same in every tool and
+// script: "Try 'NAME --help'.", NAME the command whose help explains it.
+func Hint(name string) string { return "Try '" + name + " --help'." }
 
 // ReasonFileEnv names the file a failing tool or adapter leaves its reason
 // in, for the script that ran it: the first failure's reason, one line.

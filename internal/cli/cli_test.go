@@ -34,6 +34,15 @@ func TestFail(t *testing.T) {
 	}
 }
 
+// TestFailHint: a subcommand's usage error points at the subcommand's help.
+func TestFailHint(t *testing.T) {
+	var stderr bytes.Buffer
+	code := FailHint(&stderr, "aggregate", "aggregate compare", Usagef("compare: want two inputs"))
+	if want := "aggregate: compare: want two inputs\nTry 'aggregate compare --help'.\n"; code != ExitUsage || stderr.String() != want {
+		t.Errorf("FailHint: %d, %q; want 2, %q", code, stderr.String(), want)
+	}
+}
+
 // TestFailNotesReason: Fail leaves the first failure's first line in the
 // file IDPBENCH_REASON_FILE names, and a later failure does not replace it.
 func TestFailNotesReason(t *testing.T) {

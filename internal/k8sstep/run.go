@@ -11,7 +11,7 @@
 // fails, when an agent is not running by the start time, or after the
 // Job's deadline; takes each agent's record, the last line of its pod's
 // log (cmd/podstep), by completion index; merges them in process
-// (report.Merge); and deletes the Job on exit unless --keep. It talks to
+// (steps.Merge); and deletes the Job on exit unless --keep. It talks to
 // the cluster through kubectl only, as a user would, and reads kubectl's
 // JSON into the few fields it needs.
 package k8sstep
@@ -58,7 +58,7 @@ the files they name must be under /secrets; the flags above and --output,
 
 The base is deploy/kubernetes/base of the repository: $IDPBENCH_ROOT, else the
 directory above the working directory that holds it. Needs kubectl (except for
---write-overlay). Exit 0 ok (or already complete), 1 failure, 2 usage,
+--write-overlay). Exit codes: 0 ok (or already complete), 1 failure, 2 usage,
 130 interrupted (the Job is deleted).
 
 Flags:

@@ -17,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/jdk"
@@ -61,6 +62,13 @@ type Product struct {
 	// than a product of the comparison; the report's first screen shows it
 	// apart (report.Options.References).
 	Reference bool
+	// NAByDesign are the reasons this product's install fails by design on
+	// some machines, each the start of the reason its adapter gives (and
+	// found verbatim in it: TestContract): the run shows its rows N/A and
+	// exits 0, as for Zitadel with neither its binary nor a Docker engine
+	// here. Any other failure of a product a run was asked for ends the run
+	// with exit 1 (internal/run).
+	NAByDesign Reasons
 	// Provision is the product's own "provision NAME" subcommand (setup
 	// through its API); nil: none.
 	Provision *cli.Subcommand
@@ -75,6 +83,19 @@ type Product struct {
 	// each scenario's requests (the report's Server side table), or why it
 	// has none; empty: none known.
 	ServerMetrics servermetrics.Product
+}
+
+// Reasons are the starts of failure reasons a product declares.
+type Reasons []string
+
+// Declares reports whether reason starts with one of rs.
+func (rs Reasons) Declares(reason string) bool {
+	for _, r := range rs {
+		if r != "" && strings.HasPrefix(reason, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // Param is one input of a product's part.

@@ -83,13 +83,34 @@ const recordPrefix = "idpbench."
 // walked recursively; a file is read as given; "-" reads a stream of JSON
 // records from stdin). Records are dispatched by their "schema" field. A
 // walked file whose records are not idpbench records is skipped with one
-// call of warn, a file named in paths that holds none is an error naming it;
+// call of warn, a file named in paths that holds none is a NoRecordsError;
 // an idpbench record of another major version is an error naming the file.
 func Load(ctx context.Context, paths []string, stdin io.Reader, warn func(msg string)) (*Inputs, error) {
+	return load(ctx, paths, stdin, warn, false)
+}
+
+// LoadRequired is Load for a command's inputs: a directory named in paths
+// that holds no idpbench record under it is a NoRecordsError too, as a
+// file that holds none is (aggregate report on the wrong directory).
+func LoadRequired(ctx context.Context, paths []string, stdin io.Reader, warn func(msg string)) (*Inputs, error) {
+	return load(ctx, paths, stdin, warn, true)
+}
+
+// NoRecordsError is an input named on the command line that holds no
+// idpbench record: a file, or (LoadRequired) a directory.
+type NoRecordsError struct{ Path, Why string }
+
+func (e NoRecordsError) Error() string { return e.Path + ": nothing to read: " + e.Why }
+
+func load(ctx context.Context, paths []string, stdin io.Reader, warn func(msg string), dirs bool) (*Inputs, error) {
 	in := &Inputs{}
 	for _, p := range paths {
+		before := in.records()
 		if err := in.loadPath(ctx, p, stdin, warn); err != nil {
 			return nil, err
+		}
+		if dirs && p != "-" && in.records() == before {
+			return nil, NoRecordsError{p, "no idpbench record under it (*.json and *.jsonl files whose \"schema\" is idpbench.*)"}
 		}
 	}
 	return in, nil
@@ -116,7 +137,7 @@ func (in *Inputs) loadPath(ctx context.Context, p string, stdin io.Reader, warn 
 			if len(warnings) > 0 {
 				why = strings.TrimPrefix(warnings[0], "ignoring "+p+": ")
 			}
-			return fmt.Errorf("%s: nothing to read: %s", p, why)
+			return NoRecordsError{p, why}
 		}
 		for _, w := range warnings {
 			warn(w)

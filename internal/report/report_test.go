@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -166,6 +167,29 @@ func TestLoadWarnsOncePerFile(t *testing.T) {
 	}
 	if len(warnings) != 5 || len(in.Steps)+len(in.Metas)+len(in.Samples) != 0 {
 		t.Errorf("warnings %q (want one for each of the 5 json/jsonl files), records %+v", warnings, in)
+	}
+}
+
+// TestLoadRequiredDirWithoutRecords: LoadRequired refuses a named directory
+// with no idpbench record under it (none, or only foreign JSON), naming it,
+// as a named file without one; Load walks it and returns nothing.
+func TestLoadRequiredDirWithoutRecords(t *testing.T) {
+	empty, foreign := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(foreign, "k6.json"), []byte(`{"schema":"k6/v1"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{empty, foreign} {
+		_, err := LoadRequired(context.Background(), []string{dir}, nil, func(string) {})
+		var nr NoRecordsError
+		if !errors.As(err, &nr) || nr.Path != dir || !strings.Contains(err.Error(), "no idpbench record under it") {
+			t.Errorf("LoadRequired(%s): %v; want a NoRecordsError naming it", dir, err)
+		}
+		if in, err := Load(context.Background(), []string{dir}, nil, func(string) {}); err != nil || in.records() != 0 {
+			t.Errorf("Load(%s): %v; want no error and no record", dir, err)
+		}
+	}
+	if in, err := LoadRequired(context.Background(), []string{"testdata/run1"}, nil, func(string) {}); err != nil || len(in.Steps) == 0 {
+		t.Errorf("LoadRequired(testdata/run1): %v; want its steps", err)
 	}
 }
 

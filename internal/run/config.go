@@ -3,7 +3,10 @@ package run
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,8 +17,17 @@ import (
 )
 
 // Help is the run's --help, on stdout (exit 0, as every tool's); a bad
-// command line is one line naming what is wrong, exit 2.
+// command line is one line naming what is wrong and the hint at HelpName,
+// exit 2. scripts/run-comparison.sh prints it for --help without building
+// anything, from HelpFile, which TestHelpFile holds equal to it.
 var Help = strings.Replace(help, "DEFAULT_PRODUCTS", strings.Join(DefaultProducts, " "), 1)
+
+// HelpName is the command whose --help explains the run's command line: the
+// script that runs it.
+const HelpName = "scripts/run-comparison.sh"
+
+// HelpFile is where the script finds Help, from the repository's root.
+const HelpFile = "scripts/lib/run-comparison.help"
 
 const help = `run-comparison.sh: the whole comparison, every product's windows side by side in time.
 
@@ -23,7 +35,9 @@ const help = `run-comparison.sh: the whole comparison, every product's windows s
                             [--repeats N] [--full-ladder]
                             [--driver-cpus LIST --server-cpus LIST | --no-pin]
 
-Builds the tools and starts one shared PostgreSQL. Round 1, product after
+Builds the tools, says what it will do (products, profile, budget, rounds,
+where the results go; for the generic adapter, its configuration checked:
+provision oidc check) and starts one shared PostgreSQL. Round 1, product after
 product: install, cold starts A and B, setup, and the level search (every
 scenario's ladder, scripts/ladder.sh); the product then stays up. Then the
 interleaved rounds, every product up: in each, every cell (product x
@@ -42,11 +56,13 @@ products takes about an hour on 2 CPUs.
                  budget; GC jitter 60 s in both)
   --fresh        delete the run directory first (default: resume it)
   --only P,..    products (default: DEFAULT_PRODUCTS, the registry's (products/products.go);
-                 unknown: an N/A row)
+                 a name that is neither registered nor a products/NAME/adapter
+                 exits 2 listing the known)
   --run-id ID    results/ID (default "quick", or "full-YYYYMMDD"); a rerun resumes
   --repeats N    the most rounds, round 1 included (env IDPBENCH_REPEATS; default
                  40, --quick 2; 1: each product closes after its search)
   --full-ladder  measure every ladder to its end (env IDPBENCH_FULL_LADDER=1)
+  --version      print the tools' version (the tree's revision) and exit
 
 Budget: an interleaved round starts while the session's elapsed time plus
 the round (its windows at the seconds per window of the rounds so far) plus
@@ -87,10 +103,15 @@ IDPBENCH_NO_BUILD=1 (use the tools in IDPBENCH_BIN), IDPBENCH_TMP, IDPBENCH_CACH
 ZITADEL_BIN, IDPBENCH_MODE, IDPBENCH_OIDC_CONFIG, and ladder.sh's and
 gcjitter.sh's variables.
 
-Exit codes: 0 ok (a product that cannot be installed here is an N/A row), 1 a
-product failed after install or left something behind, or the run id is
-held by a live session, 2 usage, 130 interrupted.
+Every product asked for is a row, N/A with its reason where it could not
+run. Exit codes: 0 ok (N/A rows only where the product's registry entry
+declares the condition: NAByDesign, e.g. Zitadel with no binary or engine
+here), 1 a product failed to install, start, set up or run, or left
+something behind (the log ends with a summary of them), or the run id is
+held by a live session, 2 usage (an unknown product, a bad configuration of
+the generic adapter), 130 interrupted.
 
+Examples:
   scripts/run-comparison.sh --quick --only refop,hydra
   IDPBENCH_BUDGET_S=0 scripts/run-comparison.sh --repeats 8 --run-id base
 
@@ -137,8 +158,11 @@ type Options struct {
 // MaxRounds is the most rounds a product may be measured in.
 func (o Options) MaxRounds() int { return o.Repeats }
 
-// errHelp is -h/--help: the help, exit 0.
-var errHelp = errors.New("help")
+// errHelp is -h/--help: the help, exit 0; errVersion is --version.
+var (
+	errHelp    = errors.New("help")
+	errVersion = errors.New("version")
+)
 
 // usageError is a bad command line: logged, exit 2.
 type usageError struct{ Msg string }
@@ -198,6 +222,8 @@ func Parse(args []string, getenv func(string) string, today time.Time) (Options,
 			export("IDPBENCH_FULL_LADDER", "1")
 		case "-h", "--help":
 			return o, errHelp
+		case "--version":
+			return o, errVersion
 		default:
 			return o, usageError{"unknown argument " + a}
 		}
@@ -282,13 +308,32 @@ func parseBudget(getenv func(string) string, quick bool) (int, error) {
 	return b, nil
 }
 
-// checkProducts names the first product whose name is not one an adapter
-// file may have.
-func checkProducts(products []string) error {
-	for _, p := range products {
-		if !productRe.MatchString(p) {
-			return fmt.Errorf("bad product name: %s", p)
+// KnownProducts are the products a run may be asked for: the registry's
+// (products.Names) and every products/NAME/adapter of the tree at root
+// (internal/run's tests run stand-ins so), sorted.
+func KnownProducts(root string) []string {
+	known := products.Names()
+	adapters, _ := filepath.Glob(filepath.Join(root, "products", "*", "adapter"))
+	for _, a := range adapters {
+		if fi, err := os.Stat(a); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			known = append(known, filepath.Base(filepath.Dir(a)))
 		}
+	}
+	slices.Sort(known)
+	return slices.Compact(known)
+}
+
+// checkProducts is a usage error naming every product that is not known,
+// with the known ones: a typo must not cost an hour and an N/A row.
+func checkProducts(asked, known []string) error {
+	var unknown []string
+	for _, p := range asked {
+		if !productRe.MatchString(p) || !slices.Contains(known, p) {
+			unknown = append(unknown, p)
+		}
+	}
+	if len(unknown) > 0 {
+		return usageError{fmt.Sprintf("--only: unknown product %s (known: %s)", strings.Join(unknown, ", "), strings.Join(known, ", "))}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package run
 
 import (
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -90,12 +91,26 @@ func equalOptions(a, b Options) bool {
 		a.Shares.ShareDurationS == b.Shares.ShareDurationS && a.Shares.ShareWarmupS == b.Shares.ShareWarmupS
 }
 
+// TestCheckProducts: a product is known when registered or when the tree
+// has its adapter (the stand-ins of testdata/root); the others are one
+// usage error naming each and listing the known.
 func TestCheckProducts(t *testing.T) {
-	if err := checkProducts([]string{"refop", "my_idp-2"}); err != nil {
+	known := KnownProducts(filepath.Join("testdata", "root"))
+	for _, want := range []string{"refop", "keycloak", "oidc", "example", "ok", "noinstall"} {
+		if !slices.Contains(known, want) {
+			t.Errorf("KnownProducts: no %s in %q", want, known)
+		}
+	}
+	if slices.Contains(known, "nosuch") || !slices.IsSorted(known) {
+		t.Errorf("KnownProducts: %q", known)
+	}
+	if err := checkProducts([]string{"refop", "ok"}, known); err != nil {
 		t.Error(err)
 	}
-	if err := checkProducts([]string{"refop", "Bad"}); err == nil || err.Error() != "bad product name: Bad" {
-		t.Errorf("want bad product name: Bad, got %v", err)
+	err := checkProducts([]string{"refop", "keycloack", "Bad"}, known)
+	var u usageError
+	if !errors.As(err, &u) || !strings.HasPrefix(u.Msg, "--only: unknown product keycloack, Bad (known: example, fake, ") {
+		t.Errorf("want a usage error naming keycloack and Bad with the known products, got %v", err)
 	}
 }
 

@@ -4,22 +4,27 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idpbench/idpbench/internal/product"
 )
 
 // TestMainFlow: a whole run over stand-ins (testdata: adapters, the
 // PostgreSQL library, aggregate, provision) of five products: ok (its
 // GC-jitter record complete from an earlier session: skipped), noinstall
-// (install fails: an N/A row, the reason its adapter left), upfail (up
-// fails: N/A, downed), gcfail (the GC-jitter run fails: N/A, downed) and
-// nosuch (no adapter). Every scenario is N/A (the ladder exits 3: go on),
+// (install fails: an N/A row, the reason its adapter left, a failure),
+// upfail (up fails: N/A, downed), gcfail (the GC-jitter run fails: N/A,
+// downed) and unavail (install fails as its entry declares, NAByDesign: an
+// N/A row, no failure). Every scenario is N/A (the ladder exits 3: go on),
 // so no cell has a capacity to measure shares of.
-// The run exits 1; each meta says why; every product that came up is
-// downed, PostgreSQL too; the phases end with the cleanup; the run state
-// is gone.
+// The run says its plan first and exits 1, its last lines the failures of
+// noinstall, upfail and gcfail (not unavail's); each meta says why; every
+// product that came up is downed, PostgreSQL too; the phases end with the
+// cleanup; the run state is gone.
 func TestMainFlow(t *testing.T) {
 	tmp, results, calls := flowEnv(t)
 	runDir := filepath.Join(results, "t")
@@ -33,7 +38,7 @@ func TestMainFlow(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(runDir, "ok", "gcjitter.json"), step, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, log := flowMain(t, "--quick", "--only", "ok,noinstall,upfail,gcfail,nosuch", "--run-id", "t")
+	code, log := flowMain(t, "--quick", "--only", "ok,noinstall,upfail,gcfail,unavail", "--run-id", "t")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1; log:\n%s", code, log)
 	}
@@ -42,7 +47,7 @@ func TestMainFlow(t *testing.T) {
 		"noinstall": {"--status\nna\n", "--na-reason\nnoinstall: install broke\n"},
 		"upfail":    {"--base", "--status\nna\n", "--na-reason\nup failed: upfail: up broke\n"},
 		"gcfail":    {"--status\nna\n", "--na-reason\nfailed in the GC-jitter run (exit 1)\n"},
-		"nosuch":    {"--status\nna\n", "--na-reason\nno adapter products/nosuch/adapter in this tree yet\n"},
+		"unavail":   {"--status\nna\n", "--na-reason\nunavail: install broke\n"},
 	} {
 		b, err := os.ReadFile(filepath.Join(runDir, p, "meta.json"))
 		for _, w := range want {
@@ -68,7 +73,7 @@ func TestMainFlow(t *testing.T) {
 		"phase noinstall install", "phase upfail install",
 		"phase upfail up (cold start A: fresh database)", "phase upfail meta + down after a failure",
 		"phase gcfail install", "phase gcfail up (cold start A: fresh database)", "phase gcfail restart (cold start B: initialised database)",
-		"phase gcfail setup", "phase gcfail ladder discovery", "phase gcfail ladder userinfo",
+		"phase gcfail setup", "phase gcfail ladder discovery", "phase gcfail ladder userinfo", "phase unavail install",
 		"phase ok gcjitter", "phase ok meta + down", "phase gcfail gcjitter",
 		"phase gcfail meta + down after a failure", "phase PostgreSQL down", "phase aggregate report", "phase cleanup (exit 1)", "phase end"}
 	if !slices.Equal(phases, want) {
@@ -84,10 +89,45 @@ func TestMainFlow(t *testing.T) {
 		t.Errorf("results/latest -> %q (%v), want t", l, err)
 	}
 	for _, w := range []string{"run: == ok ladder discovery\n", "run: gcfail: failed in the GC-jitter run (exit 1)",
-		"run: some products failed; see their meta.json", "[step 1/67] ok gcjitter: complete, skipped", "run: ok: no windows at shares of capacity: no cell has a capacity"} {
+		"[step 1/67] ok gcjitter: complete, skipped", "run: ok: no windows at shares of capacity: no cell has a capacity",
+		"run: unavail cannot run on this machine, as its registry entry declares: N/A in the report"} {
 		if !strings.Contains(log, w) {
 			t.Errorf("no %q in the log:\n%s", w, log)
 		}
+	}
+	plan := "run: run t, quick profile: products ok noinstall upfail gcfail unavail; scenarios discovery userinfo; at most 2 rounds (round 1 included), budget none; at most 67 load steps; results in " + runDir + "\n"
+	if i := strings.Index(log, plan); i < 0 || strings.Contains(log[:i], "install") {
+		t.Errorf("the plan %q is not said before anything is installed:\n%s", plan, log)
+	}
+	summary := "run: 3 failure(s) of the products asked for; each is a row with its reason (its meta.json):\n"
+	for _, f := range []string{"noinstall: install failed: noinstall: install broke", "upfail: up failed: upfail: up broke", "gcfail: failed in the GC-jitter run (exit 1)"} {
+		summary += "run:   failed: " + f + "\n"
+	}
+	if !strings.Contains(stripTimes(log), stripTimes(summary)) || strings.Contains(log, "failed: unavail") {
+		t.Errorf("the log does not end with the summary\n%swithout unavail:\n%s", summary, log)
+	}
+}
+
+// stripTimes drops the "15:04:05 " of each log line.
+func stripTimes(log string) string {
+	return regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d `).ReplaceAllString(log, "")
+}
+
+// TestMainUnknownProduct: a product that is neither registered nor an
+// adapter of the tree exits 2 before anything runs, naming it and listing
+// the known products (the registry's and the tree's stand-ins).
+func TestMainUnknownProduct(t *testing.T) {
+	_, results, calls := flowEnv(t)
+	code, log := flowMain(t, "--quick", "--only", "ok,keycloack,nosuch", "--run-id", "t")
+	want := "run: error: --only: unknown product keycloack, nosuch (known: example, fake, gcfail, hydra, keycloak, nodeoidc, noinstall, oidc, ok, refop, spring, unavail, upfail, zitadel)\nTry 'scripts/run-comparison.sh --help'.\n"
+	if code != 2 || stripTimes(log) != want {
+		t.Errorf("exit %d, log %q; want 2 and %q", code, log, want)
+	}
+	if _, err := os.Stat(calls); !os.IsNotExist(err) {
+		t.Errorf("something ran (%s: %v)", calls, err)
+	}
+	if _, err := os.Stat(filepath.Join(results, "t")); !os.IsNotExist(err) {
+		t.Errorf("the run directory was made (%v)", err)
 	}
 }
 
@@ -145,7 +185,7 @@ func flowEnv(t *testing.T) (tmp, results, calls string) {
 	}
 	results, calls = filepath.Join(tmp, "results"), filepath.Join(tmp, "calls")
 	for k, v := range map[string]string{"IDPBENCH_ROOT": root, "IDPBENCH_BIN": bin, "IDPBENCH_TMP": tmp, "IDPBENCH_RESULTS": results,
-		"IDPBENCH_SCENARIOS": "discovery userinfo", "IDPBENCH_PIN": "0", "FAKE_CALLS": calls, "FAKE_FAIL": "noinstall:install upfail:up",
+		"IDPBENCH_SCENARIOS": "discovery userinfo", "IDPBENCH_PIN": "0", "FAKE_CALLS": calls, "FAKE_FAIL": "noinstall:install upfail:up unavail:install",
 		"IDPBENCH_NO_BUILD": "1", "IDPBENCH_DRIVER_CPUS": "", "IDPBENCH_SERVER_CPUS": "", "IDPBENCH_REPEATS": "", "IDPBENCH_LADDER": "2",
 		"IDPBENCH_PG_DIR": "", "RUN_DIR": "", "STATE_DIR": "", "IDPBENCH_ROUND": "", "IDPBENCH_FULL_LADDER": "", "IDPBENCH_REASON_FILE": ""} {
 		t.Setenv(k, v)
@@ -160,9 +200,18 @@ func flowMain(t *testing.T, args ...string) (int, string) {
 	e := Env{Stdout: &stdout, Stderr: &stderr, Getenv: os.Getenv,
 		Setenv:   func(k, v string) error { t.Setenv(k, v); return nil },
 		Unsetenv: func(k string) error { t.Setenv(k, ""); return os.Unsetenv(k) },
-		Now:      time.Now, Started: time.Now(), Pid: os.Getpid()}
+		Now:      time.Now, Started: time.Now(), Pid: os.Getpid(), Lookup: standIns}
 	code := Main(context.Background(), args, e)
 	return code, stderr.String()
+}
+
+// standIns is the registry of the stand-in products: unavail declares its
+// install's failure N/A by design, as Zitadel's entry does its own.
+func standIns(name string) (product.Product, bool) {
+	if name == "unavail" {
+		return product.Product{Name: name, NAByDesign: product.Reasons{"unavail: install broke"}}, true
+	}
+	return product.Product{}, false
 }
 
 func lines(t *testing.T, path string) []string {
@@ -173,8 +222,9 @@ func lines(t *testing.T, path string) []string {
 	return strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 }
 
-// TestMainHelpAndUsage: --help prints the help on stdout and exits 0; a
-// bad command line is one line naming it, exit 2, and nothing is run.
+// TestMainHelpAndUsage: --help prints the help on stdout and exits 0, as
+// --version the version; a bad command line is one line naming it and the
+// hint at the script's --help, exit 2, and nothing is run.
 func TestMainHelpAndUsage(t *testing.T) {
 	for _, c := range []struct {
 		args           []string
@@ -182,15 +232,16 @@ func TestMainHelpAndUsage(t *testing.T) {
 		stdout, stderr string
 	}{
 		{[]string{"--help"}, 0, "Exit codes: 0 ok", ""},
-		{[]string{"--quick", "--bogus"}, 2, "", "run: unknown argument --bogus (see --help)"},
-		{[]string{"--run-id", "a/b"}, 2, "", "run: bad run id: a/b (see --help)"},
+		{[]string{"--quick", "--version"}, 0, "run ", ""},
+		{[]string{"--quick", "--bogus"}, 2, "", "run: error: unknown argument --bogus\nTry 'scripts/run-comparison.sh --help'.\n"},
+		{[]string{"--run-id", "a/b"}, 2, "", "run: error: bad run id: a/b\nTry 'scripts/run-comparison.sh --help'.\n"},
 	} {
 		var stdout, stderr strings.Builder
 		e := Env{Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }, Now: time.Now, Started: time.Now(), Pid: os.Getpid()}
 		code := Main(context.Background(), c.args, e)
 		if code != c.code || !strings.Contains(stdout.String(), c.stdout) || !strings.Contains(stderr.String(), c.stderr) ||
-			(c.code == 2 && strings.Count(stderr.String(), "\n") != 1) {
-			t.Errorf("run %q: exit %d, stdout %q, stderr %q; want %d, %q on stdout, one line %q on stderr",
+			(c.code == 2 && (stdout.Len() > 0 || strings.Count(stderr.String(), "\n") != 2)) || (c.code == 0 && stderr.Len() > 0) {
+			t.Errorf("run %q: exit %d, stdout %q, stderr %q; want %d, %q on stdout, %q on stderr",
 				c.args, code, stdout.String(), stderr.String(), c.code, c.stdout, c.stderr)
 		}
 	}

@@ -143,7 +143,9 @@ func exitOf(err error, tool string, r *runner) int {
 }
 
 // openProduct installs, starts (cold start A), restarts (cold start B)
-// and sets up p; one that cannot be installed gets its N/A meta and is out.
+// and sets up p; one that cannot be installed gets its N/A meta and is out:
+// by design where its registry entry declares the reason (NAByDesign),
+// else a failure of the run (fail).
 func (r *runner) openProduct(ctx context.Context, p string) error {
 	a, state := r.adapter(p), filepath.Join(r.work, p)
 	noStart := "no reason given (see the run's log)"
@@ -153,9 +155,11 @@ func (r *runner) openProduct(ctx context.Context, p string) error {
 	start := r.env.Now().UTC().Format("2006-01-02T15:04:05Z")
 	r.start[p] = start
 	if fi, err := os.Stat(a); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
-		r.log.Printf("%s: no adapter %s: N/A", p, a)
+		why := "no adapter products/" + p + "/adapter in this tree"
+		r.log.Printf("%s: %s: N/A", p, why)
 		r.out[p] = true
-		return r.naMeta(ctx, p, "", "no adapter products/"+p+"/adapter in this tree yet")
+		r.fail(p, why)
+		return r.naMeta(ctx, p, "", why)
 	}
 	version, err := adapter.Adapter{Path: a, Stderr: r.env.Stderr}.Version(ctx)
 	if ctx.Err() != nil {
@@ -173,8 +177,13 @@ func (r *runner) openProduct(ctx context.Context, p string) error {
 		if err := r.naMeta(ctx, p, version, reason); err != nil {
 			return err
 		}
-		// Not a failure of the run: a product that cannot run here is an N/A row.
-		r.log.Printf("warning: %s cannot run on this machine: N/A in the report", p)
+		if e, ok := r.lookup(p); ok && e.NAByDesign.Declares(reason) {
+			// Not a failure of the run: the entry says it cannot run here.
+			r.log.Printf("%s cannot run on this machine, as its registry entry declares: N/A in the report", p)
+			return nil
+		}
+		r.log.Printf("%s: install failed: %s", p, reason)
+		r.fail(p, "install failed: "+reason)
 		return nil
 	}
 	if err := os.MkdirAll(state, 0o755); err != nil {
@@ -254,6 +263,7 @@ func (r *runner) failureReason(p, def string) string {
 // errProductFailed.
 func (r *runner) productFailed(ctx context.Context, p, state, start, reason string) error {
 	r.log.Printf("%s: %s", p, reason)
+	r.fail(p, reason)
 	r.phase("teardown", p, p+" meta + down after a failure")
 	if err := r.productMeta(ctx, p, state, start, "na", reason); err != nil {
 		r.log.Printf("warning: %s: %v", p, err)
@@ -271,6 +281,7 @@ func (r *runner) productDown(ctx context.Context, p, state string) error {
 	r.ups = slices.DeleteFunc(r.ups, func(u up) bool { return u.product == p })
 	if err != nil || code != 0 {
 		r.log.Printf("%s: down left something behind (kept in %s for a rerun to clean)", p, state)
+		r.fail(p, "down left something behind (kept in "+state+" for a rerun to clean)")
 		return errProductFailed
 	}
 	return os.RemoveAll(state)
@@ -285,6 +296,7 @@ func (r *runner) afterFailure(ctx context.Context, p string, code int) {
 	i := slices.IndexFunc(r.ups, func(u up) bool { return u.product == p })
 	if i >= 0 {
 		state := r.ups[i].state
+		r.fail(p, reason)
 		r.phase("teardown", p, p+" meta + down after it stopped unexpectedly")
 		if metaStatus(meta) != "na" {
 			if err := r.productMeta(ctx, p, state, "", "na", reason); err != nil {

@@ -24,7 +24,9 @@ import (
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/ladder"
 	"github.com/idpbench/idpbench/internal/placement"
+	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/runstate"
+	"github.com/idpbench/idpbench/products"
 )
 
 // Env is what a run takes from its surroundings.
@@ -36,6 +38,7 @@ type Env struct {
 	Now            func() time.Time
 	Started        time.Time // when the session began (the wrapper that built the tools)
 	Pid            int       // the session's process: the run state's owner
+	Lookup         Lookup    // nil: the registry's (products.Lookup)
 }
 
 // errInterrupted ends the run with exit 130.
@@ -71,28 +74,44 @@ type runner struct {
 	roundS    float64                    // the interleaved rounds' seconds so far
 	roundN    int                        // and their windows
 	failed    bool
+	failures  []string // "product: why" of every failure, the run's last lines
+	lookup    func(string) (product.Product, bool)
 }
 
 type up struct{ product, state string }
 
+// Lookup finds a product's registry entry (products.Lookup; tests give
+// entries of their own for stand-in products): what it declares N/A by
+// design (product.Product.NAByDesign).
+type Lookup func(name string) (product.Product, bool)
+
 // Main runs the comparison with args; it returns the exit code.
 func Main(ctx context.Context, args []string, e Env) int {
 	r := &runner{env: e, log: cli.Logger{W: e.Stderr, Tag: "run", Now: e.Now}, out: map[string]bool{}, start: map[string]string{}, ladderS: map[string]float64{}, ladderN: map[string]int{}, rounds: map[string]int{}, closed: map[string]bool{}, samplers: map[string]*sampler{}, answers: map[string]*ladder.Answers{}}
+	r.lookup = e.Lookup
+	if r.lookup == nil {
+		r.lookup = products.Lookup
+	}
 	o, err := Parse(args, e.Getenv, e.Now())
 	var u usageError
 	switch {
 	case errors.Is(err, errHelp):
 		fmt.Fprint(e.Stdout, Help)
 		return cli.ExitOK
+	case errors.Is(err, errVersion):
+		fmt.Fprintf(e.Stdout, "run %s\n", cli.Version())
+		return cli.ExitOK
 	case errors.As(err, &u):
-		r.log.Printf("%s (see --help)", u.Msg)
-		return cli.ExitUsage
+		return r.usage(u.Msg)
 	}
 	r.Options = o
 	// This session's id and start: its phases are its own.
 	r.session = e.Started.UTC().Format("20060102T150405Z") + "-" + strconv.Itoa(e.Pid)
 	r.sessStart = e.Started.UTC().Format("2006-01-02T15:04:05.000Z")
 	code := r.prepare()
+	if code == 0 {
+		code = r.preflightOIDC(ctx)
+	}
 	if code != 0 {
 		return code
 	}
@@ -133,14 +152,17 @@ func (r *runner) prepare() int {
 		r.log.Printf("error: IDPBENCH_ROOT and IDPBENCH_BIN are not set: run scripts/run-comparison.sh")
 		return cli.ExitRuntime
 	}
+	var u usageError
+	if err := checkProducts(r.Products, KnownProducts(r.root)); errors.As(err, &u) {
+		return r.usage(u.Msg)
+	}
 	allowed, err := placement.Allowed()
 	if err != nil {
 		r.log.Printf("error: %v", err)
 		return cli.ExitRuntime
 	}
 	if r.place, err = placement.Resolve(placement.FromEnv(r.env.Getenv), allowed); err != nil {
-		r.log.Printf("error: %v", err)
-		return cli.ExitUsage
+		return r.usage(err.Error())
 	}
 	for _, kv := range placement.Env(r.place) {
 		k, v, _ := strings.Cut(kv, "=")
@@ -150,10 +172,6 @@ func (r *runner) prepare() int {
 		r.log.Printf("placement: shared: %s", r.place.Reason)
 	} else {
 		r.log.Printf("placement: load generator and measurement tools on CPUs %s, product and PostgreSQL on CPUs %s", r.place.Driver, r.place.Server)
-	}
-	if err := checkProducts(r.Products); err != nil {
-		r.log.Printf("error: %v", err)
-		return cli.ExitRuntime
 	}
 	// Only the cluster this session starts is ever stopped (cleanup).
 	r.env.Unsetenv("IDPBENCH_PG_DIR")
@@ -169,7 +187,52 @@ func (r *runner) prepare() int {
 	}
 	r.runDir = filepath.Join(r.results, r.RunID)
 	r.env.Setenv("RUN_DIR", r.runDir)
+	r.stepTotal = StepTotal(len(r.Products), len(r.Scenarios), r.LadderLen, r.MaxRounds(), r.Shares.Windows())
+	r.log.Printf("%s", r.Plan())
 	return 0
+}
+
+// usage logs a bad command line and the hint at the script's --help; it
+// returns exit 2.
+func (r *runner) usage(msg string) int {
+	r.log.Printf("error: %s", msg)
+	fmt.Fprintln(r.env.Stderr, cli.Hint(HelpName))
+	return cli.ExitUsage
+}
+
+// preflightOIDC checks the generic adapter's configuration before anything
+// is installed, when the run measures it (provision oidc check: every
+// problem of the file at its line, else the IdP's discovery document and
+// the plan, logged): a bad file is exit 2, an IdP that does not answer exit
+// 1, at once rather than after the other products' hour. Its install runs
+// the same check again.
+func (r *runner) preflightOIDC(ctx context.Context) int {
+	if !slices.Contains(r.Products, "oidc") {
+		return 0
+	}
+	cfg := cmpOr(r.env.Getenv("IDPBENCH_OIDC_CONFIG"), filepath.Join(r.root, "examples", "oidc", "refop.env"))
+	r.log.Printf("preflight: the generic adapter's configuration %s (provision oidc check)", cfg)
+	code, err := r.child(ctx, r.env.Stderr, nil, filepath.Join(r.bin, "provision"), "oidc", "check", "--config", cfg)
+	switch {
+	case ctx.Err() != nil || code == cli.ExitInterrupted:
+		return cli.ExitInterrupted
+	case err != nil:
+		r.log.Printf("error: preflight: %v", err)
+		return cli.ExitRuntime
+	case code == cli.ExitUsage:
+		return r.usage(fmt.Sprintf("IDPBENCH_OIDC_CONFIG=%s: the configuration has problems (each above, at its line); nothing was installed", cfg))
+	case code != 0:
+		r.log.Printf("error: preflight: the IdP of %s did not answer (above; exit %d): nothing was installed", cfg, code)
+		return cli.ExitRuntime
+	}
+	return 0
+}
+
+// fail records a failure of product p, for the summary that ends the run
+// (its exit 1).
+func (r *runner) fail(p, why string) {
+	r.failed = true
+	r.failures = append(r.failures, p+": "+why)
 }
 
 // claim takes the run state for this session and clears what an earlier
@@ -237,9 +300,6 @@ func (r *runner) run(ctx context.Context) error {
 	if err := os.MkdirAll(r.runDir, 0o755); err != nil {
 		return err
 	}
-	r.stepTotal = StepTotal(len(r.Products), len(r.Scenarios), r.LadderLen, r.MaxRounds(), r.Shares.Windows())
-	r.log.Printf("run %s (%s): products %s; scenarios %s; at most %d load steps; results in %s", r.RunID, r.Profile,
-		strings.Join(r.Products, " "), strings.Join(r.Scenarios, " "), r.stepTotal, r.runDir)
 	// The build (the wrapper's) is the session's first phase: it began when the session did.
 	if r.env.Getenv("IDPBENCH_NO_BUILD") == "" {
 		r.phase("build", "", "build tools")
@@ -295,10 +355,24 @@ func (r *runner) run(ctx context.Context) error {
 	}
 	r.log.Printf("report: %s (results/latest -> %s); run took %d s", filepath.Join(r.runDir, "COMPARISON.md"), r.RunID, int(r.env.Now().Sub(r.env.Started).Seconds()))
 	if r.failed {
-		r.log.Printf("some products failed; see their meta.json")
+		r.log.Printf("%d failure(s) of the products asked for; each is a row with its reason (its meta.json):", len(r.failures))
+		for _, f := range r.failures {
+			r.log.Printf("  failed: %s", f)
+		}
 		return errProductFailed
 	}
 	return nil
+}
+
+// Plan is the line a run says before it installs anything: what it will
+// do and where the results go.
+func (r *runner) Plan() string {
+	budget := "none"
+	if r.BudgetS > 0 {
+		budget = fmt.Sprintf("%d s", r.BudgetS)
+	}
+	return fmt.Sprintf("run %s, %s profile: products %s; scenarios %s; at most %d rounds (round 1 included), budget %s; at most %d load steps; results in %s",
+		r.RunID, r.Profile, strings.Join(r.Products, " "), strings.Join(r.Scenarios, " "), r.MaxRounds(), budget, r.stepTotal, r.runDir)
 }
 
 // failedOrInterrupted handles what a product's round or closing returned:
@@ -312,6 +386,7 @@ func (r *runner) failedOrInterrupted(ctx context.Context, p string, err error) b
 		r.failed = true
 		if !errors.Is(err, errProductFailed) {
 			r.log.Printf("%s: error: %v", p, err)
+			r.fail(p, err.Error())
 		}
 		r.afterFailure(ctx, p, 1)
 	}

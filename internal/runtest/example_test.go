@@ -8,7 +8,7 @@ import (
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
-// TestExampleProduct proves README's "Adding a product": the example
+// TestExampleProduct proves docs/products.md's "Adding a product": the example
 // product (products/example, the reference OP again under another name,
 // with its line in products/products.go and nothing anywhere else) is
 // measured by the run like any product. A quick run of it alone,

@@ -32,8 +32,8 @@ func (s Selector) String() string {
 // Product is what one product exposes: its selectors by scenario, or why
 // there is nothing to compare. Each product's is in its entry
 // (products/NAME/product.go, internal/product.Product.ServerMetrics); the
-// names there were read on the running servers (the README's server side
-// section has the commands; the scrapes are testdata here).
+// names there were read on the running servers (docs/reading-the-report.md's
+// server side section has the commands; the scrapes are testdata here).
 type Product struct {
 	// Source says where the names come from (read on a running server).
 	Source    string

@@ -1,4 +1,4 @@
-// Package example is the worked example of README's "Adding a product":
+// Package example is the worked example of docs/products.md's "Adding a product":
 // the reference OP again, under the name "example", in a folder of its own
 // with one line in products/products.go. Its entry takes the reference
 // OP's (refop.Product) and renames it; a new product states its own

@@ -26,6 +26,9 @@ Flags:
 `
 
 const hydraTail = `
+Exit status: 0 ok, 1 runtime error (the product's API refused or did not answer), 2 usage
+error, 130 interrupted.
+
 Example:
   provision hydra --admin-url http://127.0.0.1:4445 --issuer http://127.0.0.1:4444/ \
     --out-dir state/secrets --client-id bench > state/hydra-setup.json

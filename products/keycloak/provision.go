@@ -38,6 +38,9 @@ Flags:
 `
 
 const keycloakTail = `
+Exit status: 0 ok, 1 runtime error (the product's API refused or did not answer), 2 usage
+error, 130 interrupted.
+
 Example (provision, then mint refresh tokens with the password grant):
   provision keycloak --base-url http://127.0.0.1:8080 --admin-password-file state/admin \
     --out-dir state/secrets --users 20 > state/keycloak-setup.json &&

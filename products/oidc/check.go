@@ -13,7 +13,7 @@ import (
 )
 
 // LoopbackWhy is why every URL the tools send requests to is on loopback,
-// as a problem and the README give it.
+// as a problem and docs/own-idp.md give it.
 const LoopbackWhy = "every IdP is measured on this machine over loopback, so that no network adds its " +
 	"latency and variance to one IdP's numbers, and the load (and its secrets) never leaves the machine"
 

@@ -16,7 +16,10 @@ import (
 func Product() product.Product {
 	return product.Product{Name: "zitadel", InDefaultRun: true, Docs: "docs/products/zitadel.md", Part: zitadelPart, Provision: &provisionCommand,
 		ComposeFile: "products/zitadel/compose.yml",
-		Answers:     &product.Answers{Table: zitadelTable, Setup: zitadelSetup, Config: zitadelConfig},
+		// No registry these machines reach serves its binary or image: without
+		// ZITADEL_BIN or a Docker engine its rows are N/A by design.
+		NAByDesign: product.Reasons{"ZITADEL_BIN is not set and no Docker engine answers"},
+		Answers:    &product.Answers{Table: zitadelTable, Setup: zitadelSetup, Config: zitadelConfig},
 		// Neither can be read before Zitadel has run here once: no binary or
 		// image of it can be had on these machines (docs/products/zitadel.md).
 		ReadFactsNA:   "not written: Zitadel has never run on these machines, so no reader was checked against a running one (its setup summary states what provision zitadel created)",

@@ -37,6 +37,9 @@ Flags:
 `
 
 const zitadelTail = `
+Exit status: 0 ok, 1 runtime error (the product's API refused or did not answer), 2 usage
+error, 130 interrupted.
+
 Example (provision, then mint refresh tokens through the Session API login):
   provision zitadel --issuer http://localhost:8080 --pat-file state/admin.pat \
     --out-dir state/secrets --users 100 --username 'bench-user%d' \

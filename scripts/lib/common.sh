@@ -20,7 +20,13 @@ IDPBENCH_SCENARIO_NAMES=(discovery client_credentials client_credentials_login j
 log() { printf '%s %s: %s\n' "$(date +%H:%M:%S)" "${IDPBENCH_LOG_TAG:-idpbench}" "$*" >&2; }
 warn() { log "warning: $*"; }
 die() { log "error: $*"; note_reason "$*"; exit 1; }
-usage_error() { log "error: $*"; exit 2; }
+# usage_error MSG: a bad command line, then the hint every tool and script
+# prints after one (Go's cli.Hint), exit 2.
+usage_error() {
+	log "error: $*"
+	printf "Try '%s --help'.\n" "$0" >&2
+	exit 2
+}
 
 # note_reason WHY: the first failure's reason into IDPBENCH_REASON_FILE when
 # it is set, as the Go tools' cli.NoteReason does (docs/design.md#the-scripts).
@@ -66,8 +72,13 @@ fi
 export IDPBENCH_BIN
 
 # build_tools builds every cmd/* of the tree into $IDPBENCH_BIN, always (the
-# build cache makes it cheap); dies when one fails (go build names it).
+# build cache makes it cheap), unless IDPBENCH_NO_BUILD is set (the caller
+# built them); dies when one fails (go build names it).
 build_tools() {
+	if [[ -n "${IDPBENCH_NO_BUILD:-}" ]]; then
+		log "IDPBENCH_NO_BUILD set: using the tools already in $IDPBENCH_BIN"
+		return 0
+	fi
 	require_cmd go
 	mkdir -p "$IDPBENCH_BIN"
 	log "building the tools ($TOOLS_VERSION) into $IDPBENCH_BIN"
@@ -128,9 +139,26 @@ curl_basic_config() {
 }
 
 # script_help prints the calling script's header comment (line 2 up to the
-# `set -o` line, without the leading "# "): its --help and usage text.
+# `set -o` line, without the leading "# ") on stdout: its --help.
 script_help() {
-	sed -n '2,/^set -o/p' "${BASH_SOURCE[-1]}" | sed -n 's/^# \{0,1\}//p' >&2
+	sed -n '2,/^set -o/p' "${BASH_SOURCE[-1]}" | sed -n 's/^# \{0,1\}//p'
+}
+
+# script_version ARG...: a --version among a script's arguments (before a
+# "--", after which they are another command's) prints the script's name and
+# the tree's revision (TOOLS_VERSION) on stdout and exits 0, nothing built.
+# Every script a user runs calls it first.
+script_version() {
+	local a
+	for a in "$@"; do
+		case "$a" in
+		--) return 0 ;;
+		--version)
+			printf '%s %s\n' "$(basename "$0")" "$TOOLS_VERSION"
+			exit 0
+			;;
+		esac
+	done
 }
 
 # --- processes and ports: the runstate tool (runstate --help) --------------

@@ -35,7 +35,7 @@ VERSION)
 	exit 0
 	;;
 ADD | DEL | CHECK) ;;
-*) usage_error "CNI_COMMAND ${CNI_COMMAND:-}: want ADD, DEL, CHECK or VERSION (a CNI plugin: containerd runs it; see --help)" ;;
+*) usage_error "CNI_COMMAND ${CNI_COMMAND:-}: want ADD, DEL, CHECK or VERSION (a CNI plugin: containerd runs it)" ;;
 esac
 conf="$(cat)"
 state="$(jq -r .state <<<"$conf")"

@@ -38,9 +38,9 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -82,18 +82,42 @@ type config struct {
 	raw                              string        // JSON lines of every run; "" = none
 	metricsOverhead                  bool          // only the --metrics-addr overhead table
 	metricsScrape                    time.Duration // its scrape interval
+	output                           string        // the tables, written once all ran; "-" = stdout
+	version                          bool
 }
+
+const usageHead = `Usage: bench [FLAGS]
+
+Runs loadstep and wrk in turns against local targets (nginx serving a static
+discovery document; the reference OP's discovery endpoint) and writes Markdown
+tables: request rates, CPU per request, P50 and peak RSS, each the median over
+rounds, with loadstep's ratios to wrk, each the median of per-round ratios.
+scripts/bench.sh installs wrk and nginx, builds the tools and finds the targets.
+
+Flags:
+`
+
+const usageTail = `
+The tables are written once every run is done, to -o FILE (atomically) or to
+stdout: a failure leaves nothing written. The drivers and targets are checked
+before anything runs.
+
+Exit codes: 0 ok, 1 a driver or target failed, 2 usage error, 130 interrupted.
+
+Example:
+  scripts/bench.sh -c 16,128 --duration 5s --rounds 3 --raw results/bench/bench.jsonl -o results/bench/bench.md
+`
 
 // Run is the bench command: it parses args, runs the tables and returns the
 // exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c config
 	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	fs.StringVar(&c.loadstep, "loadstep", "bin/loadstep", "loadstep binary")
 	fs.StringVar(&c.wrk, "wrk", "wrk", "wrk binary (Debian package wrk)")
 	fs.StringVar(&c.nginx, "nginx", "nginx", "nginx binary (Debian package nginx-light)")
-	fs.StringVar(&c.refop, "refop", "", "reference OP binary; empty skips the refop target")
+	fs.StringVar(&c.refop, "refop", "", "reference OP binary (required when --targets names refop)")
 	fs.StringVar(&c.lua, "wrk-script", "", "wrk Lua script that prints JSON totals (default: the built-in one)")
 	fs.IntSliceVarP(&c.conns, "connections", "c", []int{16, 128}, "connection counts to compare")
 	fs.DurationVar(&c.duration, "duration", 5*time.Second, "length of each driver run")
@@ -106,24 +130,62 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.raw, "raw", "", "also write every run's figures (every round, every driver, every table) as JSON lines to `FILE`, atomically; default none")
 	fs.BoolVar(&c.metricsOverhead, "metrics-overhead", false, "instead of the tables above: loadstep's CPU per request with --metrics-addr (scraped every --metrics-scrape) against without, on nginx, at each -c and engine of --engines, the two interleaved within each round")
 	fs.DurationVar(&c.metricsScrape, "metrics-scrape", time.Second, "with --metrics-overhead: how often the --metrics-addr arm is scraped")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: bench [flags]\n\nRuns loadstep and wrk in turns against local targets and prints markdown tables.\n\n%s\nExample:\n  scripts/bench.sh --raw results/bench/bench.jsonl >results/bench/bench.md\n", fs.FlagUsages())
+	fs.StringVarP(&c.output, "output", "o", "-", "write the tables to `FILE`, atomically, once every run is done; - = stdout (also only at the end)")
+	fs.BoolVar(&c.version, "version", false, "print the version and exit")
+	if code, done := (cli.Help{Tool: "bench", Head: usageHead, Tail: usageTail}).Parse(fs, args, &c.version, stdout, stderr); done {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return cli.ExitOK
-		}
-		return cli.ExitUsage
+	if fs.NArg() > 0 {
+		return cli.Fail(stderr, "bench", cli.Usagef("unexpected argument %q (bench takes flags only)", fs.Arg(0)))
 	}
 	if err := c.validate(); err != nil {
-		fmt.Fprintf(stderr, "bench: %v\n", err)
-		return cli.ExitCode(err)
+		return cli.Fail(stderr, "bench", err)
 	}
-	if err := benchRaw(ctx, c, args, stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "bench: %v\n", err)
-		return cli.ExitCode(err)
+	if err := c.check(exec.LookPath); err != nil {
+		return cli.Fail(stderr, "bench", err)
 	}
-	return cli.ExitOK
+	var tables bytes.Buffer
+	if err := benchRaw(ctx, c, args, &tables, stderr); err != nil {
+		return cli.Fail(stderr, "bench", err)
+	}
+	return cli.Fail(stderr, "bench", writeTables(c.output, tables.Bytes(), stdout))
+}
+
+// writeTables writes the finished tables to path ("-": stdout), atomically.
+func writeTables(path string, tables []byte, stdout io.Writer) error {
+	f, err := atomicfile.Create(path, 0o644, stdout)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(tables); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
+}
+
+// check finds every program the tables run (lookPath: exec.LookPath)
+// before any runs: a missing wrk must not cost the minutes before it.
+func (c config) check(lookPath func(string) (string, error)) error {
+	need := map[string]string{"--loadstep": c.loadstep}
+	if !c.metricsOverhead {
+		need["--wrk"] = c.wrk
+	}
+	if c.metricsOverhead || slices.Contains(c.targets, "nginx") {
+		need["--nginx"] = c.nginx
+	}
+	if slices.Contains(c.targets, "refop") && !c.metricsOverhead {
+		if c.refop == "" {
+			return cli.Usagef("--refop: needed for the refop target (or --targets nginx)")
+		}
+		need["--refop"] = c.refop
+	}
+	for _, flag := range slices.Sorted(maps.Keys(need)) {
+		if _, err := lookPath(need[flag]); err != nil {
+			return fmt.Errorf("%s %s: %w", flag, need[flag], err)
+		}
+	}
+	return nil
 }
 
 func (c config) validate() error {
@@ -140,6 +202,11 @@ func (c config) validate() error {
 	for _, n := range c.conns {
 		if n < 1 {
 			return cli.Usagef("--connections: want counts of at least 1, got %d", n)
+		}
+	}
+	for _, t := range c.targets {
+		if t != "nginx" && t != "refop" {
+			return cli.Usagef("--targets: unknown target %q (want nginx or refop)", t)
 		}
 	}
 	return nil

@@ -2,8 +2,12 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -20,7 +24,7 @@ func fakeDriver(name string, rates ...int64) driver {
 // TestCompareRatios: the ratio column is the median of the per-round
 // ratios, listed beside it, which differs from the ratio of the medians when
 // the rounds swing (here 112/90 = 1.24 against a paired 0.97, the shape of
-// the README's nginx c=128 epoll row), and every run is in the raw log.
+// docs/load-generator.md's nginx c=128 epoll row), and every run is in the raw log.
 func TestCompareRatios(t *testing.T) {
 	ds := []driver{fakeDriver("wrk", 90, 116, 85), fakeDriver("loadstep epoll", 112, 112, 82)}
 	var raw bytes.Buffer
@@ -110,5 +114,67 @@ func TestOverheadSpread(t *testing.T) {
 	want := "median 1.0050, min 0.9900, max 1.0300, quartiles 1.0000-1.0100, 4 rounds"
 	if got := rec.cpuSpread(); got != want {
 		t.Errorf("spread %q, want %q", got, want)
+	}
+}
+
+// TestRunLikeEveryTool: --help and --version on stdout with exit 0; a bad
+// flag is one line and the hint, exit 2; a missing driver fails before
+// anything runs; and none of these writes anything on stdout but the help
+// or the version, nor the -o file.
+func TestRunLikeEveryTool(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "bench.md")
+	missing := filepath.Join(t.TempDir(), "nosuch")
+	for _, c := range []struct {
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{[]string{"--help"}, 0, "Exit codes: 0 ok, 1", ""},
+		{[]string{"--version"}, 0, "bench ", ""},
+		{[]string{"--bogus"}, 2, "", "bench: unknown flag: --bogus\nTry 'bench --help'.\n"},
+		{[]string{"--targets", "apache"}, 2, "", "bench: --targets: unknown target \"apache\" (want nginx or refop)\nTry 'bench --help'.\n"},
+		{[]string{"--wrk", missing, "--targets", "nginx", "-o", out}, 1, "", "bench: --"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := Run(context.Background(), c.args, &stdout, &stderr)
+		if code != c.code || !strings.Contains(stdout.String(), c.stdout) || (c.stdout == "" && stdout.Len() > 0) ||
+			!strings.Contains(stderr.String(), c.stderr) || (c.stderr == "" && stderr.Len() > 0) {
+			t.Errorf("bench %q: exit %d, stdout %q, stderr %q; want %d, %q, %q", c.args, code, stdout.String(), stderr.String(), c.code, c.stdout, c.stderr)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a failed run left %s (%v)", out, err)
+	}
+}
+
+// TestCheck: every program the tables need is found before any runs;
+// --metrics-overhead needs no wrk and no refop.
+func TestCheck(t *testing.T) {
+	found := map[string]bool{"bin/loadstep": true, "wrk": true, "nginx": true}
+	look := func(p string) (string, error) {
+		if found[p] {
+			return p, nil
+		}
+		return "", errors.New("not found")
+	}
+	base := config{loadstep: "bin/loadstep", wrk: "wrk", nginx: "nginx", targets: []string{"nginx", "refop"}}
+	for name, tc := range map[string]struct {
+		change func(*config)
+		want   string
+	}{
+		"all there":        {func(c *config) { c.refop = "bin/loadstep" }, ""},
+		"no refop binary":  {func(c *config) {}, "--refop: needed for the refop target"},
+		"refop missing":    {func(c *config) { c.refop = "refop" }, "--refop refop: not found"},
+		"no wrk":           {func(c *config) { c.wrk, c.targets = "wrk2", []string{"nginx"} }, "--wrk wrk2: not found"},
+		"overhead, no wrk": {func(c *config) { c.wrk, c.metricsOverhead = "wrk2", true }, ""},
+		"no nginx, refop":  {func(c *config) { c.nginx, c.refop, c.targets = "x", "bin/loadstep", []string{"refop"} }, ""},
+		"loadstep missing": {func(c *config) { c.loadstep, c.targets = "ls", []string{"nginx"} }, "--loadstep ls: not found"},
+	} {
+		c := base
+		tc.change(&c)
+		err := c.check(look)
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: %v, want %q", name, err, tc.want)
+		}
 	}
 }

@@ -89,11 +89,12 @@ func requireCmds(names ...string) error {
 	return nil
 }
 
-// Exit logs err as the scripts' die and usage_error did ("15:04:05 TAG:
-// error: ...", one line; a usage error pointing at --help) and returns the
-// exit code: 0 for nil or a --help, 2 usage, 130 interrupted (silently, as
-// the scripts' trap did), 1 otherwise, its reason noted (cli.NoteReason).
-func Exit(log cli.Logger, err error) int {
+// Exit logs err as the scripts' die and usage_error do ("15:04:05 TAG:
+// error: ...", one line; a usage error then the hint every tool prints,
+// cli.Hint(help)) and returns the exit code: 0 for nil or a --help, 2
+// usage, 130 interrupted (silently, as the scripts' trap did), 1 otherwise,
+// its reason noted (cli.NoteReason).
+func Exit(log cli.Logger, help string, err error) int {
 	switch {
 	case err == nil, errors.Is(err, pflag.ErrHelp):
 		return cli.ExitOK
@@ -101,11 +102,10 @@ func Exit(log cli.Logger, err error) int {
 		return cli.ExitInterrupted
 	}
 	code, msg := cli.ExitCode(err), err.Error()
-	if code == cli.ExitUsage && !strings.Contains(msg, "(see --") {
-		msg += " (see --help)"
-	}
 	log.Printf("error: %s", msg)
-	if code != cli.ExitUsage {
+	if code == cli.ExitUsage {
+		fmt.Fprintln(log.W, cli.Hint(help))
+	} else {
 		cli.NoteReason(msg)
 	}
 	return code

@@ -284,12 +284,12 @@ func TestExit(t *testing.T) {
 	}{
 		{nil, 0, ""},
 		{context.Canceled, 130, ""},
-		{cli.Usagef("unknown flag: --x"), 2, "t: error: unknown flag: --x (see --help)\n"},
-		{cli.Usagef("no fuzz target F (see --list)"), 2, "t: error: no fuzz target F (see --list)\n"},
+		{cli.Usagef("unknown flag: --x"), 2, "t: error: unknown flag: --x\nTry 'devtest fuzz --help'.\n"},
+		{cli.Usagef("no fuzz target F (see --list)"), 2, "t: error: no fuzz target F (see --list)\nTry 'devtest fuzz --help'.\n"},
 		{errors.New("fuzz targets failed: F (./p)"), 1, "t: error: fuzz targets failed: F (./p)\n"},
 	} {
 		var log strings.Builder
-		code := Exit(cli.Logger{W: &log, Tag: "t"}, c.err)
+		code := Exit(cli.Logger{W: &log, Tag: "t"}, "devtest fuzz", c.err)
 		_, line, _ := strings.Cut(log.String(), " ")
 		if code != c.code || line != c.line {
 			t.Errorf("Exit(%v) = %d, %q; want %d, %q", c.err, code, log.String(), c.code, c.line)

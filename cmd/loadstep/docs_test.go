@@ -1,0 +1,18 @@
+package main
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/idpbench/idpbench/internal/docstest"
+)
+
+// TestDocs: loadstep behaves as every tool does, and every command line of
+// the docs that names it uses only its subcommands and flags.
+func TestDocs(t *testing.T) {
+	docstest.Check(t, docstest.Tool{Name: "loadstep", Run: func(args []string, stdout, stderr io.Writer) int {
+		return run(context.Background(), args, strings.NewReader(""), stdout, stderr)
+	}})
+}

@@ -1,0 +1,17 @@
+package main
+
+import (
+	"context"
+	"io"
+	"testing"
+
+	"github.com/idpbench/idpbench/internal/docstest"
+)
+
+// TestDocs: podstep behaves as every tool does, and every command line of
+// the docs that names it uses only its subcommands and flags.
+func TestDocs(t *testing.T) {
+	docstest.Check(t, docstest.Tool{Name: "podstep", Run: func(args []string, stdout, stderr io.Writer) int {
+		return run(context.Background(), args, stdout, stderr)
+	}})
+}
