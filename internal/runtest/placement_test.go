@@ -229,8 +229,12 @@ func (w *affinityWatch) look(runPID int, state, driver, server string) {
 			w.check(c, p, driver)
 		}
 	}
-	if p := pidfilePID(filepath.Join(state, "pids", "sampler.pid")); p > 0 {
-		w.check(seenSampler, p, driver)
+	// a sampler per product, up while the product is (internal/run's proc.go)
+	pidfiles, _ := filepath.Glob(filepath.Join(state, "pids", "sampler-*.pid"))
+	for _, f := range pidfiles {
+		if p := pidfilePID(f); p > 0 {
+			w.check(seenSampler, p, driver)
+		}
 	}
 	if p := pidfilePID(filepath.Join(state, "refop", "pids", "refop.pid")); p > 0 {
 		for _, c := range append(ps.group(p), ps.descendants(p)...) {
