@@ -6,15 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/idpbench/idpbench/internal/pool"
 )
 
 // fakeOP is a token endpoint that checks client auth and answers each
@@ -118,51 +112,4 @@ func baseConfig(srv *httptest.Server, out string) Config {
 		TTL: time.Hour, N: 20, Parallel: 4, Emit: EmitAccessToken, MaxFailures: 10,
 		Timeout: 5 * time.Second, Product: "fake", Output: out,
 	}
-}
-
-// readPool reads a pool file written by Run and checks its mode.
-func readPool(t *testing.T, path string) *pool.Pool {
-	t.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatalf("pool file: %v", err)
-	}
-	if fi.Mode().Perm() != 0o600 {
-		t.Errorf("pool mode = %v, want 0600", fi.Mode().Perm())
-	}
-	p, err := pool.ReadFile(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// assertEmptyDir fails when dir holds anything (a pool or a temp file).
-func assertEmptyDir(t *testing.T, dir string) {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		t.Errorf("left behind: %s", filepath.Join(dir, e.Name()))
-	}
-}
-
-// syncBuf is a concurrency-safe stderr.
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idpbench/idpbench/internal/mint/minttest"
 	"github.com/idpbench/idpbench/internal/pool"
 )
 
@@ -66,7 +67,7 @@ func mintInto(t *testing.T, cfg Config) *pool.Pool {
 	if err := Run(context.Background(), cfg, io.Discard, io.Discard); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	return readPool(t, cfg.Output)
+	return minttest.ReadPool(t, cfg.Output)
 }
 
 // post sends a form and returns the status and decoded JSON body.

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/idpbench/idpbench/internal/mint/minttest"
 )
 
 // testKey writes an RSA key as PKCS#1 PEM, PKCS#8 PEM and Zitadel JSON files.
@@ -79,7 +81,7 @@ func TestJWTFlows(t *testing.T) {
 			if err := Run(context.Background(), cfg, io.Discard, io.Discard); err != nil {
 				t.Fatalf("Run: %v", err)
 			}
-			p := readPool(t, out)
+			p := minttest.ReadPool(t, out)
 			if p.Header["kind"] != tt.kind || len(p.Creds) != 25 {
 				t.Fatalf("header %v, %d credentials", p.Header, len(p.Creds))
 			}
@@ -154,7 +156,7 @@ func TestKeyFileErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), files[tt.file]) {
 				t.Errorf("err = %v, want it to name %s and say %q", err, files[tt.file], tt.want)
 			}
-			assertEmptyDir(t, dir)
+			minttest.AssertEmptyDir(t, dir)
 		})
 	}
 }

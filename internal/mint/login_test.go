@@ -10,6 +10,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/login"
 	"github.com/idpbench/idpbench/internal/login/formlogin/formlogintest"
+	"github.com/idpbench/idpbench/internal/mint/minttest"
 )
 
 // loginFake starts a login flow's fake and returns the run's config
@@ -65,7 +66,7 @@ func TestLoginFlows(t *testing.T) {
 				if err := Run(context.Background(), cfg, io.Discard, io.Discard); err != nil {
 					t.Fatalf("Run: %v", err)
 				}
-				p := readPool(t, out)
+				p := minttest.ReadPool(t, out)
 				if len(p.Creds) != 12 || p.Header["kind"] != emit || p.Header["flow"] != tt.flow {
 					t.Fatalf("pool %v with %d credentials", p.Header, len(p.Creds))
 				}
@@ -123,7 +124,7 @@ func TestLoginFlowErrors(t *testing.T) {
 					t.Errorf("error leaks %q: %q", leak, err)
 				}
 			}
-			assertEmptyDir(t, dir)
+			minttest.AssertEmptyDir(t, dir)
 		})
 	}
 }

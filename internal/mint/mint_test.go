@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idpbench/idpbench/internal/mint/minttest"
 )
 
 func TestGrantFlows(t *testing.T) {
@@ -41,12 +43,12 @@ func TestGrantFlows(t *testing.T) {
 			if tt.useIssuer {
 				cfg.TokenURL, cfg.Issuer = "", srv.URL+"/"
 			}
-			var stderr syncBuf
+			var stderr minttest.SyncBuf
 			before := time.Now().UTC().Truncate(time.Second)
 			if err := Run(context.Background(), cfg, io.Discard, &stderr); err != nil {
 				t.Fatalf("Run: %v\nstderr: %s", err, stderr.String())
 			}
-			p := readPool(t, out)
+			p := minttest.ReadPool(t, out)
 			if len(p.Creds) != cfg.N {
 				t.Fatalf("%d credentials, want %d", len(p.Creds), cfg.N)
 			}
@@ -100,7 +102,7 @@ func TestFailureLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
 	cfg := baseConfig(srv, filepath.Join(dir, "p.pool"))
 	cfg.ClientSecret = "wrong-secret-xyz"
-	var stderr syncBuf
+	var stderr minttest.SyncBuf
 	err := Run(context.Background(), cfg, io.Discard, &stderr)
 	if err == nil {
 		t.Fatal("Run succeeded with a wrong secret")
@@ -124,7 +126,7 @@ func TestFailureLeavesNothing(t *testing.T) {
 	if n := op.requests.Load(); n < 10 || n > 10+int64(cfg.Parallel) {
 		t.Errorf("%d requests; want about --max-failures (10)", n)
 	}
-	assertEmptyDir(t, dir)
+	minttest.AssertEmptyDir(t, dir)
 }
 
 func TestConsecutiveFailures(t *testing.T) {
@@ -147,13 +149,13 @@ func TestConsecutiveFailures(t *testing.T) {
 			dir := t.TempDir()
 			cfg := baseConfig(srv, filepath.Join(dir, "p.pool"))
 			cfg.N, cfg.Parallel, cfg.MaxFailures = 10, 1, tt.max
-			var stderr syncBuf
+			var stderr minttest.SyncBuf
 			err := Run(context.Background(), cfg, io.Discard, &stderr)
 			if tt.wantOK {
 				if err != nil {
 					t.Fatalf("Run: %v", err)
 				}
-				if p := readPool(t, cfg.Output); len(p.Creds) != 10 {
+				if p := minttest.ReadPool(t, cfg.Output); len(p.Creds) != 10 {
 					t.Errorf("%d credentials, want 10", len(p.Creds))
 				}
 				if !strings.Contains(stderr.String(), "retried; first error:") {
@@ -164,7 +166,7 @@ func TestConsecutiveFailures(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "temporarily_unavailable") || !strings.Contains(err.Error(), "HTTP 503") {
 				t.Fatalf("err = %v, want the server's 503 error", err)
 			}
-			assertEmptyDir(t, dir)
+			minttest.AssertEmptyDir(t, dir)
 		})
 	}
 }
@@ -187,7 +189,7 @@ func TestInterrupt(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("err = %v, want interrupted (context.Canceled)", err)
 	}
-	assertEmptyDir(t, dir)
+	minttest.AssertEmptyDir(t, dir)
 }
 
 func TestStdoutPool(t *testing.T) {
@@ -270,7 +272,7 @@ func TestProgressLine(t *testing.T) {
 	if !strings.Contains(got, "500/2000") || !strings.Contains(got, "250/s") || !strings.Contains(got, "ETA 6s") {
 		t.Errorf("progress line %q", got)
 	}
-	var buf syncBuf
+	var buf minttest.SyncBuf
 	stop := startProgress(&buf, 10, func() int64 { return 5 }, time.Now().Add(-time.Second))
 	// The line is drawn every 250 ms: wait for one, however late a busy
 	// machine runs the drawing goroutine, rather than for a fixed time.

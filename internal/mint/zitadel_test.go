@@ -13,6 +13,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/login/sessionapi"
+	"github.com/idpbench/idpbench/internal/mint/minttest"
 )
 
 // mintpool's session-api against Zitadel's stand-in, provisioned by
@@ -47,7 +48,7 @@ func TestZitadelLoginErrorBody(t *testing.T) {
 		!strings.Contains(err.Error(), "session-api: CreateSession (POST /v2/sessions) for user u0: HTTP 401: token [redacted] is invalid (code 16)") {
 		t.Errorf("error %v", err)
 	}
-	assertEmptyDir(t, dir)
+	minttest.AssertEmptyDir(t, dir)
 }
 
 func TestZitadelLoginConfig(t *testing.T) {

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,7 +13,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/mint"
-	"github.com/idpbench/idpbench/internal/pool"
+	"github.com/idpbench/idpbench/internal/mint/minttest"
 	"github.com/idpbench/idpbench/products/zitadel/zitadelapi"
 )
 
@@ -90,11 +88,11 @@ func TestMintSessionAPI(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "z.pool")
 			cfg := p.config(out)
 			cfg.Emit = tt.emit
-			var stderr syncBuf
+			var stderr minttest.SyncBuf
 			if err := mint.Run(context.Background(), cfg, io.Discard, &stderr); err != nil {
 				t.Fatalf("mint.Run: %v\n%s", err, stderr.String())
 			}
-			pl := readPool(t, out)
+			pl := minttest.ReadPool(t, out)
 			if len(pl.Creds) != 9 || pl.Header["kind"] != tt.emit || pl.Header["flow"] != mint.FlowSessionAPI {
 				t.Fatalf("pool %v with %d credentials", pl.Header, len(pl.Creds))
 			}
@@ -138,7 +136,7 @@ func TestMintKeyFiles(t *testing.T) {
 		if err := mint.Run(context.Background(), cfg, io.Discard, io.Discard); err != nil {
 			t.Fatalf("%s with %s: %v", tt.flow, tt.file, err)
 		}
-		pl := readPool(t, out)
+		pl := minttest.ReadPool(t, out)
 		if len(pl.Creds) != 2 {
 			t.Fatalf("%s: %d assertions", tt.flow, len(pl.Creds))
 		}
@@ -192,54 +190,7 @@ func TestMintSessionAPIErrors(t *testing.T) {
 					t.Errorf("error %q shows %q", err, s)
 				}
 			}
-			assertEmptyDir(t, dir)
+			minttest.AssertEmptyDir(t, dir)
 		})
 	}
-}
-
-// readPool reads a pool file mintpool wrote and checks its mode.
-func readPool(t *testing.T, path string) *pool.Pool {
-	t.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatalf("pool file: %v", err)
-	}
-	if fi.Mode().Perm() != 0o600 {
-		t.Errorf("pool mode = %v, want 0600", fi.Mode().Perm())
-	}
-	p, err := pool.ReadFile(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// assertEmptyDir fails when dir holds anything (a pool or a temp file).
-func assertEmptyDir(t *testing.T, dir string) {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		t.Errorf("left behind: %s", filepath.Join(dir, e.Name()))
-	}
-}
-
-// syncBuf is a concurrency-safe stderr.
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
