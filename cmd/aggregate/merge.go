@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 
-	"github.com/idpbench/idpbench/internal/atomicfile"
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/steps"
 )
@@ -82,13 +82,10 @@ func runMerge(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	out, err := atomicfile.Create(c.output, 0o644, e.Stdout)
-	if err != nil {
-		return err
-	}
-	if err := steps.EncodeStep(out, s); err != nil {
-		out.Abort()
-		return fmt.Errorf("writing %s: %w", c.output, err)
-	}
-	return out.Commit()
+	return writeOutput(c.output, e, func(w io.Writer) error {
+		if err := steps.EncodeStep(w, s); err != nil {
+			return fmt.Errorf("writing %s: %w", c.output, err)
+		}
+		return nil
+	})
 }

@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 
-	"github.com/idpbench/idpbench/internal/atomicfile"
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/report"
 	"github.com/idpbench/idpbench/products"
@@ -102,16 +102,8 @@ func runReport(ctx context.Context, args []string, e env) error {
 	} else if err := report.WriteCharts(charts, r); err != nil {
 		return err
 	}
-	out, err := atomicfile.Create(c.output, 0o644, e.Stdout)
-	if err != nil {
-		return err
-	}
 	mo := report.MarkdownOptions{LinkBase: linkBase(c.output), ChartsDir: charts}
-	if err := report.WriteMarkdown(out, r, mo); err != nil {
-		out.Abort()
-		return err
-	}
-	return out.Commit()
+	return writeOutput(c.output, e, func(w io.Writer) error { return report.WriteMarkdown(w, r, mo) })
 }
 
 // linkBase is the directory the report's links are relative to.
