@@ -243,3 +243,30 @@ func TestSplitRounds(t *testing.T) {
 		t.Errorf("a cell without a steady level has an A/A check: %+v", r.AA)
 	}
 }
+
+// TestHostSamplerFile: the run's host sampler file (host records alone,
+// at the run directory's top) is no product's and is not listed as
+// unattributed; its probe is each window's host speed. A file of another
+// process is still listed.
+func TestHostSamplerFile(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	var host []schema.Sample
+	for i, us := range []float64{2100, 2300, 2200, 9000} {
+		host = append(host, schema.Sample{T: t0.Add(time.Duration(i) * time.Second), Source: SourceHost, CPUPct: 90, ProbeUS: new(us)})
+	}
+	other := []schema.Sample{{T: t0, Source: SourceProcessPrefix + "stranger", RSSBytes: 1}, {T: t0, Source: SourceHost, CPUPct: 90}}
+	r := &Report{Products: []Product{{Name: "refop"}}, Samples: []SampleFile{
+		{Path: "run/host-samples-20261206T100000Z.jsonl", Samples: host},
+		{Path: "run/stranger-samples.jsonl", Samples: other},
+	}}
+	r.perProduct()
+	if want := []string{"run/stranger-samples.jsonl"}; !slices.Equal(r.Unattributed, want) {
+		t.Errorf("unattributed %q, want %q", r.Unattributed, want)
+	}
+	if us, ok := newProbeIndex(r.Samples).window(t0, t0.Add(2*time.Second)); !ok || us != 2200 {
+		t.Errorf("probe in the first 2 s: %v %v, want 2200 (the host file's median)", us, ok)
+	}
+	if hostOnly(SampleFile{}) {
+		t.Error("an empty file is host-only")
+	}
+}

@@ -289,10 +289,22 @@ func (r *Report) perProduct() {
 		r.Jitter = append(r.Jitter, jitterFor(r.Other, p.Name))
 	}
 	for _, sf := range r.Samples {
-		if sampleProduct(sf, known) == "" {
+		if sampleProduct(sf, known) == "" && !hostOnly(sf) {
 			r.Unattributed = append(r.Unattributed, sf.Path)
 		}
 	}
+}
+
+// hostOnly: every record of sf is a host record, as the run's host sampler
+// writes (RUN_DIR/host-samples-*.jsonl): no product's, and none missing
+// one; its probe feeds every window's host speed (newProbeIndex).
+func hostOnly(sf SampleFile) bool {
+	for _, s := range sf.Samples {
+		if s.Source != SourceHost {
+			return false
+		}
+	}
+	return len(sf.Samples) > 0
 }
 
 type cellKey struct{ product, scenario string }

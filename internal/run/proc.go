@@ -124,12 +124,11 @@ type sampler struct {
 	log     string
 }
 
-// startSampler samples the product, its database and the host until
-// stopSampler (docs/design.md#the-scripts, sampler). Never fatal.
+// startSampler samples the product and its database, and the host's
+// CPU, until stopSampler (docs/design.md#the-scripts, sampler). Never
+// fatal. The host probe is the host sampler's alone (startHostSampler).
 func (r *runner) startSampler(ctx context.Context, p, state string) {
-	bin := filepath.Join(r.bin, "sampler")
-	if fi, err := os.Stat(bin); err != nil || fi.Mode()&0o111 == 0 {
-		r.log.Printf("warning: sampler is not built: no memory/CPU samples")
+	if !r.samplerBuilt() {
 		return
 	}
 	var out strings.Builder
@@ -139,36 +138,75 @@ func (r *runner) startSampler(ctx context.Context, p, state string) {
 		r.log.Printf("warning: %s sampleargs failed: no memory/CPU samples", p)
 		return
 	}
-	args = append(args, "--every", "1s", "--pss-every", "2s", "-o",
+	args = append(args, "--host-probe=false", "--every", "1s", "--pss-every", "2s", "-o",
 		filepath.Join(r.runDir, p, "samples-"+r.env.Now().UTC().Format("20060102T150405Z")+".jsonl"))
+	var env []string
+	if fi, err := os.Stat(filepath.Join(state, "secrets", "pgpass")); err == nil && fi.Size() > 0 {
+		env = append(os.Environ(), "PGPASSFILE="+filepath.Join(state, "secrets", "pgpass"))
+	}
+	r.spawnSampler(p, p+"'s sampler", args, env)
+}
+
+// hostSampler is the key of the host sampler in runner.samplers: no
+// product is named so (a product name is a folder under products/).
+const hostSampler = "host"
+
+// startHostSampler samples the host alone, with its probe (how fast the
+// cores ran), from the start of the run to its end, into
+// RUN_DIR/host-samples-<time>.jsonl: one probe for the machine, however
+// many products are up. Every product's sampler probing the host put
+// five probes (about 6 ms of a core and 8 MiB read at random each, all
+// within a fifth of a second) into every second of the interleaved
+// rounds, and the measured product's latency with them
+// (results/sampler-probe). Never fatal.
+func (r *runner) startHostSampler() {
+	if !r.samplerBuilt() {
+		return
+	}
+	args := []string{"--host", "--host-probe", "--postgres", "", "--every", "1s", "-o",
+		filepath.Join(r.runDir, "host-samples-"+r.env.Now().UTC().Format("20060102T150405Z")+".jsonl")}
+	r.spawnSampler(hostSampler, "the host sampler", args, nil)
+}
+
+// samplerBuilt says whether the sampler is built, and warns when not.
+func (r *runner) samplerBuilt() bool {
+	fi, err := os.Stat(filepath.Join(r.bin, "sampler"))
+	if err != nil || fi.Mode()&0o111 == 0 {
+		r.log.Printf("warning: sampler is not built: no memory/CPU samples")
+		return false
+	}
+	return true
+}
+
+// spawnSampler starts the sampler with args (env nil: the run's), as
+// runner.samplers[key], its pid in pids/sampler-KEY.pid, its log in
+// sampler-KEY.log. what names it in the log.
+func (r *runner) spawnSampler(key, what string, args, env []string) {
 	// The sampler measures: it runs with the load generator, on the driver
 	// CPUs (taskset execs it, so the recorded pid is the sampler's).
-	argv := placement.Pinned(r.place.Driver.String(), append([]string{bin}, args...)...)
-	s := &sampler{pidfile: filepath.Join(r.work, "pids", "sampler-"+p+".pid"), log: filepath.Join(r.work, "sampler-"+p+".log"), done: make(chan struct{})}
+	argv := placement.Pinned(r.place.Driver.String(), append([]string{filepath.Join(r.bin, "sampler")}, args...)...)
+	s := &sampler{pidfile: filepath.Join(r.work, "pids", "sampler-"+key+".pid"), log: filepath.Join(r.work, "sampler-"+key+".log"), done: make(chan struct{})}
 	logf, err := os.OpenFile(s.log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		r.log.Printf("warning: sampler: %v: no memory/CPU samples", err)
+		r.log.Printf("warning: %s: %v: no samples", what, err)
 		return
 	}
 	defer logf.Close()
 	s.cmd = exec.Command(argv[0], argv[1:]...)
-	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	if fi, err := os.Stat(filepath.Join(state, "secrets", "pgpass")); err == nil && fi.Size() > 0 {
-		s.cmd.Env = append(os.Environ(), "PGPASSFILE="+filepath.Join(state, "secrets", "pgpass"))
-	}
+	s.cmd.Stdout, s.cmd.Stderr, s.cmd.Env = logf, logf, env
 	if err := s.cmd.Start(); err != nil {
-		r.log.Printf("warning: sampler did not start: %v: no memory/CPU samples", err)
+		r.log.Printf("warning: %s did not start: %v: no samples", what, err)
 		return
 	}
 	go func() { s.err = s.cmd.Wait(); close(s.done) }()
 	if err := runstate.WritePidfile(s.pidfile, s.cmd.Process.Pid); err != nil {
 		r.log.Printf("warning: %v", err)
 	}
-	r.log.Printf("started %s's sampler (pid %d, log %s)", p, s.cmd.Process.Pid, s.log)
-	r.samplers[p] = s
+	r.log.Printf("started %s (pid %d, log %s)", what, s.cmd.Process.Pid, s.log)
+	r.samplers[key] = s
 }
 
-// stopSamplers stops every product's sampler.
+// stopSamplers stops every sampler, the host's too.
 func (r *runner) stopSamplers() {
 	for _, p := range slices.Sorted(maps.Keys(r.samplers)) {
 		r.stopSampler(p)

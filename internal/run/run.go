@@ -308,6 +308,7 @@ func (r *runner) run(ctx context.Context) error {
 	if err := r.pgUp(ctx, tmpParent); err != nil {
 		return err
 	}
+	r.startHostSampler()
 	// Round 1, product after product: each opened (install, cold starts,
 	// setup) and its levels searched (every scenario's ladder), then left
 	// up. Then the interleaved rounds, every product up: in each, every

@@ -1,7 +1,9 @@
 package runtest
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,7 +38,9 @@ import (
 //     postmaster and its children (a client backend held open by psql among
 //     them), of the sampler and of every loadstep and mintpool the run
 //     starts must be the set of its side; each must have been seen. Then its
-//     meta.json's placement and the report's placement line.
+//     meta.json's placement and the report's placement line, and the host
+//     probe run by the one host sampler alone (host-samples-*.jsonl), not
+//     by refop's sampler.
 //
 // About 40 s. Needs 2 CPUs, taskset, jq, PostgreSQL (installed when missing
 // and run as root) and the reference OP (built on first use).
@@ -210,6 +214,43 @@ func placementRun(h *harness, driver, server string, hostCPUs int) {
 		h.t.Fatalf("COMPARISON.md: no line %q", line)
 	}
 	h.t.Logf("ok: meta.json placement %+v; the report says so", *meta.Placement)
+	hostProbeOnce(h.t, runDir)
+}
+
+// hostProbeOnce: the host probe runs in one sampler for the whole run
+// (RUN_DIR/host-samples-*.jsonl, host records with probe_us), never in a
+// product's (internal/run's startHostSampler).
+func hostProbeOnce(t *testing.T, runDir string) {
+	probes := func(glob string) (files, host, probed int, sources map[string]bool) {
+		names, _ := filepath.Glob(filepath.Join(runDir, glob))
+		sources = map[string]bool{}
+		for _, f := range names {
+			files++
+			for _, l := range lines(readFile(t, f)) {
+				var s schema.Sample
+				if err := json.Unmarshal([]byte(l), &s); err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+				sources[s.Source] = true
+				if s.Source == "host" {
+					host++
+					if s.ProbeUS != nil {
+						probed++
+					}
+				}
+			}
+		}
+		return files, host, probed, sources
+	}
+	files, host, probed, sources := probes("host-samples-*.jsonl")
+	if files != 1 || host == 0 || probed != host || len(sources) != 1 {
+		t.Fatalf("%s: want one host-samples-*.jsonl of host records, each with probe_us; got %d files, %d host records (%d with probe_us), sources %v", runDir, files, host, probed, slices.Sorted(maps.Keys(sources)))
+	}
+	pfiles, phost, pprobed, psources := probes("refop/samples-*.jsonl")
+	if pfiles == 0 || phost == 0 || pprobed != 0 || !psources["process:refop"] {
+		t.Fatalf("%s/refop: want samples of process:refop and host records without probe_us; got %d files, %d host records (%d with probe_us), sources %v", runDir, pfiles, phost, pprobed, slices.Sorted(maps.Keys(psources)))
+	}
+	t.Logf("ok: the host probe ran once for the run (%d records), refop's sampler without it (%d host records)", probed, phost)
 }
 
 // affinityWatch checks the CPUs of a run's processes as they come and go.
