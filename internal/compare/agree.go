@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/stats"
 	"github.com/idpbench/idpbench/internal/steps"
 )
 
@@ -285,7 +286,7 @@ func medianAbsOf(vs []float64) float64 {
 			abs = append(abs, math.Abs(v))
 		}
 	}
-	m, ok := steps.Median(abs)
+	m, ok := stats.Median(abs)
 	if !ok {
 		return math.NaN()
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/report"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/stats"
 	"github.com/idpbench/idpbench/internal/steps"
 )
 
@@ -240,11 +241,11 @@ func (v Invocations) pilotRow(p string, windows []Window, invocationS []float64)
 	if pc, err := VarianceComponents(probes); err == nil && pc.Windows == n {
 		probeBetween = relSD(pc.Between)
 	}
-	med, _ := steps.Median(all)
+	med, _ := stats.Median(all)
 	flat := report.MedianInterval(all)
 	hier := HierarchicalInterval(groups, p)
-	winS, _ := steps.Median(costs)
-	invS, _ := steps.Median(invocationS)
+	winS, _ := stats.Median(costs)
+	invS, _ := stats.Median(invocationS)
 	opt := "–"
 	if k := OptimalWindows(comps, invS, winS); k > 0 {
 		opt = strconv.Itoa(k)

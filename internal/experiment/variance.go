@@ -2,15 +2,13 @@ package experiment
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math"
 	"math/rand/v2"
-	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/idpbench/idpbench/internal/report"
-	"github.com/idpbench/idpbench/internal/steps"
+	"github.com/idpbench/idpbench/internal/stats"
 )
 
 // Components splits the variance of ln qps over the windows of several
@@ -110,17 +108,14 @@ func HierarchicalInterval(groups [][]float64, key string) report.Interval {
 		}
 	}
 	iv := report.Interval{N: len(all)}
-	iv.Center, _ = steps.Median(all)
+	iv.Center, _ = stats.Median(all)
 	if len(gs) < 2 {
 		iv.NA = "fewer than 2 invocations with windows"
 		return iv
 	}
-	h := fnv.New64a()
-	h.Write([]byte(key))
-	rng := rand.New(rand.NewPCG(h.Sum64(), 0x2545f4914f6cdd1d))
-	meds := make([]float64, hierarchicalResamples)
 	var pool []float64
-	for r := range meds {
+	boot := stats.Resampler{Key: key, Stream: 0x2545f4914f6cdd1d, N: hierarchicalResamples, Conf: report.CapacityConfidence}
+	lo, hi, _ := boot.Run(1, func(rng *rand.Rand, out []float64) bool {
 		pool = pool[:0]
 		for range gs {
 			g := gs[rng.IntN(len(gs))]
@@ -128,10 +123,9 @@ func HierarchicalInterval(groups [][]float64, key string) report.Interval {
 				pool = append(pool, g[rng.IntN(len(g))])
 			}
 		}
-		meds[r], _ = steps.Median(pool)
-	}
-	slices.Sort(meds)
-	tail := (1 - report.CapacityConfidence) / 2
-	iv.Lo, iv.Hi = meds[int(tail*float64(len(meds)))], meds[int((1-tail)*float64(len(meds)))-1]
+		out[0] = stats.MedianInPlace(pool)
+		return true
+	})
+	iv.Lo, iv.Hi = lo[0], hi[0]
 	return iv
 }

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/stats"
 	"github.com/idpbench/idpbench/internal/steps"
 )
 
@@ -98,7 +99,7 @@ func MedianInterval(vs []float64) Interval {
 	if len(vs) == 0 {
 		return Interval{NA: "no windows"}
 	}
-	med, _ := steps.Median(vs)
+	med, _ := stats.Median(vs)
 	if len(vs) < minIntervalSamples {
 		return Interval{N: len(vs), Center: med, NA: fmt.Sprintf("%s, no %.0f%% interval: needs %d",
 			plural(len(vs), "window"), 100*CapacityConfidence, minIntervalSamples)}
@@ -198,7 +199,7 @@ func (r *Report) hostModel() {
 			all = append(all, slices.DeleteFunc(slices.Clone(l.Probes), func(v float64) bool { return v == 0 })...)
 		}
 	}
-	r.HostRefUS, _ = steps.Median(all)
+	r.HostRefUS, _ = stats.Median(all)
 	for _, p := range r.Products {
 		r.Slopes = append(r.Slopes, slopeOf(p.Name, r.Cells))
 	}

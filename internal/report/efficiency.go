@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/stats"
 	"github.com/idpbench/idpbench/internal/steps"
 )
 
@@ -82,7 +83,7 @@ func medianSpacing(recs []schema.Sample) time.Duration {
 	for i := 1; i < len(recs); i++ {
 		gaps = append(gaps, float64(recs[i].T.Sub(recs[i-1].T)))
 	}
-	m, _ := steps.Median(gaps)
+	m, _ := stats.Median(gaps)
 	return time.Duration(m)
 }
 

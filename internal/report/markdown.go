@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/stats"
 	"github.com/idpbench/idpbench/internal/steps"
 )
 
@@ -600,7 +601,7 @@ func warmupRange(w []float64) string {
 	if lo == hi {
 		return lo
 	}
-	med, _ := steps.Median(w)
+	med, _ := stats.Median(w)
 	return fmt.Sprintf("%s–%s, median %s", strings.TrimSuffix(lo, " s"), hi, steps.Secs(med))
 }
 

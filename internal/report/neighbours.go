@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/idpbench/idpbench/internal/stats"
 	"github.com/idpbench/idpbench/internal/steps"
 )
 
@@ -60,8 +61,8 @@ func (r *Report) neighbours() []Neighbour {
 			continue
 		}
 		n := Neighbour{Product: p.Name, Windows: len(others), Samples: len(cpu), CPUMax: slices.Max(cpu)}
-		n.CPUMedian, _ = steps.Median(cpu)
-		n.RSSMiB, _ = steps.Median(rss)
+		n.CPUMedian, _ = stats.Median(cpu)
+		n.RSSMiB, _ = stats.Median(rss)
 		out = append(out, n)
 	}
 	return out

@@ -1,9 +1,10 @@
 package report
 
 import (
-	"github.com/idpbench/idpbench/internal/steps"
 	"slices"
 	"time"
+
+	"github.com/idpbench/idpbench/internal/stats"
 )
 
 // probeIndex is the sampler's host probe runs (schema.Sample.ProbeUS) of a
@@ -36,5 +37,5 @@ func (p probeIndex) window(start, end time.Time) (float64, bool) {
 	for ; i < len(p) && !p[i].t.After(end); i++ {
 		us = append(us, p[i].us)
 	}
-	return steps.Median(us)
+	return stats.Median(us)
 }

@@ -1,12 +1,10 @@
 package report
 
 import (
-	"hash/fnv"
 	"math/rand/v2"
-	"slices"
 
 	"github.com/idpbench/idpbench/internal/schema"
-	"github.com/idpbench/idpbench/internal/steps"
+	"github.com/idpbench/idpbench/internal/stats"
 )
 
 // Ratio is one product's capacity over another's in one scenario of one
@@ -95,8 +93,8 @@ func splitRounds(c Capacity, levels []Level) (odd, even []float64) {
 // interval every time. Each side needs minIntervalSamples windows, as a
 // capacity interval does.
 func RatioInterval(a, b []float64, key string) Interval {
-	ma, _ := steps.Median(a)
-	mb, _ := steps.Median(b)
+	ma, _ := stats.Median(a)
+	mb, _ := stats.Median(b)
 	iv := Interval{N: min(len(a), len(b))}
 	if mb > 0 {
 		iv.Center = ma / mb
@@ -105,39 +103,26 @@ func RatioInterval(a, b []float64, key string) Interval {
 		iv.NA = "too few windows for an interval"
 		return iv
 	}
-	h := fnv.New64a()
-	h.Write([]byte(key))
-	rng := rand.New(rand.NewPCG(h.Sum64(), 0x9e3779b97f4a7c15))
 	ra, rb := make([]float64, len(a)), make([]float64, len(b))
-	rs := make([]float64, 0, ratioResamples)
-	for range ratioResamples {
+	boot := stats.Resampler{Key: key, Stream: 0x9e3779b97f4a7c15, N: ratioResamples, Conf: CapacityConfidence}
+	lo, hi, counted := boot.Run(1, func(rng *rand.Rand, out []float64) bool {
 		for i := range ra {
 			ra[i] = a[rng.IntN(len(a))]
 		}
 		for i := range rb {
 			rb[i] = b[rng.IntN(len(b))]
 		}
-		if y := medianInPlace(rb); y > 0 {
-			rs = append(rs, medianInPlace(ra)/y)
+		y := stats.MedianInPlace(rb)
+		if y <= 0 {
+			return false
 		}
-	}
-	if len(rs) == 0 {
+		out[0] = stats.MedianInPlace(ra) / y
+		return true
+	})
+	if counted == 0 {
 		iv.NA = "no resample of B has a median above 0"
 		return iv
 	}
-	slices.Sort(rs)
-	tail := (1 - CapacityConfidence) / 2
-	iv.Lo, iv.Hi = rs[int(tail*float64(len(rs)))], rs[int((1-tail)*float64(len(rs)))-1]
+	iv.Lo, iv.Hi = lo[0], hi[0]
 	return iv
-}
-
-// medianInPlace is Median for a scratch slice: it sorts vs instead of a
-// copy (a bootstrap draws thousands of resamples). vs is not empty.
-func medianInPlace(vs []float64) float64 {
-	slices.Sort(vs)
-	n := len(vs)
-	if n%2 == 1 {
-		return vs[n/2]
-	}
-	return (vs[n/2-1] + vs[n/2]) / 2
 }

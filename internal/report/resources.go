@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/stats"
 	"github.com/idpbench/idpbench/internal/steps"
 )
 
@@ -172,7 +173,7 @@ func largest(samples []schema.Sample, want string, match func(string) bool) stri
 	}
 	best, bestRSS := "", -1.0
 	for _, src := range slices.Sorted(maps.Keys(rss)) {
-		if m, _ := steps.Median(rss[src]); m > bestRSS {
+		if m, _ := stats.Median(rss[src]); m > bestRSS {
 			best, bestRSS = src, m
 		}
 	}
@@ -201,7 +202,7 @@ func stealPct(s schema.Sample) float64 { return *s.StealPct }
 
 // medianFigure is the median of vs, or N/A with na.
 func medianFigure(vs []float64, na string) Figure {
-	m, ok := steps.Median(vs)
+	m, ok := stats.Median(vs)
 	return figure(m, ok, na)
 }
 

@@ -3,7 +3,6 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"hash/fnv"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -11,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/stats"
 	"github.com/idpbench/idpbench/internal/steps"
 )
 
@@ -267,9 +267,6 @@ func gridOf(enc string) []gridBar {
 // Kalibera and Jones, ISMM 2013), so the interval holds the variation
 // between windows as well as within them. Seeded from key.
 func bootQuantiles(windows [][][]gridBar, qs []float64, key string) (lo, hi []float64) {
-	h := fnv.New64a()
-	h.Write([]byte(key))
-	rng := rand.New(rand.NewPCG(h.Sum64(), 0x2545f4914f6cdd1d))
 	top := int32(0)
 	for _, w := range windows {
 		for _, sec := range w {
@@ -277,8 +274,8 @@ func bootQuantiles(windows [][][]gridBar, qs []float64, key string) (lo, hi []fl
 		}
 	}
 	counts := make([]int64, top+1)
-	res := make([][]float64, len(qs))
-	for range shareResamples {
+	boot := stats.Resampler{Key: key, Stream: 0x2545f4914f6cdd1d, N: shareResamples, Conf: CapacityConfidence}
+	lo, hi, _ = boot.Run(len(qs), func(rng *rand.Rand, out []float64) bool {
 		clear(counts)
 		var total int64
 		for range windows {
@@ -291,15 +288,10 @@ func bootQuantiles(windows [][][]gridBar, qs []float64, key string) (lo, hi []fl
 			}
 		}
 		for k, q := range qs {
-			res[k] = append(res[k], gridQuantile(counts, total, q))
+			out[k] = gridQuantile(counts, total, q)
 		}
-	}
-	tail := (1 - CapacityConfidence) / 2
-	for k := range qs {
-		slices.Sort(res[k])
-		lo = append(lo, res[k][int(tail*float64(len(res[k])))])
-		hi = append(hi, res[k][int((1-tail)*float64(len(res[k])))-1])
-	}
+		return true
+	})
 	return lo, hi
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/stats"
 	"github.com/idpbench/idpbench/internal/steps"
 )
 
@@ -32,7 +33,7 @@ func TestMedianAndSpread(t *testing.T) {
 	}
 	for _, tc := range tests {
 		in := slices.Clone(tc.in)
-		med, ok := steps.Median(tc.in)
+		med, ok := stats.Median(tc.in)
 		if med != tc.med || ok != tc.ok {
 			t.Errorf("Median(%v) = %v, %v; want %v, %v", tc.in, med, ok, tc.med, tc.ok)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/stats"
 	"github.com/idpbench/idpbench/internal/steps"
 )
 
@@ -102,7 +103,7 @@ func jitText(pct []float64) string {
 		return ""
 	}
 	lo, hi := slices.Min(pct), slices.Max(pct)
-	med, _ := steps.Median(pct)
+	med, _ := stats.Median(pct)
 	if lo == hi {
 		return fmt.Sprintf("; the JIT compiled %g%% of a core in the windows", lo)
 	}
@@ -113,7 +114,7 @@ func jitText(pct []float64) string {
 // steps; 1 of 9 ended at the cap (not stable)", or "5 s each, 4 steps".
 func warmupSpentText(sc schema.ScenarioInfo, spent []float64, adaptive, capped int) string {
 	lo, hi := steps.Secs(slices.Min(spent)), steps.Secs(slices.Max(spent))
-	med, _ := steps.Median(spent)
+	med, _ := stats.Median(spent)
 	out := fmt.Sprintf("%s %s: %s each, %s", sc.ID, sc.Name, lo, plural(len(spent), "step"))
 	if lo != hi {
 		out = fmt.Sprintf("%s %s: %s–%s, median %s over %s", sc.ID, sc.Name, lo, hi, steps.Secs(med), plural(len(spent), "step"))

@@ -10,7 +10,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/ladder"
 	"github.com/idpbench/idpbench/internal/report"
-	"github.com/idpbench/idpbench/internal/steps"
+	"github.com/idpbench/idpbench/internal/stats"
 )
 
 // cell is one window of an interleaved round: product's best level of
@@ -229,7 +229,7 @@ func (r *runner) laterWindowS(p string) float64 {
 	for _, v := range spans {
 		mean += v / float64(len(spans))
 	}
-	median, _ := steps.Median(spans)
+	median, _ := stats.Median(spans)
 	return median + max(0, perSession-mean)
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/stats"
 )
 
 // Window is a measured window [Start, End] of one step.
@@ -41,21 +42,6 @@ func SamplesIn(samples []schema.Sample, ws []Window) []schema.Sample {
 	return out
 }
 
-// Median returns the median of vs (the mean of the middle two for an even
-// count) and false when vs is empty.
-func Median(vs []float64) (float64, bool) {
-	if len(vs) == 0 {
-		return 0, false
-	}
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2], true
-	}
-	return (s[n/2-1] + s[n/2]) / 2, true
-}
-
 // Spread is the minimum, median and maximum of a series and its length.
 type Spread struct {
 	Min, Median, Max float64
@@ -73,7 +59,7 @@ func (s Spread) Pct() float64 {
 
 // SpreadOf summarises vs; N is 0 for an empty series.
 func SpreadOf(vs []float64) Spread {
-	med, ok := Median(vs)
+	med, ok := stats.Median(vs)
 	if !ok {
 		return Spread{}
 	}

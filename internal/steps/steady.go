@@ -7,6 +7,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/stats"
 )
 
 // SelectSteady picks a ladder's steady-state step (docs/design.md): among the
@@ -271,7 +272,7 @@ func LevelQualifies(ws []*schema.Step, rule string) bool {
 }
 
 func medianQPS(ws []*schema.Step) float64 {
-	m, _ := Median(qpsOf(ws))
+	m, _ := stats.Median(qpsOf(ws))
 	return m
 }
 

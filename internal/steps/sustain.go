@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/stats"
 )
 
 // The sustain rule (docs/design.md, "Sustained or not"): whether a product
@@ -96,7 +97,7 @@ func theilSen(x, y []float64) float64 {
 			}
 		}
 	}
-	m, ok := Median(slopes)
+	m, ok := stats.Median(slopes)
 	if !ok || math.IsNaN(m) {
 		return 0
 	}

@@ -48,7 +48,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -60,6 +59,7 @@ import (
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/nginxconf"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/stats"
 )
 
 // wrkReport is the wrk Lua script whose done() hook prints wrk's totals as
@@ -685,14 +685,10 @@ func cpuSeconds(ru *syscall.Rusage) float64 {
 	return time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime)).Seconds()
 }
 
-// median of v; v is not changed.
+// median of v (0 for none); v is not changed.
 func median(v []float64) float64 {
-	v = slices.Clone(v)
-	sort.Float64s(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	m, _ := stats.Median(v)
+	return m
 }
 
 // startTarget starts a local target and returns the discovery URL to load.
