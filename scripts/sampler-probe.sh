@@ -2,6 +2,7 @@
 # sampler-probe.sh: what the run's samplers cost the product they measure.
 #
 #   scripts/sampler-probe.sh --out DIR [--reps 5] [--rate 22000] [--connections 253]
+#   scripts/sampler-probe.sh --out DIR --rate 0 --connections 16    # closed loop
 #
 # The reference OP's discovery at a fixed rate (loadstep, rate mode, the
 # share windows' warmup rule, 5 s windows of 100 ms intervals), in four
@@ -20,7 +21,10 @@
 # per condition the median P99, the spikes a window, and the geometric-mean
 # corrected P50 of the intervals by their phase after the samplers' tick
 # (tenths of a second; no phase without samplers). Builds the tools and the
-# reference OP (products/refop/adapter install). About 4 minutes with 5
+# reference OP (products/refop/adapter install). --rate 0: closed-loop
+# windows (the rounds' capacity windows: 5 s after the ladder's warmup
+# rule) instead, and the summary gives each condition's median
+# throughput and its spread. About 4 minutes with 5
 # reps. Committed run: results/sampler-probe.
 #
 # Exit codes: 0 done, 1 a failure (the reason logged), 2 usage error, 130
@@ -45,7 +49,7 @@ while (($#)); do
 done
 [[ -n "$out" ]] || usage_error "--out DIR is required"
 [[ "$reps" =~ ^[1-9][0-9]*$ ]] || usage_error "--reps $reps: want a whole number above 0"
-[[ "$rate" =~ ^[1-9][0-9]*$ ]] || usage_error "--rate $rate: want whole requests/s above 0"
+[[ "$rate" =~ ^[0-9]+$ ]] || usage_error "--rate $rate: want whole requests/s (0: closed loop)"
 [[ "$conns" =~ ^[1-9][0-9]*$ ]] || usage_error "--connections $conns: want a whole number above 0"
 require_cmd jq
 build_tools
@@ -93,11 +97,17 @@ for r in $(seq "$reps"); do
 		quiet) for k in 1 2 3 4 5; do sample "$c-$r-$k" --pid "$refop_pid" --pss-every 2s --host --host-probe=false; done ;;
 		esac
 		sleep 2
-		"$(tool loadstep)" --url "$url" --scenario discovery --connections "$conns" --rate "$rate" --ramp 1s \
-			--warmup 2s --warmup-max 10s --warmup-stable 2 --warmup-tolerance 50 --duration 5s --interval 100ms \
-			-o "$out/w-$c-$r.json" 2>>"$out/loadstep.log"
+		if ((rate > 0)); then
+			"$(tool loadstep)" --url "$url" --scenario discovery --connections "$conns" --rate "$rate" --ramp 1s \
+				--warmup 2s --warmup-max 10s --warmup-stable 2 --warmup-tolerance 50 --duration 5s --interval 100ms \
+				-o "$out/w-$c-$r.json" 2>>"$out/loadstep.log"
+		else
+			"$(tool loadstep)" --url "$url" --scenario discovery --connections "$conns" \
+				--warmup 1s --warmup-max 8s --warmup-stable 2 --warmup-tolerance 10 --duration 5s --interval 100ms \
+				-o "$out/w-$c-$r.json" 2>>"$out/loadstep.log"
+		fi
 		stop_samplers
-		log "$c $r: $(jq -r '"corrected p50 \(.corrected_latency_ms.p50) ms, p99 \(.corrected_latency_ms.p99) ms"' "$out/w-$c-$r.json")"
+		log "$c $r: $(jq -r '"\(.qps | round)/s, corrected p50 \(.corrected_latency_ms.p50 // .latency_ms.p50) ms, p99 \(.corrected_latency_ms.p99 // .latency_ms.p99) ms"' "$out/w-$c-$r.json")"
 	done
 done
 
