@@ -213,6 +213,15 @@ func (r *runner) stopSamplers() {
 	}
 }
 
+// stopProductSamplers stops every product's sampler, not the host's.
+func (r *runner) stopProductSamplers() {
+	for _, p := range slices.Sorted(maps.Keys(r.samplers)) {
+		if p != hostSampler {
+			r.stopSampler(p)
+		}
+	}
+}
+
 // stopSampler stops product p's sampler with SIGINT (its normal stop) and
 // waits for it: 30 s, then TERM, then KILL.
 func (r *runner) stopSampler(p string) {

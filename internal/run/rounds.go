@@ -63,6 +63,11 @@ func (r *runner) interleave(ctx context.Context) error {
 		done = round
 	}
 	r.log.Printf("rounds: every cell with a level has %d windows at it (round 1's and %d interleaved rounds'); no more: %s", done, done-1, why)
+	// The closings measure one product at a time: the idle products'
+	// samplers would only add their ticks to its windows (each product's
+	// sampler up put a stall a second into the closings' share windows,
+	// results/sampler-probe). closeProduct starts the closing product's.
+	r.stopProductSamplers()
 	return nil
 }
 

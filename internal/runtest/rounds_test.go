@@ -1,6 +1,7 @@
 package runtest
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	runorder "github.com/idpbench/idpbench/internal/run"
 	"github.com/idpbench/idpbench/internal/schema"
@@ -25,8 +27,10 @@ import (
 // round 2 in the order the seed draws (a seed that draws oidc first, so the
 // draw is seen to be followed); each meta.json records rounds {count 2,
 // order interleaved-random, the seed};
-// COMPARISON.md says so; and neither product was started again once the
-// other had begun its round: it stayed up, idle, between its rounds.
+// COMPARISON.md says so; neither product was started again once the
+// other had begun its round: it stayed up, idle, between its rounds; and
+// while refop closed (its GC-jitter run), oidc's sampler recorded nothing:
+// the idle products' samplers stop when the rounds end.
 //
 // About a minute. Needs jq, PostgreSQL (installed when missing and run as
 // root) and the reference OP (built on first use).
@@ -113,9 +117,53 @@ func TestRounds(t *testing.T) {
 	if !strings.Contains(readFile(t, filepath.Join(run, "COMPARISON.md")), "- Rounds: 2, interleaved with the other products'") {
 		t.Error(`COMPARISON.md: no line "- Rounds: 2, interleaved ..."`)
 	}
+	closingAlone(t, run, "refop", "oidc")
 	if !t.Failed() {
 		t.Log("ok: both metas record 2 interleaved rounds and their seed, the report says so, each product stayed up between its rounds")
 	}
+}
+
+// closingAlone: while product closing ran its closing windows (shares,
+// GC jitter), the idle product's sampler recorded nothing: the rounds
+// stop the idle products' samplers (internal/run's stopProductSamplers).
+func closingAlone(t *testing.T, run, closing, idle string) {
+	var ws [][2]time.Time
+	names, _ := filepath.Glob(filepath.Join(run, closing, "*.json"))
+	for _, f := range names {
+		var probe struct{ Schema string }
+		if json.Unmarshal([]byte(readFile(t, f)), &probe) != nil || probe.Schema != schema.StepV1 {
+			continue
+		}
+		if s := readStep(t, f); s.Labels["phase"] == "share" || s.Labels["phase"] == "gcjitter" {
+			ws = append(ws, [2]time.Time{s.Start, s.End})
+		}
+	}
+	if len(ws) == 0 {
+		t.Errorf("%s: no closing window (phase share or gcjitter) under %s", closing, run)
+		return
+	}
+	files, _ := filepath.Glob(filepath.Join(run, idle, "samples-*.jsonl"))
+	records := 0
+	for _, f := range files {
+		for _, l := range lines(readFile(t, f)) {
+			var smp schema.Sample
+			if err := json.Unmarshal([]byte(l), &smp); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			records++
+			for _, w := range ws {
+				if !smp.T.Before(w[0]) && !smp.T.After(w[1]) {
+					t.Errorf("%s's sampler recorded %s at %s, inside %s's closing window %s-%s: want only the closing product's sampler up", idle, smp.Source, smp.T.Format(time.RFC3339Nano), closing, w[0].Format(time.RFC3339Nano), w[1].Format(time.RFC3339Nano))
+					return
+				}
+			}
+		}
+	}
+	if records == 0 {
+		t.Errorf("%s: no sampler records under %s", idle, filepath.Join(run, idle))
+		return
+	}
+	t.Logf("ok: none of %s's %d sampler records falls in %s's %d closing windows", idle, records, closing, len(ws))
 }
 
 // startsLogged counts the lines of log in which the adapter logging as tag
