@@ -116,7 +116,7 @@ done
 for c in none five one quiet; do
 	for r in $(seq "$reps"); do
 		t0=""
-		[[ "$c" == none ]] || t0="$(cat "$out/s-$c-$r-"*.jsonl | jq -s -r '[.[] | select(.source == "host") | .t] | min // ""')"
+		[[ "$c" == none ]] || t0="$(cat "$out/s-$c-$r-"*.jsonl | jq -s -r -L "$IDPBENCH_ROOT/scripts/lib" 'include "sampler-probe"; [.[] | select(.source == "host") | .t] | min_by(ts) // ""')"
 		jq -c -L "$IDPBENCH_ROOT/scripts/lib" --arg c "$c" --arg r "$r" --arg t0 "$t0" \
 			'include "sampler-probe"; window($c; $r; $t0)' "$out/w-$c-$r.json"
 	done
