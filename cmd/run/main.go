@@ -1,6 +1,7 @@
 // Command run is the whole comparison, the products round by round
-// (internal/run); scripts/run-comparison.sh builds the tools and execs it.
-// Its --help is run-comparison.sh's.
+// (internal/run) of the registry (products), wired here;
+// scripts/run-comparison.sh builds the tools and execs it. Its --help is
+// run-comparison.sh's.
 package main
 
 import (
@@ -11,12 +12,14 @@ import (
 
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/run"
+	"github.com/idpbench/idpbench/products"
 )
 
 func main() {
 	ctx, stop := cli.SignalContext()
 	code := run.Main(ctx, os.Args[1:], run.Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
-		Setenv: os.Setenv, Unsetenv: os.Unsetenv, Now: time.Now, Started: started(), Pid: os.Getpid()})
+		Setenv: os.Setenv, Unsetenv: os.Unsetenv, Now: time.Now, Started: started(), Pid: os.Getpid(),
+		Registry: run.Registry{Default: products.Default(), Names: products.Names(), Lookup: products.Lookup}})
 	stop()
 	os.Exit(code)
 }

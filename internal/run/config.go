@@ -13,14 +13,17 @@ import (
 
 	"github.com/idpbench/idpbench/internal/ladder"
 	"github.com/idpbench/idpbench/internal/placement"
-	"github.com/idpbench/idpbench/products"
 )
 
-// Help is the run's --help, on stdout (exit 0, as every tool's); a bad
-// command line is one line naming what is wrong and the hint at HelpName,
-// exit 2. scripts/run-comparison.sh prints it for --help without building
-// anything, from HelpFile, which TestHelpFile holds equal to it.
-var Help = strings.Replace(help, "DEFAULT_PRODUCTS", strings.Join(DefaultProducts, " "), 1)
+// Help is the run's --help with defaults as the products of a run without
+// --only, on stdout (exit 0, as every tool's); a bad command line is one
+// line naming what is wrong and the hint at HelpName, exit 2.
+// scripts/run-comparison.sh prints it for --help without building
+// anything, from HelpFile, which TestHelpFile holds equal to the
+// registry's.
+func Help(defaults []string) string {
+	return strings.Replace(help, "DEFAULT_PRODUCTS", strings.Join(defaults, " "), 1)
+}
 
 // HelpName is the command whose --help explains the run's command line: the
 // script that runs it.
@@ -117,10 +120,6 @@ Examples:
 
 Rules and records: docs/design.md#the-scripts and #methodology-as-implemented.
 `
-
-// DefaultProducts are the products of a run without --only: the
-// registry's (products.Default).
-var DefaultProducts = products.Default()
 
 // DefaultScenarios are the scenarios of a run without IDPBENCH_SCENARIOS.
 const DefaultScenarios = "discovery client_credentials client_credentials_login jwt_bearer introspect auth_code refresh userinfo"
@@ -231,8 +230,7 @@ func Parse(args []string, getenv func(string) string, today time.Time) (Options,
 			return o, err
 		}
 	}
-	o.Products = DefaultProducts
-	if only != "" {
+	if only != "" { // else the registry's default (Registry.Default), set by Main
 		o.Products = strings.Split(only, ",")
 	}
 	o.Scenarios = strings.Fields(cmpOr(getenv("IDPBENCH_SCENARIOS"), DefaultScenarios))
@@ -309,10 +307,10 @@ func parseBudget(getenv func(string) string, quick bool) (int, error) {
 }
 
 // KnownProducts are the products a run may be asked for: the registry's
-// (products.Names) and every products/NAME/adapter of the tree at root
-// (internal/run's tests run stand-ins so), sorted.
-func KnownProducts(root string) []string {
-	known := products.Names()
+// names and every products/NAME/adapter of the tree at root (internal/run's
+// tests run stand-ins so), sorted.
+func KnownProducts(names []string, root string) []string {
+	known := slices.Clone(names)
 	adapters, _ := filepath.Glob(filepath.Join(root, "products", "*", "adapter"))
 	for _, a := range adapters {
 		if fi, err := os.Stat(a); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {

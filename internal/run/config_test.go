@@ -10,6 +10,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/ladder"
 	"github.com/idpbench/idpbench/internal/placement"
+	"github.com/idpbench/idpbench/products"
 )
 
 var (
@@ -26,7 +27,7 @@ func TestParse(t *testing.T) {
 		want  Options
 		error string // "": none; "help"; else the usage message
 	}{
-		{name: "defaults", want: Options{Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios),
+		{name: "defaults", want: Options{Scenarios: strings.Fields(DefaultScenarios),
 			RunID: "full-20261203", Profile: "full", Repeats: 40, LadderLen: 6, Env: []string{"IDPBENCH_REPEATS=40"}, BudgetS: 3540, Twins: []string{"refop", "keycloak"},
 			Shares: fullShares}},
 		{name: "quick", args: []string{"--quick", "--fresh", "--only", "refop,hydra", "--run-id", "q"},
@@ -35,19 +36,19 @@ func TestParse(t *testing.T) {
 				RunID: "q", Profile: "quick", Repeats: 2, LadderLen: 2, Twins: []string{"refop", "keycloak"},
 				Shares: ladder.ShareSettings{Shares: []int{50, 80}, ShareWindows: 1, ShareDurationS: 3, ShareWarmupS: 1}}},
 		{name: "flags export", args: []string{"--quick", "--repeats", "2", "--driver-cpus", "1", "--server-cpus", "0", "--no-pin", "--full-ladder"},
-			want: Options{Quick: true, Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios), RunID: "quick", Profile: "quick",
+			want: Options{Quick: true, Scenarios: strings.Fields(DefaultScenarios), RunID: "quick", Profile: "quick",
 				Repeats: 2, LadderLen: 3, Env: []string{"IDPBENCH_REPEATS=2", placement.EnvDriver + "=1", placement.EnvServer + "=0",
 					placement.EnvPin + "=0", "IDPBENCH_FULL_LADDER=1"}, Twins: []string{"refop", "keycloak"}, Shares: quickShares}},
 		{name: "env repeats, full", env: map[string]string{"IDPBENCH_REPEATS": "5"},
-			want: Options{Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios), RunID: "full-20261203", Profile: "full", Repeats: 5, LadderLen: 6, BudgetS: 3540, Twins: []string{"refop", "keycloak"}, Shares: fullShares}},
+			want: Options{Scenarios: strings.Fields(DefaultScenarios), RunID: "full-20261203", Profile: "full", Repeats: 5, LadderLen: 6, BudgetS: 3540, Twins: []string{"refop", "keycloak"}, Shares: fullShares}},
 		{name: "budget and twins from the environment", env: map[string]string{"IDPBENCH_BUDGET_S": "600", "IDPBENCH_AA": "hydra"},
-			want: Options{Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios), RunID: "full-20261203", Profile: "full", Repeats: 40, LadderLen: 6,
+			want: Options{Scenarios: strings.Fields(DefaultScenarios), RunID: "full-20261203", Profile: "full", Repeats: 40, LadderLen: 6,
 				Env: []string{"IDPBENCH_REPEATS=40"}, BudgetS: 600, Twins: []string{"hydra"}, Shares: fullShares}},
 		{name: "no twins", env: map[string]string{"IDPBENCH_AA": "none"},
-			want: Options{Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios), RunID: "full-20261203", Profile: "full", Repeats: 40, LadderLen: 6,
+			want: Options{Scenarios: strings.Fields(DefaultScenarios), RunID: "full-20261203", Profile: "full", Repeats: 40, LadderLen: 6,
 				Env: []string{"IDPBENCH_REPEATS=40"}, BudgetS: 3540, Shares: fullShares}},
 		{name: "shares from the environment", env: map[string]string{"IDPBENCH_SHARES": "none"},
-			want: Options{Products: DefaultProducts, Scenarios: strings.Fields(DefaultScenarios), RunID: "full-20261203", Profile: "full", Repeats: 40, LadderLen: 6,
+			want: Options{Scenarios: strings.Fields(DefaultScenarios), RunID: "full-20261203", Profile: "full", Repeats: 40, LadderLen: 6,
 				Env: []string{"IDPBENCH_REPEATS=40"}, BudgetS: 3540, Twins: []string{"refop", "keycloak"},
 				Shares: ladder.ShareSettings{ShareWindows: 1, ShareDurationS: 5, ShareWarmupS: 2}}},
 		{name: "bad share", env: map[string]string{"IDPBENCH_SHARES": "50 120"},
@@ -95,7 +96,7 @@ func equalOptions(a, b Options) bool {
 // has its adapter (the stand-ins of testdata/root); the others are one
 // usage error naming each and listing the known.
 func TestCheckProducts(t *testing.T) {
-	known := KnownProducts(filepath.Join("testdata", "root"))
+	known := KnownProducts(products.Names(), filepath.Join("testdata", "root"))
 	for _, want := range []string{"refop", "keycloak", "oidc", "example", "ok", "noinstall"} {
 		if !slices.Contains(known, want) {
 			t.Errorf("KnownProducts: no %s in %q", want, known)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/product"
+	"github.com/idpbench/idpbench/products"
 )
 
 // TestMainFlow: a whole run over stand-ins (testdata: adapters, the
@@ -200,7 +201,7 @@ func flowMain(t *testing.T, args ...string) (int, string) {
 	e := Env{Stdout: &stdout, Stderr: &stderr, Getenv: os.Getenv,
 		Setenv:   func(k, v string) error { t.Setenv(k, v); return nil },
 		Unsetenv: func(k string) error { t.Setenv(k, ""); return os.Unsetenv(k) },
-		Now:      time.Now, Started: time.Now(), Pid: os.Getpid(), Lookup: standIns}
+		Now:      time.Now, Started: time.Now(), Pid: os.Getpid(), Registry: Registry{Default: products.Default(), Names: products.Names(), Lookup: standIns}}
 	code := Main(context.Background(), args, e)
 	return code, stderr.String()
 }

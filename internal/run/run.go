@@ -26,7 +26,6 @@ import (
 	"github.com/idpbench/idpbench/internal/placement"
 	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/runstate"
-	"github.com/idpbench/idpbench/products"
 )
 
 // Env is what a run takes from its surroundings.
@@ -38,7 +37,16 @@ type Env struct {
 	Now            func() time.Time
 	Started        time.Time // when the session began (the wrapper that built the tools)
 	Pid            int       // the session's process: the run state's owner
-	Lookup         Lookup    // nil: the registry's (products.Lookup)
+	Registry       Registry  // the products, wired by cmd/run (products)
+}
+
+// Registry is what the run knows of the products beside their adapters:
+// cmd/run wires the registry's (package products), tests stand-ins of their
+// own; nothing under internal/ imports products/ (TestInternalImportsNoProduct).
+type Registry struct {
+	Default []string // the products of a run without --only
+	Names   []string // the products registered (KnownProducts adds the tree's adapters)
+	Lookup  Lookup   // a product's entry; nil: none has one
 }
 
 // errInterrupted ends the run with exit 130.
@@ -80,29 +88,31 @@ type runner struct {
 
 type up struct{ product, state string }
 
-// Lookup finds a product's registry entry (products.Lookup; tests give
-// entries of their own for stand-in products): what it declares N/A by
-// design (product.Product.NAByDesign).
+// Lookup finds a product's registry entry: what it declares N/A by design
+// (product.Product.NAByDesign).
 type Lookup func(name string) (product.Product, bool)
 
 // Main runs the comparison with args; it returns the exit code.
 func Main(ctx context.Context, args []string, e Env) int {
 	r := &runner{env: e, log: cli.Logger{W: e.Stderr, Tag: "run", Now: e.Now}, out: map[string]bool{}, start: map[string]string{}, ladderS: map[string]float64{}, ladderN: map[string]int{}, rounds: map[string]int{}, closed: map[string]bool{}, samplers: map[string]*sampler{}, answers: map[string]*ladder.Answers{}}
-	r.lookup = e.Lookup
+	r.lookup = e.Registry.Lookup
 	if r.lookup == nil {
-		r.lookup = products.Lookup
+		r.lookup = func(string) (product.Product, bool) { return product.Product{}, false }
 	}
 	o, err := Parse(args, e.Getenv, e.Now())
 	var u usageError
 	switch {
 	case errors.Is(err, errHelp):
-		fmt.Fprint(e.Stdout, Help)
+		fmt.Fprint(e.Stdout, Help(e.Registry.Default))
 		return cli.ExitOK
 	case errors.Is(err, errVersion):
 		fmt.Fprintf(e.Stdout, "run %s\n", cli.Version())
 		return cli.ExitOK
 	case errors.As(err, &u):
 		return r.usage(u.Msg)
+	}
+	if o.Products == nil {
+		o.Products = e.Registry.Default
 	}
 	r.Options = o
 	// This session's id and start: its phases are its own.
@@ -153,7 +163,7 @@ func (r *runner) prepare() int {
 		return cli.ExitRuntime
 	}
 	var u usageError
-	if err := checkProducts(r.Products, KnownProducts(r.root)); errors.As(err, &u) {
+	if err := checkProducts(r.Products, KnownProducts(r.env.Registry.Names, r.root)); errors.As(err, &u) {
 		return r.usage(u.Msg)
 	}
 	allowed, err := placement.Allowed()
