@@ -12,7 +12,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/compare"
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/steps"
 	"github.com/idpbench/idpbench/products"
 )
@@ -196,7 +196,7 @@ func runCompare(ctx context.Context, args []string, e env) error {
 // loadSide reads one input; an error (unreadable, malformed, no steps) is
 // a usage error, so that exit 1 always means a regression.
 func loadSide(ctx context.Context, which, path string, e env) (compare.Side, error) {
-	in, err := report.LoadRequired(ctx, []string{path}, e.Stdin, warner(e))
+	in, err := model.LoadRequired(ctx, []string{path}, e.Stdin, warner(e))
 	switch {
 	case errors.Is(err, context.Canceled):
 		return compare.Side{}, err

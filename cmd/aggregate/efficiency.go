@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -71,6 +71,6 @@ func runEfficiency(ctx context.Context, args []string, e env) error {
 		all = append(all, sf.Samples...)
 	}
 	return writeOutput(c.output, e, func(w io.Writer) error {
-		return json.NewEncoder(w).Encode(report.EfficiencyRowOf(step.Steps[0], all))
+		return json.NewEncoder(w).Encode(model.EfficiencyRowOf(step.Steps[0], all))
 	})
 }

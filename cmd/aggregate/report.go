@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/report"
 	"github.com/idpbench/idpbench/products"
 )
@@ -82,7 +83,7 @@ func runReport(ctx context.Context, args []string, e env) error {
 	var c reportConfig
 	fs := cli.NewFlagSet("report")
 	fs.StringVarP(&c.output, "output", "o", "-", "write the Markdown to `FILE`, atomically (links to step files are relative to its directory); - = stdout")
-	fs.StringVar(&c.title, "title", report.DefaultTitle, "the report's `TITLE` (first heading)")
+	fs.StringVar(&c.title, "title", model.DefaultTitle, "the report's `TITLE` (first heading)")
 	fs.StringVar(&c.chartsDir, "charts-dir", "", "write the SVG charts into `DIR` (default: charts/ next to the -o file; none with -o -)")
 	if err := parse(fs, args, reportUsage, reportExample, e); err != nil {
 		return err
@@ -95,7 +96,7 @@ func runReport(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	r := report.Build(in, report.Options{Title: c.title, ToolVersion: cli.Version(), ServerMetrics: products.ServerMetrics, References: products.References()})
+	r := model.Build(in, model.Options{Title: c.title, ToolVersion: cli.Version(), ServerMetrics: products.ServerMetrics, References: products.References()})
 	charts := c.charts()
 	if charts == "" {
 		fmt.Fprintf(e.Stderr, "%s: charts not written: the report goes to stdout (give --charts-dir DIR to write them)\n", toolName)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/atomicfile"
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 )
 
 const toolName = "aggregate"
@@ -103,12 +103,12 @@ func writeOutput(path string, e env, write func(w io.Writer) error) error {
 	return f.Commit()
 }
 
-// load reads a subcommand's inputs (report.LoadRequired): a named file or
+// load reads a subcommand's inputs (model.LoadRequired): a named file or
 // directory without any idpbench record is bad input, exit 2, as compare
 // says of a side without steps.
-func load(ctx context.Context, paths []string, e env) (*report.Inputs, error) {
-	in, err := report.LoadRequired(ctx, paths, e.Stdin, warner(e))
-	if errors.As(err, new(report.NoRecordsError)) {
+func load(ctx context.Context, paths []string, e env) (*model.Inputs, error) {
+	in, err := model.LoadRequired(ctx, paths, e.Stdin, warner(e))
+	if errors.As(err, new(model.NoRecordsError)) {
 		return nil, cli.CodeError{Code: cli.ExitUsage, Err: err}
 	}
 	return in, err

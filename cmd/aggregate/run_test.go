@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
-const run1 = "../../internal/report/testdata/run1"
+const run1 = "../../internal/model/testdata/run1"
 
 type result struct {
 	code           int
@@ -120,7 +120,7 @@ func TestReportChartsWithStdout(t *testing.T) {
 
 func TestReportRejectsV2WithoutWriting(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "COMPARISON.md")
-	r := runAgg(context.Background(), "", "report", run1, "../../internal/report/testdata/v2", "-o", out)
+	r := runAgg(context.Background(), "", "report", run1, "../../internal/model/testdata/v2", "-o", out)
 	if r.code != 1 || !strings.Contains(r.stderr, "discovery-c2.json") || !strings.Contains(r.stderr, "idpbench.step/v2") {
 		t.Errorf("exit %d stderr %q; want 1 naming the v2 file", r.code, r.stderr)
 	}
@@ -206,9 +206,9 @@ func TestSteadyJSONLines(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	byCell := map[string]report.CellRow{}
+	byCell := map[string]model.CellRow{}
 	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
-		var row report.CellRow
+		var row model.CellRow
 		if err := json.Unmarshal([]byte(line), &row); err != nil {
 			t.Fatalf("line %q: %v", line, err)
 		}
@@ -220,8 +220,8 @@ func TestSteadyJSONLines(t *testing.T) {
 	if got := byCell["keycloak/S1"]; got.Steady || !strings.Contains(got.Reason, "driver-limited") {
 		t.Errorf("keycloak/S1 = %+v, want N/A because driver-limited", got)
 	}
-	if got := byCell["keycloak/S2"]; got.Steady || got.Reason != report.NoResults {
-		t.Errorf("keycloak/S2 = %+v, want N/A %q", got, report.NoResults)
+	if got := byCell["keycloak/S2"]; got.Steady || got.Reason != model.NoResults {
+		t.Errorf("keycloak/S2 = %+v, want N/A %q", got, model.NoResults)
 	}
 	if got := byCell["keycloak/S4"]; !got.Steady || got.Unit != "iteration" || got.ByName["oidc_token"].Requests != got.Requests {
 		t.Errorf("keycloak/S4 = %+v, want steady iterations with oidc_token per iteration", got)
@@ -236,7 +236,7 @@ func TestEfficiencyOfOneStep(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	var row report.EfficiencyRow
+	var row model.EfficiencyRow
 	if err := json.Unmarshal([]byte(r.stdout), &row); err != nil {
 		t.Fatalf("output %q: %v", r.stdout, err)
 	}

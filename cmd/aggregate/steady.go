@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/products"
 )
 
@@ -44,6 +44,6 @@ func runSteady(ctx context.Context, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	r := report.Build(loaded, report.Options{ToolVersion: cli.Version(), ServerMetrics: products.ServerMetrics})
-	return writeOutput(*out, e, func(w io.Writer) error { return report.WriteCellRows(w, report.CellRows(r)) })
+	r := model.Build(loaded, model.Options{ToolVersion: cli.Version(), ServerMetrics: products.ServerMetrics})
+	return writeOutput(*out, e, func(w io.Writer) error { return model.WriteCellRows(w, model.CellRows(r)) })
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 type summaryConfig struct {
@@ -17,8 +17,8 @@ type summaryConfig struct {
 }
 
 func (c summaryConfig) validate() error {
-	if !slices.Contains(report.SummaryFormats(), c.format) {
-		return cli.Usagef("summary: --format %q: want one of %s", c.format, strings.Join(report.SummaryFormats(), ", "))
+	if !slices.Contains(steps.SummaryFormats(), c.format) {
+		return cli.Usagef("summary: --format %q: want one of %s", c.format, strings.Join(steps.SummaryFormats(), ", "))
 	}
 	if c.output == "" {
 		return cli.Usagef("summary: -o/--output must not be empty (use - for stdout)")
@@ -46,7 +46,7 @@ const summaryExample = `  aggregate merge agent-*.json | aggregate summary -
 func runSummary(ctx context.Context, args []string, e env) error {
 	var c summaryConfig
 	fs := cli.NewFlagSet("summary")
-	fs.StringVarP(&c.format, "format", "f", report.FormatText, "output `FORMAT`: text (aligned columns), csv, or json (JSON lines)")
+	fs.StringVarP(&c.format, "format", "f", steps.FormatText, "output `FORMAT`: text (aligned columns), csv, or json (JSON lines)")
 	out := outputFlag(fs, "the lines")
 	if err := parse(fs, args, summaryUsage, summaryExample, e); err != nil {
 		return err
@@ -60,6 +60,6 @@ func runSummary(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	return writeOutput(c.output, e, func(w io.Writer) error {
-		return report.WriteSummary(w, report.SummaryRows(in.Steps), c.format)
+		return steps.WriteSummary(w, steps.SummaryRows(in.Steps), c.format)
 	})
 }

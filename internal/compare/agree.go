@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/stats"
 	"github.com/idpbench/idpbench/internal/steps"
 )
@@ -33,11 +33,11 @@ type Agreement struct {
 	// host probe.
 	HostAgree, HostTotal int
 	HostMedianPct        float64
-	// Capacity is the agreement of the capacities (report.Capacity): raw,
+	// Capacity is the agreement of the capacities (model.Capacity): raw,
 	// and at one host speed (both at OLD's reference probe).
 	Capacity, CapacityAdjusted CapacityAgreement
 	// Shares is the agreement of the P99 at each share of capacity both
-	// runs measured (report.ShareLatency), within ±LatencyWithinPct, by
+	// runs measured (model.ShareLatency), within ±LatencyWithinPct, by
 	// share.
 	Shares []ShareAgreement
 	// Pairs is the agreement of the verdicts, pair by pair (AgreePairs);
@@ -70,7 +70,7 @@ type ShareSkip struct {
 // ShareCell is one cell's P99 at a share on both sides.
 type ShareCell struct {
 	Product, Scenario string
-	Old, New          report.Interval
+	Old, New          model.Interval
 	Pct               float64 // NaN without both
 	Honest            bool
 }
@@ -189,7 +189,7 @@ func agreeShares(cells []AgreeCell) []ShareAgreement {
 	for _, c := range cells {
 		rep := c.Row.Reported
 		for _, o := range rep.OldShares {
-			i := slices.IndexFunc(rep.NewShares, func(n report.ShareLatency) bool { return n.Share == o.Share })
+			i := slices.IndexFunc(rep.NewShares, func(n model.ShareLatency) bool { return n.Share == o.Share })
 			if i < 0 {
 				continue
 			}
@@ -219,7 +219,7 @@ func agreeShares(cells []AgreeCell) []ShareAgreement {
 
 // skipWhy says why a cell's P99 at a share is not compared ("" when it
 // is): the side(s) without one, and their reasons.
-func skipWhy(o, n report.ShareLatency) string {
+func skipWhy(o, n model.ShareLatency) string {
 	var why []string
 	if o.NA != "" {
 		why = append(why, "OLD "+o.NA)
@@ -233,8 +233,8 @@ func skipWhy(o, n report.ShareLatency) string {
 // add counts one cell's two capacities (OLD's o, NEW's n): its Δ percent
 // (NaN when a side has no median) and whether the difference lies within
 // the combined half-widths of the two intervals.
-func (ca *CapacityAgreement) add(o, n report.Interval, within float64) (float64, bool) {
-	for _, iv := range []report.Interval{o, n} {
+func (ca *CapacityAgreement) add(o, n model.Interval, within float64) (float64, bool) {
+	for _, iv := range []model.Interval{o, n} {
 		if iv.N > 0 && iv.Center > 0 {
 			ca.Intervals++
 			if iv.OK() && iv.HalfPct() <= NarrowPct {
@@ -263,7 +263,7 @@ func (ca *CapacityAgreement) add(o, n report.Interval, within float64) (float64,
 }
 
 // halfWidth is the interval's farther end from its center, in its unit.
-func halfWidth(iv report.Interval) float64 {
+func halfWidth(iv model.Interval) float64 {
 	return math.Max(iv.Hi-iv.Center, iv.Center-iv.Lo)
 }
 
@@ -350,7 +350,7 @@ func spreadOf(s Stat) string {
 
 // effOf renders a side's requests per CPU-second, "–" without one (the
 // report's reason is in its own table).
-func effOf(f report.Figure) string {
+func effOf(f model.Figure) string {
 	if !f.OK {
 		return "–"
 	}
@@ -397,16 +397,16 @@ func writeCapacityAgreement(b *strings.Builder, a Agreement) {
 		}
 		fmt.Fprintf(b, "| %s | %s | %d / %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCell(c.Row.Product), c.Row.Scenario,
 			len(rep.OldCap.Levels), len(rep.NewCap.Levels),
-			report.FormatInterval(rep.OldCap.Raw, steps.FormatQPS, ""), report.FormatInterval(rep.NewCap.Raw, steps.FormatQPS, ""),
+			model.FormatInterval(rep.OldCap.Raw, steps.FormatQPS, ""), model.FormatInterval(rep.NewCap.Raw, steps.FormatQPS, ""),
 			pctOrDash(c.CapPct), covered(c.CapHonest, rep.OldCap.Raw, rep.NewCap.Raw),
-			report.FormatInterval(rep.OldCap.Adjusted, steps.FormatQPS, ""), report.FormatInterval(rep.NewCapAtOld, steps.FormatQPS, ""),
+			model.FormatInterval(rep.OldCap.Adjusted, steps.FormatQPS, ""), model.FormatInterval(rep.NewCapAtOld, steps.FormatQPS, ""),
 			pctOrDash(c.CapAdjPct), covered(c.CapAdjHonest, rep.OldCap.Adjusted, rep.NewCapAtOld))
 	}
 }
 
 // covered renders whether the difference lies within the combined
 // half-widths: "yes", "**no**", "–" without both intervals.
-func covered(ok bool, o, n report.Interval) string {
+func covered(ok bool, o, n model.Interval) string {
 	switch {
 	case !o.OK() || !n.OK():
 		return "–"
@@ -434,7 +434,7 @@ func writeShareAgreement(b *strings.Builder, a Agreement) {
 	for _, x := range a.Shares {
 		for _, c := range x.Cells {
 			fmt.Fprintf(b, "| %s | %s | %d%% | %s | %s | %s | %s |\n", mdCell(c.Product), c.Scenario, x.Share,
-				report.FormatInterval(c.Old, steps.FormatMS, ""), report.FormatInterval(c.New, steps.FormatMS, ""),
+				model.FormatInterval(c.Old, steps.FormatMS, ""), model.FormatInterval(c.New, steps.FormatMS, ""),
 				pctOrDash(c.Pct), covered(c.Honest, c.Old, c.New))
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 )
 
 // PairAgreement is how two runs of one revision agree on their verdicts
@@ -31,7 +31,7 @@ type PairAgreement struct {
 // PairCell is one pair of products in both runs.
 type PairCell struct {
 	Scenario, A, B string
-	Old, New       report.Pair
+	Old, New       model.Pair
 	DiffPct        float64 // r2/r1 - 1, percent
 	Honest         bool    // both intervals, and the difference within their combined half-widths
 	Reversed       bool
@@ -46,7 +46,7 @@ type AACount struct {
 // AgreePairs compares the pairs of old and new (each side's report, with
 // refs its reference products, left out of the pairs).
 func AgreePairs(old, new Side, refs []string) PairAgreement {
-	or, nr := report.Build(old.Inputs, report.Options{References: refs}), report.Build(new.Inputs, report.Options{References: refs})
+	or, nr := model.Build(old.Inputs, model.Options{References: refs}), model.Build(new.Inputs, model.Options{References: refs})
 	a := PairAgreement{OldAA: aaCount(or.Twins), NewAA: aaCount(nr.Twins)}
 	var diffs []float64
 	for _, op := range or.Pairs {
@@ -68,7 +68,7 @@ func AgreePairs(old, new Side, refs []string) PairAgreement {
 			}
 		}
 		ov, nv := op.Verdict(), np.Verdict()
-		c.Reversed = ov == report.PairAFaster && nv == report.PairBFaster || ov == report.PairBFaster && nv == report.PairAFaster
+		c.Reversed = ov == model.PairAFaster && nv == model.PairBFaster || ov == model.PairBFaster && nv == model.PairAFaster
 		if c.Reversed {
 			a.Reversed++
 		}
@@ -80,9 +80,9 @@ func AgreePairs(old, new Side, refs []string) PairAgreement {
 
 // logHalf is an interval's half-width on a log scale (a paired interval
 // is symmetric there).
-func logHalf(iv report.Interval) float64 { return (math.Log(iv.Hi) - math.Log(iv.Lo)) / 2 }
+func logHalf(iv model.Interval) float64 { return (math.Log(iv.Hi) - math.Log(iv.Lo)) / 2 }
 
-func aaCount(twins []report.Pair) AACount {
+func aaCount(twins []model.Pair) AACount {
 	var c AACount
 	for _, t := range twins {
 		c.Pairs++
@@ -114,7 +114,7 @@ func writePairAgreement(b *strings.Builder, a PairAgreement) {
 			verdicts = "**" + verdicts + " (reversed)**"
 		}
 		fmt.Fprintf(b, "| %s | %s / %s | %s | %s | %s | %s | %s |\n", c.Scenario, mdCell(c.A), mdCell(c.B),
-			report.FormatInterval(c.Old.Interval, report.FormatRatio, ""), report.FormatInterval(c.New.Interval, report.FormatRatio, ""),
+			model.FormatInterval(c.Old.Interval, model.FormatRatio, ""), model.FormatInterval(c.New.Interval, model.FormatRatio, ""),
 			formatPct(c.DiffPct), map[bool]string{true: "yes", false: "no"}[c.Honest], verdicts)
 	}
 }

@@ -22,7 +22,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
 	"github.com/idpbench/idpbench/internal/steps"
 )
@@ -66,7 +66,7 @@ const DefaultAlpha = 0.05
 // Side is one input of the comparison: its name (as given) and its records.
 type Side struct {
 	Name   string
-	Inputs *report.Inputs
+	Inputs *model.Inputs
 }
 
 // Row is one compared cell (or ladder level with AllSteps).
@@ -119,20 +119,20 @@ type Reported struct {
 	OldLevel, NewLevel string // "c=8"; "" without a steady state
 	// OldEff, NewEff: each side's requests (iterations) per CPU-second of
 	// the IdP's process tree at its steady level, as its report's main
-	// table shows it (report.Efficiency.PerIdP); N/A with the reason.
-	OldEff, NewEff report.Figure
+	// table shows it (model.Efficiency.PerIdP); N/A with the reason.
+	OldEff, NewEff model.Figure
 	// OldProbe, NewProbe: each side's host probe over the windows of its
-	// steady level (report.Level.HostProbe, µs; N 0 without one).
+	// steady level (model.Level.HostProbe, µs; N 0 without one).
 	OldProbe, NewProbe steps.Spread
-	// OldCap, NewCap: each side's capacity (report.Capacity), raw and at
+	// OldCap, NewCap: each side's capacity (model.Capacity), raw and at
 	// its own run's reference host speed; NewCapAtOld is NEW's at OLD's
 	// reference host speed (NEW's own slope), so the two adjusted figures
 	// are at one host speed. Nil where a side has no steady state.
-	OldCap, NewCap *report.Capacity
-	NewCapAtOld    report.Interval
+	OldCap, NewCap *model.Capacity
+	NewCapAtOld    model.Interval
 	// OldShares, NewShares: each side's latency at shares of its own
-	// capacity (report.ShareLatency), by share.
-	OldShares, NewShares []report.ShareLatency
+	// capacity (model.ShareLatency), by share.
+	OldShares, NewShares []model.ShareLatency
 }
 
 // Key names the row: "hydra discovery c=8".
@@ -213,7 +213,7 @@ func Compare(old, new Side, opt Options) []Row {
 	for _, k := range keys {
 		switch {
 		case oc[k] == nil && nc[k] == nil:
-			if cmp.Or(ona[k], report.NoResults) == report.NoResults && cmp.Or(nna[k], report.NoResults) == report.NoResults {
+			if cmp.Or(ona[k], model.NoResults) == model.NoResults && cmp.Or(nna[k], model.NoResults) == model.NoResults {
 				continue // a core scenario neither run measured nor explained: not a cell of either
 			}
 			rows = append(rows, Row{Product: k.product, Scenario: k.scenario, Status: StatusNA, Reason: bothNA(ona[k], nna[k])})
@@ -238,9 +238,9 @@ func Compare(old, new Side, opt Options) []Row {
 		}
 		last := &rows[len(rows)-1]
 		switch { // the N/A side's reason, when the report has one
-		case oc[k] == nil && nc[k] != nil && ona[k] != "" && ona[k] != report.NoResults:
+		case oc[k] == nil && nc[k] != nil && ona[k] != "" && ona[k] != model.NoResults:
 			last.Reason += ": " + ona[k]
-		case nc[k] == nil && oc[k] != nil && nna[k] != "" && nna[k] != report.NoResults:
+		case nc[k] == nil && oc[k] != nil && nna[k] != "" && nna[k] != model.NoResults:
 			last.Reason += ": " + nna[k]
 		}
 	}
@@ -249,7 +249,7 @@ func Compare(old, new Side, opt Options) []Row {
 
 // bothNA explains a cell N/A on both sides: the reason once when they agree.
 func bothNA(old, new string) string {
-	old, new = cmp.Or(old, report.NoResults), cmp.Or(new, report.NoResults)
+	old, new = cmp.Or(old, model.NoResults), cmp.Or(new, model.NoResults)
 	if old == new {
 		return old
 	}
@@ -261,29 +261,29 @@ func bothNA(old, new string) string {
 // run, a scenario it cannot do), and each measured cell's efficiency.
 type sideReport struct {
 	na    map[cellKey]string
-	eff   map[cellKey]report.Efficiency
+	eff   map[cellKey]model.Efficiency
 	probe map[cellKey]steps.Spread // the steady level's host probe
 	// capacity is each cell's capacity (nil entries absent); slopes each
 	// product's host slope; hostRef the run's reference probe.
-	capacity map[cellKey]*report.Capacity
-	shares   map[cellKey][]report.ShareLatency
-	slopes   map[string]report.HostSlope
+	capacity map[cellKey]*model.Capacity
+	shares   map[cellKey][]model.ShareLatency
+	slopes   map[string]model.HostSlope
 	hostRef  float64
 	// ref is the first reference product with pairs in the run; toRef
 	// each cell's ratio to it, round by round.
 	ref   string
-	toRef map[cellKey]*report.Pair
+	toRef map[cellKey]*model.Pair
 }
 
 // built builds a side's report once.
-func built(in *report.Inputs, refs []string) sideReport {
-	r := report.Build(in, report.Options{References: refs})
-	s := sideReport{na: map[cellKey]string{}, eff: map[cellKey]report.Efficiency{}, probe: map[cellKey]steps.Spread{},
-		capacity: map[cellKey]*report.Capacity{}, shares: map[cellKey][]report.ShareLatency{}, slopes: map[string]report.HostSlope{}, hostRef: r.HostRefUS}
+func built(in *model.Inputs, refs []string) sideReport {
+	r := model.Build(in, model.Options{References: refs})
+	s := sideReport{na: map[cellKey]string{}, eff: map[cellKey]model.Efficiency{}, probe: map[cellKey]steps.Spread{},
+		capacity: map[cellKey]*model.Capacity{}, shares: map[cellKey][]model.ShareLatency{}, slopes: map[string]model.HostSlope{}, hostRef: r.HostRefUS}
 	for _, h := range r.Slopes {
 		s.slopes[h.Product] = h
 	}
-	s.toRef = map[cellKey]*report.Pair{}
+	s.toRef = map[cellKey]*model.Pair{}
 	for _, ref := range refs {
 		for _, c := range r.Cells {
 			if p, ok := r.Pair(c.Scenario.Name, c.Product, ref); ok && c.Product != ref {
@@ -311,10 +311,10 @@ func built(in *report.Inputs, refs []string) sideReport {
 }
 
 // efficiency is cell k's requests per IdP CPU-second, N/A with the reason.
-func (s sideReport) efficiency(k cellKey) report.Figure {
+func (s sideReport) efficiency(k cellKey) model.Figure {
 	e, ok := s.eff[k]
 	if !ok {
-		return report.Figure{NA: "no steady state"}
+		return model.Figure{NA: "no steady state"}
 	}
 	return e.PerIdP
 }
@@ -341,7 +341,7 @@ func scenarioIndex(name string) int {
 
 // cells groups the ladder steps of one side by product and scenario, and
 // each cell's steps into levels (connections, rate) in ladder order.
-func cells(in *report.Inputs, unit string) map[cellKey][]*level {
+func cells(in *model.Inputs, unit string) map[cellKey][]*level {
 	byLevel := map[levelKey]*level{}
 	out := map[cellKey][]*level{}
 	for _, sf := range in.Steps {
@@ -349,7 +349,7 @@ func cells(in *report.Inputs, unit string) map[cellKey][]*level {
 		if p := s.Labels["phase"]; p != "" && p != steps.PhaseLadder {
 			continue
 		}
-		k := levelKey{cellKey{report.StepProduct(sf), s.Scenario}, s.Connections, s.RateRPS}
+		k := levelKey{cellKey{sf.Product(), s.Scenario}, s.Connections, s.RateRPS}
 		l := byLevel[k]
 		if l == nil {
 			l = &level{product: k.product, scenario: k.scenario, connections: k.connections, rate: k.rate, unit: unit}

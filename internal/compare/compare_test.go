@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
 	"github.com/idpbench/idpbench/internal/steps"
 )
@@ -42,7 +42,7 @@ func windows(product, scenario string, c int, qps, spread float64, n, k0 int) []
 }
 
 func side(name string, steps ...[]steps.File) Side {
-	in := &report.Inputs{}
+	in := &model.Inputs{}
 	for _, s := range steps {
 		in.Steps = append(in.Steps, s...)
 	}
@@ -413,22 +413,22 @@ func TestAgreeListsCellsWithoutSteadyState(t *testing.T) {
 
 // cpuSamples: a sampler file of product's process tree at cpuPct, one
 // record a second from t0 for secs seconds.
-func cpuSamples(product string, cpuPct float64, secs int) report.SampleFile {
+func cpuSamples(product string, cpuPct float64, secs int) model.SampleFile {
 	var ss []schema.Sample
 	for i := 0; i <= secs; i++ {
 		ss = append(ss, schema.Sample{Schema: schema.SampleV1, T: t0.Add(time.Duration(i) * time.Second),
 			Source: "process:" + product, RSSBytes: 1 << 20, CPUPct: cpuPct})
 	}
-	return report.SampleFile{Path: product + "/samples.jsonl", Samples: ss}
+	return model.SampleFile{Path: product + "/samples.jsonl", Samples: ss}
 }
 
 func TestAgreeCountsEfficiency(t *testing.T) {
 	// Same throughput; NEW's IdP spends 25% more CPU per request: qps
 	// agrees, req/CPU-s differs by -20%.
 	old := side("a", windows("kc", "discovery", 8, 900, 1, 4, 0))
-	old.Inputs.Samples = []report.SampleFile{cpuSamples("kc", 100, 60)}
+	old.Inputs.Samples = []model.SampleFile{cpuSamples("kc", 100, 60)}
 	new := side("b", windows("kc", "discovery", 8, 900, 1, 4, 0))
-	new.Inputs.Samples = []report.SampleFile{cpuSamples("kc", 125, 60)}
+	new.Inputs.Samples = []model.SampleFile{cpuSamples("kc", 125, 60)}
 	a := Agree(Compare(old, new, Options{}), 5)
 	if a.Total != 1 || a.Agree != 1 || a.EffTotal != 1 || a.EffAgree != 0 {
 		t.Fatalf("agreement %+v: want qps within, req/CPU-s outside", a)
@@ -456,22 +456,22 @@ func TestAgreeCountsEfficiency(t *testing.T) {
 
 // probeSamples: a sampler file of host records whose probe took us
 // microseconds, one a second from t0 for secs seconds.
-func probeSamples(us float64, secs int) report.SampleFile {
+func probeSamples(us float64, secs int) model.SampleFile {
 	var ss []schema.Sample
 	for i := 0; i <= secs; i++ {
 		ss = append(ss, schema.Sample{Schema: schema.SampleV1, T: t0.Add(time.Duration(i) * time.Second),
-			Source: report.SourceHost, CPUPct: 90, ProbeUS: new(us)})
+			Source: model.SourceHost, CPUPct: 90, ProbeUS: new(us)})
 	}
-	return report.SampleFile{Path: "host/samples.jsonl", Samples: ss}
+	return model.SampleFile{Path: "host/samples.jsonl", Samples: ss}
 }
 
 func TestAgreeHostSpeed(t *testing.T) {
 	// NEW is 10% slower and its host probe took 10% longer: the
 	// agreement table says the host ran 9% slower (1000/1100 - 1).
 	old := side("a", windows("kc", "discovery", 8, 1000, 1, 4, 0))
-	old.Inputs.Samples = []report.SampleFile{probeSamples(1000, 60)}
+	old.Inputs.Samples = []model.SampleFile{probeSamples(1000, 60)}
 	new := side("b", windows("kc", "discovery", 8, 900, 1, 4, 0))
-	new.Inputs.Samples = []report.SampleFile{probeSamples(1100, 60)}
+	new.Inputs.Samples = []model.SampleFile{probeSamples(1100, 60)}
 	a := Agree(Compare(old, new, Options{}), 5)
 	if len(a.Cells) != 1 || math.Abs(a.Cells[0].HostDeltaPct+9.09) > 0.01 {
 		t.Fatalf("cells %+v: want the host 9.1%% slower in NEW", a.Cells)

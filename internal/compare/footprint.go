@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/steps"
 )
 
@@ -22,9 +22,9 @@ type Footprint struct {
 // FootprintSide is one side's readings of a product.
 type FootprintSide struct {
 	ColdA, ColdB ColdReading
-	IdPMiB       report.Figure // IdP memory at steady state, median, MiB
-	StackMiB     report.Figure // IdP + PostgreSQL at the same instants, median, MiB
-	MemKind      string        // what IdPMiB measures: PSS, RSS or cgroup ("" without figures)
+	IdPMiB       model.Figure // IdP memory at steady state, median, MiB
+	StackMiB     model.Figure // IdP + PostgreSQL at the same instants, median, MiB
+	MemKind      string       // what IdPMiB measures: PSS, RSS or cgroup ("" without figures)
 }
 
 // ColdReading is one cold start: seconds to ready and the peak, or why not.
@@ -64,11 +64,11 @@ func (s *sideFootprints) side(p string) FootprintSide {
 	}
 	none := "not in this run"
 	return FootprintSide{ColdA: ColdReading{NA: none}, ColdB: ColdReading{NA: none},
-		IdPMiB: report.Figure{NA: none}, StackMiB: report.Figure{NA: none}}
+		IdPMiB: model.Figure{NA: none}, StackMiB: model.Figure{NA: none}}
 }
 
-func footprintSides(in *report.Inputs) *sideFootprints {
-	r := report.Build(in, report.Options{})
+func footprintSides(in *model.Inputs) *sideFootprints {
+	r := model.Build(in, model.Options{})
 	s := &sideFootprints{by: map[string]FootprintSide{}}
 	for _, c := range r.Cold {
 		s.order = append(s.order, c.Product)
@@ -83,14 +83,14 @@ func footprintSides(in *report.Inputs) *sideFootprints {
 		f := s.by[res.Product]
 		f.IdPMiB, f.StackMiB, f.MemKind = res.IdPRSS, res.StackRSS, res.IdPMem
 		if res.NA != "" {
-			f.IdPMiB, f.StackMiB = report.Figure{NA: res.NA}, report.Figure{NA: res.NA}
+			f.IdPMiB, f.StackMiB = model.Figure{NA: res.NA}, model.Figure{NA: res.NA}
 		}
 		s.by[res.Product] = f
 	}
 	return s
 }
 
-func coldReading(c report.Coldstart) ColdReading {
+func coldReading(c model.Coldstart) ColdReading {
 	if c.NA != "" || c.File.Coldstart == nil {
 		return ColdReading{NA: cmp.Or(c.NA, "no record")}
 	}
@@ -135,7 +135,7 @@ func peakCell(o, n ColdReading) string {
 }
 
 // memCells: "OLD → NEW | Δ" of a memory median, each marked with its measure.
-func memCells(o, n report.Figure, ok, nk string) string {
+func memCells(o, n model.Figure, ok, nk string) string {
 	if !o.OK || !n.OK {
 		return naPair(o.NA, n.NA) + " | –"
 	}

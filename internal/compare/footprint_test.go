@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -13,15 +13,15 @@ import (
 // RSS, or a compose side's containers, cgroup), and a product on one side
 // only said so.
 func TestFootprintSideBySide(t *testing.T) {
-	cold := func(product, mode string, seconds float64, peakMiB int64, as string) report.ColdstartFile {
-		return report.ColdstartFile{Path: product + "/coldstart-" + mode + ".json", Coldstart: &schema.Coldstart{
+	cold := func(product, mode string, seconds float64, peakMiB int64, as string) model.ColdstartFile {
+		return model.ColdstartFile{Path: product + "/coldstart-" + mode + ".json", Coldstart: &schema.Coldstart{
 			Schema: schema.ColdstartV1, Product: product, Mode: mode, Start: t0, Status: schema.StatusComplete,
 			SecondsToReady: seconds, PeakRSSBytes: peakMiB << 20, PeakMeasuredAs: as}}
 	}
 	old := side("native", windows("hydra", "discovery", 8, 1000, 2, 5, 0))
-	old.Inputs.Coldstarts = []report.ColdstartFile{cold("hydra", "A", 2, 60, ""), cold("hydra", "B", 1, 50, "")}
+	old.Inputs.Coldstarts = []model.ColdstartFile{cold("hydra", "A", 2, 60, ""), cold("hydra", "B", 1, 50, "")}
 	new := side("compose", windows("hydra", "discovery", 8, 1000, 2, 5, 0), windows("keycloak", "discovery", 8, 900, 2, 5, 0))
-	new.Inputs.Coldstarts = []report.ColdstartFile{cold("hydra", "A", 5, 90, schema.PeakCgroup), cold("hydra", "B", 1.5, 40, schema.PeakCgroup)}
+	new.Inputs.Coldstarts = []model.ColdstartFile{cold("hydra", "A", 5, 90, schema.PeakCgroup), cold("hydra", "B", 1.5, 40, schema.PeakCgroup)}
 
 	fs := Footprints(old, new)
 	if len(fs) != 2 || fs[0].Product != "hydra" || fs[1].Product != "keycloak" {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
 	"github.com/idpbench/idpbench/internal/steps"
 )
@@ -13,7 +13,7 @@ import (
 // processors are said to be so, the same or unrecorded ones are not.
 func TestDescribeCPUs(t *testing.T) {
 	side := func(cpus ...string) Side {
-		var in report.Inputs
+		var in model.Inputs
 		for _, c := range cpus {
 			in.Steps = append(in.Steps, steps.File{Step: &schema.Step{Host: schema.Host{CPU: c}}})
 		}

@@ -8,11 +8,11 @@ import (
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 )
 
 // RefDelta is a cell's paired figure across the runs: its ratio to the
-// run's reference product (report.Pair: its window over the reference's
+// run's reference product (model.Pair: its window over the reference's
 // in each interleaved round, seconds apart), in OLD and in NEW. Within a
 // run the ratio holds little of the machine's speed, so its change
 // between the runs is the product's more than the machine's; a gate on it
@@ -20,13 +20,13 @@ import (
 // not whether the machine was slower that hour.
 type RefDelta struct {
 	Reference string
-	Old, New  report.Pair
+	Old, New  model.Pair
 	Delta     // Pct: NEW's ratio over OLD's, minus 1; P: Welch's t test of the rounds' log ratios
 }
 
 // refDelta compares a cell's ratio to the reference in the two runs; nil
 // when either run has none.
-func refDelta(ref string, old, new *report.Pair, alpha float64) *RefDelta {
+func refDelta(ref string, old, new *model.Pair, alpha float64) *RefDelta {
 	if old == nil || new == nil || old.N == 0 || new.N == 0 {
 		return nil
 	}
@@ -94,6 +94,6 @@ func writeRefTable(b *strings.Builder, rows []Row) {
 			delta = "~ (" + formatP(d) + ")"
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", mdCell(r.Product), r.Scenario,
-			report.FormatInterval(r.Ref.Old.Interval, report.FormatRatio, ""), report.FormatInterval(r.Ref.New.Interval, report.FormatRatio, ""), delta)
+			model.FormatInterval(r.Ref.Old.Interval, model.FormatRatio, ""), model.FormatInterval(r.Ref.New.Interval, model.FormatRatio, ""), delta)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 )
 
 // TestWelch: Welch's t test of two samples (a worked example: means 0 and
@@ -27,8 +27,8 @@ func TestWelch(t *testing.T) {
 // fails ref<-5% when it fell significantly by more than 5%, is undecided
 // with too few rounds, passes within noise; the table names the reference.
 func TestRefGate(t *testing.T) {
-	pair := func(rs ...float64) *report.Pair {
-		p := report.Pair{Ratios: rs, Interval: report.PairedInterval(rs)}
+	pair := func(rs ...float64) *model.Pair {
+		p := model.Pair{Ratios: rs, Interval: model.PairedInterval(rs)}
 		return &p
 	}
 	fell := refDelta("refop", pair(0.50, 0.51, 0.49, 0.50), pair(0.40, 0.41, 0.39, 0.40), 0.05)

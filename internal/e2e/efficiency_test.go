@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -82,9 +82,9 @@ func TestE2EEfficiency(t *testing.T) {
 
 // efficiency is the report's req/CPU-s of the step in stepFile over the
 // sampler's records in samples, as aggregate efficiency prints it.
-func efficiency(ctx context.Context, t *testing.T, stepFile, samples string) report.EfficiencyRow {
+func efficiency(ctx context.Context, t *testing.T, stepFile, samples string) model.EfficiencyRow {
 	t.Helper()
-	in, err := report.Load(ctx, []string{stepFile, samples}, nil, func(msg string) { t.Log(msg) })
+	in, err := model.Load(ctx, []string{stepFile, samples}, nil, func(msg string) { t.Log(msg) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func efficiency(ctx context.Context, t *testing.T, stepFile, samples string) rep
 	for _, f := range in.Samples {
 		all = append(all, f.Samples...)
 	}
-	return report.EfficiencyRowOf(in.Steps[0], all)
+	return model.EfficiencyRowOf(in.Steps[0], all)
 }
 
 // groupTicks is the CPU time the live (not zombie) members of process

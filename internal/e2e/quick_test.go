@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -189,39 +189,39 @@ func doctorings() []doctoring {
 			r.Comparison = ""
 		}},
 		{"hydra S3 with a failed request", "hydra numbers", "hydra S3: want numbers with zero errors", false, func(t *testing.T, r *Run) {
-			editCell(t, r, "hydra", "S3", func(c *report.CellRow) { c.Failed = 1 })
+			editCell(t, r, "hydra", "S3", func(c *model.CellRow) { c.Failed = 1 })
 		}},
 		{"keycloak S2l N/A", "keycloak numbers", "keycloak S2l: want numbers with zero errors", false, func(t *testing.T, r *Run) {
-			editCell(t, r, "keycloak", "S2l", func(c *report.CellRow) {
-				*c = report.CellRow{Product: c.Product, ID: c.ID, Reason: "no step qualified"}
+			editCell(t, r, "keycloak", "S2l", func(c *model.CellRow) {
+				*c = model.CellRow{Product: c.Product, ID: c.ID, Reason: "no step qualified"}
 			})
 		}},
 		{"hydra S2l measured against its entry", "as each entry declares", "hydra S2l: its entry says N/A", false, func(t *testing.T, r *Run) {
-			editCell(t, r, "hydra", "S2l", func(c *report.CellRow) { c.Steady, c.QPS = true, 1 })
+			editCell(t, r, "hydra", "S2l", func(c *model.CellRow) { c.Steady, c.QPS = true, 1 })
 		}},
 		{"keycloak S5 N/A its entry does not declare", "as each entry declares", "keycloak S5: want numbers with zero errors", false, func(t *testing.T, r *Run) {
-			editCell(t, r, "keycloak", "S5", func(c *report.CellRow) {
-				*c = report.CellRow{Product: c.Product, ID: c.ID, Scenario: c.Scenario, Reason: "no step qualified"}
+			editCell(t, r, "keycloak", "S5", func(c *model.CellRow) {
+				*c = model.CellRow{Product: c.Product, ID: c.ID, Scenario: c.Scenario, Reason: "no step qualified"}
 			})
 		}},
 		{"refop without S2j", "refop numbers", "refop S2j: no row in the comparison", false, func(t *testing.T, r *Run) {
-			r.Cells = slices.DeleteFunc(r.Cells, func(c report.CellRow) bool { return c.Product == "refop" && c.ID == "S2j" })
+			r.Cells = slices.DeleteFunc(r.Cells, func(c model.CellRow) bool { return c.Product == "refop" && c.ID == "S2j" })
 		}},
 		{"refop S1 with no qps", "refop numbers", "refop S1: want numbers", false, func(t *testing.T, r *Run) {
-			editCell(t, r, "refop", "S1", func(c *report.CellRow) { c.QPS = 0 })
+			editCell(t, r, "refop", "S1", func(c *model.CellRow) { c.QPS = 0 })
 		}},
 		{"hydra S2l measured", "hydra S2l N/A", "hydra S2l: want an N/A cell saying /userinfo .*200 and no sub/", false, func(t *testing.T, r *Run) {
-			editCell(t, r, "hydra", "S2l", func(c *report.CellRow) { c.Steady = true })
+			editCell(t, r, "hydra", "S2l", func(c *model.CellRow) { c.Steady = true })
 		}},
 		{"refop S2l N/A for another reason", "refop S2l N/A", "refop S2l: want an N/A cell saying /userinfo with 403/", false, func(t *testing.T, r *Run) {
-			editCell(t, r, "refop", "S2l", func(c *report.CellRow) { c.Reason = "no step below 1% errors" })
+			editCell(t, r, "refop", "S2l", func(c *model.CellRow) { c.Reason = "no step below 1% errors" })
 		}},
 		{"S1 judged by two checks", "one check per scenario", "steady cells of one scenario judged by different checks", false, func(t *testing.T, r *Run) {
-			editCell(t, r, "keycloak", "S1", func(c *report.CellRow) { c.Check = "2xx" })
+			editCell(t, r, "keycloak", "S1", func(c *model.CellRow) { c.Check = "2xx" })
 		}},
 		{"a steady cell without its check", "one check per scenario", "judged by different checks", false, func(t *testing.T, r *Run) {
 			for _, p := range []string{"refop", "hydra", "keycloak"} {
-				editCell(t, r, p, "S5", func(c *report.CellRow) { c.Check = "" })
+				editCell(t, r, p, "S5", func(c *model.CellRow) { c.Check = "" })
 			}
 		}},
 		{"a step counting a 401 as ok", "ok within 2xx", "more ok than 2xx answers", false, func(t *testing.T, r *Run) {
@@ -251,7 +251,7 @@ func doctorings() []doctoring {
 		{"keycloak's server side disagrees", "server side agrees", "keycloak: no steady cell whose server-side count agrees", false, func(t *testing.T, r *Run) {
 			for _, c := range r.Cells {
 				if c.Product == "keycloak" && c.Server != nil {
-					editCell(t, r, c.Product, c.ID, func(c *report.CellRow) {
+					editCell(t, r, c.Product, c.ID, func(c *model.CellRow) {
 						s := *c.Server
 						s.Agrees = false
 						c.Server = &s
@@ -270,7 +270,7 @@ func doctorings() []doctoring {
 			}
 		}},
 		{"refop with a server-side count", "refop server side N/A", "refop: want its steady cells' server side N/A", false, func(t *testing.T, r *Run) {
-			editCell(t, r, "refop", "S3", func(c *report.CellRow) { c.Server = &report.ServerRow{Requests: 1000, Agrees: true} })
+			editCell(t, r, "refop", "S3", func(c *model.CellRow) { c.Server = &model.ServerRow{Requests: 1000, Agrees: true} })
 		}},
 		{"no Server side section", "Server side section", "COMPARISON.md has no Server side section", false, func(t *testing.T, r *Run) {
 			r.Comparison = strings.ReplaceAll(r.Comparison, "## Server side", "## Server")
@@ -332,7 +332,7 @@ func doctorings() []doctoring {
 			r.Comparison = strings.ReplaceAll(r.Comparison, "known limit", "limit")
 		}},
 		{"hydra S4 without its requests' latencies", "per-request-name latencies", "hydra S4: no per-request-name latencies", false, func(t *testing.T, r *Run) {
-			editCell(t, r, "hydra", "S4", func(c *report.CellRow) { c.ByName = nil })
+			editCell(t, r, "hydra", "S4", func(c *model.CellRow) { c.ByName = nil })
 		}},
 		{"keycloak's cold start B interrupted", "cold start, GC jitter, samples", "keycloak: coldstart-B.json missing or not complete", false, func(t *testing.T, r *Run) {
 			c := *r.Coldstarts["keycloak/coldstart-B.json"]
@@ -389,11 +389,11 @@ func TestZitadelRows(t *testing.T) {
 		{"measured, meta N/A", ZitadelMeasured, nil, "zitadel: ZITADEL_BIN is set or a Docker engine answers, but its meta is"},
 		{"measured, S3 with a failed request", ZitadelMeasured, func(t *testing.T, r *Run) {
 			asZitadel(t, r)
-			editCell(t, r, "zitadel", "S3", func(c *report.CellRow) { c.Failed = 2 })
+			editCell(t, r, "zitadel", "S3", func(c *model.CellRow) { c.Failed = 2 })
 		}, "zitadel S3: want numbers with zero errors"},
 		{"measured, S2l N/A for another reason", ZitadelMeasured, func(t *testing.T, r *Run) {
 			asZitadel(t, r)
-			editCell(t, r, "zitadel", "S2l", func(c *report.CellRow) { c.Reason = "no step below 1% errors" })
+			editCell(t, r, "zitadel", "S2l", func(c *model.CellRow) { c.Reason = "no step below 1% errors" })
 		}, "zitadel S2l: the meta declares it N/A"},
 		{"measured, S2l N/A undeclared", ZitadelMeasured, func(t *testing.T, r *Run) {
 			asZitadel(t, r)
@@ -401,7 +401,7 @@ func TestZitadelRows(t *testing.T) {
 		}, "zitadel S2l: want numbers with zero errors"},
 		{"measured, S4 without its requests' latencies", ZitadelMeasured, func(t *testing.T, r *Run) {
 			asZitadel(t, r)
-			editCell(t, r, "zitadel", "S4", func(c *report.CellRow) { c.ByName = nil })
+			editCell(t, r, "zitadel", "S4", func(c *model.CellRow) { c.ByName = nil })
 		}, "zitadel S4: no per-request-name latencies"},
 		{"measured, no cold start A", ZitadelMeasured, func(t *testing.T, r *Run) {
 			asZitadel(t, r)
@@ -444,7 +444,7 @@ func TestZitadelRows(t *testing.T) {
 // meta and records.
 func asZitadel(t *testing.T, r *Run) {
 	t.Helper()
-	r.Cells = slices.DeleteFunc(r.Cells, func(c report.CellRow) bool { return c.Product == "zitadel" })
+	r.Cells = slices.DeleteFunc(r.Cells, func(c model.CellRow) bool { return c.Product == "zitadel" })
 	for _, c := range slices.Clone(r.Cells) {
 		if c.Product == "refop" {
 			c.Product = "zitadel"
@@ -473,9 +473,9 @@ func asZitadel(t *testing.T, r *Run) {
 
 // editCell changes product's cell id in r.Cells (a copy: its ByName and
 // Server are shared, so f replaces them rather than writing through them).
-func editCell(t *testing.T, r *Run, product, id string, f func(c *report.CellRow)) {
+func editCell(t *testing.T, r *Run, product, id string, f func(c *model.CellRow)) {
 	t.Helper()
-	i := slices.IndexFunc(r.Cells, func(c report.CellRow) bool { return c.Product == product && c.ID == id })
+	i := slices.IndexFunc(r.Cells, func(c model.CellRow) bool { return c.Product == product && c.ID == id })
 	if i < 0 {
 		t.Fatalf("no cell %s %s", product, id)
 	}
@@ -565,8 +565,8 @@ func TestSharesMeasured(t *testing.T) {
 			capQPS := c.Capacity.Raw.Median
 			c.Shares = nil
 			for _, sh := range []int{50, 80} {
-				c.Shares = append(c.Shares, report.ShareRow{Share: sh, RateRPS: math.Round(capQPS*float64(sh)) / 100, QPS: capQPS * float64(sh) / 100,
-					Windows: 1, Seconds: 10, P50: report.IntervalRow{Median: 1}, P95: report.IntervalRow{Median: 2}, P99: report.IntervalRow{Median: 3}})
+				c.Shares = append(c.Shares, model.ShareRow{Share: sh, RateRPS: math.Round(capQPS*float64(sh)) / 100, QPS: capQPS * float64(sh) / 100,
+					Windows: 1, Seconds: 10, P50: model.IntervalRow{Median: 1}, P95: model.IntervalRow{Median: 2}, P99: model.IntervalRow{Median: 3}})
 			}
 			r.Cells[i] = c
 		}
@@ -584,18 +584,18 @@ func TestSharesMeasured(t *testing.T) {
 		doctor     func(r *Run)
 	}{
 		{"a wrong rate", "hydra S1 at 80%: rate", func(r *Run) {
-			editCell(t, r, "hydra", "S1", func(c *report.CellRow) { c.Shares[1].RateRPS *= 1.01 })
+			editCell(t, r, "hydra", "S1", func(c *model.CellRow) { c.Shares[1].RateRPS *= 1.01 })
 		}},
 		{"a missing share", "keycloak S3: no windows at 80% of its capacity", func(r *Run) {
-			editCell(t, r, "keycloak", "S3", func(c *report.CellRow) { c.Shares = c.Shares[:1] })
+			editCell(t, r, "keycloak", "S3", func(c *model.CellRow) { c.Shares = c.Shares[:1] })
 		}},
 		{"percentiles out of order", "refop S2 at 50%: P50 1, P95 2, P99 1.5 ms", func(r *Run) {
-			editCell(t, r, "refop", "S2", func(c *report.CellRow) { c.Shares[0].P99.Median = 1.5 })
+			editCell(t, r, "refop", "S2", func(c *model.CellRow) { c.Shares[0].P99.Median = 1.5 })
 		}},
 		{"no figures at any share", "refop: no latency at any share of capacity", func(r *Run) {
 			for _, c := range r.Cells {
 				if c.Product == "refop" && len(c.Shares) > 0 {
-					editCell(t, r, "refop", c.ID, func(c *report.CellRow) {
+					editCell(t, r, "refop", c.ID, func(c *model.CellRow) {
 						for i := range c.Shares {
 							c.Shares[i].NA = "errors 1% in a window"
 						}

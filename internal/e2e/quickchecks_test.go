@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
 	"github.com/idpbench/idpbench/internal/sustaincheck"
 	"github.com/idpbench/idpbench/products"
@@ -258,7 +258,7 @@ func serverSideAgrees(products ...string) func(*Run) (string, error) {
 	return func(r *Run) (string, error) {
 		var seen []string
 		for _, p := range products {
-			var agree []report.CellRow
+			var agree []model.CellRow
 			for _, c := range r.Cells {
 				if c.Product == p && c.Steady && c.Server != nil && c.Server.Agrees {
 					agree = append(agree, c)
@@ -266,8 +266,8 @@ func serverSideAgrees(products ...string) func(*Run) (string, error) {
 			}
 			if len(agree) == 0 {
 				type side struct {
-					ID     string            `json:"id"`
-					Server *report.ServerRow `json:"server"`
+					ID     string           `json:"id"`
+					Server *model.ServerRow `json:"server"`
 				}
 				var sides []side
 				for _, c := range r.Cells {
@@ -305,8 +305,8 @@ func refopServerNA(r *Run) (string, error) {
 	}
 	if n == 0 || bad {
 		type side struct {
-			ID     string            `json:"id"`
-			Server *report.ServerRow `json:"server"`
+			ID     string           `json:"id"`
+			Server *model.ServerRow `json:"server"`
 		}
 		var sides []side
 		for _, c := range r.Cells {
@@ -660,9 +660,9 @@ func interleaved(products ...string) func(*Run) (string, error) {
 // the verdict the run recorded, and COMPARISON.md shows no latency from a
 // window not sustained.
 func sustainedRespected(r *Run) (string, error) {
-	in := &report.Inputs{}
+	in := &model.Inputs{}
 	for _, rel := range slices.Sorted(maps.Keys(r.Steps)) {
-		in.Steps = append(in.Steps, report.StepFile{Path: filepath.Join(r.Dir, rel), Step: r.Steps[rel]})
+		in.Steps = append(in.Steps, model.StepFile{Path: filepath.Join(r.Dir, rel), Step: r.Steps[rel]})
 	}
 	ws := sustaincheck.Windows(in)
 	sum := sustaincheck.Summarize(ws)
@@ -694,7 +694,7 @@ func sharesMeasured(products ...string) func(*Run) (string, error) {
 				}
 				capQPS := c.Capacity.Raw.Median // the run's target: the raw capacity
 				for _, share := range []int{50, 80} {
-					i := slices.IndexFunc(c.Shares, func(s report.ShareRow) bool { return s.Share == share })
+					i := slices.IndexFunc(c.Shares, func(s model.ShareRow) bool { return s.Share == share })
 					if i < 0 {
 						bad = append(bad, fmt.Sprintf("%s %s: no windows at %d%% of its capacity", p, c.ID, share))
 						continue

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
 	"github.com/idpbench/idpbench/products"
 )
@@ -17,7 +17,7 @@ import (
 // path relative to Dir, the main table and COMPARISON.md.
 type Run struct {
 	Dir        string
-	Cells      []report.CellRow // the main table as `aggregate steady` writes it, File relative to Dir
+	Cells      []model.CellRow // the main table as `aggregate steady` writes it, File relative to Dir
 	Steps      map[string]*schema.Step
 	Metas      map[string]*schema.Meta
 	Coldstarts map[string]*schema.Coldstart
@@ -30,7 +30,7 @@ type Run struct {
 // LoadRun reads the run directory dir with internal/report's loader and
 // builds its report.
 func LoadRun(ctx context.Context, dir string) (*Run, error) {
-	in, err := report.Load(ctx, []string{dir}, nil, func(string) {})
+	in, err := model.Load(ctx, []string{dir}, nil, func(string) {})
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func LoadRun(ctx context.Context, dir string) (*Run, error) {
 		}
 		return p
 	}
-	r.Cells = report.CellRows(report.Build(in, report.Options{ServerMetrics: products.ServerMetrics}))
+	r.Cells = model.CellRows(model.Build(in, model.Options{ServerMetrics: products.ServerMetrics}))
 	for i := range r.Cells {
 		r.Cells[i].File = rel(r.Cells[i].File)
 	}
@@ -86,8 +86,8 @@ func (r *Run) Clone() *Run {
 }
 
 // cells returns product's cells of scenario id (S1, S2l ...).
-func (r *Run) cells(product, id string) []report.CellRow {
-	var out []report.CellRow
+func (r *Run) cells(product, id string) []model.CellRow {
+	var out []model.CellRow
 	for _, c := range r.Cells {
 		if c.Product == product && c.ID == id {
 			out = append(out, c)

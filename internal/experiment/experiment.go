@@ -17,7 +17,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/compare"
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/steps"
 )
 
@@ -78,7 +78,7 @@ func runTool(ctx context.Context, e Env, bin, logPath string, args, vars []strin
 // loadSide reads one run (or product) directory for a comparison, as
 // aggregate compare does: it must hold ladder step records.
 func loadSide(ctx context.Context, path string, warn func(string)) (compare.Side, error) {
-	in, err := report.Load(ctx, []string{path}, nil, warn)
+	in, err := model.Load(ctx, []string{path}, nil, warn)
 	if err != nil {
 		return compare.Side{}, err
 	}

@@ -237,7 +237,7 @@ func TestWarmupCheckArms(t *testing.T) {
 func fixtureRun(t *testing.T, product string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.CopyFS(filepath.Join(dir, product), os.DirFS("../report/testdata/run1/hydra")); err != nil {
+	if err := os.CopyFS(filepath.Join(dir, product), os.DirFS("../model/testdata/run1/hydra")); err != nil {
 		t.Fatal(err)
 	}
 	return dir

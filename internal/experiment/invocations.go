@@ -14,7 +14,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/atomicfile"
 	"github.com/idpbench/idpbench/internal/cli"
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
 	"github.com/idpbench/idpbench/internal/stats"
 	"github.com/idpbench/idpbench/internal/steps"
@@ -116,11 +116,11 @@ func (v Invocations) analyse(ctx context.Context, e Env, out string) error {
 	invocationS := map[string][]float64{} // per product, each invocation's cost outside its windows
 	for i := 1; i <= v.Invocations; i++ {
 		dir := filepath.Join(out, "runs", invocationID(i))
-		in, err := report.Load(ctx, []string{dir}, nil, func(msg string) { e.Log.Printf("warning: %s", msg) })
+		in, err := model.Load(ctx, []string{dir}, nil, func(msg string) { e.Log.Printf("warning: %s", msg) })
 		if err != nil {
 			return fmt.Errorf("reading invocation %d: %w", i, err)
 		}
-		ws := v.windowsOf(report.Build(in, report.Options{}), i)
+		ws := v.windowsOf(model.Build(in, model.Options{}), i)
 		windows = append(windows, ws...)
 		for p, s := range startCosts(in.Phases, v.Products) {
 			invocationS[p] = append(invocationS[p], s)
@@ -146,7 +146,7 @@ func (v Invocations) analyse(ctx context.Context, e Env, out string) error {
 
 // windowsOf is the windows of invocation i at the pilot's level, per
 // product, in time order.
-func (v Invocations) windowsOf(r *report.Report, i int) []Window {
+func (v Invocations) windowsOf(r *model.Report, i int) []Window {
 	var out []Window
 	for _, c := range r.Cells {
 		if c.Scenario.Name != v.Scenario || !slices.Contains(v.Products, c.Product) {
@@ -169,7 +169,7 @@ func (v Invocations) windowsOf(r *report.Report, i int) []Window {
 // startCosts is each product's cost of one invocation outside its
 // windows: its install, cold starts, setup and teardown, and an equal
 // share of the run-wide phases (the database up and down, the build).
-func startCosts(files []report.PhaseFile, products []string) map[string]float64 {
+func startCosts(files []model.PhaseFile, products []string) map[string]float64 {
 	own := map[string]float64{}
 	shared := 0.0
 	for _, f := range files {
@@ -242,7 +242,7 @@ func (v Invocations) pilotRow(p string, windows []Window, invocationS []float64)
 		probeBetween = relSD(pc.Between)
 	}
 	med, _ := stats.Median(all)
-	flat := report.MedianInterval(all)
+	flat := model.MedianInterval(all)
 	hier := HierarchicalInterval(groups, p)
 	winS, _ := stats.Median(costs)
 	invS, _ := stats.Median(invocationS)
@@ -282,7 +282,7 @@ func pValue(p float64) string {
 // halfText is an interval's ends as distances from its center, "-3.8%
 // +8.7%" (an interval of a median need not be symmetric), or why there is
 // none.
-func halfText(iv report.Interval) string {
+func halfText(iv model.Interval) string {
 	if !iv.OK() {
 		return "N/A: " + iv.NA
 	}

@@ -21,7 +21,7 @@ var pilotFactors = []float64{0.99, 0.995, 1, 1, 1.005, 1.01}
 func pilotRuns(t *testing.T, levels ...float64) string {
 	t.Helper()
 	parent := t.TempDir()
-	src := "../report/testdata/run1/hydra"
+	src := "../model/testdata/run1/hydra"
 	meta, err := os.ReadFile(filepath.Join(src, "meta.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/stats"
 )
 
@@ -94,11 +94,11 @@ const hierarchicalResamples = 4000
 
 // HierarchicalInterval is the median of every window of every invocation
 // with a two-level percentile bootstrap interval at
-// report.CapacityConfidence: each resample draws the invocations with
+// model.CapacityConfidence: each resample draws the invocations with
 // replacement, then each drawn invocation's windows with replacement (Kalibera
 // & Jones's hierarchical bootstrap), so the interval covers the variation
 // between invocations as well as within them. Seeded from key.
-func HierarchicalInterval(groups [][]float64, key string) report.Interval {
+func HierarchicalInterval(groups [][]float64, key string) model.Interval {
 	var all []float64
 	var gs [][]float64
 	for _, g := range groups {
@@ -107,14 +107,14 @@ func HierarchicalInterval(groups [][]float64, key string) report.Interval {
 			all = append(all, g...)
 		}
 	}
-	iv := report.Interval{N: len(all)}
+	iv := model.Interval{N: len(all)}
 	iv.Center, _ = stats.Median(all)
 	if len(gs) < 2 {
 		iv.NA = "fewer than 2 invocations with windows"
 		return iv
 	}
 	var pool []float64
-	boot := stats.Resampler{Key: key, Stream: 0x2545f4914f6cdd1d, N: hierarchicalResamples, Conf: report.CapacityConfidence}
+	boot := stats.Resampler{Key: key, Stream: 0x2545f4914f6cdd1d, N: hierarchicalResamples, Conf: model.CapacityConfidence}
 	lo, hi, _ := boot.Run(1, func(rng *rand.Rand, out []float64) bool {
 		pool = pool[:0]
 		for range gs {

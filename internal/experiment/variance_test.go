@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 )
 
 // TestVarianceComponents: a hand-computed one-way ANOVA on ln qps (two
@@ -74,7 +74,7 @@ func TestHierarchicalInterval(t *testing.T) {
 		all = append(all, g...)
 	}
 	h := HierarchicalInterval(groups, "t")
-	flat := report.MedianInterval(all)
+	flat := model.MedianInterval(all)
 	if !h.OK() || !flat.OK() || h.N != 24 {
 		t.Fatalf("hierarchical %+v, flat %+v", h, flat)
 	}

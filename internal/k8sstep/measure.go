@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/atomicfile"
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
 	"github.com/idpbench/idpbench/internal/steps"
 )
@@ -264,7 +264,7 @@ func (r *runner) record(ctx context.Context, agentsDir string, i int, podName st
 	if err := os.WriteFile(recFile, line, 0o644); err != nil {
 		return steps.File{}, err
 	}
-	in, err := report.Load(ctx, []string{recFile}, nil, r.log.warn)
+	in, err := model.Load(ctx, []string{recFile}, nil, r.log.warn)
 	if !stepRecord(line) || err != nil || len(in.Steps) != 1 {
 		return steps.File{}, errors.Join(fmt.Errorf("agent %d (pod %s): the last line of its log is no step record (%s)", i, podName, logFile), err)
 	}
@@ -302,9 +302,9 @@ func (r *runner) merge(records []steps.File, file string) error {
 }
 
 // summary is aggregate summary's text for steps, without its last newline.
-func summary(steps []steps.File) string {
+func summary(recs []steps.File) string {
 	var b strings.Builder
-	if err := report.WriteSummary(&b, report.SummaryRows(steps), report.FormatText); err != nil {
+	if err := steps.WriteSummary(&b, steps.SummaryRows(recs), steps.FormatText); err != nil {
 		return err.Error()
 	}
 	return strings.TrimSuffix(b.String(), "\n")

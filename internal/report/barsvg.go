@@ -3,9 +3,11 @@ package report
 import (
 	"bufio"
 	"fmt"
-	"github.com/idpbench/idpbench/internal/steps"
 	"slices"
 	"strings"
+
+	"github.com/idpbench/idpbench/internal/model"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // barShare is the part of a group's width its bars take.
@@ -14,7 +16,7 @@ const barShare = 0.7
 // writeBars draws a grouped bar chart (Chart.Bars) after the head: a y grid
 // from zero, the group labels, one <path> of bars per series with each
 // bar's value above it, and a legend of swatches.
-func (c Chart) writeBars(b *bufio.Writer) {
+func (c svgChart) writeBars(b *bufio.Writer) {
 	y, yticks := c.yAxis()
 	fmt.Fprintf(b, "<g class=\"grid\" stroke=\"#dddddd\" stroke-width=\"1\">\n")
 	for _, t := range yticks {
@@ -39,19 +41,19 @@ func (c Chart) writeBars(b *bufio.Writer) {
 }
 
 // groupMid is the x pixel of group i's middle.
-func (c Chart) groupMid(i int) float64 {
+func (c svgChart) groupMid(i int) float64 {
 	w := float64(plotRight-plotLeft) / float64(max(len(c.Groups), 1))
 	return plotLeft + w*(float64(i)+0.5)
 }
 
 // barX is the left edge and width of series k's bar in group i.
-func (c Chart) barX(i, k int) (float64, float64) {
+func (c svgChart) barX(i, k int) (float64, float64) {
 	gw := float64(plotRight-plotLeft) / float64(max(len(c.Groups), 1))
 	bw := gw * barShare / float64(max(len(c.Series), 1))
 	return c.groupMid(i) - gw*barShare/2 + float64(k)*bw, bw
 }
 
-func (c Chart) writeBarSeries(b *bufio.Writer, k int, s Series, y axis) {
+func (c svgChart) writeBarSeries(b *bufio.Writer, k int, s model.Series, y axis) {
 	fmt.Fprintf(b, "<g class=\"series\" data-series=\"%s\">\n", esc(s.Name))
 	var d strings.Builder
 	var labels []string
@@ -69,7 +71,7 @@ func (c Chart) writeBarSeries(b *bufio.Writer, k int, s Series, y axis) {
 	fmt.Fprintf(b, "</g>\n")
 }
 
-func (c Chart) writeBarLegend(b *bufio.Writer) {
+func (c svgChart) writeBarLegend(b *bufio.Writer) {
 	fmt.Fprintf(b, "<g class=\"legend\" fill=\"#222222\">\n")
 	for i, s := range c.Series {
 		cy := float64(plotTop + 12 + i*legendRow)
@@ -80,7 +82,7 @@ func (c Chart) writeBarLegend(b *bufio.Writer) {
 }
 
 // writeNoBars marks a group without any bar "N/A" on the baseline.
-func (c Chart) writeNoBars(b *bufio.Writer, y axis) {
+func (c svgChart) writeNoBars(b *bufio.Writer, y axis) {
 	has := map[int]bool{}
 	for _, s := range c.Series {
 		for _, p := range s.Points() {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -12,8 +13,8 @@ import (
 // containers' memory) is marked "(cgroup)" and explained, never shown as a
 // process tree's RSS; a native one stays unmarked.
 func TestColdPeakOfContainers(t *testing.T) {
-	rec := func(as string) ColdstartFile {
-		return ColdstartFile{Path: "p/coldstart-A.json", Coldstart: &schema.Coldstart{Status: schema.StatusComplete,
+	rec := func(as string) model.ColdstartFile {
+		return model.ColdstartFile{Path: "p/coldstart-A.json", Coldstart: &schema.Coldstart{Status: schema.StatusComplete,
 			SecondsToReady: 7.8, PeakRSSBytes: 96 << 20, PeakMeasuredAs: as}}
 	}
 	for _, tc := range []struct {
@@ -25,8 +26,8 @@ func TestColdPeakOfContainers(t *testing.T) {
 	} {
 		var b strings.Builder
 		w := bufio.NewWriter(&b)
-		m := &md{w: w, r: &Report{Cold: []ColdstartRow{{Product: "hydra",
-			A: Coldstart{Mode: "A", File: rec(tc.as)}, B: Coldstart{Mode: "B", NA: "no coldstart-B record"}}}}}
+		m := &md{w: w, r: &model.Report{Cold: []model.ColdstartRow{{Product: "hydra",
+			A: model.Coldstart{Mode: "A", File: rec(tc.as)}, B: model.Coldstart{Mode: "B", NA: "no coldstart-B record"}}}}}
 		m.memoryColdJitter()
 		if err := w.Flush(); err != nil {
 			t.Fatal(err)

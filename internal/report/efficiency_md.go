@@ -1,13 +1,13 @@
 package report
 
-import "github.com/idpbench/idpbench/internal/steps"
-
-// KeycloakSizingGuide is the source of the requests-per-CPU-second unit.
-const KeycloakSizingGuide = "https://www.keycloak.org/high-availability/single-cluster/concepts-memory-and-cpu-sizing"
+import (
+	"github.com/idpbench/idpbench/internal/model"
+	"github.com/idpbench/idpbench/internal/steps"
+)
 
 // efficiencyText is a main-table cell: "1,234 / 987", an iteration cell's
 // "iter: 24.1 / 21.2", N/A halves with their reasons.
-func efficiencyText(e Efficiency) string {
+func efficiencyText(e model.Efficiency) string {
 	if !e.PerIdP.OK {
 		return "N/A: " + cell(e.PerIdP.NA)
 	}
@@ -24,7 +24,7 @@ func (m *md) howToReadEfficiency() {
 	m.printf("  then by those of the IdP plus PostgreSQL. The CPU-seconds integrate the sampler's records\n")
 	m.printf("  (each record's CPU since the previous one, over the part of that interval inside the window).\n")
 	m.printf("  It is the unit of Keycloak's sizing guide, requests per vCPU-second\n")
-	m.printf("  (<%s>), so a figure here can be set\n", KeycloakSizingGuide)
+	m.printf("  (<%s>), so a figure here can be set\n", model.KeycloakSizingGuide)
 	m.printf("  against theirs; unlike QPS it does not depend on how many cores the machine has, nor on the\n")
 	m.printf("  CPU the load generator took from the product. It counts only the sampled processes: the\n")
 	m.printf("  kernel's network work on their behalf is partly outside them. N/A says why a figure is missing.\n")
@@ -47,13 +47,13 @@ func (m *md) runUsageTable() {
 			continue
 		}
 		m.printf("| %s | %s | %s | %s | %s | %s | %d | %d |\n", res.Product, cpuTriple(u.IdPCPU), memPair(u.IdPMem),
-			cpuTriple(u.DBCPU), memPair(u.DBMem), memKinds(Resources{IdPMem: u.IdPMemOf, DBMem: u.DBMemOf, DBRSS: u.DBMem.P50}),
+			cpuTriple(u.DBCPU), memPair(u.DBMem), memKinds(model.Resources{IdPMem: u.IdPMemOf, DBMem: u.DBMemOf, DBRSS: u.DBMem.P50}),
 			u.Windows, u.Records)
 	}
 }
 
 // cpuTriple is "45 / 98 / 112", or the N/A reason once.
-func cpuTriple(q CPUQuantiles) string {
+func cpuTriple(q model.CPUQuantiles) string {
 	if !q.P50.OK {
 		return "N/A: " + cell(q.P50.NA)
 	}
@@ -61,7 +61,7 @@ func cpuTriple(q CPUQuantiles) string {
 }
 
 // memPair is "310 / 342", or the N/A reason once.
-func memPair(q MemQuantiles) string {
+func memPair(q model.MemQuantiles) string {
 	if !q.P50.OK {
 		return "N/A: " + cell(q.P50.NA)
 	}

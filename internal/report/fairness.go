@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
 	"github.com/idpbench/idpbench/internal/steps"
 )
@@ -20,7 +21,7 @@ func (m *md) fairness() {
 	m.otherRecords()
 }
 
-func (m *md) productFairness(p Product) {
+func (m *md) productFairness(p model.Product) {
 	m.printf("### %s\n\n", p.Name)
 	if p.Meta == nil {
 		m.printf("- No meta file: configuration, deviations and warmups are not recorded for this product.\n\n")
@@ -180,7 +181,7 @@ func (m *md) limitedSteps() {
 			why = fmt.Sprintf("driver CPU %s%% with GOMAXPROCS %d", steps.FormatMS(s.Driver.CPUPct), s.Driver.GOMAXPROCS)
 		}
 		m.printf("- %s %s c=%d%s: %s qps, %s (%s)\n",
-			StepProduct(sf), scenarioLabel(s.Scenario), s.Connections, phaseNote(s),
+			sf.Product(), scenarioLabel(s.Scenario), s.Connections, phaseNote(s),
 			steps.FormatQPS(s.QPS), why, m.link(sf.Path))
 	}
 	m.printf("\n")
@@ -194,7 +195,7 @@ func scenarioLabel(name string) string {
 }
 
 func phaseNote(s *schema.Step) string {
-	if isLadder(s) {
+	if model.IsLadder(s) {
 		return ""
 	}
 	return " (phase " + s.Labels["phase"] + ")"
@@ -227,7 +228,7 @@ func (m *md) otherRecords() {
 			continue
 		}
 		s := sf.Step
-		lines = append(lines, fmt.Sprintf("%s %s c=%d%s, %s (%s)", StepProduct(sf), scenarioLabel(s.Scenario),
+		lines = append(lines, fmt.Sprintf("%s %s c=%d%s, %s (%s)", sf.Product(), scenarioLabel(s.Scenario),
 			s.Connections, phaseNote(s), steps.FormatSeconds(s.DurationS), m.link(sf.Path)))
 	}
 	for _, p := range r.Unattributed {
@@ -261,7 +262,7 @@ func (m *md) stepPools(product string) []string {
 	return out
 }
 
-func (m *md) resources(product string) *Resources {
+func (m *md) resources(product string) *model.Resources {
 	for i := range m.r.Resources {
 		if m.r.Resources[i].Product == product {
 			return &m.r.Resources[i]
@@ -289,13 +290,13 @@ func (m *md) missingRecords() {
 	m.printf("\n")
 }
 
-func (m *md) missingFor(p Product, i int) []string {
+func (m *md) missingFor(p model.Product, i int) []string {
 	if p.NA {
 		return []string{"did not run, so no samples, cold start or GC jitter"}
 	}
 	r := m.r
 	var out []string
-	add := func(what string, f Figure) {
+	add := func(what string, f model.Figure) {
 		if !f.OK {
 			out = append(out, what+": "+f.NA)
 		}
@@ -311,14 +312,14 @@ func (m *md) missingFor(p Product, i int) []string {
 		}
 	}
 	for _, u := range res.Steps {
-		if u.VerdictKind == VerdictNA {
+		if u.VerdictKind == model.VerdictNA {
 			out = append(out, fmt.Sprintf("%s %s bottleneck verdict: %s", u.Scenario.ID, u.Scenario.Name, strings.TrimPrefix(u.Verdict, "N/A: ")))
 		}
 	}
 	if res.TopNA != "" && res.NA == "" {
 		out = append(out, "top queries: "+res.TopNA)
 	}
-	for _, c := range []Coldstart{r.Cold[i].A, r.Cold[i].B} {
+	for _, c := range []model.Coldstart{r.Cold[i].A, r.Cold[i].B} {
 		if c.NA != "" {
 			out = append(out, "cold start "+c.Mode+": "+c.NA)
 		}

@@ -7,18 +7,19 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
-// knees returns the knee records in report order: by scenario (the
+// knees returns r's knee records in report order: by scenario (the
 // report's order), then product.
-func (r *Report) knees() []KneeFile {
+func knees(r *model.Report) []model.KneeFile {
 	order := map[string]int{}
 	for i, s := range schema.Scenarios {
 		order[s.Name] = i
 	}
 	ks := slices.Clone(r.Knees)
-	slices.SortStableFunc(ks, func(a, b KneeFile) int {
+	slices.SortStableFunc(ks, func(a, b model.KneeFile) int {
 		return cmp.Or(cmp.Compare(order[a.Knee.Scenario], order[b.Knee.Scenario]), strings.Compare(a.Knee.Product, b.Knee.Product))
 	})
 	return ks
@@ -29,7 +30,7 @@ func (r *Report) knees() []KneeFile {
 // full ladder) and the levels later rounds repeated. Nothing for a run
 // without knee records (from before the knee rule).
 func (m *md) kneeAppendix() {
-	ks := m.r.knees()
+	ks := knees(m.r)
 	if len(ks) == 0 {
 		return
 	}
@@ -52,7 +53,7 @@ func (m *md) kneeAppendix() {
 // knee skipped have no step to draw.
 func (m *md) chartKneeNote() {
 	var parts []string
-	for _, kf := range m.r.knees() {
+	for _, kf := range knees(m.r) {
 		if k := kf.Knee; !k.FullLadder && len(k.Skipped) > 0 {
 			parts = append(parts, fmt.Sprintf("%s %s: %s", scenarioText(k.Scenario), k.Product, levelsText(k.Skipped)))
 		}

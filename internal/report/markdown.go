@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
-	"github.com/idpbench/idpbench/internal/stats"
 	"github.com/idpbench/idpbench/internal/steps"
 )
 
@@ -27,7 +27,7 @@ type MarkdownOptions struct {
 }
 
 // WriteMarkdown renders the report as COMPARISON.md.
-func WriteMarkdown(w io.Writer, r *Report, opt MarkdownOptions) error {
+func WriteMarkdown(w io.Writer, r *model.Report, opt MarkdownOptions) error {
 	b := bufio.NewWriter(w)
 	m := &md{w: b, r: r, opt: opt}
 	m.banner()
@@ -55,7 +55,7 @@ func WriteMarkdown(w io.Writer, r *Report, opt MarkdownOptions) error {
 // md is one rendering: the writer, the model and the first write error.
 type md struct {
 	w     *bufio.Writer
-	r     *Report
+	r     *model.Report
 	opt   MarkdownOptions
 	err   error
 	quiet bool // list omits empty lists
@@ -115,7 +115,7 @@ func hostsText(hosts []schema.Host) string {
 	return strings.TrimSpace(s)
 }
 
-func productsText(ps []Product) string {
+func productsText(ps []model.Product) string {
 	var parts []string
 	for _, p := range ps {
 		s := p.Name + " " + orUnknown(p.Version)
@@ -129,7 +129,7 @@ func productsText(ps []Product) string {
 
 // commonDatabase renders the database settings when every meta that has
 // them agrees; per-product settings appear in the fairness section anyway.
-func commonDatabase(ps []Product) string {
+func commonDatabase(ps []model.Product) string {
 	common := ""
 	for _, p := range ps {
 		if p.Meta == nil || len(p.Meta.Database) == 0 {
@@ -187,10 +187,10 @@ func (m *md) mainTable() {
 		}
 		raw := "–"
 		if c.Capacity.HeadlineIsAdjusted() {
-			raw = FormatInterval(c.Capacity.Raw, steps.FormatQPS, unit)
+			raw = model.FormatInterval(c.Capacity.Raw, steps.FormatQPS, unit)
 		}
 		m.printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | c=%d%s |\n", sc, c.Product,
-			FormatInterval(c.Capacity.Headline(), steps.FormatQPS, unit), raw, plateauText(c), shareP99(c, 50), shareP99(c, 80),
+			model.FormatInterval(c.Capacity.Headline(), steps.FormatQPS, unit), raw, plateauText(c), shareP99(c, 50), shareP99(c, 80),
 			steps.FormatMS(l.P50MS.Median), steps.FormatMS(l.P95MS.Median), steps.FormatMS(l.P99MS.Median),
 			steps.FormatPct(l.ErrorRate.Median), efficiencyText(m.r.EfficiencyOf(c)), st.Connections, known)
 	}
@@ -208,8 +208,8 @@ func (m *md) mainTable() {
 
 // capacityLead says which capacity the table leads with: at the run's
 // reference host speed (each product's slope) or raw.
-func capacityLead(r *Report) string {
-	if !HeadlineAdjusted {
+func capacityLead(r *model.Report) string {
+	if !model.HeadlineAdjusted {
 		return "it is the windows' raw throughput"
 	}
 	var parts []string
@@ -230,7 +230,7 @@ func capacityLead(r *Report) string {
 }
 
 // plateauText lists the plateau's levels with their windows: "c=4 (3), c=8 (3)".
-func plateauText(c Cell) string {
+func plateauText(c model.Cell) string {
 	var parts []string
 	for _, i := range c.Capacity.Levels {
 		l := c.Levels[i]
@@ -240,7 +240,7 @@ func plateauText(c Cell) string {
 }
 
 // levelLabel is "c=8", "c=8 rate=100/s".
-func levelLabel(l Level) string {
+func levelLabel(l model.Level) string {
 	if l.RateRPS > 0 {
 		return fmt.Sprintf("c=%d rate=%s/s", l.Connections, steps.FormatQPS(l.RateRPS))
 	}
@@ -260,11 +260,11 @@ func (m *md) ratioTable() {
 	}
 	m.printf("### Ratios between products, in this run\n\n")
 	m.printf("A / B is A's capacity over B's (the main table's figures), with a percentile bootstrap\n")
-	m.printf("95%% interval over their windows (%d resamples, seeded: the same every time). Within one\n", ratioResamples)
-	m.printf("machine and run this is the figure to quote; it needs %d windows on each side.\n\n", minIntervalSamples)
+	m.printf("95%% interval over their windows (%d resamples, seeded: the same every time). Within one\n", model.RatioResamples)
+	m.printf("machine and run this is the figure to quote; it needs %d windows on each side.\n\n", model.MinIntervalSamples)
 	m.printf("| Scenario | A / B | Ratio [95%% interval] |\n|---|---|--:|\n")
 	for _, x := range m.r.Ratios {
-		m.printf("| %s %s | %s / %s | %s |\n", x.Scenario.ID, x.Scenario.Name, x.A, x.B, FormatInterval(x.Interval, FormatRatio, ""))
+		m.printf("| %s %s | %s / %s | %s |\n", x.Scenario.ID, x.Scenario.Name, x.A, x.B, model.FormatInterval(x.Interval, model.FormatRatio, ""))
 	}
 	m.printf("\n")
 }
@@ -280,7 +280,7 @@ func (m *md) aaTable() {
 	if len(m.r.AA) == 0 {
 		return
 	}
-	var rows []AA
+	var rows []model.AA
 	covered := 0
 	for _, a := range m.r.AA {
 		if a.OK() {
@@ -295,19 +295,19 @@ func (m *md) aaTable() {
 	m.printf("rounds 2, 4 ...) and read as two products, with the ratios' bootstrap interval. An honest\n")
 	m.printf("interval covers 1 in about 95%% of the cells; far fewer would mean the intervals are too narrow.\n")
 	if len(rows) == 0 {
-		m.printf("N/A: no cell has %d windows in each half (more rounds give them).\n\n", minIntervalSamples)
+		m.printf("N/A: no cell has %d windows in each half (more rounds give them).\n\n", model.MinIntervalSamples)
 		return
 	}
-	m.printf("%d of %d cells with %d windows in each half cover 1 (the others: too few windows).\n\n", covered, len(rows), minIntervalSamples)
+	m.printf("%d of %d cells with %d windows in each half cover 1 (the others: too few windows).\n\n", covered, len(rows), model.MinIntervalSamples)
 	m.printf("| Scenario | Product | Odd / even rounds [95%% interval] | covers 1 |\n|---|---|--:|---|\n")
 	for _, a := range rows {
-		m.printf("| %s %s | %s | %s | %s |\n", a.Scenario.ID, a.Scenario.Name, a.Product, FormatInterval(a.Interval, FormatRatio, ""), map[bool]string{true: "yes", false: "**no**"}[a.Covers1()])
+		m.printf("| %s %s | %s | %s | %s |\n", a.Scenario.ID, a.Scenario.Name, a.Product, model.FormatInterval(a.Interval, model.FormatRatio, ""), map[bool]string{true: "yes", false: "**no**"}[a.Covers1()])
 	}
 	m.printf("\n")
 }
 
 // spreadText is " ±3.2%" for a figure of several windows, "" for one.
-func spreadText(s Spread) string {
+func spreadText(s model.Spread) string {
 	if s.N < 2 {
 		return ""
 	}
@@ -316,16 +316,16 @@ func spreadText(s Spread) string {
 
 // levelNote is ", 5 windows" for a level of several windows, with its
 // instability; "" for one window.
-func levelNote(l Level) string {
+func levelNote(l model.Level) string {
 	if l.Windows() < 2 {
 		return ""
 	}
 	note := fmt.Sprintf(", %d windows", l.Windows())
 	if l.Unstable() {
-		note += fmt.Sprintf(", **unstable** (qps spread %.1f%% > %g%%)", l.QPS.Pct(), UnstablePct)
+		note += fmt.Sprintf(", **unstable** (qps spread %.1f%% > %g%%)", l.QPS.Pct(), model.UnstablePct)
 	}
 	for _, f := range l.Flags {
-		if strings.HasPrefix(f, stealFlag) {
+		if strings.HasPrefix(f, model.StealFlag) {
 			note += ", " + f
 		}
 	}
@@ -335,7 +335,7 @@ func levelNote(l Level) string {
 // mixedChecks reports whether the steady steps of a scenario were judged by
 // different rules (possible only for a custom scenario: for the others,
 // SelectSteady takes only steps judged by the scenario's rule).
-func mixedChecks(cells []Cell, scenario string) bool {
+func mixedChecks(cells []model.Cell, scenario string) bool {
 	seen := map[string]bool{}
 	for _, c := range cells {
 		if s := c.SteadyStep(); s != nil && c.Scenario.Name == scenario {
@@ -346,7 +346,7 @@ func mixedChecks(cells []Cell, scenario string) bool {
 }
 
 // known are the product's known limitations (its meta) that shape cell c.
-func (m *md) known(c Cell) []schema.Known {
+func (m *md) known(c model.Cell) []schema.Known {
 	var out []schema.Known
 	for _, p := range m.r.Products {
 		if p.Name != c.Product || p.Meta == nil {
@@ -383,7 +383,7 @@ func (m *md) knownLimits() {
 }
 
 // rateText is a step's QPS, labelled iter/s when the cell counts iterations.
-func rateText(c Cell, qps float64) string {
+func rateText(c model.Cell, qps float64) string {
 	if c.Iterations() {
 		return steps.FormatQPS(qps) + " iter/s"
 	}
@@ -399,7 +399,7 @@ func stepRate(s *schema.Step) string {
 }
 
 // iterationIDs are the scenario IDs of the cells with steps that count iterations.
-func iterationIDs(cells []Cell) []string {
+func iterationIDs(cells []model.Cell) []string {
 	var ids []string
 	for _, c := range cells {
 		if c.Iterations() && len(c.Ladder) > 0 {
@@ -414,7 +414,7 @@ func iterationIDs(cells []Cell) []string {
 // iterations renders the named requests of every steady-state iteration
 // step: one row per request name, then the iteration itself.
 func (m *md) iterations() {
-	var rows []Cell
+	var rows []model.Cell
 	for _, c := range m.r.Cells {
 		if s := c.SteadyStep(); s != nil && len(s.Step.RequestOrder) > 0 {
 			rows = append(rows, c)
@@ -479,7 +479,7 @@ func (m *md) successRules() {
 
 // stepChecks are the distinct rules the ladder steps of a scenario were
 // judged by, quoted.
-func stepChecks(cells []Cell, scenario string) []string {
+func stepChecks(cells []model.Cell, scenario string) []string {
 	seen := map[string]bool{}
 	for _, c := range cells {
 		if c.Scenario.Name != scenario {
@@ -511,7 +511,7 @@ func (m *md) howToRead() {
 	if repeated(m.r.Cells) {
 		m.printf("- **Repeated windows** (`--repeats N`): a level's figure is the median of its windows, `±` its\n")
 		m.printf("  spread (the farther of the smallest and largest window from the median, in percent), and\n")
-		m.printf("  `N windows` their count; a level whose QPS spread exceeds %g%% is flagged unstable. Memory,\n", UnstablePct)
+		m.printf("  `N windows` their count; a level whose QPS spread exceeds %g%% is flagged unstable. Memory,\n", model.UnstablePct)
 		m.printf("  CPU and database figures take the sampler's records of all the steady level's windows; the\n")
 		m.printf("  bottleneck table's QPS and driver CPU are its median window's (the window of median QPS).\n")
 	}
@@ -521,17 +521,17 @@ func (m *md) howToRead() {
 	m.printf("  a user (S4: the headless login, then the code exchange). Their QPS is iterations/s, their\n")
 	m.printf("  latency runs from the first request's send to the last response, and an iteration fails\n")
 	m.printf("  when any of its requests fails; each request's own latency is listed per name.\n")
-	m.printf("- **Host steal over %g%%** flags a window during which the hypervisor gave more than that\n", StealFlagPct)
+	m.printf("- **Host steal over %g%%** flags a window during which the hypervisor gave more than that\n", model.StealFlagPct)
 	m.printf("  share of the cores to other guests while this machine wanted them (/proc/stat steal, read by\n")
 	m.printf("  loadstep at the window's edges): it ran on a slower machine than its neighbours.\n")
-	m.printf("- **Driver-limited**: %s, so the step measures the driver as much as the product;\n", driverLimitRule())
+	m.printf("- **Driver-limited**: %s, so the step measures the driver as much as the product;\n", model.DriverLimitRule())
 	m.printf("  it is a lower bound, never steady state.\n")
 	m.howToReadEfficiency()
 	m.howToReadResources()
 }
 
 // repeated reports whether any ladder level has several windows.
-func repeated(cells []Cell) bool {
+func repeated(cells []model.Cell) bool {
 	for _, c := range cells {
 		for _, l := range c.Levels {
 			if l.Windows() > 1 {
@@ -549,7 +549,7 @@ func (m *md) ladders() {
 			continue
 		}
 		m.printf("### %s %s — %s\n\n", c.Scenario.ID, c.Scenario.Name, c.Product)
-		m.printf("%s\n\n", ladderConditions(c.Ladder))
+		m.printf("%s\n\n", ladderConditions(c))
 		if c.Steady < 0 {
 			m.printf("No steady state: %s.\n\n", c.NAReason)
 		}
@@ -566,7 +566,7 @@ func (m *md) ladders() {
 
 // levelFiles links a level's first window and counts the others:
 // "[discovery-c8.json](...) +4 repeats".
-func (m *md) levelFiles(c Cell, l Level) string {
+func (m *md) levelFiles(c model.Cell, l model.Level) string {
 	out := m.link(c.Ladder[l.Steps[0]].Path)
 	switch n := l.Windows() - 1; n {
 	case 0:
@@ -578,35 +578,33 @@ func (m *md) levelFiles(c Cell, l Level) string {
 	return out
 }
 
-// ladderConditions states how the steps of a ladder were measured.
-func ladderConditions(ladder []LadderStep) string {
-	dur, model := map[string]bool{}, map[string]bool{}
-	var warm []float64
-	for _, ls := range ladder {
-		warm = append(warm, ls.Step.WarmupS)
+// ladderConditions states how the steps of c's ladder were measured.
+func ladderConditions(c model.Cell) string {
+	dur, latency := map[string]bool{}, map[string]bool{}
+	for _, ls := range c.Ladder {
 		dur[steps.FormatSeconds(ls.Step.DurationS)] = true
-		model[modelText(ls.Step.LatencyModel)] = true
+		latency[modelText(ls.Step.LatencyModel)] = true
 	}
 	join := func(s map[string]bool) string { return strings.Join(slices.Sorted(maps.Keys(s)), " / ") }
-	return fmt.Sprintf("Warmup %s, measured window %s per step; latency: %s.", warmupRange(warm), join(dur), join(model))
+	return fmt.Sprintf("Warmup %s, measured window %s per step; latency: %s.", warmupRange(c.Warmup), join(dur), join(latency))
 }
 
 // warmupRange: "5 s", or "3.1–60 s, median 4.2 s" when the steps' warmups
 // differ (an adaptive warmup decides each).
-func warmupRange(w []float64) string {
-	if len(w) == 0 {
+func warmupRange(w steps.Spread) string {
+	if w.N == 0 {
 		return "none"
 	}
-	lo, hi := steps.Secs(slices.Min(w)), steps.Secs(slices.Max(w))
+	lo, hi := steps.Secs(w.Min), steps.Secs(w.Max)
 	if lo == hi {
 		return lo
 	}
-	med, _ := stats.Median(w)
-	return fmt.Sprintf("%s–%s, median %s", strings.TrimSuffix(lo, " s"), hi, steps.Secs(med))
+	return fmt.Sprintf("%s–%s, median %s", strings.TrimSuffix(lo, " s"), hi, steps.Secs(w.Median))
 }
 
-func modelText(model string) string {
-	switch model {
+// modelText is the latency model a step recorded, in words.
+func modelText(latencyModel string) string {
+	switch latencyModel {
 	case schema.ModelClosedLoop:
 		return "closed loop, service time under N outstanding requests"
 	case schema.ModelOpenLoop:
@@ -614,7 +612,7 @@ func modelText(model string) string {
 	case "":
 		return "model not recorded"
 	}
-	return model
+	return latencyModel
 }
 
 // link renders a step file as a Markdown link relative to LinkBase.
@@ -649,12 +647,12 @@ func (m *md) pairTable() {
 	m.printf("### Ratios between products, round by round\n\n")
 	m.printf("A / B is the geometric mean over the interleaved rounds of A's window over B's in the same\n")
 	m.printf("round (seconds apart: the machine's drift between them is small), with a 95%% t interval of the\n")
-	m.printf("mean of the logarithms over the rounds (%d at least). Verdict: A faster where the interval lies\n", minPairRounds)
+	m.printf("mean of the logarithms over the rounds (%d at least). Verdict: A faster where the interval lies\n", model.MinPairRounds)
 	m.printf("above 1, B faster below, within noise where it holds 1. Per round: each round's ratio.\n\n")
 	m.printf("| Scenario | A / B | Ratio [95%% interval] | Verdict | Rounds | Per round |\n|---|---|--:|---|--:|---|\n")
 	for _, p := range m.r.Pairs {
 		m.printf("| %s %s | %s / %s | %s | %s | %d | %s |\n", p.Scenario.ID, p.Scenario.Name, p.A, p.B,
-			FormatInterval(p.Interval, FormatRatio, ""), pairVerdictText(p), p.N, roundRatios(p.Ratios))
+			model.FormatInterval(p.Interval, model.FormatRatio, ""), pairVerdictText(p), p.N, roundRatios(p.Ratios))
 	}
 	m.printf("\n")
 }
@@ -678,19 +676,19 @@ func (m *md) twinTable() {
 	m.printf("| Scenario | Product / its twin | Ratio [95%% interval] | holds 1 | Rounds | Per round |\n|---|---|--:|---|--:|---|\n")
 	for _, p := range m.r.Twins {
 		m.printf("| %s %s | %s | %s | %s | %d | %s |\n", p.Scenario.ID, p.Scenario.Name, p.A,
-			FormatInterval(p.Interval, FormatRatio, ""), map[bool]string{true: "yes", false: "**no**"}[p.Covers1()], p.N, roundRatios(p.Ratios))
+			model.FormatInterval(p.Interval, model.FormatRatio, ""), map[bool]string{true: "yes", false: "**no**"}[p.Covers1()], p.N, roundRatios(p.Ratios))
 	}
 	m.printf("\n")
 }
 
 // pairVerdictText names the faster product of p, or says why not.
-func pairVerdictText(p Pair) string {
+func pairVerdictText(p model.Pair) string {
 	switch p.Verdict() {
-	case PairAFaster:
+	case model.PairAFaster:
 		return p.A + " faster"
-	case PairBFaster:
+	case model.PairBFaster:
 		return p.B + " faster"
-	case PairNoise:
+	case model.PairNoise:
 		return "within noise"
 	}
 	return "–"

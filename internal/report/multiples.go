@@ -6,33 +6,9 @@ import (
 	"io"
 	"math"
 
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/steps"
 )
-
-// Multiples is a chart of small multiples: one panel per scenario, each a
-// set of horizontal bars on its own log10 axis (a product's capacity
-// beside another's ten times larger stays readable), each bar with its
-// interval as a whisker and its value and note written beside it.
-type Multiples struct {
-	Title, Subtitle string
-	XLabel          string // with unit
-	Panels          []Panel
-}
-
-// Panel is one scenario's bars, top to bottom.
-type Panel struct {
-	Title string
-	Bars  []Bar
-}
-
-// Bar is one product's figure in a panel.
-type Bar struct {
-	Label         string
-	Value, Lo, Hi float64 // Lo, Hi 0: no whisker
-	Style         int     // its colour (seriesColor)
-	Muted         bool    // drawn in grey: not a contestant (the reference OP)
-	Note          string  // written after the value, e.g. "0.68×"
-}
 
 // Multiples' geometry, px.
 const (
@@ -51,7 +27,7 @@ const (
 )
 
 // WriteMultiples renders m as a self-contained SVG document, as WriteSVG does.
-func WriteMultiples(w io.Writer, m Multiples) error {
+func WriteMultiples(w io.Writer, m model.Multiples) error {
 	rows := (len(m.Panels) + mulCols - 1) / mulCols
 	heights := make([]int, rows)
 	for i, p := range m.Panels {
@@ -84,7 +60,7 @@ func WriteMultiples(w io.Writer, m Multiples) error {
 }
 
 // writePanel draws panel p with its top left corner at x, y.
-func writePanel(b *bufio.Writer, p Panel, x, y int) {
+func writePanel(b *bufio.Writer, p model.Panel, x, y int) {
 	fmt.Fprintf(b, "<g class=\"panel\" data-panel=\"%s\">\n", esc(p.Title))
 	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" font-size=\"13\" font-weight=\"bold\" fill=\"#222222\">%s</text>\n", x, y+18, esc(p.Title))
 	left, right := float64(x+mulLabelW), float64(x+mulPanelW-mulValueW)
@@ -125,7 +101,7 @@ func writePanel(b *bufio.Writer, p Panel, x, y int) {
 
 // panelDecades is a panel's axis: log10 of its smallest whisker or bar
 // over 1.5 to log10 of its largest times 1.5, at least mulMinLogs wide.
-func panelDecades(bars []Bar) (lo, hi float64) {
+func panelDecades(bars []model.Bar) (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, b := range bars {
 		for _, v := range []float64{b.Value, b.Lo, b.Hi} {

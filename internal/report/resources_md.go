@@ -9,12 +9,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
 	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // fig renders a figure with format, or "N/A: reason".
-func fig(f Figure, format func(float64) string) string {
+func fig(f model.Figure, format func(float64) string) string {
 	if !f.OK {
 		return "N/A: " + cell(f.NA)
 	}
@@ -22,7 +23,8 @@ func fig(f Figure, format func(float64) string) string {
 }
 
 func formatMiB(v float64) string { return steps.SigOrInt(v, 3) }
-func formatCPU(v float64) string { return pct(v) }
+
+func formatCPU(v float64) string { return steps.Percent(v) }
 
 // formatCount renders a count or the median of counts: "12", "1,024", "12.5".
 func formatCount(v float64) string {
@@ -33,7 +35,7 @@ func formatCount(v float64) string {
 }
 
 // memKinds says what the memory figures of res measure.
-func memKinds(res Resources) string {
+func memKinds(res model.Resources) string {
 	switch {
 	case res.IdPMem == "" && res.DBMem == "":
 		return "–"
@@ -55,7 +57,7 @@ func (m *md) memoryColdJitter() {
 	m.printf("\nPSS divides shared pages among the processes that map them; RSS summed over a process\n")
 	m.printf("tree counts them once per process (every PostgreSQL backend maps shared_buffers), so it\n")
 	m.printf("overstates a multi-process server. PSS is used wherever the sampler could read it.\n")
-	if slices.ContainsFunc(m.r.Resources, func(r Resources) bool { return r.IdPMem == MemCgroup || r.DBMem == MemCgroup }) {
+	if slices.ContainsFunc(m.r.Resources, func(r model.Resources) bool { return r.IdPMem == model.MemCgroup || r.DBMem == model.MemCgroup }) {
 		m.printf("In compose mode the sampler reads each container's cgroup (\"cgroup\": the memory the\n")
 		m.printf("kernel charges to the container, the figure its memory limit applies to).\n")
 	}
@@ -66,7 +68,7 @@ func (m *md) memoryColdJitter() {
 	cgroup := false
 	for _, c := range m.r.Cold {
 		m.printf("| %s | %s | %s |\n", c.Product, m.coldCells(c.A), m.coldCells(c.B))
-		cgroup = cgroup || c.A.peakOfContainers() || c.B.peakOfContainers()
+		cgroup = cgroup || c.A.PeakOfContainers() || c.B.PeakOfContainers()
 	}
 	m.printf("\nPeak: the RSS of the product's process tree from start to ready.\n")
 	if cgroup {
@@ -90,19 +92,19 @@ func orNone(s string) string {
 }
 
 // coldCells renders the two cells of one mode.
-func (m *md) coldCells(c Coldstart) string {
+func (m *md) coldCells(c model.Coldstart) string {
 	if c.NA != "" {
 		return "N/A: " + cell(c.NA) + " | N/A"
 	}
 	rec := c.File.Coldstart
-	peak := formatMiB(float64(rec.PeakRSSBytes) / mib)
+	peak := formatMiB(float64(rec.PeakRSSBytes) / model.BytesPerMiB)
 	if rec.PeakMeasuredAs != "" {
 		peak += " (" + rec.PeakMeasuredAs + ")"
 	}
 	return fmt.Sprintf("%s (%s) | %s", steps.FormatMS(rec.SecondsToReady), m.link(c.File.Path), peak)
 }
 
-func (m *md) jitterRow(j Jitter) {
+func (m *md) jitterRow(j model.Jitter) {
 	if j.File.Step == nil {
 		m.printf("| %s | N/A: %s | – | – | – | – | – |\n", j.Product, cell(j.NA))
 		return
@@ -164,7 +166,7 @@ func (m *md) database() {
 	}
 }
 
-func (m *md) productDatabase(res Resources) {
+func (m *md) productDatabase(res model.Resources) {
 	m.printf("### %s\n\n", res.Product)
 	if res.NA != "" && len(res.Steps) == 0 {
 		m.printf("N/A: %s.\n\n", res.NA)
@@ -180,7 +182,7 @@ func (m *md) productDatabase(res Resources) {
 
 // usageTable renders one row per steady-state step; without any postgres
 // record the database columns are left out (the line above says why).
-func (m *md) usageTable(res Resources) {
+func (m *md) usageTable(res model.Resources) {
 	if res.HasDB {
 		m.printf("| Scenario | c | QPS | IdP CPU | PostgreSQL CPU | PostgreSQL MiB | TPS | Connections median / max | Host busy | Driver CPU | Verdict |\n")
 		m.printf("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
@@ -200,16 +202,16 @@ func (m *md) usageTable(res Resources) {
 }
 
 // connsCell renders "median / max", or one N/A when both are.
-func connsCell(u StepUsage) string {
+func connsCell(u model.StepUsage) string {
 	if !u.ConnsMedian.OK && !u.ConnsMax.OK {
 		return fig(u.ConnsMedian, formatCount)
 	}
 	return fig(u.ConnsMedian, formatCount) + " / " + fig(u.ConnsMax, formatCount)
 }
 
-func hostCell(u StepUsage) string {
+func hostCell(u model.StepUsage) string {
 	if u.Usage.HostFromStep {
-		return pct(u.Usage.HostBusy) + " (step)"
+		return steps.Percent(u.Usage.HostBusy) + " (step)"
 	}
 	if u.HostSteal.OK {
 		return fig(u.HostBusy, formatCPU) + " (steal " + formatCPU(u.HostSteal.Value) + ")"
@@ -229,7 +231,7 @@ func (m *md) links(paths []string) string {
 	return strings.Join(parts, ", ")
 }
 
-func (m *md) topQueries(res Resources) {
+func (m *md) topQueries(res model.Resources) {
 	if len(res.TopQueries) == 0 {
 		m.printf("Top queries: N/A: %s.\n\n", res.TopNA)
 		return
@@ -280,11 +282,11 @@ func (m *md) howToReadResources() {
 	m.printf("  wanted them (/proc/stat steal): a noisy neighbour, counted in host busy, in no one's CPU;\n")
 	m.printf("  TPS = PostgreSQL commits + rollbacks per second; connections = client backends. Driver CPU is\n")
 	m.printf("  the step's driver.cpu_pct. The verdict takes the first of these rules that holds:\n")
-	for i, rule := range VerdictRules() {
+	for i, rule := range model.VerdictRules() {
 		m.printf("  %d. %s\n", i+1, rule)
 	}
-	m.printf("- **Cold start**: mode %s starts on a fresh database (initialisation and migrations included),\n", ColdstartFresh)
-	m.printf("  mode %s restarts on an initialised one; seconds from starting the command to the first ready\n", ColdstartRestart)
+	m.printf("- **Cold start**: mode %s starts on a fresh database (initialisation and migrations included),\n", model.ColdstartFresh)
+	m.printf("  mode %s restarts on an initialised one; seconds from starting the command to the first ready\n", model.ColdstartRestart)
 	m.printf("  response, and the process tree's peak RSS until then. A record whose status is not complete\n")
 	m.printf("  has no time (N/A with its error).\n")
 	m.printf("- **GC jitter**: one long step at fixed connections; P99 per interval. Min / median / max are over\n")

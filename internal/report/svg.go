@@ -4,44 +4,15 @@ import (
 	"bufio"
 	"encoding/xml"
 	"fmt"
-	"github.com/idpbench/idpbench/internal/steps"
 	"io"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/idpbench/idpbench/internal/model"
+	"github.com/idpbench/idpbench/internal/steps"
 )
-
-// Point is one data point of a chart. Hollow draws an open marker (a
-// driver-limited step: a lower bound).
-type Point struct {
-	X, Y   float64
-	Hollow bool
-}
-
-// Series is one line of a chart: segments are drawn as separate runs (a gap
-// between them is a gap in the data).
-type Series struct {
-	Name     string
-	Style    int // index into the palette, markers and dashes: one per product across charts
-	Segments [][]Point
-}
-
-// Chart is a line chart, rendered by WriteSVG.
-type Chart struct {
-	Title    string
-	Subtitle string // one line under the title; "" = none
-	XLabel   string // with unit
-	YLabel   string // with unit
-	XLog2    bool   // log2 x axis with a tick at every XTicks value
-	XTicks   []float64
-	Series   []Series
-	// Bars draws grouped bars instead of lines: Groups are labelled along
-	// x, each series has at most one bar per group, a point's X is its
-	// group's index (a group without a point of the series has no bar).
-	Bars   bool
-	Groups []string
-}
 
 // Chart geometry, px.
 const (
@@ -74,15 +45,6 @@ func dashAttr(style int) string {
 	return ""
 }
 
-// Points returns every point of the series.
-func (s Series) Points() []Point {
-	var out []Point
-	for _, seg := range s.Segments {
-		out = append(out, seg...)
-	}
-	return out
-}
-
 // axis maps data values to pixels.
 type axis struct {
 	lo, hi     float64 // data domain (log2 values on a log axis)
@@ -102,8 +64,9 @@ func (a axis) px(v float64) float64 {
 
 // WriteSVG renders c as a self-contained SVG document: explicit size and
 // viewBox, white background, system sans-serif font, no scripts.
-func WriteSVG(w io.Writer, c Chart) error {
+func WriteSVG(w io.Writer, chart model.Chart) error {
 	b := bufio.NewWriter(w)
+	c := svgChart{chart}
 	c.writeHead(b)
 	if c.Bars {
 		c.writeBars(b)
@@ -122,8 +85,11 @@ func WriteSVG(w io.Writer, c Chart) error {
 	return b.Flush()
 }
 
+// svgChart draws a chart of the model.
+type svgChart struct{ model.Chart }
+
 // writeHead writes the document's start, background and titles.
-func (c Chart) writeHead(b *bufio.Writer) {
+func (c svgChart) writeHead(b *bufio.Writer) {
 	fmt.Fprintf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
 	fmt.Fprintf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"13\" role=\"img\">\n",
 		svgWidth, svgHeight, svgWidth, svgHeight)
@@ -132,14 +98,14 @@ func (c Chart) writeHead(b *bufio.Writer) {
 	c.writeTitles(b)
 }
 
-func (c Chart) writeTitles(b *bufio.Writer) {
+func (c svgChart) writeTitles(b *bufio.Writer) {
 	fmt.Fprintf(b, "<text x=\"%d\" y=\"28\" font-size=\"18\" font-weight=\"bold\" fill=\"#222222\">%s</text>\n", plotLeft, esc(c.Title))
 	if c.Subtitle != "" {
 		fmt.Fprintf(b, "<text x=\"%d\" y=\"50\" font-size=\"13\" fill=\"#555555\">%s</text>\n", plotLeft, esc(c.Subtitle))
 	}
 }
 
-func (c Chart) writeAxisLabels(b *bufio.Writer) {
+func (c svgChart) writeAxisLabels(b *bufio.Writer) {
 	fmt.Fprintf(b, "<text class=\"axis-label\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#222222\">%s</text>\n",
 		(plotLeft+plotRight)/2, svgHeight-18, esc(c.XLabel))
 	cy := (plotTop + plotBottom) / 2
@@ -148,8 +114,8 @@ func (c Chart) writeAxisLabels(b *bufio.Writer) {
 }
 
 // xAxis returns the x axis and its ticks.
-func (c Chart) xAxis() (axis, []float64) {
-	lo, hi := c.extent(func(p Point) float64 { return p.X })
+func (c svgChart) xAxis() (axis, []float64) {
+	lo, hi := c.extent(func(p model.Point) float64 { return p.X })
 	if c.XLog2 {
 		ticks := c.XTicks
 		if len(ticks) == 0 {
@@ -164,13 +130,13 @@ func (c Chart) xAxis() (axis, []float64) {
 }
 
 // yAxis starts at zero: a chart that does not is easily misread.
-func (c Chart) yAxis() (axis, []float64) {
-	_, hi := c.extent(func(p Point) float64 { return p.Y })
+func (c svgChart) yAxis() (axis, []float64) {
+	_, hi := c.extent(func(p model.Point) float64 { return p.Y })
 	top, ticks := niceTicks(hi)
 	return axis{lo: 0, hi: top, pxLo: plotBottom, pxHi: plotTop}, ticks
 }
 
-func (c Chart) extent(get func(Point) float64) (lo, hi float64) {
+func (c svgChart) extent(get func(model.Point) float64) (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, s := range c.Series {
 		for _, p := range s.Points() {
@@ -256,7 +222,7 @@ func plain(v float64) string {
 	return strconv.FormatFloat(math.Round(v*1e6)/1e6, 'f', -1, 64)
 }
 
-func writeSeries(b *bufio.Writer, s Series, x, y axis) {
+func writeSeries(b *bufio.Writer, s model.Series, x, y axis) {
 	fmt.Fprintf(b, "<g class=\"series\" data-series=\"%s\">\n", esc(s.Name))
 	var d strings.Builder
 	for _, seg := range s.Segments {
@@ -299,7 +265,7 @@ func writeMarker(b *bufio.Writer, style int, cx, cy float64, hollow bool) {
 	}
 }
 
-func (c Chart) writeLegend(b *bufio.Writer) {
+func (c svgChart) writeLegend(b *bufio.Writer) {
 	fmt.Fprintf(b, "<g class=\"legend\" fill=\"#222222\">\n")
 	for i, s := range c.Series {
 		cy := float64(plotTop + 12 + i*legendRow)

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/idpbench/idpbench/internal/model"
 )
 
 const goldenCharts = "testdata/charts"
@@ -17,7 +19,7 @@ const goldenCharts = "testdata/charts"
 // SVGs (rerun with -update after looking at them in a browser).
 func TestGoldenCharts(t *testing.T) {
 	in, _ := loadRun1(t)
-	r := Build(in, Options{})
+	r := model.Build(in, model.Options{})
 	var names []string
 	for _, cf := range r.Charts {
 		names = append(names, cf.Name)
@@ -28,7 +30,7 @@ func TestGoldenCharts(t *testing.T) {
 		"qps-client_credentials_login.svg", "p99-client_credentials_login.svg",
 		"qps-introspect.svg", "p99-introspect.svg", "qps-auth_code.svg", "p99-auth_code.svg",
 		"qps-refresh.svg", "p99-refresh.svg", "efficiency-refresh.svg",
-		"qps-userinfo.svg", "p99-userinfo.svg", "efficiency-userinfo.svg", GCJitterChart}
+		"qps-userinfo.svg", "p99-userinfo.svg", "efficiency-userinfo.svg", model.GCJitterChart}
 	if !slices.Equal(names, want) {
 		t.Errorf("charts %q, want %q", names, want)
 	}
@@ -161,7 +163,7 @@ func (d *svgDoc) text(s string, stack []xml.StartElement) {
 
 func TestChartsAreWellFormed(t *testing.T) {
 	in, _ := loadRun1(t)
-	r := Build(in, Options{})
+	r := model.Build(in, model.Options{})
 	for _, cf := range r.Charts {
 		t.Run(cf.Name, func(t *testing.T) {
 			b, err := RenderChart(cf)
@@ -202,7 +204,7 @@ func TestChartsAreWellFormed(t *testing.T) {
 
 func TestLadderChartTicksAreTheConnectionCounts(t *testing.T) {
 	in, _ := loadRun1(t)
-	r := Build(in, Options{})
+	r := model.Build(in, model.Options{})
 	cf := r.Charts[0] // qps-discovery: hydra 2..16, keycloak 2, 4
 	if !cf.Chart.XLog2 || !slices.Equal(cf.Chart.XTicks, []float64{2, 4, 8, 16}) {
 		t.Errorf("x ticks %v (log2 %v), want 2 4 8 16 on a log2 axis", cf.Chart.XTicks, cf.Chart.XLog2)
@@ -252,8 +254,8 @@ func TestTickLabel(t *testing.T) {
 }
 
 func TestSVGEscapesNames(t *testing.T) {
-	c := Chart{Title: `a <b> & "c"`, XLabel: "x (s)", YLabel: "y (ms)",
-		Series: []Series{{Name: "p<&>", Segments: [][]Point{{{X: 1, Y: 2}}}}}}
+	c := model.Chart{Title: `a <b> & "c"`, XLabel: "x (s)", YLabel: "y (ms)",
+		Series: []model.Series{{Name: "p<&>", Segments: [][]model.Point{{{X: 1, Y: 2}}}}}}
 	var buf bytes.Buffer
 	if err := WriteSVG(&buf, c); err != nil {
 		t.Fatal(err)

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
-	"github.com/idpbench/idpbench/internal/stats"
 	"github.com/idpbench/idpbench/internal/steps"
 )
 
@@ -22,14 +22,9 @@ func (m *md) warmups(product string) {
 		if c.Product != product || len(c.Ladder) == 0 {
 			continue
 		}
-		var spent, jit []float64
 		capped, adaptive := 0, 0
 		for _, ls := range c.Ladder {
 			s := ls.Step
-			spent = append(spent, s.WarmupS)
-			if s.JIT != nil && s.JIT.WindowPct != nil {
-				jit = append(jit, *s.JIT.WindowPct)
-			}
 			if r := warmupRuleText(s); !slices.Contains(rules, r) {
 				rules = append(rules, r)
 			}
@@ -40,7 +35,7 @@ func (m *md) warmups(product string) {
 				}
 			}
 		}
-		rows = append(rows, warmupSpentText(c.Scenario, spent, adaptive, capped)+jitText(jit)+steadyJITText(c))
+		rows = append(rows, warmupSpentText(c.Scenario, c.Warmup, adaptive, capped)+jitText(c.JIT)+steadyJITText(c))
 	}
 	if len(rows) == 0 {
 		return
@@ -68,7 +63,7 @@ func warmupRuleText(s *schema.Step) string {
 // ended at its cap, or a JIT that woke again in the window): "; 2 of the 3
 // steady windows (c=8) were measured while the JIT compiled more than 20%
 // of a core (35%, 28%)". "" when none was, or nothing was read.
-func steadyJITText(c Cell) string {
+func steadyJITText(c model.Cell) string {
 	if c.SteadyLevel < 0 || c.SteadyLevel >= len(c.Levels) {
 		return ""
 	}
@@ -96,28 +91,25 @@ func steadyJITText(c Cell) string {
 }
 
 // jitText: "; the JIT compiled 2–35% of a core in the windows, median 6%",
-// from the steps' jit.window_pct; "" when no JIT was read (none, or not
-// watched).
-func jitText(pct []float64) string {
-	if len(pct) == 0 {
+// from the steps' jit.window_pct (Cell.JIT); "" when no JIT was read
+// (none, or not watched).
+func jitText(pct steps.Spread) string {
+	if pct.N == 0 {
 		return ""
 	}
-	lo, hi := slices.Min(pct), slices.Max(pct)
-	med, _ := stats.Median(pct)
-	if lo == hi {
-		return fmt.Sprintf("; the JIT compiled %g%% of a core in the windows", lo)
+	if pct.Min == pct.Max {
+		return fmt.Sprintf("; the JIT compiled %g%% of a core in the windows", pct.Min)
 	}
-	return fmt.Sprintf("; the JIT compiled %g–%g%% of a core in the windows, median %g%%", lo, hi, math.Round(med*10)/10)
+	return fmt.Sprintf("; the JIT compiled %g–%g%% of a core in the windows, median %g%%", pct.Min, pct.Max, math.Round(pct.Median*10)/10)
 }
 
 // warmupSpentText: "S2 client_credentials: 3.1 s–41.2 s, median 4 s over 9
 // steps; 1 of 9 ended at the cap (not stable)", or "5 s each, 4 steps".
-func warmupSpentText(sc schema.ScenarioInfo, spent []float64, adaptive, capped int) string {
-	lo, hi := steps.Secs(slices.Min(spent)), steps.Secs(slices.Max(spent))
-	med, _ := stats.Median(spent)
-	out := fmt.Sprintf("%s %s: %s each, %s", sc.ID, sc.Name, lo, plural(len(spent), "step"))
+func warmupSpentText(sc schema.ScenarioInfo, spent steps.Spread, adaptive, capped int) string {
+	lo, hi := steps.Secs(spent.Min), steps.Secs(spent.Max)
+	out := fmt.Sprintf("%s %s: %s each, %s", sc.ID, sc.Name, lo, steps.Plural(spent.N, "step"))
 	if lo != hi {
-		out = fmt.Sprintf("%s %s: %s–%s, median %s over %s", sc.ID, sc.Name, lo, hi, steps.Secs(med), plural(len(spent), "step"))
+		out = fmt.Sprintf("%s %s: %s–%s, median %s over %s", sc.ID, sc.Name, lo, hi, steps.Secs(spent.Median), steps.Plural(spent.N, "step"))
 	}
 	switch {
 	case adaptive == 0:
@@ -127,11 +119,4 @@ func warmupSpentText(sc schema.ScenarioInfo, spent []float64, adaptive, capped i
 		out += fmt.Sprintf("; %d of %d ended at the cap (not stable)", capped, adaptive)
 	}
 	return out
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }

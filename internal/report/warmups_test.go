@@ -5,21 +5,24 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 func TestWarmupsStateTheRuleAndWhatEachScenarioSpent(t *testing.T) {
 	rule := &schema.WarmupRule{MinS: 3, MaxS: 60, StableIntervals: 3, TolerancePct: 5}
 	yes, no := true, false
-	step := func(w float64, stable *bool) LadderStep {
-		return LadderStep{StepFile: StepFile{Step: &schema.Step{WarmupS: w, IntervalS: 1, WarmupRule: rule, WarmupStable: stable}}}
+	step := func(w float64, stable *bool) model.LadderStep {
+		return model.LadderStep{StepFile: model.StepFile{Step: &schema.Step{WarmupS: w, IntervalS: 1, WarmupRule: rule, WarmupStable: stable}}}
 	}
 	disc, _ := schema.LookupScenario(schema.ScenarioDiscovery)
 	cc, _ := schema.LookupScenario(schema.ScenarioClientCredentials)
-	r := &Report{Cells: []Cell{
-		{Product: "keycloak", Scenario: disc, Ladder: []LadderStep{step(41.2, &yes), step(4, &yes), step(4.04, &yes)}},
-		{Product: "keycloak", Scenario: cc, Ladder: []LadderStep{step(60, &no), step(5, &yes)}},
-		{Product: "hydra", Scenario: disc, Ladder: []LadderStep{step(3, &yes)}},
+	r := &model.Report{Cells: []model.Cell{
+		{Product: "keycloak", Scenario: disc, Ladder: []model.LadderStep{step(41.2, &yes), step(4, &yes), step(4.04, &yes)},
+			Warmup: steps.SpreadOf([]float64{41.2, 4, 4.04})},
+		{Product: "keycloak", Scenario: cc, Ladder: []model.LadderStep{step(60, &no), step(5, &yes)}, Warmup: steps.SpreadOf([]float64{60, 5})},
+		{Product: "hydra", Scenario: disc, Ladder: []model.LadderStep{step(3, &yes)}, Warmup: steps.SpreadOf([]float64{3})},
 	}}
 	var b strings.Builder
 	m := &md{w: bufio.NewWriter(&b), r: r}
@@ -46,15 +49,16 @@ func TestWarmupsStateTheRuleAndWhatEachScenarioSpent(t *testing.T) {
 func TestWarmupsStateTheJIT(t *testing.T) {
 	rule := &schema.WarmupRule{MinS: 3, MaxS: 60, StableIntervals: 3, TolerancePct: 10, JITMaxPct: 20}
 	yes := true
-	step := func(w float64, jit *schema.StepJIT) LadderStep {
-		return LadderStep{StepFile: StepFile{Step: &schema.Step{WarmupS: w, IntervalS: 1, WarmupRule: rule, WarmupStable: &yes, JIT: jit}}}
+	step := func(w float64, jit *schema.StepJIT) model.LadderStep {
+		return model.LadderStep{StepFile: model.StepFile{Step: &schema.Step{WarmupS: w, IntervalS: 1, WarmupRule: rule, WarmupStable: &yes, JIT: jit}}}
 	}
 	pct := func(v float64) *schema.StepJIT { return &schema.StepJIT{PID: 7, WindowPct: &v} }
 	disc, _ := schema.LookupScenario(schema.ScenarioDiscovery)
 	cc, _ := schema.LookupScenario(schema.ScenarioClientCredentials)
-	r := &Report{Cells: []Cell{
-		{Product: "keycloak", Scenario: disc, Ladder: []LadderStep{step(60, pct(35)), step(4, pct(2)), step(4, pct(6))}},
-		{Product: "keycloak", Scenario: cc, Ladder: []LadderStep{step(5, &schema.StepJIT{NA: "no JIT compiler threads"})}},
+	r := &model.Report{Cells: []model.Cell{
+		{Product: "keycloak", Scenario: disc, Ladder: []model.LadderStep{step(60, pct(35)), step(4, pct(2)), step(4, pct(6))},
+			Warmup: steps.SpreadOf([]float64{60, 4, 4}), JIT: steps.SpreadOf([]float64{35, 2, 6})},
+		{Product: "keycloak", Scenario: cc, Ladder: []model.LadderStep{step(5, &schema.StepJIT{NA: "no JIT compiler threads"})}, Warmup: steps.SpreadOf([]float64{5})},
 	}}
 	var b strings.Builder
 	m := &md{w: bufio.NewWriter(&b), r: r}
@@ -71,8 +75,8 @@ func TestWarmupsStateTheJIT(t *testing.T) {
 		}
 	}
 	// The steady level's windows: one measured while the JIT compiled 35%.
-	c := Cell{Product: "keycloak", Scenario: disc, Ladder: r.Cells[0].Ladder, SteadyLevel: 0,
-		Levels: []Level{{Connections: 8, Steps: []int{0, 1, 2}}}}
+	c := model.Cell{Product: "keycloak", Scenario: disc, Ladder: r.Cells[0].Ladder, SteadyLevel: 0,
+		Levels: []model.Level{{Connections: 8, Steps: []int{0, 1, 2}}}}
 	if got, want := steadyJITText(c), "; 1 of the 3 steady windows (c=8) was measured while the JIT compiled more than 20% of a core (35%)"; got != want {
 		t.Errorf("steadyJITText: %q, want %q", got, want)
 	}
@@ -80,15 +84,15 @@ func TestWarmupsStateTheJIT(t *testing.T) {
 	if got := steadyJITText(c); got != "" {
 		t.Errorf("steadyJITText with a quiet JIT: %q", got)
 	}
-	two := Cell{Product: "keycloak", Scenario: disc, Ladder: []LadderStep{step(60, pct(35)), step(60, pct(28))},
-		SteadyLevel: 0, Levels: []Level{{Connections: 8, Steps: []int{0, 1}}}}
+	two := model.Cell{Product: "keycloak", Scenario: disc, Ladder: []model.LadderStep{step(60, pct(35)), step(60, pct(28))},
+		SteadyLevel: 0, Levels: []model.Level{{Connections: 8, Steps: []int{0, 1}}}}
 	if got, want := steadyJITText(two), "; 2 of the 2 steady windows (c=8) were measured while the JIT compiled more than 20% of a core (35%, 28%)"; got != want {
 		t.Errorf("steadyJITText of two busy windows: %q, want %q", got, want)
 	}
-	if got := warmupRange([]float64{4.04, 60, 3.1}); got != "3.1–60 s, median 4 s" {
+	if got := warmupRange(steps.SpreadOf([]float64{4.04, 60, 3.1})); got != "3.1–60 s, median 4 s" {
 		t.Errorf("warmupRange: %q", got)
 	}
-	if got := warmupRange([]float64{5, 5}); got != "5 s" {
+	if got := warmupRange(steps.SpreadOf([]float64{5, 5})); got != "5 s" {
 		t.Errorf("warmupRange of equal warmups: %q", got)
 	}
 }

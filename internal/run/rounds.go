@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/ladder"
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/stats"
 )
 
@@ -296,11 +296,11 @@ func (r *runner) searchDeadline(ctx context.Context, p string, cellsLeft int) ti
 // steadyCells is how many of product p's cells have a steady state in its
 // records so far; every scenario of the run when they cannot be read.
 func (r *runner) steadyCells(ctx context.Context, p string) int {
-	in, err := report.Load(ctx, []string{filepath.Join(r.runDir, p)}, nil, func(string) {})
+	in, err := model.Load(ctx, []string{filepath.Join(r.runDir, p)}, nil, func(string) {})
 	if err != nil {
 		return len(r.Scenarios)
 	}
-	return len(CapacityWidths(report.Build(in, report.Options{}), p))
+	return len(CapacityWidths(model.Build(in, model.Options{}), p))
 }
 
 // open is the number of products still up for a later round.
@@ -316,8 +316,8 @@ func (r *runner) open() float64 {
 
 // CapacityWidths is each steady cell's headline capacity of product p in
 // rep, by scenario.
-func CapacityWidths(rep *report.Report, p string) map[string]report.Interval {
-	out := map[string]report.Interval{}
+func CapacityWidths(rep *model.Report, p string) map[string]model.Interval {
+	out := map[string]model.Interval{}
 	for _, c := range rep.Cells {
 		if c.Product == p && c.SteadyLevel >= 0 {
 			out[c.Scenario.Name] = c.Capacity.Headline()

@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/idpbench/idpbench/internal/ladder"
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 )
 
 // shareTarget is one cell's windows at shares of its capacity.
@@ -35,10 +35,10 @@ func ShareConnections(plateauMost int, capacityQPS, p99 float64) int {
 // ShareTargets are product p's cells in rep that have a capacity, in
 // scenarios order: what its windows at shares of capacity run at, on
 // ShareConnections.
-func ShareTargets(rep *report.Report, p string, scenarios []string) []shareTarget {
+func ShareTargets(rep *model.Report, p string, scenarios []string) []shareTarget {
 	var out []shareTarget
 	for _, s := range scenarios {
-		i := slices.IndexFunc(rep.Cells, func(c report.Cell) bool {
+		i := slices.IndexFunc(rep.Cells, func(c model.Cell) bool {
 			return c.Product == p && c.Scenario.Name == s && c.SteadyLevel >= 0
 		})
 		if i < 0 {
@@ -70,12 +70,12 @@ func (r *runner) shares(ctx context.Context, p, state string) (action, int, stri
 	if len(r.Shares.Shares) == 0 {
 		return actNext, 0, ""
 	}
-	in, err := report.Load(ctx, []string{filepath.Join(r.runDir, p)}, nil, func(string) {})
+	in, err := model.Load(ctx, []string{filepath.Join(r.runDir, p)}, nil, func(string) {})
 	if err != nil {
 		r.log.Printf("%s: no windows at shares of capacity: reading its records: %v", p, err)
 		return actNext, 0, ""
 	}
-	targets := ShareTargets(report.Build(in, report.Options{}), p, r.Scenarios)
+	targets := ShareTargets(model.Build(in, model.Options{}), p, r.Scenarios)
 	if len(targets) == 0 {
 		r.log.Printf("%s: no windows at shares of capacity: no cell has a capacity", p)
 	}

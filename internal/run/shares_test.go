@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/idpbench/idpbench/internal/ladder"
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -16,11 +16,11 @@ func TestShareTargets(t *testing.T) {
 	runDir := t.TempDir()
 	writeWindows(t, runDir, "p", schema.ScenarioDiscovery, 8, 1000, 1010, 990)
 	writeWindows(t, runDir, "other", schema.ScenarioIntrospect, 4, 500, 510)
-	in, err := report.Load(context.Background(), []string{runDir}, nil, func(string) {})
+	in, err := model.Load(context.Background(), []string{runDir}, nil, func(string) {})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := ShareTargets(report.Build(in, report.Options{}), "p", []string{schema.ScenarioDiscovery, schema.ScenarioIntrospect, schema.ScenarioUserinfo})
+	got := ShareTargets(model.Build(in, model.Options{}), "p", []string{schema.ScenarioDiscovery, schema.ScenarioIntrospect, schema.ScenarioUserinfo})
 	if len(got) != 1 || got[0].Scenario != schema.ScenarioDiscovery || got[0].CapacityQPS != 1000 || got[0].Connections != 16 {
 		t.Errorf("targets %+v, want discovery at 1000/s on c=16", got)
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -421,9 +421,9 @@ func coldStartsOf(t *testing.T, c, run, name string, port int) {
 func steadyRows(h *harness, run, name string, ids ...string) {
 	h.t.Helper()
 	out := h.mustRun(nil, "", h.tool("aggregate"), "steady", run)
-	rows := map[string]report.CellRow{}
+	rows := map[string]model.CellRow{}
 	for _, l := range lines(out) {
-		var r report.CellRow
+		var r model.CellRow
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			h.t.Fatalf("aggregate steady %s: %v: %s", run, err, l)
 		}

@@ -80,7 +80,7 @@ func fixedPoint[T any](t *testing.T, what string, v *T, decode func(io.Reader, s
 // FuzzDecodeStep: a step that decodes is valid, and encoding it gives a
 // record that decodes to the same step and encodes to the same bytes.
 func FuzzDecodeStep(f *testing.F) {
-	addRecordFiles(f, "testdata/step-v1.json", "testdata/step-v1-segment.json", "../../results/reference/*/*-c*.json", "../report/testdata/*/*/*-c*.json")
+	addRecordFiles(f, "testdata/step-v1.json", "testdata/step-v1-segment.json", "../../results/reference/*/*-c*.json", "../model/testdata/*/*/*-c*.json")
 	f.Add([]byte(`{"schema":"idpbench.step/v1.2","scenario":"discovery","status":"error","connections":1,"error":"dial tcp: refused"}`))
 	f.Add([]byte(`{"schema":"idpbench.step/v1","scenario":"refresh","status":"complete","connections":2,` +
 		`"start":"2026-11-30T10:00:00.123456789+01:00","end":"2026-11-30T10:00:10Z","requests":3,"ok":1,"errors":{"non2xx":1,"check":1}}`))
@@ -108,7 +108,7 @@ func FuzzDecodeStep(f *testing.F) {
 // cold start record likewise.
 func FuzzDecodeMeta(f *testing.F) {
 	addRecordFiles(f, "../../results/reference/*/meta.json", "../../results/reference/*/coldstart-*.json",
-		"../report/testdata/*/*/meta.json", "../report/testdata/*/*/coldstart-*.json")
+		"../model/testdata/*/*/meta.json", "../model/testdata/*/*/coldstart-*.json")
 	f.Add([]byte(`{"schema":"idpbench.meta/v1","product":"zitadel","status":"na","na_reason":"ZITADEL_BIN is not set and no Docker engine"}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if m, err := DecodeMeta(bytes.NewReader(in), "meta.json"); err == nil {

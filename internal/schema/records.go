@@ -79,6 +79,12 @@ type Query struct {
 	MeanMS  float64 `json:"mean_ms"`  // mean execution time, ms
 }
 
+// Meta statuses (Meta.Status).
+const (
+	MetaOK = "ok"
+	MetaNA = "na"
+)
+
 // Meta describes one product's run: what ran, how it was configured and
 // every deviation from the product's official defaults. aggregate reads it
 // for the header, the fairness appendix and N/A reasons.
@@ -86,7 +92,7 @@ type Meta struct {
 	Schema         string `json:"schema"`          // MetaV1
 	Product        string `json:"product"`         // adapter name, e.g. "hydra"
 	ProductVersion string `json:"product_version"` // exact version run
-	// Status is "ok" when the product ran, "na" when it could not (see NAReason).
+	// Status is MetaOK when the product ran, MetaNA when it could not (see NAReason).
 	Status   string `json:"status"`
 	NAReason string `json:"na_reason,omitempty"`
 	// ScenarioNA maps a scenario name to why it has no result for this product.

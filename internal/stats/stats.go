@@ -1,7 +1,7 @@
 // Package stats holds the statistics the report's tables, aggregate's
 // comparisons and the experiments share: the median of float samples and
 // the seeded percentile bootstrap. The order-statistic and t intervals stay
-// with what they bound (report's capacity.go and paired.go, on gonum).
+// with what they bound (internal/model's capacity.go and paired.go, on gonum).
 package stats
 
 import (

@@ -7,12 +7,30 @@
 // k8sstep and the report use it; it renders nothing.
 package steps
 
-import "github.com/idpbench/idpbench/internal/schema"
+import (
+	"cmp"
+	"path/filepath"
+
+	"github.com/idpbench/idpbench/internal/schema"
+)
 
 // File is one step record and where it came from.
 type File struct {
 	Path string // file path as walked ("-" for stdin)
 	Step *schema.Step
+}
+
+// Product is the step's product: the record's, else the one its path
+// names (DirProduct), as records from before the field have none.
+func (f File) Product() string { return cmp.Or(f.Step.Product, DirProduct(f.Path)) }
+
+// DirProduct is the product a record's path names: its directory's name
+// (results/RUN/PRODUCT/...), "unknown" for stdin.
+func DirProduct(path string) string {
+	if path == "-" {
+		return "unknown"
+	}
+	return filepath.Base(filepath.Dir(path))
 }
 
 // Phase labels of a step ("phase" label). Steps without the label are ladder steps.

@@ -32,6 +32,19 @@ func FormatPct(frac float64) string {
 	return s + "%"
 }
 
+// Percent renders a value already in percent as a whole percentage: "42%".
+func Percent(v float64) string {
+	return strconv.FormatFloat(v, 'f', 0, 64) + "%"
+}
+
+// Plural is n with what, an "s" added unless n is 1: "1 round", "3 rounds".
+func Plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
 // FormatSpread renders a spread in percent (Spread.Pct) to one decimal,
 // as UnstablePct is judged: "±4%", "±0.5%", "±10.4%".
 func FormatSpread(pct float64) string {

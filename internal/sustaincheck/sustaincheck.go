@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
 	"github.com/idpbench/idpbench/internal/steps"
 )
@@ -38,14 +38,14 @@ type Window struct {
 
 // Windows judges every rate-mode step of in again, by product, scenario
 // and share.
-func Windows(in *report.Inputs) []Window {
+func Windows(in *model.Inputs) []Window {
 	var out []Window
 	for _, sf := range in.Steps {
 		s := sf.Step
 		if s.RateRPS <= 0 {
 			continue
 		}
-		w := Window{Path: sf.Path, Product: report.StepProduct(sf), Scenario: s.Scenario, RateRPS: s.RateRPS,
+		w := Window{Path: sf.Path, Product: sf.Product(), Scenario: s.Scenario, RateRPS: s.RateRPS,
 			Search: s.Labels["search"] == "1", Recorded: s.Sustain}
 		w.Share, _ = strconv.Atoi(s.Labels["share"])
 		judge := *s

@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idpbench/idpbench/internal/report"
+	"github.com/idpbench/idpbench/internal/model"
 	"github.com/idpbench/idpbench/internal/schema"
 	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // window is a rate-mode step at share percent whose intervals' corrected
 // P50 are p50 (ms), one a second.
-func window(product string, share int, search bool, recorded *schema.Sustain, p50 ...float64) report.StepFile {
+func window(product string, share int, search bool, recorded *schema.Sustain, p50 ...float64) model.StepFile {
 	s := &schema.Step{Scenario: schema.ScenarioDiscovery, Product: product, RateRPS: 100, Sustain: recorded,
 		Labels: map[string]string{"phase": steps.PhaseShare, "share": strconv.Itoa(share)}}
 	if search {
@@ -21,7 +21,7 @@ func window(product string, share int, search bool, recorded *schema.Sustain, p5
 	for i, v := range p50 {
 		s.Intervals = append(s.Intervals, schema.Interval{TS: float64(i), LengthS: 1, Requests: 100, CorrectedP50MS: v})
 	}
-	return report.StepFile{Path: product + "/discovery-share" + strconv.Itoa(share) + ".json", Step: s}
+	return model.StepFile{Path: product + "/discovery-share" + strconv.Itoa(share) + ".json", Step: s}
 }
 
 var (
@@ -39,7 +39,7 @@ const sharesHeader = "\n### Latency at shares of capacity\n\n| Scenario | Produc
 // recorded verdict other than the rule's are caught; the rule is applied
 // again, not read from the record.
 func TestProblems(t *testing.T) {
-	in := &report.Inputs{Steps: []report.StepFile{
+	in := &model.Inputs{Steps: []model.StepFile{
 		window("a", 50, false, nil, flat...), window("a", 80, false, nil, queue...), window("a", 64, true, nil, flat...),
 		// b wrote "sustained" for a window whose queue grew.
 		window("b", 50, false, &schema.Sustain{Verdict: schema.SustainYes}, flat...), window("b", 80, false, &schema.Sustain{Verdict: schema.SustainYes}, queue...),

@@ -1,9 +1,10 @@
-package report
+package model
 
 import (
 	"fmt"
 
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // Bottleneck thresholds. CPU figures are percent of one core (100 = one
@@ -65,17 +66,17 @@ func Verdict(u Usage) (kind, text string) {
 		return VerdictDriver, VerdictDriver + ": " + u.DriverReason
 	case u.DriverLimit: // a record from before limited_reason
 		return VerdictDriver, fmt.Sprintf("%s: driver %s of %s", VerdictDriver,
-			pct(u.DriverCPU), pct(float64(max(u.DriverProcs, 1))*100))
+			steps.Percent(u.DriverCPU), steps.Percent(float64(max(u.DriverProcs, 1))*100))
 	case !u.HasIdP || !u.HasHost:
 		return VerdictNA, "N/A: " + missingUsage(u)
 	case u.IdPCPU >= CPUBoundShare*capacity:
-		return VerdictIdP, fmt.Sprintf("%s: IdP %s of %s%s", VerdictIdP, pct(u.IdPCPU), pct(capacity), dbPart(u))
+		return VerdictIdP, fmt.Sprintf("%s: IdP %s of %s%s", VerdictIdP, steps.Percent(u.IdPCPU), steps.Percent(capacity), dbPart(u))
 	case u.HasDB && u.DBCPU >= CPUBoundShare*capacity:
-		return VerdictDB, fmt.Sprintf("%s: PostgreSQL %s of %s, IdP %s", VerdictDB, pct(u.DBCPU), pct(capacity), pct(u.IdPCPU))
+		return VerdictDB, fmt.Sprintf("%s: PostgreSQL %s of %s, IdP %s", VerdictDB, steps.Percent(u.DBCPU), steps.Percent(capacity), steps.Percent(u.IdPCPU))
 	case u.HostBusy >= HostSaturatedPct:
-		return VerdictHost, fmt.Sprintf("%s: host %s busy (%s)", VerdictHost, pct(u.HostBusy), consumers(u))
+		return VerdictHost, fmt.Sprintf("%s: host %s busy (%s)", VerdictHost, steps.Percent(u.HostBusy), consumers(u))
 	}
-	return VerdictNone, fmt.Sprintf("%s: host %s busy (%s)", VerdictNone, pct(u.HostBusy), consumers(u))
+	return VerdictNone, fmt.Sprintf("%s: host %s busy (%s)", VerdictNone, steps.Percent(u.HostBusy), consumers(u))
 }
 
 func missingUsage(u Usage) string {
@@ -92,28 +93,23 @@ func dbPart(u Usage) string {
 	if !u.HasDB {
 		return ""
 	}
-	return ", PostgreSQL " + pct(u.DBCPU)
+	return ", PostgreSQL " + steps.Percent(u.DBCPU)
 }
 
 // consumers lists who used the CPU: "IdP 120%, PostgreSQL 40%, driver 35%".
 func consumers(u Usage) string {
-	s := "IdP " + pct(u.IdPCPU)
+	s := "IdP " + steps.Percent(u.IdPCPU)
 	if u.HasDB {
-		s += ", PostgreSQL " + pct(u.DBCPU)
+		s += ", PostgreSQL " + steps.Percent(u.DBCPU)
 	}
-	return s + ", driver " + pct(u.DriverCPU)
-}
-
-// pct renders a percentage already in percent units, rounded to an integer.
-func pct(v float64) string {
-	return fmt.Sprintf("%.0f%%", v)
+	return s + ", driver " + steps.Percent(u.DriverCPU)
 }
 
 // VerdictRules is the rule text "How to read this" prints; it names the
 // same constants Verdict uses.
 func VerdictRules() []string {
 	return []string{
-		fmt.Sprintf("%s — %s;", VerdictDriver, driverLimitRule()),
+		fmt.Sprintf("%s — %s;", VerdictDriver, DriverLimitRule()),
 		fmt.Sprintf("%s — the IdP process tree used at least %.0f%% of all cores;", VerdictIdP, CPUBoundShare*100),
 		fmt.Sprintf("%s — the PostgreSQL server tree used at least %.0f%% of all cores;", VerdictDB, CPUBoundShare*100),
 		fmt.Sprintf("%s — the whole machine was at least %.0f%% busy (driver, IdP and database share it);", VerdictHost, HostSaturatedPct),
@@ -121,9 +117,9 @@ func VerdictRules() []string {
 	}
 }
 
-// driverLimitRule states schema.DriverLimit's rule, for VerdictRules and
+// DriverLimitRule states schema.DriverLimit's rule, for VerdictRules and
 // the report's "How to read this".
-func driverLimitRule() string {
+func DriverLimitRule() string {
 	return fmt.Sprintf("the step's driver was saturated: its loops were running or queued for a CPU "+
 		"for at least %.0f%% of the window (its CPU time plus its busiest threads' run-queue wait, "+
 		"over its event loops)", schema.LimitedBusyPct)

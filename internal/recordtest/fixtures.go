@@ -1,8 +1,14 @@
-package report
+// Package recordtest makes result records for tests: synthetic steps whose
+// histograms are genuine (latencies drawn from a log-normal distribution
+// and recorded), sampler records, cold starts and phases. It writes the
+// fixture run that internal/model's and internal/report's tests read
+// (internal/model/testdata, TestFixtures), the repeated ladders of
+// Repeats, and single windows (RoundStep, ShareStep). It imports no
+// package that builds a report, so those packages' own tests can use it.
+package recordtest
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -14,15 +20,8 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/idpbench/idpbench/internal/schema"
-
 	"github.com/idpbench/idpbench/internal/steps"
 )
-
-// The fixtures under testdata/ are committed: readers must keep decoding
-// them. Regenerate them (deterministically) with
-//
-//	go test ./internal/report -run TestFixtures -update-fixtures
-var updateFixtures = flag.Bool("update-fixtures", false, "regenerate the step/meta fixtures under testdata/")
 
 // stepSpec describes one synthetic step: latencies drawn from a log-normal
 // distribution are recorded into real histograms, so every histogram field
@@ -49,14 +48,14 @@ type stepSpec struct {
 // loadstep wrote them before it existed.
 const noCheck = "(none)"
 
-var fixtureStart = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+var FixtureStart = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 
 // fixtureSpecs is the synthetic run: hydra and keycloak ladders, zitadel N/A.
 func fixtureSpecs() []stepSpec {
-	at := func(min int) time.Time { return fixtureStart.Add(time.Duration(min) * 20 * time.Second) }
+	at := func(min int) time.Time { return FixtureStart.Add(time.Duration(min) * 20 * time.Second) }
 	h := func(sc string, c int, qps, p50 float64) stepSpec {
 		return stepSpec{file: fmt.Sprintf("run1/hydra/%s-c%d.json", sc, c), product: "hydra", version: "v2.3.0",
-			scenario: sc, target: hydraURL(sc), c: c, qps: qps, p50ms: p50, sigma: 0.35, phase: steps.PhaseLadder}
+			scenario: sc, target: HydraURL(sc), c: c, qps: qps, p50ms: p50, sigma: 0.35, phase: steps.PhaseLadder}
 	}
 	k := func(sc string, c int, qps, p50 float64) stepSpec {
 		return stepSpec{file: fmt.Sprintf("run1/keycloak/%s-c%d.json", sc, c), product: "keycloak", version: "26.0.7",
@@ -108,7 +107,7 @@ func with(s stepSpec, f func(*stepSpec)) stepSpec {
 	return s
 }
 
-func hydraURL(sc string) string {
+func HydraURL(sc string) string {
 	paths := map[string]string{"discovery": "/.well-known/openid-configuration", "userinfo": "/userinfo",
 		"introspect": "/admin/oauth2/introspect"}
 	if p, ok := paths[sc]; ok {
@@ -249,7 +248,7 @@ func fixtureRecords() map[string]any {
 	db := map[string]string{"version": "PostgreSQL 15.10", "max_connections": "200", "shared_buffers": "256MB"}
 	return map[string]any{
 		"run1/hydra/meta.json": schema.Meta{
-			Schema: schema.MetaV1, Product: "hydra", ProductVersion: "v2.3.0", Status: MetaOK,
+			Schema: schema.MetaV1, Product: "hydra", ProductVersion: "v2.3.0", Status: schema.MetaOK,
 			ScenarioNA: map[string]string{"auth_code": "the headless login needs a login/consent app this run does not provide"},
 			ConfigSources: []schema.Link{{What: "Hydra configuration reference",
 				URL: "https://www.ory.sh/docs/hydra/reference/configuration"}},
@@ -264,10 +263,10 @@ func fixtureRecords() map[string]any {
 				Ref: "https://github.com/ory/hydra/issues/3863"}},
 			Pools: []schema.PoolInfo{{Scenario: "refresh", Kind: "refresh_token", Mode: "chain", Size: 64,
 				Flow: "admin-accept"}},
-			Database: db, Start: fixtureStart, End: fixtureStart.Add(10 * time.Minute),
+			Database: db, Start: FixtureStart, End: FixtureStart.Add(10 * time.Minute),
 		},
 		"run1/keycloak/meta.json": schema.Meta{
-			Schema: schema.MetaV1, Product: "keycloak", ProductVersion: "26.0.7", Status: MetaOK,
+			Schema: schema.MetaV1, Product: "keycloak", ProductVersion: "26.0.7", Status: schema.MetaOK,
 			ScenarioNA: map[string]string{"jwt_bearer": "Keycloak has no RFC 7523 authorization grant without token exchange"},
 			ConfigSources: []schema.Link{{What: "Keycloak production configuration",
 				URL: "https://www.keycloak.org/server/configuration-production"}},
@@ -278,17 +277,17 @@ func fixtureRecords() map[string]any {
 			Database: db,
 		},
 		"run1/zitadel/meta.json": schema.Meta{
-			Schema: schema.MetaV1, Product: "zitadel", Status: MetaNA,
+			Schema: schema.MetaV1, Product: "zitadel", Status: schema.MetaNA,
 			NAReason: "no Docker engine on this machine and the release binary needs one for its login UI",
 		},
 		"run1/keycloak/coldstart-A.json": schema.Coldstart{
-			Schema: schema.ColdstartV1, Product: "keycloak", ProductVersion: "26.0.7", Mode: "A", Start: fixtureStart,
+			Schema: schema.ColdstartV1, Product: "keycloak", ProductVersion: "26.0.7", Mode: "A", Start: FixtureStart,
 			SecondsToReady: 38.2, PeakRSSBytes: 912 << 20, ReadyURL: "http://127.0.0.1:9000/health/ready",
 			ReadyStatus: 200, Command: []string{"kc.sh", "start"}, Status: schema.StatusComplete,
 		},
 		"run1/keycloak/coldstart-B.json": schema.Coldstart{
 			Schema: schema.ColdstartV1, Product: "keycloak", ProductVersion: "26.0.7", Mode: "B",
-			Start: fixtureStart.Add(time.Minute), SecondsToReady: 300, PeakRSSBytes: 850 << 20,
+			Start: FixtureStart.Add(time.Minute), SecondsToReady: 300, PeakRSSBytes: 850 << 20,
 			ReadyURL: "http://127.0.0.1:9000/health/ready", ReadyStatus: 200, Command: []string{"kc.sh", "start"},
 			Status: schema.StatusError, Error: "not ready within 5m0s (last: HTTP 503)",
 		},
@@ -300,21 +299,21 @@ func fixtureRecords() map[string]any {
 
 func hydraColdstart(mode string, s float64, rss int64) schema.Coldstart {
 	return schema.Coldstart{Schema: schema.ColdstartV1, Product: "hydra", ProductVersion: "v2.3.0", Mode: mode,
-		Start: fixtureStart, SecondsToReady: s, PeakRSSBytes: rss, ReadyURL: "http://127.0.0.1:4445/health/ready",
+		Start: FixtureStart, SecondsToReady: s, PeakRSSBytes: rss, ReadyURL: "http://127.0.0.1:4445/health/ready",
 		ReadyStatus: 200, Command: []string{"hydra", "serve", "all"}, Status: schema.StatusComplete}
 }
 
 // phaseLoad is what the processes use during one part of the synthetic run.
 type phaseLoad struct {
-	from, to           int     // seconds after fixtureStart, both included
+	from, to           int     // seconds after FixtureStart, both included
 	idp, db, host, tps float64 // CPU in percent of one core (host: of all cores), transactions/s
 	conns              int
 }
 
-// hydraLoad makes each of hydra's steady-state windows show a different
+// HydraLoad makes each of hydra's steady-state windows show a different
 // bottleneck: discovery c=8 the IdP, client_credentials c=4 the shared
 // host, refresh c=4 the database. Outside the listed spans the stack idles.
-func hydraLoad() []phaseLoad {
+func HydraLoad() []phaseLoad {
 	return []phaseLoad{
 		{0, 70, 172, 3, 97, 0.4, 2},
 		{80, 130, 95, 58, 94, 410, 12},
@@ -336,14 +335,14 @@ func loadAt(phases []phaseLoad, sec int) phaseLoad {
 	return phaseLoad{idp: 2, db: 1, host: 6, tps: 0.2, conns: 2}
 }
 
-// hydraSamples: process:hydra, postgres and host records (with steal) every
+// HydraSamples: process:hydra, postgres and host records (with steal) every
 // second for the whole ladder run, the last postgres record with the top
 // queries.
-func hydraSamples() []schema.Sample {
+func HydraSamples() []schema.Sample {
 	var out []schema.Sample
 	const end = 200
 	for sec := 0; sec <= end; sec++ {
-		t, l, wob := fixtureStart.Add(time.Duration(sec)*time.Second), loadAt(hydraLoad(), sec), float64(sec%5-2)
+		t, l, wob := FixtureStart.Add(time.Duration(sec)*time.Second), loadAt(HydraLoad(), sec), float64(sec%5-2)
 		out = append(out,
 			schema.Sample{Schema: schema.SampleV1, T: t, Source: "process:hydra", RSSBytes: int64(78+sec/20) << 20,
 				CPUPct: l.idp + wob, Threads: 14, Processes: 1},
@@ -372,7 +371,7 @@ func hydraTopQueries() []schema.Query {
 func keycloakSamples() []schema.Sample {
 	var out []schema.Sample
 	for sec := 200; sec <= 350; sec++ {
-		t, l, wob := fixtureStart.Add(time.Duration(sec)*time.Second), loadAt(keycloakLoad(), sec), float64(sec%3-1)
+		t, l, wob := FixtureStart.Add(time.Duration(sec)*time.Second), loadAt(keycloakLoad(), sec), float64(sec%3-1)
 		out = append(out,
 			schema.Sample{Schema: schema.SampleV1, T: t, Source: "process:keycloak", RSSBytes: int64(690+sec/50) << 20,
 				CPUPct: l.idp + wob, Threads: 120, Processes: 2},
@@ -386,7 +385,7 @@ func keycloakSamples() []schema.Sample {
 // fixtureSampleFiles are the sampler files of run1, keyed by path under testdata/.
 func fixtureSampleFiles() map[string][]schema.Sample {
 	return map[string][]schema.Sample{
-		"run1/hydra/samples.jsonl":                     hydraSamples(),
+		"run1/hydra/samples.jsonl":                     HydraSamples(),
 		"run1/keycloak/samples-20261130T100320Z.jsonl": keycloakSamples(),
 	}
 }
@@ -405,17 +404,18 @@ func writeJSON(t testing.TB, path string, v any) {
 	}
 }
 
-func writeFixtures(t *testing.T) {
+// writeFixtures writes the synthetic run's records under dir.
+func writeFixtures(t *testing.T, dir string) {
 	for i, sp := range fixtureSpecs() {
-		writeJSON(t, filepath.Join("testdata", sp.file), synthStep(t, sp, uint64(i+1)))
+		writeJSON(t, filepath.Join(dir, sp.file), synthStep(t, sp, uint64(i+1)))
 	}
 	for path, rec := range fixtureRecords() {
-		writeJSON(t, filepath.Join("testdata", path), rec)
+		writeJSON(t, filepath.Join(dir, path), rec)
 	}
 	for path, samples := range fixtureSampleFiles() {
-		writeSampleFile(t, filepath.Join("testdata", path), samples)
+		writeSampleFile(t, filepath.Join(dir, path), samples)
 	}
-	writeLines(t, filepath.Join("testdata", "run1", schema.PhasesFile), fixturePhases())
+	writeLines(t, filepath.Join(dir, "run1", schema.PhasesFile), fixturePhases())
 }
 
 // fixturePhases is run1's phases.jsonl: one session that ran hydra up to
@@ -425,7 +425,7 @@ func writeFixtures(t *testing.T) {
 func fixturePhases() []schema.Phase {
 	const session = "20261130T095730Z-4242"
 	p := func(product, kind, name string, from, to float64) schema.Phase {
-		at := func(s float64) time.Time { return fixtureStart.Add(time.Duration(s * float64(time.Second))) }
+		at := func(s float64) time.Time { return FixtureStart.Add(time.Duration(s * float64(time.Second))) }
 		return schema.NewPhase(session, product, kind, name, at(from), at(to))
 	}
 	return []schema.Phase{
@@ -468,51 +468,5 @@ func writeSampleFile(t *testing.T, path string, samples []schema.Sample) {
 		if err := enc.Encode(s); err != nil {
 			t.Fatal(err)
 		}
-	}
-}
-
-// TestFixtures proves the committed step fixtures still decode and that
-// their summaries are what their histograms say.
-func TestFixtures(t *testing.T) {
-	if *updateFixtures {
-		writeFixtures(t)
-	}
-	for _, sp := range fixtureSpecs() {
-		if sp.schemaString != "" {
-			continue
-		}
-		t.Run(sp.file, func(t *testing.T) {
-			f, err := os.Open(filepath.Join("testdata", sp.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			s, err := schema.DecodeStep(f, sp.file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkGenuine(t, s)
-		})
-	}
-}
-
-func checkGenuine(t *testing.T, s *schema.Step) {
-	t.Helper()
-	h, err := schema.DecodeHistogram(s.Histogram)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h.TotalCount() != s.Requests {
-		t.Errorf("histogram count %d, requests %d", h.TotalCount(), s.Requests)
-	}
-	if got := schema.Summarize(h); got != s.LatencyMS {
-		t.Errorf("latency_ms %+v, histogram says %+v", s.LatencyMS, got)
-	}
-	var sum int64
-	for _, iv := range s.Intervals {
-		sum += iv.Requests
-	}
-	if sum != s.Requests || s.OK+s.Errors.Total() != s.Requests {
-		t.Errorf("intervals sum %d, ok %d + failed %d, requests %d", sum, s.OK, s.Errors.Total(), s.Requests)
 	}
 }

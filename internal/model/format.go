@@ -1,10 +1,11 @@
-package report
+package model
 
 import (
 	"github.com/idpbench/idpbench/internal/steps"
 )
 
-// FormatInterval renders a capacity or ratio: "1,234 [1,201, 1,260]", the
+// FormatInterval is the text form of a capacity or ratio, the same in the
+// report, aggregate compare and the experiments: "1,234 [1,201, 1,260]", the
 // median alone with the reason where there is no interval
 // ("1,234 (3 windows, no 95% interval: needs 6)"), "–" without a median;
 // unit follows the figures (" iter/s").

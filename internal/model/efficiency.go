@@ -1,4 +1,4 @@
-package report
+package model
 
 import (
 	"cmp"
@@ -159,8 +159,6 @@ func perCPU(ok int64, cpuS float64) Figure {
 	return Figure{Value: float64(ok) / cpuS, OK: true}
 }
 
-// Usage over the run: percentiles over every measured window.
-
 // RunUsage is a product's server CPU and memory over all its measured
 // windows (every ladder step's, not only steady ones), as Zitadel's
 // benchmark reports give them: CPU p50 / p99 / peak in percent of one core,
@@ -317,7 +315,7 @@ func (r *Report) efficiencyChart(sc schema.ScenarioInfo) (ChartFile, bool) {
 // process tree (IdPSource), PostgreSQL as DBSource finds it.
 func StepEfficiency(sf StepFile, samples []schema.Sample) Efficiency {
 	s := sf.Step
-	c := Cell{Scenario: schema.ScenarioInfo{Name: s.Scenario}, Product: StepProduct(sf),
+	c := Cell{Scenario: schema.ScenarioInfo{Name: s.Scenario}, Product: sf.Product(),
 		Ladder: []LadderStep{{StepFile: sf}}, Levels: []Level{{Connections: s.Connections, Steps: []int{0}}}}
 	samples = slices.SortedStableFunc(slices.Values(samples), func(a, b schema.Sample) int { return a.T.Compare(b.T) })
 	return cellEfficiency(c, samples, IdPSource(c.Product, samples), DBSource(samples))
@@ -353,3 +351,6 @@ func EfficiencyRowOf(sf StepFile, samples []schema.Sample) EfficiencyRow {
 	row.IdPSource = IdPSource(e.Product, samples)
 	return row
 }
+
+// KeycloakSizingGuide is the source of the requests-per-CPU-second unit.
+const KeycloakSizingGuide = "https://www.keycloak.org/high-availability/single-cluster/concepts-memory-and-cpu-sizing"

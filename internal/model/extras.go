@@ -1,4 +1,4 @@
-package report
+package model
 
 import (
 	"cmp"
@@ -22,7 +22,7 @@ type Coldstart struct {
 }
 
 // peakOfContainers: the record's peak is of containers (compose mode).
-func (c Coldstart) peakOfContainers() bool {
+func (c Coldstart) PeakOfContainers() bool {
 	return c.NA == "" && c.File.Coldstart != nil && c.File.Coldstart.PeakMeasuredAs == schema.PeakCgroup
 }
 
@@ -33,7 +33,7 @@ func coldstartFor(files []ColdstartFile, product, mode string) Coldstart {
 	found := false
 	for _, f := range files {
 		rec := f.Coldstart
-		if cmp.Or(rec.Product, dirProduct(f.Path)) != product || rec.Mode != mode {
+		if cmp.Or(rec.Product, steps.DirProduct(f.Path)) != product || rec.Mode != mode {
 			continue
 		}
 		if !found || rec.Start.After(c.File.Coldstart.Start) {
@@ -66,7 +66,7 @@ func jitterFor(other []StepFile, product string) Jitter {
 	j := Jitter{Product: product, NA: "no gcjitter record"}
 	var found []StepFile
 	for _, sf := range other {
-		if StepProduct(sf) == product && sf.Step.Labels["phase"] == steps.PhaseGCJitter {
+		if sf.Product() == product && sf.Step.Labels["phase"] == steps.PhaseGCJitter {
 			found = append(found, sf)
 		}
 	}

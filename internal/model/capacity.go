@@ -1,4 +1,4 @@
-package report
+package model
 
 import (
 	"fmt"
@@ -82,10 +82,10 @@ func (iv Interval) HalfPct() float64 {
 	return 100 * math.Max(iv.Hi/iv.Center-1, 1-iv.Lo/iv.Center)
 }
 
-// minIntervalSamples is the fewest samples whose median has a
+// MinIntervalSamples is the fewest samples whose median has a
 // distribution-free interval at CapacityConfidence: with n samples the
 // widest one, [min, max], covers the median with 1 - 2·0.5ⁿ (n = 6: 96.9%).
-var minIntervalSamples = func() int {
+var MinIntervalSamples = func() int {
 	n := 1
 	for 1-2*math.Pow(0.5, float64(n)) < CapacityConfidence {
 		n++
@@ -94,15 +94,15 @@ var minIntervalSamples = func() int {
 }()
 
 // MedianInterval is the median of vs with its distribution-free interval at
-// CapacityConfidence; NA names the shortfall below minIntervalSamples.
+// CapacityConfidence; NA names the shortfall below MinIntervalSamples.
 func MedianInterval(vs []float64) Interval {
 	if len(vs) == 0 {
 		return Interval{NA: "no windows"}
 	}
 	med, _ := stats.Median(vs)
-	if len(vs) < minIntervalSamples {
+	if len(vs) < MinIntervalSamples {
 		return Interval{N: len(vs), Center: med, NA: fmt.Sprintf("%s, no %.0f%% interval: needs %d",
-			plural(len(vs), "window"), 100*CapacityConfidence, minIntervalSamples)}
+			steps.Plural(len(vs), "window"), 100*CapacityConfidence, MinIntervalSamples)}
 	}
 	th := benchmath.DefaultThresholds
 	// NewSample sorts its values in place: give it a copy, so the

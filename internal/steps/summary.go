@@ -1,4 +1,4 @@
-package report
+package steps
 
 import (
 	"encoding/csv"
@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/idpbench/idpbench/internal/schema"
-	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // Summary formats.
@@ -50,12 +49,12 @@ func summaryHeader() []string {
 }
 
 // SummaryRows returns one row per step, in input order.
-func SummaryRows(recs []StepFile) []SummaryRow {
+func SummaryRows(recs []File) []SummaryRow {
 	rows := make([]SummaryRow, 0, len(recs))
 	for _, sf := range recs {
 		s := sf.Step
 		rows = append(rows, SummaryRow{
-			Product: StepProduct(sf), Scenario: s.Scenario, Connections: s.Connections,
+			Product: sf.Product(), Scenario: s.Scenario, Connections: s.Connections,
 			QPS: s.QPS, P50MS: s.LatencyMS.P50, P95MS: s.LatencyMS.P95, P99MS: s.LatencyMS.P99,
 			ErrorRate: s.ErrorRate, Status: s.Status, Check: s.Check, File: sf.Path,
 			Requests: s.Requests, HistogramCount: histogramCount(s.Histogram),
@@ -84,8 +83,8 @@ func writeText(w io.Writer, rows []SummaryRow) error {
 	fmt.Fprintln(tw, strings.Join(summaryHeader(), "\t"))
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Product, r.Scenario, r.Connections,
-			steps.FormatQPS(r.QPS), steps.FormatMS(r.P50MS), steps.FormatMS(r.P95MS), steps.FormatMS(r.P99MS),
-			steps.FormatPct(r.ErrorRate), r.Status, r.File)
+			FormatQPS(r.QPS), FormatMS(r.P50MS), FormatMS(r.P95MS), FormatMS(r.P99MS),
+			FormatPct(r.ErrorRate), r.Status, r.File)
 	}
 	return tw.Flush()
 }

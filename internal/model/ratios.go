@@ -1,4 +1,4 @@
-package report
+package model
 
 import (
 	"math/rand/v2"
@@ -16,8 +16,8 @@ type Ratio struct {
 	Interval // Center = A's headline median over B's
 }
 
-// ratioResamples is the number of bootstrap resamples of a ratio.
-const ratioResamples = 4000
+// RatioResamples is the number of bootstrap resamples of a ratio.
+const RatioResamples = 4000
 
 // ratios computes, per scenario, the headline capacity ratio of every pair
 // of products with a capacity (A before B in Products order).
@@ -90,7 +90,7 @@ func splitRounds(c Capacity, levels []Level) (odd, even []float64) {
 // interval at CapacityConfidence: each resample draws len(a) windows of a
 // and len(b) of b with replacement (the windows are the independent
 // blocks). The generator is seeded from key, so a report renders the same
-// interval every time. Each side needs minIntervalSamples windows, as a
+// interval every time. Each side needs MinIntervalSamples windows, as a
 // capacity interval does.
 func RatioInterval(a, b []float64, key string) Interval {
 	ma, _ := stats.Median(a)
@@ -99,12 +99,12 @@ func RatioInterval(a, b []float64, key string) Interval {
 	if mb > 0 {
 		iv.Center = ma / mb
 	}
-	if n := min(len(a), len(b)); n < minIntervalSamples {
+	if n := min(len(a), len(b)); n < MinIntervalSamples {
 		iv.NA = "too few windows for an interval"
 		return iv
 	}
 	ra, rb := make([]float64, len(a)), make([]float64, len(b))
-	boot := stats.Resampler{Key: key, Stream: 0x9e3779b97f4a7c15, N: ratioResamples, Conf: CapacityConfidence}
+	boot := stats.Resampler{Key: key, Stream: 0x9e3779b97f4a7c15, N: RatioResamples, Conf: CapacityConfidence}
 	lo, hi, counted := boot.Run(1, func(rng *rand.Rand, out []float64) bool {
 		for i := range ra {
 			ra[i] = a[rng.IntN(len(a))]

@@ -1,10 +1,9 @@
-package report
+package model
 
 import (
 	"cmp"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -30,12 +29,6 @@ type Options struct {
 
 // DefaultTitle is the report title when Options.Title is empty.
 const DefaultTitle = "idpbench: OpenID Connect IdP comparison"
-
-// Meta statuses.
-const (
-	MetaOK = "ok"
-	MetaNA = "na"
-)
 
 // NoResults is the N/A reason of a cell nothing explains.
 const NoResults = "no results"
@@ -126,6 +119,10 @@ type Cell struct {
 	Product  string
 	Ladder   []LadderStep // by connections, then start
 	Levels   []Level      // the ladder's levels, by connections, then rate
+	// Warmup is what the ladder's steps spent warming up (seconds), JIT
+	// the JIT compiler's busy share of a core in their windows (percent;
+	// N 0 where none was read): the warmups' figures.
+	Warmup, JIT steps.Spread
 	// SteadyLevel is the index into Levels of the steady state
 	// (SelectSteadyLevel); -1 when N/A.
 	SteadyLevel int
@@ -167,8 +164,8 @@ func (c Cell) SteadyWindows() *Level {
 // guests during it, so it ran on a slower machine than its neighbours.
 const StealFlagPct = 5.0
 
-// stealFlag is the flag of such a window (one text, so a level counts them).
-var stealFlag = fmt.Sprintf("host steal over %g%%", StealFlagPct)
+// StealFlag is the flag of such a window (one text, so a level counts them).
+var StealFlag = fmt.Sprintf("host steal over %g%%", StealFlagPct)
 
 // UnstablePct is the qps spread (Spread.Pct) above which a level of several
 // windows is flagged unstable: its windows disagree too much for one figure.
@@ -249,11 +246,11 @@ func Build(in *Inputs, opt Options) *Report {
 		if sf.Step.Driver.Limited {
 			r.Limited = append(r.Limited, sf)
 		}
-		if !isLadder(sf.Step) {
+		if !IsLadder(sf.Step) {
 			r.Other = append(r.Other, sf)
 			continue
 		}
-		k := cellKey{StepProduct(sf), sf.Step.Scenario}
+		k := cellKey{sf.Product(), sf.Step.Scenario}
 		ladders[k] = append(ladders[k], sf)
 	}
 	r.header(in.Steps)
@@ -309,26 +306,13 @@ func hostOnly(sf SampleFile) bool {
 
 type cellKey struct{ product, scenario string }
 
-func isLadder(s *schema.Step) bool {
+func IsLadder(s *schema.Step) bool {
 	p := s.Labels["phase"]
 	return p == "" || p == steps.PhaseLadder
 }
 
-// StepProduct is the step's product, else the name of its directory
-// (results/<run>/<product>/...).
-func StepProduct(sf StepFile) string {
-	return cmp.Or(sf.Step.Product, dirProduct(sf.Path))
-}
-
 func metaProduct(mf MetaFile) string {
-	return cmp.Or(mf.Meta.Product, dirProduct(mf.Path))
-}
-
-func dirProduct(path string) string {
-	if path == "-" {
-		return "unknown"
-	}
-	return filepath.Base(filepath.Dir(path))
+	return cmp.Or(mf.Meta.Product, steps.DirProduct(mf.Path))
 }
 
 func (r *Report) header(recs []StepFile) {
@@ -370,15 +354,15 @@ func products(in *Inputs, ladders map[cellKey][]StepFile) []Product {
 		p := get(metaProduct(mf))
 		if p.Meta == nil {
 			p.Meta, p.MetaPath, p.Version = mf.Meta, mf.Path, mf.Meta.ProductVersion
-			p.NA = mf.Meta.Status == MetaNA
+			p.NA = mf.Meta.Status == schema.MetaNA
 		}
 	}
 	for _, cf := range in.Coldstarts {
-		get(cmp.Or(cf.Coldstart.Product, dirProduct(cf.Path)))
+		get(cmp.Or(cf.Coldstart.Product, steps.DirProduct(cf.Path)))
 	}
 	stepVersions := map[string]map[string]bool{}
 	for _, sf := range in.Steps {
-		name := StepProduct(sf)
+		name := sf.Product()
 		get(name)
 		if stepVersions[name] == nil {
 			stepVersions[name] = map[string]bool{}
@@ -465,10 +449,24 @@ func buildCell(sc schema.ScenarioInfo, p Product, files []StepFile, probes probe
 	for i, f := range files {
 		c.Ladder = append(c.Ladder, LadderStep{StepFile: f, Flags: stepFlags(recs[i])})
 	}
+	c.Warmup, c.JIT = warmupSpreads(recs)
 	for i := range c.Levels {
 		c.Levels[i].Flags = levelFlags(c.Levels[i], c.Ladder, i == c.SteadyLevel)
 	}
 	return c
+}
+
+// warmupSpreads are what the steps spent warming up (seconds) and the JIT
+// compiler's busy share of a core in their windows (percent, where read).
+func warmupSpreads(recs []*schema.Step) (warmup, jit steps.Spread) {
+	var spent, pct []float64
+	for _, s := range recs {
+		spent = append(spent, s.WarmupS)
+		if s.JIT != nil && s.JIT.WindowPct != nil {
+			pct = append(pct, *s.JIT.WindowPct)
+		}
+	}
+	return steps.SpreadOf(spent), steps.SpreadOf(pct)
 }
 
 // levels groups a ladder's steps (by connections, then start) into levels
@@ -622,7 +620,7 @@ func stepFlags(s *schema.Step) []string {
 		f = append(f, "no request completed in the window")
 	}
 	if st := s.Driver.HostStealPct; st != nil && *st > StealFlagPct {
-		f = append(f, stealFlag)
+		f = append(f, StealFlag)
 	}
 	switch s.Status {
 	case schema.StatusComplete:

@@ -1,4 +1,4 @@
-package report
+package steps
 
 import (
 	"bytes"
@@ -11,8 +11,8 @@ import (
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
-func summarySteps() []StepFile {
-	return []StepFile{
+func summarySteps() []File {
+	return []File{
 		{Path: "r/hydra/discovery-c8.json", Step: &schema.Step{Product: "hydra", Scenario: "discovery", Connections: 8,
 			QPS: 12400.25, LatencyMS: schema.Latency{P50: 0.622, P95: 1.1, P99: 1.4}, Status: schema.StatusComplete}},
 		{Path: "r/keycloak/introspect-c128.json", Step: &schema.Step{Scenario: "introspect", Connections: 128,
@@ -117,7 +117,7 @@ func TestSummaryHistogramCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := SummaryRows([]StepFile{
+	rows := SummaryRows([]File{
 		{Path: "a.json", Step: &schema.Step{Requests: 40, Histogram: enc}},
 		{Path: "b.json", Step: &schema.Step{Requests: 3, Histogram: "HISTbroken"}},
 		{Path: "c.json", Step: &schema.Step{}},

@@ -1,4 +1,4 @@
-package report
+package model
 
 import (
 	"cmp"
@@ -28,8 +28,8 @@ const (
 // TopQueryCount is how many statements a product's database section lists.
 const TopQueryCount = 3
 
-// mib is bytes per MiB.
-const mib = 1 << 20
+// BytesPerMiB is bytes per MiB.
+const BytesPerMiB = 1 << 20
 
 // Figure is a computed value or why there is none.
 type Figure struct {
@@ -112,7 +112,7 @@ func productSamples(files []SampleFile, product string, known map[string]bool) (
 // lies in (results/<run>/<product>/samples*.jsonl), else the first
 // process:<name> source naming a known product, else "".
 func sampleProduct(sf SampleFile, known map[string]bool) string {
-	if p := dirProduct(sf.Path); known[p] {
+	if p := steps.DirProduct(sf.Path); known[p] {
 		return p
 	}
 	for _, s := range sf.Samples {
@@ -195,9 +195,12 @@ func values(samples []schema.Sample, src string, keep func(schema.Sample) bool, 
 // server processes were not visible carries only the database statistics.
 func hasRSS(s schema.Sample) bool { return s.RSSBytes > 0 }
 
-func rssMiB(s schema.Sample) float64   { return float64(s.RSSBytes) / mib }
-func cpuPct(s schema.Sample) float64   { return s.CPUPct }
-func hasSteal(s schema.Sample) bool    { return s.StealPct != nil }
+func rssMiB(s schema.Sample) float64 { return float64(s.RSSBytes) / BytesPerMiB }
+
+func cpuPct(s schema.Sample) float64 { return s.CPUPct }
+
+func hasSteal(s schema.Sample) bool { return s.StealPct != nil }
+
 func stealPct(s schema.Sample) float64 { return *s.StealPct }
 
 // medianFigure is the median of vs, or N/A with na.
@@ -248,7 +251,7 @@ func buildResources(p Product, cells []Cell, files []SampleFile, known map[strin
 	res.HasDB = hasSource(samples, SourcePostgres)
 	res.IdPSource = IdPSource(p.Name, samples)
 	res.DBSource = DBSource(samples)
-	if p.Meta != nil && p.Meta.Status == MetaOK && len(p.Meta.Database) == 0 && !res.HasDB {
+	if p.Meta != nil && p.Meta.Status == schema.MetaOK && len(p.Meta.Database) == 0 && !res.HasDB {
 		res.DBSource = NoDatabase
 	}
 	res.TopQueries, res.TopNA = topQueries(mine)
@@ -311,8 +314,9 @@ func memOf(samples []schema.Sample, src string) (keep func(schema.Sample) bool, 
 	return hasRSS, rssMiB, MemRSS
 }
 
-func hasPSS(s schema.Sample) bool    { return s.PSSBytes > 0 }
-func pssMiB(s schema.Sample) float64 { return float64(s.PSSBytes) / mib }
+func hasPSS(s schema.Sample) bool { return s.PSSBytes > 0 }
+
+func pssMiB(s schema.Sample) float64 { return float64(s.PSSBytes) / BytesPerMiB }
 
 // memory fills the memory figures from the records inside the windows.
 func (res *Resources) memory(in, all []schema.Sample) {
@@ -334,7 +338,8 @@ func (res *Resources) memory(in, all []schema.Sample) {
 }
 
 func conns(s schema.Sample) float64 { return float64(s.Connections) }
-func xact(s schema.Sample) float64  { return s.XactPerS }
+
+func xact(s schema.Sample) float64 { return s.XactPerS }
 
 // idpNA explains missing IdP process figures.
 func idpNA(src string) string {

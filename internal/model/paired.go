@@ -1,4 +1,4 @@
-package report
+package model
 
 import (
 	"fmt"
@@ -54,13 +54,13 @@ func (p Pair) Verdict() string {
 // Covers1 reports whether the interval holds 1 (false without one).
 func (p Pair) Covers1() bool { return p.OK() && p.Lo <= 1 && 1 <= p.Hi }
 
-// minPairRounds is the fewest rounds a pair's interval is taken over.
-const minPairRounds = 3
+// MinPairRounds is the fewest rounds a pair's interval is taken over.
+const MinPairRounds = 3
 
 // PairedInterval is the geometric mean of ratios with a t interval at
 // CapacityConfidence of the mean of their logarithms (Student's t with
 // n-1 degrees of freedom): the rounds are the independent samples, each
-// ratio one round's two windows. Fewer than minPairRounds: the mean only.
+// ratio one round's two windows. Fewer than MinPairRounds: the mean only.
 func PairedInterval(ratios []float64) Interval {
 	iv := Interval{N: len(ratios)}
 	logs := make([]float64, 0, len(ratios))
@@ -77,8 +77,8 @@ func PairedInterval(ratios []float64) Interval {
 	}
 	mean, sd := stat.MeanStdDev(logs, nil)
 	iv.Center = math.Exp(mean)
-	if len(logs) < minPairRounds {
-		iv.NA = fmt.Sprintf("%s, no %.0f%% interval: needs %d", plural(len(logs), "round"), 100*CapacityConfidence, minPairRounds)
+	if len(logs) < MinPairRounds {
+		iv.NA = fmt.Sprintf("%s, no %.0f%% interval: needs %d", steps.Plural(len(logs), "round"), 100*CapacityConfidence, MinPairRounds)
 		return iv
 	}
 	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(logs) - 1)}.Quantile(1 - (1-CapacityConfidence)/2)
@@ -128,7 +128,7 @@ func (r *Report) pairs() {
 	twins := map[cellKey][]StepFile{}
 	for _, sf := range r.Other {
 		if sf.Step.Labels["phase"] == steps.PhaseTwin {
-			k := cellKey{StepProduct(sf), sf.Step.Scenario}
+			k := cellKey{sf.Product(), sf.Step.Scenario}
 			twins[k] = append(twins[k], sf)
 		}
 	}
