@@ -52,8 +52,16 @@ const (
 	keycloakRedirect  = "http://127.0.0.1/cb"
 	keycloakAdmin     = "admin" // the bootstrap admin
 	keycloakLifespanS = 3600
-	DBPool            = 25
-	keycloakDB        = "keycloak"
+	// keycloakSessionIdleS is the realm's SSO Session Idle, Keycloak's
+	// default (the realm leaves it): a password login's session ends when it
+	// has idled this long, and with it its refresh token and every access
+	// token the userinfo endpoint checks against it, whatever the access
+	// token's lifespan. Using the tokens does not keep it alive (results/
+	// full-2026-12-06-j: a userinfo pool minted 37 minutes before the
+	// closing answered 401 to every request).
+	keycloakSessionIdleS = 1800
+	DBPool               = 25
+	keycloakDB           = "keycloak"
 )
 
 // keycloakTable: user tokens (S5, S6) come from the password grant, the
@@ -64,8 +72,10 @@ const (
 // the code. With scope openid Keycloak answers userinfo for the service
 // account with its subject (S2l). Refresh tokens are reusable by default
 // (revokeRefreshToken=false): S5 reuses its pool. Lifetimes: the realm's
-// access token lifespan; refresh tokens live as long as the SSO session
-// (idle timeout 30 min by default). Metrics: the management interface's
+// access token lifespan, but a user token (S5's refresh tokens, S6's
+// access tokens) only as long as its login's SSO session, which ends after
+// 30 idle minutes (keycloakSessionIdleS): the ladder remints those pools
+// before then. Metrics: the management interface's
 // /metrics (metrics-enabled at build, the request histograms at start).
 func keycloakTable(st *product.State) product.Table {
 	issuer := st.Get("ISSUER")
@@ -90,8 +100,8 @@ func keycloakTable(st *product.State) product.Table {
 					[]string{"-P", "8", "--emit", "access_token", "--product", "keycloak"})}},
 			"auth_code": {Endpoint: issuer + "/protocol/openid-connect/auth", Load: slices.Concat(client,
 				[]string{"--login", "form", "--token-url", token, "--redirect-uri", keycloakRedirect, "--scope", "openid"}, users)},
-			"refresh":  {Endpoint: token, Load: slices.Concat(client, product.Reuse), TTL: 1800, Pool: password("refresh_token")},
-			"userinfo": {Endpoint: issuer + "/protocol/openid-connect/userinfo", Load: product.Reuse, TTL: lifespan, Pool: password("access_token")},
+			"refresh":  {Endpoint: token, Load: slices.Concat(client, product.Reuse), TTL: keycloakSessionIdleS, Pool: password("refresh_token")},
+			"userinfo": {Endpoint: issuer + "/protocol/openid-connect/userinfo", Load: product.Reuse, TTL: min(lifespan, keycloakSessionIdleS), Pool: password("access_token")},
 		},
 		Metrics: []string{"--server-metrics", "http://127.0.0.1:" + st.Get("MGMT_PORT") + "/metrics"},
 	}
@@ -175,7 +185,7 @@ func keycloakPart(in product.Inputs) schema.Meta {
 			"S5 reuses refresh tokens: Keycloak does not rotate them by default (revokeRefreshToken=false), unlike Hydra, whose single-use tokens are rotated (S5 follows each chain there). Same request, different server-side bookkeeping.",
 			"S5/S6 tokens come from the password grant (direct access grants) with scope openid, spread over the users; each login hashes the password (the hashing in force is among the facts, read from the credential table), so pool minting is slow.",
 			"S6 needs a user token: userinfo answers 403 to a client_credentials token.",
-			"SSO session timeouts stay at their defaults: refresh-token pools are reminted by the ladder long before the idle timeout.",
+			"SSO session timeouts stay at their defaults: the user-token pools (S5's refresh tokens, S6's access tokens) are reminted by the ladder before the 30-minute idle timeout ends their sessions; an S6 pool kept for its access token's hour answered 401 in every closing before 2026-12-06 (results/full-2026-12-06-j).",
 			"Cold start A is the first kc.sh start --optimized on an empty database (schema creation, master realm, bootstrap admin); B restarts it on that database. Both are timed to the management port /health/ready.",
 		},
 	}
