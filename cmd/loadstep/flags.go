@@ -75,7 +75,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.DurationVar(&c.warmup, "warmup", 5*time.Second, "warmup before the measured window, not recorded (duration, e.g. 5s; 0 = none); with --warmup-max, its floor")
 	fs.DurationVar(&c.warmupMax, "warmup-max", 0, "adaptive warmup: at least --warmup, then until the throughput is stable (rate mode: until the corrected latency is back at its calmest; see --warmup-stable), at most this long (duration, e.g. 60s); default 0 = a fixed --warmup")
 	fs.IntVar(&c.warmupStable, "warmup-stable", 3, "with --warmup-max: consecutive --interval intervals whose completed requests (rate mode: mean corrected latency) must be stable, 2 to 60")
-	fs.Float64Var(&c.warmupTolerance, "warmup-tolerance", 5, "with --warmup-max: each of those intervals' completed requests within +/- this percent of their mean; rate mode: none of their latencies this percent below the one before (percent, above 0 and below 100)")
+	fs.Float64Var(&c.warmupTolerance, "warmup-tolerance", 5, "with --warmup-max: each of those intervals' completed requests within +/- this percent of their mean; rate mode: each of their corrected latencies within this percent (or 0.2 ms) above the calmest interval after the ramp (percent, above 0 and below 100)")
 	fs.DurationVar(&c.ramp, "ramp", 0, "rate mode: raise the schedule linearly from 0 to --rate over this first part of the warmup, then hold it (duration, at most --warmup; default 0 = the whole rate from the start)")
 	fs.StringVar(&c.jitPidfile, "jit-pidfile", "", "follow the JIT compilers of the JVM in the process group whose leader this file's first line names (the product's coldstart pidfile): the step records how busy they were (jit); no JVM there: jit.na says so")
 	fs.Float64Var(&c.warmupJITMax, "warmup-jit-max", 0, "with --warmup-max and --jit-pidfile: the stable intervals must also have had the JIT compiling at most this percent of one core (0 = record only)")
@@ -195,11 +195,11 @@ spent), warmup_rule, warmup_stable (true: the rule ended it; false: the cap
 did) and warmup_qps (the completed requests per second of each warmup
 interval). In rate mode the rate fixes the throughput, so the rule reads
 the corrected latency instead: the warmup ends once
-at least --warmup-stable intervals have passed after --ramp (below) and the
-geometric mean corrected latency of the last is within P% (P =
---warmup-tolerance), or 1 ms, above the calmest of them and not P% below
-the one before -- a queue that forms as the rate is reached, or one left by
-the start, has drained back to the rate's own latency -- and records it per
+the geometric mean corrected latency of each of the last --warmup-stable
+intervals after --ramp (below) lies within P% (P = --warmup-tolerance), or
+0.2 ms, above the calmest of them all -- a queue that forms as the rate is
+reached, or one left by the start, has drained back to the rate's own
+latency, and a latency still falling has stopped -- and records it per
 interval as
 warmup_corrected_ms (settle "corrected_latency" in warmup_rule).
 

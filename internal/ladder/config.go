@@ -224,10 +224,15 @@ type ShareSettings struct {
 	// (IDPBENCH_SHARE_WINDOWS, IDPBENCH_SHARE_DURATION_S; full 1 x 5 s,
 	// quick 1 x 3 s), each after a warmup that ramps the rate up over
 	// ShareRampS, lasts at least ShareWarmupS and then until the corrected
-	// latency is back at its calmest, at most ShareWarmupMaxS
-	// (IDPBENCH_SHARE_WARMUP_S, IDPBENCH_SHARE_WARMUP_MAX_S; full 2 and 10,
-	// quick 1 and 4; the ramp 1 s, at most the floor).
+	// latency has been back at its calmest for ShareStable intervals, at
+	// most ShareWarmupMaxS (IDPBENCH_SHARE_WARMUP_S,
+	// IDPBENCH_SHARE_WARMUP_MAX_S; full 2 and 15, quick 1 and 4; the ramp
+	// 1 s, at most the floor).
 	ShareWindows, ShareDurationS, ShareWarmupS, ShareWarmupMaxS, ShareRampS int
+	// ShareStable is how many intervals the shares' warmup rule wants at
+	// the calm (loadstep --warmup-stable in rate mode): full 4 (2 s), quick
+	// 2 (its windows are short and its check cannot judge flat openings).
+	ShareStable int
 	// ShareIntervalMS is the windows' interval, milliseconds (500: a 5 s
 	// window has 10 intervals, a quick 3 s one the 6 the sustain rule
 	// judges from 5).
@@ -238,14 +243,10 @@ type ShareSettings struct {
 	ShareSearch int
 }
 
-// ShareStable and ShareTolerancePct are the shares' warmup rule (loadstep
-// --warmup-stable, --warmup-tolerance in rate mode): at least 2 intervals
-// after the ramp, the last within 50% (or 1 ms) above the calmest of them
-// and not 50% below the one before.
-const (
-	ShareStable       = 2
-	ShareTolerancePct = 50
-)
+// ShareTolerancePct is the shares' warmup rule's band (loadstep
+// --warmup-tolerance in rate mode): the last ShareStable intervals after
+// the ramp each within 50% (or 0.2 ms) above the calmest of them all.
+const ShareTolerancePct = 50
 
 // ParseShares reads the shares' variables (getenv: os.Getenv or a
 // stand-in); a bad value is a usage error naming the variable.
@@ -273,10 +274,10 @@ func ParseShares(quick bool, getenv func(string) string) (ShareSettings, error) 
 	// 5 s of half-second intervals: the ten intervals the sustain rule and
 	// the latency's interval read, at half the time of the 10 s windows of
 	// before the interleaved schedule, whose rounds needed it.
-	windows, duration, warmup, warmupMax := "1", "5", "2", "10"
-	c.ShareIntervalMS = 500
+	windows, duration, warmup, warmupMax := "1", "5", "2", "15"
+	c.ShareIntervalMS, c.ShareStable = 500, 4
 	if quick {
-		duration, warmup, warmupMax, c.ShareIntervalMS = "3", "1", "4", 500
+		duration, warmup, warmupMax, c.ShareIntervalMS, c.ShareStable = "3", "1", "4", 500, 2
 	}
 	w, d, wu, wm := env("IDPBENCH_SHARE_WINDOWS", windows), env("IDPBENCH_SHARE_DURATION_S", duration), env("IDPBENCH_SHARE_WARMUP_S", warmup), env("IDPBENCH_SHARE_WARMUP_MAX_S", warmupMax)
 	var okW, okD, okWU, okWM bool
@@ -312,7 +313,7 @@ func (c ShareSettings) searchWindows() int {
 // ramp and the settled intervals after it, the window, and 2 s for
 // its pool, fresh and health.
 func (c ShareSettings) WindowCostS() int {
-	return max(c.ShareWarmupS, c.ShareRampS+(ShareStable*c.ShareIntervalMS+999)/1000) + c.ShareDurationS + 2
+	return max(c.ShareWarmupS, c.ShareRampS+(c.ShareStable*c.ShareIntervalMS+999)/1000) + c.ShareDurationS + 2
 }
 
 // CostS is what RunShares is expected to cost for one cell, seconds: its

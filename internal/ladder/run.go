@@ -562,7 +562,7 @@ func (r *runner) loadstepArgs(w win, poolargs []string) []string {
 		args = append(args, "--rate", strconv.FormatFloat(w.rate, 'f', -1, 64), "--ramp", fmt.Sprintf("%ds", r.ShareRampS))
 		warmup, phase, interval = r.ShareWarmupS, "phase="+steps.PhaseShare, fmt.Sprintf("%dms", r.ShareIntervalMS)
 		if r.ShareWarmupMaxS > r.ShareWarmupS {
-			args = append(args, "--warmup-max", fmt.Sprintf("%ds", r.ShareWarmupMaxS), "--warmup-stable", strconv.Itoa(ShareStable),
+			args = append(args, "--warmup-max", fmt.Sprintf("%ds", r.ShareWarmupMaxS), "--warmup-stable", strconv.Itoa(r.ShareStable),
 				"--warmup-tolerance", strconv.Itoa(ShareTolerancePct))
 		}
 	}

@@ -78,7 +78,7 @@ type Config struct {
 	// warmup of Warmup.
 	WarmupMax       time.Duration
 	WarmupStable    int     // adaptive: the consecutive intervals that must be stable, 2..60
-	WarmupTolerance float64 // adaptive: each of them within ± this percent of their mean (rate mode: none this much below the one before), in (0, 100)
+	WarmupTolerance float64 // adaptive: each of them within ± this percent of their mean (rate mode: each within this percent, or 0.2 ms, above the calmest: calmRun), in (0, 100)
 	// RampUp, in rate mode, makes the schedule climb linearly from 0 to
 	// Rate over this first part of the warmup (see plan.intended); at most
 	// Warmup. 0 = the whole rate from the start.

@@ -152,32 +152,39 @@ func TestRampSchedule(t *testing.T) {
 	}
 }
 
-// TestCalmRun: in rate mode the warmup has settled once at least 2
-// intervals after the ramp have passed and the last lies within 50% (or 1
-// ms) above the calmest of them, and not 50% below the one before: a queue
-// that drains, or one that forms as the rate is reached, keeps it above or
-// falling; a noisy latency back at its calm settles; one that climbs from
-// its first interval does not.
+// TestCalmRun: in rate mode the warmup has settled once each of the last n
+// intervals after the ramp lies within 50% (or 0.2 ms) above the calmest
+// of them all: a queue that drains, one that forms as the rate is reached,
+// or a latency still falling keeps the intervals before the last above it;
+// a noisy latency back at its calm settles; one that climbs from its first
+// interval does not.
 func TestCalmRun(t *testing.T) {
 	nan := math.NaN()
 	for _, tc := range []struct {
 		ms   []float64
+		n    int
 		want int
 	}{
-		{[]float64{7, 7}, 2},
-		{[]float64{0.3, 0.9}, 2},                   // within 1 ms
-		{[]float64{341, 261, 125}, 1},              // draining
-		{[]float64{2, 11, 35, 168}, 1},             // a queue forming at the end of the ramp
-		{[]float64{168, 120, 40, 38, 41}, 2},       // drained: back at its calm
-		{[]float64{7, 7, 6, 5, 37, 30, 6, 5.5}, 2}, // noisy, back at its calm
-		{[]float64{7, 7, 3, 5, 37, 30, 9, 4}, 1},   // still falling from a spike
-		{[]float64{812, 967, 1218, 1453}, 1},       // falling behind: never calm
-		{[]float64{5}, 1},                          // one interval: too few
-		{[]float64{5, nan}, 0},                     // the last without an answer
-		{[]float64{}, 0},
+		{[]float64{7, 7}, 2, 2},
+		{[]float64{0.3, 0.45}, 2, 2},                  // within 0.2 ms of a sub-millisecond calm
+		{[]float64{0.3, 0.9}, 2, 0},                   // 0.6 ms above it: not calm (the rule before took 1 ms)
+		{[]float64{0.66, 0.91, 0.63, 1.63}, 2, 0},     // the reference OP's userinfo at 50% (full-2026-12-06-j): rising at the end
+		{[]float64{341, 261, 125}, 2, 1},              // draining
+		{[]float64{2, 11, 35, 168}, 2, 0},             // a queue forming at the end of the ramp
+		{[]float64{168, 120, 40, 38, 41}, 2, 2},       // drained: back at its calm
+		{[]float64{168, 120, 40, 38, 41, 39}, 4, 4},   // and held there two seconds
+		{[]float64{7, 7, 6, 5, 37, 30, 6, 5.5}, 2, 2}, // noisy, back at its calm
+		{[]float64{7, 7, 3, 5, 37, 30, 9, 4}, 2, 1},   // still falling from a spike
+		{[]float64{8.1, 6.2, 5.25, 4.4, 3.6}, 4, 3},   // falling slowly: each interval the new calm, those before above it
+		{[]float64{8.1, 6.2, 5.25, 4.4, 3.6}, 2, 2},   // which two intervals do not show
+		{[]float64{812, 967, 1218, 1453}, 2, 0},       // falling behind: never calm
+		{[]float64{5}, 2, 1},                          // one interval: too few
+		{[]float64{5, nan}, 2, 0},                     // the last without an answer
+		{[]float64{5, nan, 5}, 2, 1},                  // one before it without
+		{[]float64{}, 2, 0},
 	} {
-		if got := calmRun(tc.ms, 2, 50); got != tc.want {
-			t.Errorf("calmRun(%v) = %d, want %d", tc.ms, got, tc.want)
+		if got := calmRun(tc.ms, tc.n, 50); got != tc.want {
+			t.Errorf("calmRun(%v, %d) = %d, want %d", tc.ms, tc.n, got, tc.want)
 		}
 	}
 }

@@ -108,32 +108,37 @@ func (e *engine) recordLatency(now time.Time) int {
 	return calmRun(e.warm.latencyMS[e.warm.rampDone:], e.cfg.WarmupStable, e.cfg.WarmupTolerance)
 }
 
-// calmRun says, in rate mode, whether the warmup has settled: n when the
-// last of the intervals after the ramp (at least n of them, the last
-// answered) lies within pct percent, or 1 ms, above the calmest of them,
-// and not pct percent (and 1 ms) below the one before it (a queue still
-// draining); less otherwise. A queue left by the start, or one that formed as the
-// rate was reached, keeps the latency above the calm it drains to; once it
-// is back there, the window opens on the rate's own latency rather than on
-// a queue. A product that falls behind climbs from its calmest interval
-// until the cap; the sustain rule then judges the window.
+// calmRun says, in rate mode, whether the warmup has settled: n when each
+// of the last n intervals after the ramp (all answered) lies within pct
+// percent, or calmSlackMS, above the calmest of them all; else how many of
+// the last do. A queue left by the start, or one that formed as the rate
+// was reached, keeps the latency above the calm it drains to, and a latency
+// still falling (a runtime still warming) makes each interval the new calm
+// while the ones before it lie above: n intervals at the calm are a second
+// or two in which it held. Then the window opens on the rate's own latency
+// rather than on a queue (issue 47: the first second's corrected P50 at
+// most twice the last's). A product that falls behind climbs from its
+// calmest interval until the cap; the sustain rule then judges the window.
 func calmRun(ms []float64, n int, pct float64) int {
-	k := len(ms) - 1
-	if k < 0 || math.IsNaN(ms[k]) {
-		return 0
-	}
-	calm := ms[k]
+	calm := math.Inf(1)
 	for _, v := range ms {
 		if !math.IsNaN(v) {
 			calm = min(calm, v)
 		}
 	}
-	falling := k > 0 && ms[k] < ms[k-1]*(1-pct/100) && ms[k-1]-ms[k] > 1
-	if len(ms) < n || ms[k] > max(calm*(1+pct/100), calm+1) || falling {
-		return min(len(ms), n-1)
+	band := max(calm*(1+pct/100), calm+calmSlackMS)
+	run := 0
+	for i := len(ms) - 1; i >= 0 && run < n && !math.IsNaN(ms[i]) && ms[i] <= band; i-- {
+		run++
 	}
-	return n
+	return run
 }
+
+// calmSlackMS is how far above a sub-millisecond calm an interval may lie
+// and still be calm: the 1 ms of the rule before it let 0.6-1.9 ms open
+// windows that settled at 0.35 (results/full-2026-12-06-j, the reference
+// OP's userinfo).
+const calmSlackMS = 0.2
 
 // decideLead is the time between the decision and the window's start;
 // see stableAt. It was half an interval to the next interval boundary,

@@ -90,8 +90,8 @@ it (default "50 80"; none: none), IDPBENCH_SHARE_WINDOWS windows each
 (default 1) of IDPBENCH_SHARE_DURATION_S (5, --quick 3), on twice the
 plateau's most connections or more, each after a 1 s ramp to the rate and a
 warmup of at least IDPBENCH_SHARE_WARMUP_S (2, --quick 1) that lasts until
-the corrected latency is back at its calmest, at most IDPBENCH_SHARE_WARMUP_MAX_S
-(10, --quick 4). A window whose queue grew through it is not sustained and
+the corrected latency has held at its calmest for 2 s (--quick 1 s), at most
+IDPBENCH_SHARE_WARMUP_MAX_S (15, --quick 4). A window whose queue grew through it is not sustained and
 shows no latency; up to IDPBENCH_SHARE_SEARCH windows (default 2) then look
 below it for the highest share the product sustains, within the budget.
   --driver-cpus LIST, --server-cpus LIST

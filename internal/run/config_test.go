@@ -14,8 +14,8 @@ import (
 )
 
 var (
-	fullShares  = ladder.ShareSettings{Shares: []int{50, 80}, ShareWindows: 1, ShareDurationS: 5, ShareWarmupS: 2}
-	quickShares = ladder.ShareSettings{Shares: []int{50, 80}, ShareWindows: 1, ShareDurationS: 3, ShareWarmupS: 1}
+	fullShares  = ladder.ShareSettings{Shares: []int{50, 80}, ShareWindows: 1, ShareDurationS: 5, ShareWarmupS: 2, ShareWarmupMaxS: 15, ShareStable: 4}
+	quickShares = ladder.ShareSettings{Shares: []int{50, 80}, ShareWindows: 1, ShareDurationS: 3, ShareWarmupS: 1, ShareWarmupMaxS: 4, ShareStable: 2}
 )
 
 func TestParse(t *testing.T) {
@@ -34,7 +34,7 @@ func TestParse(t *testing.T) {
 			env: map[string]string{"IDPBENCH_SCENARIOS": "discovery userinfo", "IDPBENCH_LADDER": "2 8"},
 			want: Options{Quick: true, Fresh: true, Products: []string{"refop", "hydra"}, Scenarios: []string{"discovery", "userinfo"},
 				RunID: "q", Profile: "quick", Repeats: 2, LadderLen: 2, Twins: []string{"refop", "keycloak"},
-				Shares: ladder.ShareSettings{Shares: []int{50, 80}, ShareWindows: 1, ShareDurationS: 3, ShareWarmupS: 1}}},
+				Shares: ladder.ShareSettings{Shares: []int{50, 80}, ShareWindows: 1, ShareDurationS: 3, ShareWarmupS: 1, ShareWarmupMaxS: 4, ShareStable: 2}}},
 		{name: "flags export", args: []string{"--quick", "--repeats", "2", "--driver-cpus", "1", "--server-cpus", "0", "--no-pin", "--full-ladder"},
 			want: Options{Quick: true, Scenarios: strings.Fields(DefaultScenarios), RunID: "quick", Profile: "quick",
 				Repeats: 2, LadderLen: 3, Env: []string{"IDPBENCH_REPEATS=2", placement.EnvDriver + "=1", placement.EnvServer + "=0",
@@ -50,11 +50,11 @@ func TestParse(t *testing.T) {
 		{name: "shares from the environment", env: map[string]string{"IDPBENCH_SHARES": "none"},
 			want: Options{Scenarios: strings.Fields(DefaultScenarios), RunID: "full-20261203", Profile: "full", Repeats: 40, LadderLen: 6,
 				Env: []string{"IDPBENCH_REPEATS=40"}, BudgetS: 3540, Twins: []string{"refop", "keycloak"},
-				Shares: ladder.ShareSettings{ShareWindows: 1, ShareDurationS: 5, ShareWarmupS: 2}}},
+				Shares: ladder.ShareSettings{ShareWindows: 1, ShareDurationS: 5, ShareWarmupS: 2, ShareWarmupMaxS: 15, ShareStable: 4}}},
 		{name: "bad share", env: map[string]string{"IDPBENCH_SHARES": "50 120"},
 			error: `IDPBENCH_SHARES "50 120": "120" is not a percentage of the capacity (want whole numbers from 1 to 100, space-separated; none: no windows at shares)`},
 		{name: "bad share windows", env: map[string]string{"IDPBENCH_SHARE_WINDOWS": "0"},
-			error: "IDPBENCH_SHARE_WINDOWS 0, IDPBENCH_SHARE_DURATION_S 5, IDPBENCH_SHARE_WARMUP_S 2, IDPBENCH_SHARE_WARMUP_MAX_S 10: want whole numbers (windows and seconds >= 1)"},
+			error: "IDPBENCH_SHARE_WINDOWS 0, IDPBENCH_SHARE_DURATION_S 5, IDPBENCH_SHARE_WARMUP_S 2, IDPBENCH_SHARE_WARMUP_MAX_S 15: want whole numbers (windows and seconds >= 1)"},
 		{name: "precision rounds are gone", env: map[string]string{"IDPBENCH_PRECISION_ROUNDS": "3"}, error: "IDPBENCH_PRECISION_ROUNDS is no longer read: the interleaved rounds go on while the budget holds them (IDPBENCH_BUDGET_S; --repeats caps them)"},
 		{name: "bad budget", env: map[string]string{"IDPBENCH_BUDGET_S": "1h"}, error: "IDPBENCH_BUDGET_S 1h: want whole seconds (0: no budget)"},
 		{name: "help", args: []string{"--quick", "-h"}, error: "help"},
@@ -89,7 +89,8 @@ func equalOptions(a, b Options) bool {
 	return a.Quick == b.Quick && a.Fresh == b.Fresh && slices.Equal(a.Products, b.Products) && slices.Equal(a.Scenarios, b.Scenarios) &&
 		a.RunID == b.RunID && a.Profile == b.Profile && a.Repeats == b.Repeats && a.LadderLen == b.LadderLen && slices.Equal(a.Env, b.Env) &&
 		a.BudgetS == b.BudgetS && slices.Equal(a.Twins, b.Twins) && slices.Equal(a.Shares.Shares, b.Shares.Shares) && a.Shares.ShareWindows == b.Shares.ShareWindows &&
-		a.Shares.ShareDurationS == b.Shares.ShareDurationS && a.Shares.ShareWarmupS == b.Shares.ShareWarmupS
+		a.Shares.ShareDurationS == b.Shares.ShareDurationS && a.Shares.ShareWarmupS == b.Shares.ShareWarmupS &&
+		a.Shares.ShareWarmupMaxS == b.Shares.ShareWarmupMaxS && a.Shares.ShareStable == b.Shares.ShareStable
 }
 
 // TestCheckProducts: a product is known when registered or when the tree
