@@ -21,7 +21,8 @@ import (
 // to its -o: qps and P99 from FAKE_QPS ("C=QPS/P99,..."; else 100c and 1 ms).
 // With --rate R it writes a rate-mode record: sustained up to
 // FAKE_SUSTAINS requests/s (default any rate), above it not sustained,
-// having completed FAKE_SUSTAINS a second.
+// having completed FAKE_SUSTAINS a second; at rates up to FAKE_FAILS_UPTO
+// every request fails (401: an expired pool).
 // At c=FAKE_LOST_AT it writes a target_lost record and exits 4; with
 // FAKE_WAIT=FILE it creates FILE, waits for SIGINT, writes an interrupted
 // record and exits 130.
@@ -68,6 +69,9 @@ func fakeLoadstep(args []string) int {
 			done, v = limit, schema.Sustain{Verdict: schema.SustainNo, Why: "fake", GrowthMSPerS: 1000 * (rate/limit - 1)}
 		}
 		s.CompletedRPS, s.Sustain = &done, &v
+		if upto, err := strconv.ParseFloat(os.Getenv("FAKE_FAILS_UPTO"), 64); err == nil && rate <= upto {
+			s.OK, s.ErrorRate, s.StatusCodes, s.Errors.Non2xx = 0, 1, map[string]int64{"401": s.Requests}, s.Requests
+		}
 	}
 	code := 0
 	switch {

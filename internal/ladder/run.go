@@ -123,6 +123,10 @@ type shareJudged struct {
 	sustained bool         // every window sustained
 	last      *schema.Step // its last window; nil when unreadable
 	why       string       // the first window's verdict that was not sustained
+	// failed is why a window measured no latency (steps.ShareNA: errors
+	// above the success rule's, a refused connection ...): a share that
+	// failed is never the search's answer.
+	failed string
 }
 
 // share measures (or skips, when complete) the windows at share percent of
@@ -160,13 +164,19 @@ func (r *runner) share(ctx context.Context, capacityQPS float64, conns, sh int, 
 		if v := steps.Sustained(st); v.Verdict != schema.SustainYes && j.sustained {
 			j.sustained, j.why = false, v.Verdict+": "+v.Why
 		}
+		if na := steps.ShareNA(st); na != "" && j.failed == "" {
+			j.failed = na
+		}
 	}
 	r.log.Printf("%s %s at %d%% of capacity: %s", r.Product, r.Scenario, sh, verdictText(j))
 	return j, nil
 }
 
 func verdictText(j shareJudged) string {
-	if j.sustained {
+	switch {
+	case j.failed != "":
+		return "no latency: " + j.failed
+	case j.sustained:
 		return "sustained"
 	}
 	return j.why
@@ -192,7 +202,7 @@ func (r *runner) searchShares(ctx context.Context, capacityQPS float64, conns in
 	}
 	rec := &schema.Search{Schema: schema.SearchV1, Product: r.Product, Scenario: r.Scenario, Below: judged[hi].share, Tried: []int{}}
 	for _, j := range judged {
-		if j.sustained && j.share < rec.Below {
+		if j.sustained && j.failed == "" && j.share < rec.Below {
 			rec.Found = max(rec.Found, j.share)
 		}
 	}
@@ -229,6 +239,11 @@ func (r *runner) search(ctx context.Context, capacityQPS float64, conns int, dea
 		j, err := r.share(ctx, capacityQPS, conns, next, true)
 		if err != nil {
 			return err
+		}
+		if j.failed != "" {
+			rec.Outcome = schema.SearchNone
+			rec.Why = fmt.Sprintf("the window at %d%% measured no latency (%s): nothing to search by (tried %s)", next, j.failed, joinInts(rec.Tried, "% "))
+			return nil
 		}
 		if j.sustained {
 			rec.Found, rec.Outcome = next, schema.SearchFound

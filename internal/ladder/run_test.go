@@ -386,29 +386,35 @@ func TestRunShares(t *testing.T) {
 // TestShareSearch: a share not sustained starts a search for the highest
 // sustained share below it, each try at 90% of what the product completed
 // at the last share it did not sustain (and below 90% of that share),
-// labelled search=1, one window each; its outcome is recorded.
+// labelled search=1, one window each; its outcome is recorded. A window
+// that measured no latency (every request refused: an expired pool) is
+// never the answer, and ends the search.
 func TestShareSearch(t *testing.T) {
 	tests := []struct {
 		name     string
 		sustains string // FAKE_SUSTAINS, requests/s (capacity 1000/s)
+		fails    string // FAKE_FAILS_UPTO, requests/s
 		search   string // IDPBENCH_SHARE_SEARCH
 		deadline time.Time
 		want     schema.Search
 		runs     []string // the search's rates
 	}{
 		// 80% (800/s) not sustained, 700/s completed: try 63% (630/s), sustained.
-		{"found between", "700", "2", time.Time{}, schema.Search{Below: 80, Tried: []int{63}, Found: 63, Outcome: schema.SearchFound}, []string{"630"}},
+		{"found between", "700", "", "2", time.Time{}, schema.Search{Below: 80, Tried: []int{63}, Found: 63, Outcome: schema.SearchFound}, []string{"630"}},
 		// 50% and 80% not sustained at 300/s: from 50%, try 27%: found.
-		{"found below both", "300", "2", time.Time{}, schema.Search{Below: 50, Tried: []int{27}, Found: 27, Outcome: schema.SearchFound}, []string{"270"}},
+		{"found below both", "300", "", "2", time.Time{}, schema.Search{Below: 50, Tried: []int{27}, Found: 27, Outcome: schema.SearchFound}, []string{"270"}},
 		// 80% not sustained with 540/s completed: 90% of it is 48.6%, not above 50%.
-		{"the lower share is the answer", "540", "2", time.Time{}, schema.Search{Below: 80, Tried: []int{}, Found: 50, Outcome: schema.SearchBelow}, nil},
-		{"no search", "300", "0", time.Time{}, schema.Search{Below: 50, Tried: []int{}, Outcome: schema.SearchNone}, nil},
-		{"over the budget", "300", "2", time.Unix(1, 0), schema.Search{Below: 50, Tried: []int{}, Outcome: schema.SearchBudget}, nil},
+		{"the lower share is the answer", "540", "", "2", time.Time{}, schema.Search{Below: 80, Tried: []int{}, Found: 50, Outcome: schema.SearchBelow}, nil},
+		{"no search", "300", "", "0", time.Time{}, schema.Search{Below: 50, Tried: []int{}, Outcome: schema.SearchNone}, nil},
+		{"over the budget", "300", "", "2", time.Unix(1, 0), schema.Search{Below: 50, Tried: []int{}, Outcome: schema.SearchBudget}, nil},
+		// 80% not sustained, 50% and the try at 63% answered 401 to every request: 50% is no answer, 63% ends the search.
+		{"the windows below measured no latency", "700", "700", "2", time.Time{}, schema.Search{Below: 80, Tried: []int{63}, Outcome: schema.SearchNone}, []string{"630"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, Options{Quick: true}, map[string]string{"IDPBENCH_SHARES": "50 80", "IDPBENCH_SHARE_SEARCH": tc.search})
 			t.Setenv("FAKE_SUSTAINS", tc.sustains)
+			t.Setenv("FAKE_FAILS_UPTO", tc.fails)
 			var log strings.Builder
 			env := Env{Stdout: &log, Stderr: &log, Interrupt: cli.Interrupt}
 			if _, err := RunShares(context.Background(), f.cfg, env, 1000, 16, tc.deadline); err != nil {

@@ -127,7 +127,7 @@ func shareLatency(share int, files []StepFile, key string) ShareLatency {
 	for _, f := range files {
 		s := f.Step
 		sl.RateRPS = max(sl.RateRPS, s.RateRPS)
-		sl.NA = cmp.Or(sl.NA, shareWindowNA(s))
+		sl.NA = cmp.Or(sl.NA, steps.ShareNA(s))
 		sl.Search = sl.Search || s.Labels["search"] == "1"
 		sl.judge(s)
 		requests += s.Requests
@@ -196,29 +196,6 @@ func (sl *ShareLatency) judge(s *schema.Step) {
 		sl.Sustained, sl.Verdict = false, "not judged"
 		sl.NA = cmp.Or(sl.NA, "not judged whether sustained: "+v.Why)
 	}
-}
-
-// shareWindowNA is why a window at a share measured nothing the table can
-// show ("" when it can): as a ladder window qualifies (judged by the
-// scenario's rule, Qualifies), and in rate mode.
-func shareWindowNA(s *schema.Step) string {
-	switch rule := schema.ScenarioCheck(s.Scenario); {
-	case rule != "" && s.Check != rule:
-		return fmt.Sprintf("a window judged by %q, not the scenario's rule %q", s.Check, rule)
-	case s.Status != schema.StatusComplete:
-		return "a window " + s.Status
-	case s.Requests == 0:
-		return "a window in which no request completed"
-	case !steps.BelowErrors(s):
-		return fmt.Sprintf("errors %s in a window (the rule: below 0.01%%)", steps.FormatPct(s.ErrorRate))
-	case !steps.Reachable(s):
-		return "a window with failed connection attempts"
-	case s.Driver.Limited:
-		return "the load generator was the limit in a window (driver-limited)"
-	case s.RateRPS <= 0:
-		return "a window in a closed loop (a share's windows run in rate mode)"
-	}
-	return ""
 }
 
 // The latency grid the bootstrap adds seconds on: buckets 1% wide in

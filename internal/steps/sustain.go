@@ -112,3 +112,27 @@ func Sustained(s *schema.Step) schema.Sustain {
 	}
 	return Sustain(s)
 }
+
+// ShareNA is why a window at a share measured nothing a latency can be
+// read from ("" when it can): as a ladder window qualifies (judged by the
+// scenario's rule, Qualifies), and in rate mode. The report shows it in
+// the latency's place; the ladder's search takes no such window as found.
+func ShareNA(s *schema.Step) string {
+	switch rule := schema.ScenarioCheck(s.Scenario); {
+	case rule != "" && s.Check != rule:
+		return fmt.Sprintf("a window judged by %q, not the scenario's rule %q", s.Check, rule)
+	case s.Status != schema.StatusComplete:
+		return "a window " + s.Status
+	case s.Requests == 0:
+		return "a window in which no request completed"
+	case !BelowErrors(s):
+		return fmt.Sprintf("errors %s in a window (the rule: below 0.01%%)", FormatPct(s.ErrorRate))
+	case !Reachable(s):
+		return "a window with failed connection attempts"
+	case s.Driver.Limited:
+		return "the load generator was the limit in a window (driver-limited)"
+	case s.RateRPS <= 0:
+		return "a window in a closed loop (a share's windows run in rate mode)"
+	}
+	return ""
+}
