@@ -159,6 +159,8 @@ func perCPU(ok int64, cpuS float64) Figure {
 	return Figure{Value: float64(ok) / cpuS, OK: true}
 }
 
+// Usage over the run: percentiles over every measured window.
+
 // RunUsage is a product's server CPU and memory over all its measured
 // windows (every ladder step's, not only steady ones), as Zitadel's
 // benchmark reports give them: CPU p50 / p99 / peak in percent of one core,

@@ -2,9 +2,11 @@
 // the writing side and the report share: merging agents' steps exactly
 // (Merge, EncodeStep), the steady-state rule and the plateau (Qualifies,
 // SelectSteady, SelectSteadyLevel, Plateau), the spread and median of a
-// level's windows (SpreadOf, Median, SamplesIn) and the number formats the
-// figures are written in (FormatQPS, FormatMS, FormatPct). The ladder,
-// k8sstep and the report use it; it renders nothing.
+// level's windows (SpreadOf, SamplesIn), whether a rate-mode window kept up
+// (Sustained) and measured a latency at all (ShareNA), the number formats
+// the figures are written in (FormatQPS, FormatMS, FormatPct) and the one
+// line a step of aggregate summary (WriteSummary). The ladder, k8sstep, the
+// model and the renderers use it.
 package steps
 
 import (
