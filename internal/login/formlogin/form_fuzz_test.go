@@ -36,7 +36,7 @@ func FuzzLoginForm(f *testing.F) {
 				}
 			}
 		}
-		want, err := url.Parse(action)
+		want, err := url.Parse(browser(action)) // a CR in the fragment reaches the parser as LF
 		if name == "" || err != nil {
 			return
 		}
