@@ -215,9 +215,25 @@ func statusServer(t *testing.T, n int64, code int) *httptest.Server {
 	return s
 }
 
-// closedURL is a loopback URL nothing answers on.
+// closedURL is a loopback URL that gives no HTTP response: a listener of
+// the test's own that closes every connection at once. (A port picked free
+// and closed could be taken by another process meanwhile, and answer.)
 func closedURL(t *testing.T) string {
-	return fmt.Sprintf("http://127.0.0.1:%d/", freePort(t))
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return "http://" + l.Addr().String() + "/"
 }
 
 // TestWaitHTTP: a server answering 200 after three 503s is waited for; one
