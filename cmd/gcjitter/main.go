@@ -9,12 +9,14 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/gcjitter"
 	"github.com/idpbench/idpbench/internal/ladder"
+	"github.com/idpbench/idpbench/products"
 )
 
 func main() {
@@ -80,9 +82,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return cli.Fail(stderr, "gcjitter", cli.Usagef("want PRODUCT, got %d arguments", fs.NArg()))
 	}
 	f.o.Product = fs.Arg(0)
+	entry, ok := products.Lookup(f.o.Product)
+	if !ok {
+		return cli.Fail(stderr, "gcjitter", cli.Usagef("unknown product %q (want %s)", f.o.Product, strings.Join(products.Names(), ", ")))
+	}
 	c, err := gcjitter.NewConfig(f.o, getenv)
 	if err == nil {
-		err = gcjitter.Run(ctx, c, gcjitter.Env{Stdout: stdout, Stderr: stderr})
+		err = gcjitter.Run(ctx, c, gcjitter.Env{Stdout: stdout, Stderr: stderr, Ask: entry.Answer})
 	}
 	var e ladder.Exit
 	if errors.As(err, &e) {

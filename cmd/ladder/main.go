@@ -8,11 +8,13 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/ladder"
+	"github.com/idpbench/idpbench/products"
 )
 
 func main() {
@@ -90,9 +92,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return cli.Fail(stderr, "ladder", cli.Usagef("want PRODUCT SCENARIO, got %d arguments", fs.NArg()))
 	}
 	f.o.Product, f.o.Scenario = fs.Arg(0), fs.Arg(1)
+	entry, ok := products.Lookup(f.o.Product)
+	if !ok {
+		return cli.Fail(stderr, "ladder", cli.Usagef("unknown product %q (want %s)", f.o.Product, strings.Join(products.Names(), ", ")))
+	}
 	c, err := ladder.NewConfig(f.o, getenv)
 	if err == nil {
-		_, err = ladder.Run(ctx, c, ladder.Env{Stdout: stdout, Stderr: stderr, Interrupt: interrupt})
+		_, err = ladder.Run(ctx, c, ladder.Env{Stdout: stdout, Stderr: stderr, Interrupt: interrupt, Ask: entry.Answer})
 	}
 	var e ladder.Exit
 	if errors.As(err, &e) {

@@ -23,28 +23,22 @@ in products and the run's state DIR: the values state_set recorded in
 DIR/state.env, the files under it, the PostgreSQL cluster it uses and the
 setup summary (DIR/NAME-setup.json). One value a line:
 
-  endpoint SCENARIO     the URL measured
-  loadargs SCENARIO     loadstep's arguments beyond the ladder's; a pool-fed
-                        scenario's --pool-mode
+  endpoint SCENARIO     the URL measured (health asks discovery's)
   pool SCENARIO|POOL    how the pool of SCENARIO, or the product's own POOL, is
                         minted and recorded: its kind, mode and flow (as
                         provision pool records them), then mintpool's arguments
                         but -o, and but -n for a scenario's (the ladder sizes it)
-  ttl SCENARIO          how long the pool's credentials stay valid, s, or nothing
-  metricsargs SCENARIO  loadstep's --server-metrics arguments, or nothing
   readback              readback's arguments after setup, or nothing
   setup                 the arguments of provision NAME (provisioning through its API)
   config                the configuration file written before the first start
   start                 the start command's arguments after the program
-  sampleargs            the sampler's arguments: the product's process group
-                        and, when it uses PostgreSQL, its database; in compose
-                        mode its containers and the compose PostgreSQL
 
-endpoint, ttl and metricsargs need what up recorded; loadargs, pool and
-readback also what setup wrote. A scenario the product cannot run (provision
-na, which the adapter asks first) has no endpoint and no pool (an error), and
-no arguments or lifetime (nothing). Secrets are named by their files, never
-printed.
+endpoint needs what up recorded; pool and readback also what setup wrote. A
+scenario the product cannot run (provision na, which the adapter asks first)
+has no endpoint and no pool (an error). Secrets are named by their files,
+never printed. What the ladder measures of a scenario (its URL, loadstep's
+and the metrics' arguments, the pool's lifetime) and the sampler's arguments
+are read in-process from the same entry (product.Product.Answer, SampleArgs).
 Products with answers: %s (the generic adapter's: provision oidc).
 
 Flags:
@@ -54,15 +48,14 @@ const argsTail = `
 Exit status: 0 ok, 1 a value the state lacks, 2 usage error.
 
 Example:
-  provision args --product hydra --state "$state" loadargs refresh
+  provision args --product hydra --state "$state" pool refresh
 `
 
 // argsVerbs maps a verb to whether it takes a scenario (or a pool's name)
 // and whether it needs what setup wrote.
 var argsVerbs = map[string]struct{ named, afterSetup bool }{
-	"endpoint": {true, false}, "loadargs": {true, true}, "pool": {true, true}, "ttl": {true, false},
-	"metricsargs": {true, false}, "readback": {false, true}, "setup": {false, false}, "config": {false, false},
-	"start": {false, false}, "sampleargs": {false, false},
+	"endpoint": {true, false}, "pool": {true, true}, "readback": {false, true}, "setup": {false, false},
+	"config": {false, false}, "start": {false, false},
 }
 
 func argsVerbNames() string { return strings.Join(slices.Sorted(maps.Keys(argsVerbs)), ", ") }
@@ -126,16 +119,8 @@ func answer(verb string, a *product.Answers, st *product.State, name string) (st
 			return "", fmt.Errorf("%s has no %s endpoint: the scenario is N/A (provision na %[1]s %[2]s)", st.Product, name)
 		}
 		return r.Endpoint + "\n", nil
-	case "loadargs":
-		return text(a.Table(st).Scenarios[name].Load), nil
-	case "ttl":
-		return text(nonEmpty(a.Table(st).Scenarios[name].TTLText())), nil
-	case "metricsargs":
-		return text(a.Table(st).Metrics), nil
 	case "pool":
 		return argsPool(a.Table(st), st.Product, name)
-	case "sampleargs":
-		return text(st.SampleArgs()), nil
 	case "readback":
 		if a.Readback == nil {
 			return "", nil
@@ -171,13 +156,6 @@ func argsPool(t product.Table, prod, name string) (string, error) {
 		return "", fmt.Errorf("%s: %s takes no pool", prod, name)
 	}
 	return text(slices.Concat([]string{p.Kind, p.Mode, p.Flow}, p.Args)), nil
-}
-
-func nonEmpty(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return []string{s}
 }
 
 // text is values one a line.

@@ -62,3 +62,10 @@ func runJDK(_ context.Context, args []string, e env) error {
 func needingJDK() []string {
 	return products.NamesWith(func(p product.Product) bool { return p.JDK != nil })
 }
+
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}

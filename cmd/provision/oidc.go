@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -49,15 +48,14 @@ answers. Then it answers the adapter, one value a line:
                        arguments but -n and -o (client_credentials: setup's check)
   tokens               a pool of TOKEN_COMMAND's output (stdin; '#' and blank lines
                        dropped) into --output (0600): --kind, --count
-  metricsargs SCENARIO loadstep's --server-metrics arguments, or nothing
-  ttl SCENARIO         the pool's lifetime, s, or nothing
-  sampleargs           the sampler's arguments (--pidfile: the adapter's process group)
   meta                 provision meta's arguments: --entry oidc, its params and
                        lines, then every scenario's --scenario-na S=WHY or
                        --endpoint S=URL (na's and endpoint's answers)
 
 na, endpoint, loadargs, pool and meta read the discovery document from --state,
-when it is there. The file: KEY=value lines, read and never evaluated: one optional pair
+when it is there. What the ladder measures of a scenario and the sampler's
+arguments are read in-process from the file up recorded (products/oidc,
+Product.Answer and SampleArgs). The file: KEY=value lines, read and never evaluated: one optional pair
 of surrounding quotes, no expansion, no inline comments, # comment lines, a
 later line wins, an empty value is unset; a file may start with ~/ or be
 relative to the file's directory. Repeatable: NOTE=text, DEVIATION=what | why,
@@ -95,16 +93,13 @@ var oidcVerbs = map[string]struct {
 	"env": {false, func(_ context.Context, c *oidc.OIDCConfig, _ oidcFlags, _ string, e env) error {
 		return say(e, c.Env())
 	}},
-	"discover":    {false, oidcDiscover},
-	"na":          {true, oidcNA},
-	"endpoint":    {true, oidcEndpoint},
-	"loadargs":    {true, oidcLoadArgs},
-	"pool":        {true, oidcPool},
-	"tokens":      {false, oidcTokens},
-	"metricsargs": {true, lines((*oidc.OIDCConfig).MetricsArgs)},
-	"ttl":         {true, oidcTTL},
-	"sampleargs":  {false, oidcSampleArgs},
-	"meta":        {false, oidcMeta},
+	"discover": {false, oidcDiscover},
+	"na":       {true, oidcNA},
+	"endpoint": {true, oidcEndpoint},
+	"loadargs": {true, oidcLoadArgs},
+	"pool":     {true, oidcPool},
+	"tokens":   {false, oidcTokens},
+	"meta":     {false, oidcMeta},
 }
 
 func oidcKeyHelp() string {
@@ -139,7 +134,7 @@ func runOIDC(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return cli.Usagef("a verb is required: check, env, discover, na, endpoint, loadargs, pool, tokens, metricsargs, ttl, sampleargs, meta")
+		return cli.Usagef("a verb is required: check, env, discover, na, endpoint, loadargs, pool, tokens, meta")
 	}
 	home, _ := os.UserHomeDir()
 	if fs.Arg(0) == "check" {
@@ -189,18 +184,7 @@ func discovery(f oidcFlags) (oidc.OIDCDiscovery, error) {
 	if f.state == "" {
 		return nil, nil
 	}
-	name := filepath.Join(f.state, "discovery.json")
-	b, err := os.ReadFile(name)
-	if errors.Is(err, os.ErrNotExist) || (err == nil && len(b) == 0) {
-		return nil, nil
-	} else if err != nil {
-		return nil, err
-	}
-	d, err := oidc.ParseOIDCDiscovery(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return d, nil
+	return oidc.ReadDiscovery(f.state)
 }
 
 func oidcNA(_ context.Context, c *oidc.OIDCConfig, f oidcFlags, s string, e env) error {
@@ -252,24 +236,6 @@ func oidcPool(_ context.Context, c *oidc.OIDCConfig, f oidcFlags, s string, e en
 		return err
 	}
 	return printLines(e, append([]string{p.Kind, p.Mode, p.Flow}, p.Args...))
-}
-
-func oidcTTL(_ context.Context, c *oidc.OIDCConfig, _ oidcFlags, s string, e env) error {
-	if ttl := c.TTL(s); ttl != "" {
-		return say(e, ttl+"\n")
-	}
-	return nil
-}
-
-func oidcSampleArgs(_ context.Context, c *oidc.OIDCConfig, f oidcFlags, _ string, e env) error {
-	args, warning := c.SampleArgs(f.pidfile)
-	if args[0] == "--pidfile" && args[1] == "" {
-		return cli.Usagef("sampleargs needs --pidfile (the adapter started the IdP: START_COMMAND)")
-	}
-	if warning != "" {
-		fmt.Fprintf(e.Stderr, "provision oidc: warning: %s\n", warning)
-	}
-	return printLines(e, args)
 }
 
 // oidcTokens writes TOKEN_COMMAND's tokens (stdin) into a pool file.

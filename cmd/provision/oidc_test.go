@@ -2,15 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/idpbench/idpbench/internal/pool"
+	"github.com/idpbench/idpbench/internal/product"
+	"github.com/idpbench/idpbench/products/oidc"
 )
 
 // oidcRun runs "provision oidc ARGS..." with stdin.
@@ -109,17 +113,33 @@ func TestOIDCVerbs(t *testing.T) {
 		{"pool", "refresh", "refresh_token\nchain\ncommand\n"},
 		{"pool", "client_credentials", "access_token\nreuse\nclient_credentials\n--flow\nclient_credentials\n--token-url\n" + srv.URL + "/token\n" +
 			"--client-id\nc\n--client-secret-file\n" + filepath.Join(dir, "c.secret") + "\n--client-auth\nbasic\n-P\n8\n--emit\naccess_token\n--product\noidc:x\n"},
-		{"ttl", "refresh", ""},
-		{"metricsargs", "refresh", ""},
 	} {
 		code, stdout, stderr := oidcRun(t, "", append([]string{tt.verb}, append(cf, tt.scenario)...)...)
 		if code != 0 || stdout != tt.want || strings.Contains(stdout, "s3cr3t") {
 			t.Errorf("%s %s: %d %q (%s); want %q", tt.verb, tt.scenario, code, stdout, stderr, tt.want)
 		}
 	}
-	if code, stdout, stderr := oidcRun(t, "", "sampleargs", "--config", cfg, "--pidfile", "/s/p.pid"); code != 0 ||
-		stdout != "--match\nidp serve\n--name\noidc:x\n" || stderr != "" {
-		t.Errorf("sampleargs: %d %q %q", code, stdout, stderr)
+	// What the ladder and the sampler read in-process: the entry's answers
+	// from the file up recorded and the same discovery document.
+	entry := oidc.Product()
+	if err := os.WriteFile(filepath.Join(state, "state.env"), []byte("ISSUER="+srv.URL+"/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := entry.Answer(state, "client_credentials"); err == nil || !strings.Contains(err.Error(), "OIDC_CONFIG is not recorded") {
+		t.Errorf("Answer before up recorded the file: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "state.env"), []byte("OIDC_CONFIG="+cfg+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := entry.Answer(state, "client_credentials"); err != nil || a.Endpoint != srv.URL+"/token" || a.TTL != 0 || len(a.Metrics) != 0 ||
+		!slices.Equal(a.Load, []string{"--product", "oidc:x", "--client-id", "c", "--client-secret-file", filepath.Join(dir, "c.secret"), "--client-auth", "basic"}) {
+		t.Errorf("Answer client_credentials: %+v, %v", a, err)
+	}
+	if _, err := entry.Answer(state, "refresh"); !errors.Is(err, product.ErrNA) || !strings.HasSuffix(err.Error(), `no "refresh_token"`) {
+		t.Errorf("Answer refresh: %v; want N/A with na's reason", err)
+	}
+	if args, warning, err := entry.SampleArgs(state); err != nil || warning != "" || !slices.Equal(args, []string{"--match", "idp serve", "--name", "oidc:x"}) {
+		t.Errorf("SampleArgs: %q %q %v", args, warning, err)
 	}
 	// meta: the part's arguments, then each scenario's N/A reason or
 	// endpoint by the discovery document, which provision meta takes as

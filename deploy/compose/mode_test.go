@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idpbench/idpbench/products"
 )
 
 // The compose mode of the product adapters (scripts/lib/compose.sh) cannot
@@ -242,10 +244,14 @@ func TestComposeLifecycle(t *testing.T) {
 			}
 			checkComposeArgs(t, log, tc.product)
 
-			sample := strings.Fields(run("sampleargs " + state))
+			entry, _ := products.Lookup(tc.product)
+			sample, _, err := entry.SampleArgs(state)
+			if err != nil {
+				t.Fatalf("the sampler's arguments: %v", err)
+			}
 			want := regexp.MustCompile(`^--docker idpbench-\* --postgres postgres://idpbench@127\.0\.0\.1:\d+/` + tc.db + `\?sslmode=disable --pg-reset$`)
 			if got := strings.Join(sample, " "); !want.MatchString(got) {
-				t.Errorf("sampleargs = %q, want %s", got, want)
+				t.Errorf("the sampler's arguments %q, want %s", got, want)
 			}
 
 			var meta struct {

@@ -1,8 +1,10 @@
 // Package adapter runs a product's adapter, products/<name>/adapter
 // (docs/design.md#the-adapter-interface), for the tools that drive a
-// running product (cmd/ladder, cmd/gcjitter): one method per entry point
-// they use, what the adapter prints on stdout as lines, its stderr passed
-// through, exit 3 (scenario N/A) as ErrNA.
+// running product (cmd/ladder, cmd/gcjitter): one method per lifecycle
+// entry point they use (version, fresh, pools, health), what the adapter
+// prints on stdout as lines, its stderr passed through, exit 3 (scenario
+// N/A) as ErrNA. What a scenario measures is not asked here: the product's
+// registry entry answers it in-process (product.Product.Answer).
 package adapter
 
 import (
@@ -43,7 +45,7 @@ func (a Adapter) Name() string { return filepath.Base(a.Path) }
 
 // Error is an entry point that failed: its exit code.
 type Error struct {
-	What string // "refop endpoint userinfo"
+	What string // "refop pools userinfo"
 	Code int    // its exit code; -1 when it did not exit (a signal)
 }
 
@@ -52,35 +54,6 @@ func (e *Error) Error() string { return fmt.Sprintf("%s failed (exit %d)", e.Wha
 // Version is the product version.
 func (a Adapter) Version(ctx context.Context) (string, error) {
 	return a.line(ctx, "version")
-}
-
-// Endpoint is the URL a scenario measures; an error wrapping ErrNA when it is N/A.
-func (a Adapter) Endpoint(ctx context.Context, state, scenario string) (string, error) {
-	return a.line(ctx, "endpoint", state, scenario)
-}
-
-// Loadargs are a scenario's extra loadstep arguments.
-func (a Adapter) Loadargs(ctx context.Context, state, scenario string) ([]string, error) {
-	return a.lines(ctx, nil, "loadargs", state, scenario)
-}
-
-// Metricsargs are loadstep's --server-metrics arguments; none without a metrics endpoint.
-func (a Adapter) Metricsargs(ctx context.Context, state, scenario string) ([]string, error) {
-	return a.lines(ctx, nil, "metricsargs", state, scenario)
-}
-
-// TTL is how many seconds a scenario's pool credentials stay valid; 0 when
-// the adapter does not say.
-func (a Adapter) TTL(ctx context.Context, state, scenario string) (int, error) {
-	s, err := a.line(ctx, "ttl", state, scenario)
-	if err != nil || s == "" {
-		return 0, err
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%s ttl %s: %q is not a number of seconds", a.Name(), scenario, s)
-	}
-	return n, nil
 }
 
 // Fresh lets the product start again empty before a load step (a no-op for most).

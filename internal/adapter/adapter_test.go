@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -27,42 +26,19 @@ func write(t *testing.T, dir, name, text string) {
 	}
 }
 
-func TestAnswers(t *testing.T) {
-	a, st, _ := fake(t)
-	ctx := context.Background()
-	write(t, st, "poolmode-userinfo", "reuse\n")
-	write(t, st, "metrics", "--server-metrics\nhttp://127.0.0.1:9/metrics\n")
-	write(t, st, "ttl-userinfo", "3600\n")
-	if v, err := a.Version(ctx); v != "1.2.3" || err != nil {
+func TestVersion(t *testing.T) {
+	a, _, _ := fake(t)
+	if v, err := a.Version(context.Background()); v != "1.2.3" || err != nil {
 		t.Errorf("Version = %q, %v", v, err)
-	}
-	if u, err := a.Endpoint(ctx, st, "userinfo"); u != "http://127.0.0.1:9/userinfo" || err != nil {
-		t.Errorf("Endpoint = %q, %v", u, err)
-	}
-	if l, err := a.Loadargs(ctx, st, "userinfo"); !slices.Equal(l, []string{"--client-id", "bench", "--pool-mode", "reuse"}) || err != nil {
-		t.Errorf("Loadargs = %q, %v", l, err)
-	}
-	if l, err := a.Metricsargs(ctx, st, "discovery"); !slices.Equal(l, []string{"--server-metrics", "http://127.0.0.1:9/metrics"}) || err != nil {
-		t.Errorf("Metricsargs = %q, %v", l, err)
-	}
-	if n, err := a.TTL(ctx, st, "userinfo"); n != 3600 || err != nil {
-		t.Errorf("TTL = %d, %v", n, err)
-	}
-	if n, err := a.TTL(ctx, st, "discovery"); n != 0 || err != nil {
-		t.Errorf("TTL without an answer = %d, %v; want 0, nil", n, err)
-	}
-	write(t, st, "ttl-refresh", "soon\n")
-	if _, err := a.TTL(ctx, st, "refresh"); err == nil || !strings.Contains(err.Error(), `"soon" is not a number of seconds`) {
-		t.Errorf("TTL soon: %v", err)
 	}
 }
 
 func TestNA(t *testing.T) {
 	a, st, stderr := fake(t)
 	write(t, st, "na-userinfo", "no userinfo endpoint")
-	_, err := a.Endpoint(context.Background(), st, "userinfo")
+	err := a.Pools(context.Background(), st, "userinfo", 2, filepath.Join(st, "userinfo.pool"))
 	if !errors.Is(err, ErrNA) || !strings.HasSuffix(err.Error(), "fake: userinfo: N/A: no userinfo endpoint") {
-		t.Errorf("Endpoint of an N/A scenario: %v; want ErrNA with the reason", err)
+		t.Errorf("Pools of an N/A scenario: %v; want ErrNA with the reason", err)
 	}
 	if !strings.Contains(stderr.String(), "N/A: no userinfo endpoint") {
 		t.Errorf("the adapter's stderr did not pass through: %q", stderr.String())

@@ -15,6 +15,7 @@ import (
 	"github.com/idpbench/idpbench/internal/ladder"
 	"github.com/idpbench/idpbench/internal/pool"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/products"
 )
 
 // TestE2ERefopGrants: jwt-bearer grants and private_key_jwt introspection
@@ -144,7 +145,12 @@ func TestE2ERefopFresh(t *testing.T) {
 	refop := func(args ...string) string { return strings.TrimSpace(adapter(ctx, t, nil, "refop", args...)) }
 	pidfile, poolFile := filepath.Join(st, "pids", "refop.pid"), filepath.Join(st, "pools", "userinfo.pool")
 	refop("setup", st) // the login page's credentials (the integration tests needed only up)
-	userinfo := refop("endpoint", st, "userinfo")
+	entry, _ := products.Lookup("refop")
+	ans, err := entry.Answer(st, "userinfo") // the ladder's answer, read in-process
+	if err != nil {
+		t.Fatal(err)
+	}
+	userinfo := ans.Endpoint
 	mintOne := func() string {
 		refop("pools", st, "userinfo", "2", poolFile)
 		p, err := pool.ReadFile(poolFile, nil)

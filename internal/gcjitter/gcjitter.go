@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/ladder"
 	"github.com/idpbench/idpbench/internal/placement"
+	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -145,42 +147,37 @@ func run(ctx context.Context, c Config, e Env, lg cli.Logger, ad adapter.Adapter
 	if fi, err := os.Stat(c.Loadstep); err != nil || fi.Mode()&0o111 == 0 {
 		return fmt.Errorf("tool loadstep is not built (%s); run build_tools (scripts/run-comparison.sh does)", c.Loadstep)
 	}
+	if e.Ask == nil {
+		return fmt.Errorf("%s: no answers for its scenarios (ladder.Env.Ask unset)", c.Product)
+	}
 	runS := c.WarmupS + c.DurationS
-	ttl, err := ad.TTL(ctx, c.StateDir, schema.ScenarioUserinfo)
-	if err != nil {
+	ans, err := e.Ask(c.StateDir, schema.ScenarioUserinfo)
+	if err != nil && !errors.Is(err, product.ErrNA) {
 		return err
 	}
-	quiet := ad
-	quiet.Stderr = nil
-	_, err = quiet.Endpoint(ctx, c.StateDir, schema.ScenarioUserinfo)
-	if err != nil && !errors.Is(err, adapter.ErrNA) {
-		return err
-	}
-	scenario, fallback := Scenario(err != nil, ttl, runS)
+	scenario, fallback := Scenario(err != nil, ans.TTL, runS)
 	var labels []string
 	if fallback != "" {
 		if err == nil {
-			lg.Printf("userinfo access tokens live %ds, less than the %ds run: falling back to client_credentials", ttl, runS)
+			lg.Printf("userinfo access tokens live %ds, less than the %ds run: falling back to client_credentials", ans.TTL, runS)
 		}
 		labels = []string{"--label", "fallback=client_credentials", "--label", "fallback_reason=" + fallback}
-	}
-	url, err := ad.Endpoint(ctx, c.StateDir, scenario)
-	if err != nil {
-		return err
-	}
-	extra, err := ad.Loadargs(ctx, c.StateDir, scenario)
-	if err != nil {
-		return err
+		if ans, err = e.Ask(c.StateDir, scenario); err != nil {
+			return err
+		}
 	}
 	// As before every ladder window: the adapter's fresh start (refop only).
 	if err := ad.Fresh(ctx, c.StateDir, scenario); err != nil {
 		return fmt.Errorf("%s did not start again before the GC-jitter run: %w", c.Product, err)
 	}
+	if err := ladder.MintOwn(ctx, filepath.Join(filepath.Dir(c.Loadstep), "mintpool"), c.DriverCPUs, ans.Before, now(e), lg, e); err != nil {
+		return err
+	}
 	var poolargs []string
-	switch mode := ladder.PoolMode(extra); mode {
+	switch mode := ladder.PoolMode(ans.Load); mode {
 	case "":
 	case ladder.PoolReuse:
-		pool, err := reusePool(ctx, c, lg, ad, scenario, runS, ttl, e.Now)
+		pool, err := reusePool(ctx, c, lg, ad, scenario, runS, ans.TTL, now(e))
 		if err != nil {
 			return err
 		}
@@ -188,11 +185,8 @@ func run(ctx context.Context, c Config, e Env, lg cli.Logger, ad adapter.Adapter
 	default:
 		return fmt.Errorf("%s %s: pool mode %s cannot feed one long step (want reuse or none)", c.Product, scenario, mode)
 	}
-	// The product's own metrics every 5 s (adapter metricsargs; none: not scraped).
-	metrics, err := ad.Metricsargs(ctx, c.StateDir, scenario)
-	if err != nil {
-		return err
-	}
+	// The product's own metrics every 5 s (none: not scraped).
+	metrics := slices.Clone(ans.Metrics)
 	if len(metrics) > 0 {
 		metrics = append(metrics, "--server-metrics-every", "5s")
 	}
@@ -202,12 +196,12 @@ func run(ctx context.Context, c Config, e Env, lg cli.Logger, ad adapter.Adapter
 	if err != nil {
 		return err
 	}
-	args := []string{c.Loadstep, "--url", url, "--scenario", scenario, "-c", strconv.Itoa(c.Connections),
+	args := []string{c.Loadstep, "--url", ans.Endpoint, "--scenario", scenario, "-c", strconv.Itoa(c.Connections),
 		"--warmup", fmt.Sprintf("%ds", c.WarmupS), "--duration", fmt.Sprintf("%ds", c.DurationS), "--interval", "10s", "--timeout", "10s",
 		"--jit-pidfile", filepath.Join(c.StateDir, "pids", c.Product+".pid"),
 		"--product", c.Product, "--product-version", version,
 		"--label", "phase=gcjitter", "--label", "profile=" + c.Profile}
-	args = append(append(append(append(append(args, labels...), extra...), poolargs...), metrics...), "-o", out)
+	args = append(append(append(append(append(args, labels...), ans.Load...), poolargs...), metrics...), "-o", out)
 	code, err := ladder.RunChild(ctx, e.Interrupt, placement.Pinned(c.DriverCPUs, args...), e.Stdout, e.Stderr)
 	switch {
 	case err != nil:
@@ -246,13 +240,10 @@ func Summary(s *schema.Step) string {
 
 // reusePool is the path of a reuse pool for the run: the ladder's
 // STATE/pools/SCENARIO.pool when ReuseFresh, else one minted in its place.
-func reusePool(ctx context.Context, c Config, lg cli.Logger, ad adapter.Adapter, scenario string, runS, ttl int, now func() time.Time) (string, error) {
-	if now == nil {
-		now = time.Now
-	}
+func reusePool(ctx context.Context, c Config, lg cli.Logger, ad adapter.Adapter, scenario string, runS, ttl int, now time.Time) (string, error) {
 	pool, age := filepath.Join(c.StateDir, "pools", scenario+".pool"), -1
 	if fi, err := os.Stat(pool); err == nil && fi.Size() > 0 {
-		age = ladder.AgeS(fi, now())
+		age = ladder.AgeS(fi, now)
 	}
 	if ReuseFresh(age, runS, ttl, c.ReuseMaxAgeS) {
 		lg.Printf("reusing the ladder's %s pool (%s, %ds old)", scenario, pool, age)
@@ -260,4 +251,12 @@ func reusePool(ctx context.Context, c Config, lg cli.Logger, ad adapter.Adapter,
 	}
 	lg.Printf("minting a reuse pool of %d for %s", c.ReusePool, scenario)
 	return pool, ad.Pools(ctx, c.StateDir, scenario, c.ReusePool, pool)
+}
+
+// now is e's clock's time (time.Now without one).
+func now(e Env) time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
 }

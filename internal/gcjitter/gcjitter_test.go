@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idpbench/idpbench/internal/adapter/adaptertest"
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/ladder"
 	"github.com/idpbench/idpbench/internal/schema"
@@ -112,7 +113,7 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log strings.Builder
-	if err := Run(context.Background(), c, Env{Stdout: &log, Stderr: &log, Interrupt: cli.Interrupt}); err != nil {
+	if err := Run(context.Background(), c, Env{Stdout: &log, Stderr: &log, Interrupt: cli.Interrupt, Ask: adaptertest.Ask}); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	b, _ := os.ReadFile(argsLog)
@@ -137,7 +138,7 @@ func TestRun(t *testing.T) {
 		}
 	}
 	log.Reset()
-	if err := Run(context.Background(), c, Env{Stdout: &log, Stderr: &log}); err != nil || !strings.Contains(log.String(), "[step 7/7] fake gcjitter: complete, skipped") {
+	if err := Run(context.Background(), c, Env{Stdout: &log, Stderr: &log, Ask: adaptertest.Ask}); err != nil || !strings.Contains(log.String(), "[step 7/7] fake gcjitter: complete, skipped") {
 		t.Errorf("rerun: %v\n%s", err, log.String())
 	}
 }

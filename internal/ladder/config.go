@@ -7,6 +7,7 @@ import (
 
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/placement"
+	"github.com/idpbench/idpbench/internal/product"
 )
 
 // Options are a ladder's command line as given (cmd/ladder); "" or 0 where
@@ -74,14 +75,12 @@ const (
 	FullSearchDurationS = "2"
 )
 
-// Answers is what the adapter answers for one scenario of one product
-// (Config.Answers): its endpoint, its loadstep and metrics arguments and
-// the product's version.
+// Answers is what a ladder was answered for one scenario of one product
+// (Config.Answers): the entry's answer (Env.Ask) and the product's version.
 type Answers struct {
-	URL            string
-	Extra, Metrics []string
-	Version        string
-	filled, isNA   bool
+	product.Answer
+	Version      string
+	filled, isNA bool
 }
 
 // WarmMostS is the longest a window's warmup may be.

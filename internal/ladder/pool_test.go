@@ -1,10 +1,16 @@
 package ladder
 
 import (
+	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -46,5 +52,50 @@ func TestPoolSizeRate(t *testing.T) {
 	got, err := PoolSize(PoolSizing{Mode: PoolConsume, Connections: 8, WarmupS: 2, DurationS: 10, RateRPS: 100, Cap: 100000, PerConnQPS: 50})
 	if want := int(math.Ceil(100*1.2*12)) + 16; err != nil || got != want {
 		t.Errorf("PoolSize = %d, %v; want %d", got, err, want)
+	}
+}
+
+// TestMintOwn: a product's own pool is minted (mintpool with its arguments
+// and -o its path) when missing or at least MaxAgeS old, kept when
+// younger; a failing mintpool is an error naming the pool.
+func TestMintOwn(t *testing.T) {
+	dir := t.TempDir()
+	mintpool := filepath.Join(dir, "mintpool")
+	script := "#!/bin/sh\necho \"$*\" >>\"" + filepath.Join(dir, "calls") + "\"\n[ \"$1\" != --fail ] || exit 1\nfor a; do out=\"$a\"; done\necho minted >\"$out\"\n"
+	if err := os.WriteFile(mintpool, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	own := func(name string, ageS int) product.OwnPool {
+		p := product.OwnPool{Name: name, Path: filepath.Join(dir, name+".pool"), Args: []string{"--flow", name}, MaxAgeS: 1800}
+		if ageS >= 0 {
+			if err := os.WriteFile(p.Path, []byte("old\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			at := now.Add(-time.Duration(ageS) * time.Second)
+			if err := os.Chtimes(p.Path, at, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return p
+	}
+	var log strings.Builder
+	lg := cli.Logger{W: &log, Tag: "ladder"}
+	pools := []product.OwnPool{own("missing", -1), own("young", 1799), own("stale", 1800)}
+	if err := MintOwn(context.Background(), mintpool, "", pools, now, lg, Env{Stderr: &log}); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	calls, _ := os.ReadFile(filepath.Join(dir, "calls"))
+	want := "--flow missing -o " + pools[0].Path + "\n--flow stale -o " + pools[2].Path + "\n"
+	if string(calls) != want {
+		t.Errorf("mintpool ran:\n%s\nwant:\n%s", calls, want)
+	}
+	if b, _ := os.ReadFile(pools[1].Path); string(b) != "old\n" {
+		t.Errorf("the young pool was minted again: %q", b)
+	}
+	bad := product.OwnPool{Name: "client-assertions", Path: filepath.Join(dir, "bad.pool"), Args: []string{"--fail"}, MaxAgeS: 60}
+	err := MintOwn(context.Background(), mintpool, "", []product.OwnPool{bad}, now, lg, Env{Stderr: &log})
+	if err == nil || err.Error() != "minting the client-assertions pool failed (mintpool exit 1)" {
+		t.Errorf("a failing mintpool: %v", err)
 	}
 }

@@ -17,13 +17,14 @@ import (
 	"github.com/idpbench/idpbench/internal/adapter"
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/placement"
+	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/schema"
 	"github.com/idpbench/idpbench/internal/steps"
 )
 
 // Exit codes of a ladder beyond internal/cli's.
 const (
-	ExitNA   = 3 // the scenario is N/A for the product (its adapter said why)
+	ExitNA   = 3 // the scenario is N/A for the product (its entry says why)
 	ExitLost = 4 // the product stopped answering (STATE/lost says how)
 )
 
@@ -39,6 +40,9 @@ type Env struct {
 	// Interrupt tells a running child (loadstep, the adapter) to stop when
 	// the context ends (cli.Command); nil: cli.ForwardInterrupt.
 	Interrupt func(*os.Process) error
+	// Ask answers what the ladder measures of a scenario, in-process: the
+	// product's registry entry (product.Product.Answer), wired in cmd/.
+	Ask product.Asker
 }
 
 // runner runs one ladder; its fields are run_ladder's variables.
@@ -47,11 +51,9 @@ type runner struct {
 	env     Env
 	log     cli.Logger
 	ad      adapter.Adapter
-	dir     string // RUN_DIR/PRODUCT
-	url     string
-	extra   []string // the adapter's loadargs
-	mode    string   // their --pool-mode; "" for none
-	metrics []string
+	dir     string         // RUN_DIR/PRODUCT
+	ans     product.Answer // what the ladder measures (Env.Ask)
+	mode    string         // its loadstep arguments' --pool-mode; "" for none
 	version string
 	bound   int // at most this many windows
 	total   int // the step counter's bound
@@ -330,27 +332,32 @@ func (r *runner) prepare(ctx context.Context) error {
 	if err := r.ask(ctx); err != nil {
 		return err
 	}
-	r.mode = PoolMode(r.extra)
+	r.mode = PoolMode(r.ans.Load)
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return err
 	}
 	return os.MkdirAll(filepath.Join(r.StateDir, "pools"), 0o755)
 }
 
-// ask asks the adapter what the ladder measures: the endpoint (ExitNA when
-// the scenario is N/A), loadstep's and the metrics' arguments, the
-// version; from Config.Answers when an earlier ladder filled it.
+// ask asks the product's entry what the ladder measures (Env.Ask: the
+// endpoint, ExitNA when the scenario is N/A; loadstep's and the metrics'
+// arguments, the pool's lifetime) and the adapter the version; from
+// Config.Answers when an earlier ladder filled it.
 func (r *runner) ask(ctx context.Context) error {
 	if a := r.Answers; a != nil && a.filled {
 		if a.isNA {
 			return Exit(ExitNA)
 		}
-		r.url, r.extra, r.metrics, r.version = a.URL, a.Extra, a.Metrics, a.Version
+		r.ans, r.version = a.Answer, a.Version
 		return nil
 	}
+	if r.env.Ask == nil {
+		return fmt.Errorf("%s: no answers for its scenarios (ladder.Env.Ask unset)", r.Product)
+	}
 	var err error
-	if r.url, err = r.ad.Endpoint(ctx, r.StateDir, r.Scenario); err != nil {
-		if errors.Is(err, adapter.ErrNA) {
+	if r.ans, err = r.env.Ask(r.StateDir, r.Scenario); err != nil {
+		if errors.Is(err, product.ErrNA) {
+			r.log.Printf("%v", err)
 			if r.Answers != nil {
 				r.Answers.filled, r.Answers.isNA = true, true
 			}
@@ -358,17 +365,11 @@ func (r *runner) ask(ctx context.Context) error {
 		}
 		return err
 	}
-	if r.extra, err = r.ad.Loadargs(ctx, r.StateDir, r.Scenario); err != nil {
-		return err
-	}
-	if r.metrics, err = r.ad.Metricsargs(ctx, r.StateDir, r.Scenario); err != nil {
-		return err
-	}
 	if r.version, err = r.ad.Version(ctx); err != nil {
 		return err
 	}
 	if r.Answers != nil {
-		*r.Answers = Answers{URL: r.url, Extra: r.extra, Metrics: r.metrics, Version: r.version, filled: true}
+		*r.Answers = Answers{Answer: r.ans, Version: r.version, filled: true}
 	}
 	return nil
 }
@@ -520,6 +521,9 @@ func (r *runner) measure(ctx context.Context, w win) error {
 	if err := r.ad.Fresh(ctx, r.StateDir, r.Scenario); err != nil {
 		return fmt.Errorf("%s did not start again before %s %s: %w", r.Product, r.Scenario, w.name, err)
 	}
+	if err := MintOwn(ctx, filepath.Join(filepath.Dir(r.Loadstep), "mintpool"), r.DriverCPUs, r.ans.Before, r.now(), r.log, r.env); err != nil {
+		return err
+	}
 	var pool string
 	var poolargs []string
 	if r.mode != "" {
@@ -565,7 +569,7 @@ func (r *runner) step(format string, a ...any) {
 
 // loadstepArgs are one window's loadstep arguments.
 func (r *runner) loadstepArgs(w win, poolargs []string) []string {
-	args := []string{"--url", r.url, "--scenario", r.Scenario, "-c", strconv.Itoa(w.c)}
+	args := []string{"--url", r.ans.Endpoint, "--scenario", r.Scenario, "-c", strconv.Itoa(w.c)}
 	warmup, phase, interval := r.WarmupS, "phase=ladder", "1s"
 	if w.twin {
 		phase = "phase=" + steps.PhaseTwin
@@ -589,7 +593,7 @@ func (r *runner) loadstepArgs(w win, poolargs []string) []string {
 	args = append(args, "--duration", fmt.Sprintf("%ds", w.durationS), "--interval", interval, "--timeout", "10s",
 		"--product", r.Product, "--product-version", r.version,
 		"--label", phase, "--label", "profile="+r.Profile)
-	args = append(append(append(append(args, w.labels...), r.extra...), poolargs...), r.metrics...)
+	args = append(append(append(append(args, w.labels...), r.ans.Load...), poolargs...), r.ans.Metrics...)
 	return append(args, "-o", w.out)
 }
 
@@ -647,8 +651,8 @@ func (r *runner) stepPool(ctx context.Context, w win) (string, error) {
 	pool := filepath.Join(r.StateDir, "pools", name)
 	if r.mode == PoolReuse {
 		pool = filepath.Join(r.StateDir, "pools", r.Scenario+".pool")
-		if fresh, err := r.reuseFresh(ctx, pool, w.durationS); fresh || err != nil {
-			return pool, err
+		if r.reuseFresh(pool, w.durationS) {
+			return pool, nil
 		}
 	}
 	r.log.Printf("minting a %s pool of %d for %s %s", r.mode, size, r.Scenario, w.name)
@@ -656,16 +660,33 @@ func (r *runner) stepPool(ctx context.Context, w win) (string, error) {
 }
 
 // reuseFresh reports whether the reuse pool is there and still serves a window.
-func (r *runner) reuseFresh(ctx context.Context, pool string, durationS int) (bool, error) {
+func (r *runner) reuseFresh(pool string, durationS int) bool {
 	fi, err := os.Stat(pool)
 	if err != nil || fi.Size() == 0 {
-		return false, nil
+		return false
 	}
-	ttl, err := r.ad.TTL(ctx, r.StateDir, r.Scenario)
-	if err != nil {
-		return false, err
+	return ReuseFresh(AgeS(fi, r.now()), r.WarmMostS()+durationS, r.ans.TTL, r.ReuseMaxAgeS)
+}
+
+// MintOwn mints each of a product's own pools (product.Answer.Before) that
+// is missing or at least its MaxAgeS old at now: mintpool (its path), on the
+// driver CPUs, its output to env's Stderr.
+func MintOwn(ctx context.Context, mintpool, driverCPUs string, own []product.OwnPool, now time.Time, lg cli.Logger, env Env) error {
+	for _, p := range own {
+		if fi, err := os.Stat(p.Path); err == nil && fi.Size() > 0 && AgeS(fi, now) < p.MaxAgeS {
+			continue
+		}
+		lg.Printf("minting the %s pool (%s)", p.Name, p.Path)
+		argv := placement.Pinned(driverCPUs, slices.Concat([]string{mintpool}, p.Args, []string{"-o", p.Path})...)
+		code, err := RunChild(ctx, env.Interrupt, argv, env.Stderr, env.Stderr)
+		if err != nil {
+			return err
+		}
+		if code != 0 {
+			return fmt.Errorf("minting the %s pool failed (mintpool exit %d)", p.Name, code)
+		}
 	}
-	return ReuseFresh(AgeS(fi, r.now()), r.WarmMostS()+durationS, ttl, r.ReuseMaxAgeS), nil
+	return nil
 }
 
 func (r *runner) now() time.Time {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idpbench/idpbench/internal/adapter/adaptertest"
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/schema"
 )
@@ -47,7 +48,7 @@ func newFixture(t *testing.T, o Options, env map[string]string) *fixture {
 func (f *fixture) run(ctx context.Context) (error, string) {
 	var stderr strings.Builder
 	var err error
-	f.windows, err = Run(ctx, f.cfg, Env{Stdout: &stderr, Stderr: &stderr, Interrupt: cli.Interrupt,
+	f.windows, err = Run(ctx, f.cfg, Env{Stdout: &stderr, Stderr: &stderr, Interrupt: cli.Interrupt, Ask: adaptertest.Ask,
 		Now: func() time.Time { return time.Now() }})
 	return err, stderr.String()
 }
@@ -171,7 +172,7 @@ func TestRunRepeats(t *testing.T) {
 // TestRunBestOnlyTwin: an interleaved round (BestOnly) measures round 1's
 // best level only, in the rounds' window; its twin (Twin) the same level
 // into SCENARIO-c<N>-r<K>-twin.json, labelled phase=twin; with Answers the
-// adapter is asked once for every ladder of the scenario.
+// entry is asked once for every ladder of the scenario.
 func TestRunBestOnlyTwin(t *testing.T) {
 	f := newFixture(t, Options{Quick: true, Repeats: "3", Round: "1"}, map[string]string{"IDPBENCH_LADDER": "2 4 8"})
 	t.Setenv("FAKE_QPS", "2=100/1,4=190/1,8=200/1")
@@ -180,7 +181,7 @@ func TestRunBestOnlyTwin(t *testing.T) {
 	if err, log := f.run(context.Background()); err != nil {
 		t.Fatalf("round 1: %v\n%s", err, log)
 	}
-	asked := strings.Count(f.file("calls"), "endpoint ")
+	asked := strings.Count(f.file("calls"), "answer ")
 	f.cfg.Round, f.cfg.BestOnly = 2, true
 	if err, log := f.run(context.Background()); err != nil {
 		t.Fatalf("round 2: %v\n%s", err, log)
@@ -198,8 +199,8 @@ func TestRunBestOnlyTwin(t *testing.T) {
 		arg(runs[1], "-o") != TwinPath(filepath.Join(f.runDir, "fake"), "discovery", 8, 2) {
 		t.Errorf("round 2's windows:\n%q\n%q\nwant 2 s windows, the twin labelled phase=twin in its own file", runs[0], runs[1])
 	}
-	if n := strings.Count(f.file("calls"), "endpoint "); n != asked || asked != 1 {
-		t.Errorf("the adapter's endpoint asked %d times in round 1, %d in all: want once", asked, n)
+	if n := strings.Count(f.file("calls"), "answer "); n != asked || asked != 1 {
+		t.Errorf("the entry asked %d times in round 1, %d in all: want once", asked, n)
 	}
 }
 
@@ -348,7 +349,7 @@ func TestRunInterrupted(t *testing.T) {
 func TestRunShares(t *testing.T) {
 	f := newFixture(t, Options{Quick: true}, map[string]string{"IDPBENCH_SHARES": "50 80", "IDPBENCH_SHARE_WINDOWS": "2"})
 	var log strings.Builder
-	env := Env{Stdout: &log, Stderr: &log, Interrupt: cli.Interrupt}
+	env := Env{Stdout: &log, Stderr: &log, Interrupt: cli.Interrupt, Ask: adaptertest.Ask}
 	n, err := RunShares(context.Background(), f.cfg, env, 1234.5, 16, time.Time{})
 	if err != nil || n != 4 {
 		t.Fatalf("RunShares = %d, %v; want 4 windows; log:\n%s", n, err, log.String())
@@ -416,7 +417,7 @@ func TestShareSearch(t *testing.T) {
 			t.Setenv("FAKE_SUSTAINS", tc.sustains)
 			t.Setenv("FAKE_FAILS_UPTO", tc.fails)
 			var log strings.Builder
-			env := Env{Stdout: &log, Stderr: &log, Interrupt: cli.Interrupt}
+			env := Env{Stdout: &log, Stderr: &log, Interrupt: cli.Interrupt, Ask: adaptertest.Ask}
 			if _, err := RunShares(context.Background(), f.cfg, env, 1000, 16, tc.deadline); err != nil {
 				t.Fatalf("RunShares: %v; log:\n%s", err, log.String())
 			}

@@ -69,6 +69,9 @@ type Scenario struct {
 	Load     []string // loadstep's arguments beyond the ladder's; a pool-fed scenario's --pool-mode
 	Pool     *Pool    // how its pool is minted; nil: it takes none
 	TTL      int      // how long the pool's credentials stay valid, s; 0: unknown or unbounded
+	// Before names the product's own pools (Table.Pools) Load reads, which
+	// the ladder mints before a window when missing or stale (Answer.Before).
+	Before []string
 }
 
 // Pool is how a pool is minted (mintpool) and recorded (provision pool,
@@ -78,6 +81,8 @@ type Pool struct {
 	Mode string   // how loadstep uses it (--pool-mode): reuse | consume | chain
 	Flow string   // how it is minted, as recorded: mintpool's --flow
 	Args []string // mintpool's arguments but -n and -o
+	// MaxAgeS: a product's own pool (Table.Pools) this old is minted again.
+	MaxAgeS int
 }
 
 // TTLText is TTL as the adapter's ttl prints it: seconds, or nothing.

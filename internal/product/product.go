@@ -44,6 +44,13 @@ type Product struct {
 	// table, readback's, setup's and the start's arguments, the
 	// configuration file. nil: the adapter answers itself (the generic one).
 	Answers *Answers
+	// Ask answers a scenario of a run in-process when the scenario table
+	// cannot (the generic adapter's, from its configuration file and
+	// discovery document); nil: Answers' table answers (Product.Answer).
+	Ask Asker
+	// Samples are the sampler's arguments for a run and a warning, when
+	// the state's (State.SampleArgs) are not (the generic adapter's).
+	Samples func(stateDir string) (args []string, warning string, err error)
 	// JDK is the JDK the product runs on (provision jdk); nil: none.
 	JDK *jdk.Need
 	// ReadFacts reads the product's configuration back from the running

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -206,13 +207,17 @@ func flowMain(t *testing.T, args ...string) (int, string) {
 	return code, stderr.String()
 }
 
-// standIns is the registry of the stand-in products: unavail declares its
-// install's failure N/A by design, as Zitadel's entry does its own.
+// standIns is the registry of the stand-in products: every scenario is N/A
+// for each, and unavail declares its install's failure N/A by design, as
+// Zitadel's entry does its own.
 func standIns(name string) (product.Product, bool) {
+	p := product.Product{Name: name, Ask: func(_, s string) (product.Answer, error) {
+		return product.Answer{}, fmt.Errorf("%s %s: %w: a stand-in", name, s, product.ErrNA)
+	}}
 	if name == "unavail" {
-		return product.Product{Name: name, NAByDesign: product.Reasons{"unavail: install broke"}}, true
+		p.NAByDesign = product.Reasons{"unavail: install broke"}
 	}
-	return product.Product{}, false
+	return p, true
 }
 
 func lines(t *testing.T, path string) []string {

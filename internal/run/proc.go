@@ -127,16 +127,22 @@ type sampler struct {
 // startSampler samples the product and its database, and the host's
 // CPU, until stopSampler (docs/design.md#the-scripts, sampler). Never
 // fatal. The host probe is the host sampler's alone (startHostSampler).
-func (r *runner) startSampler(ctx context.Context, p, state string) {
+func (r *runner) startSampler(p, state string) {
 	if !r.samplerBuilt() {
 		return
 	}
-	var out strings.Builder
-	code, err := r.child(ctx, &out, nil, r.adapter(p), "sampleargs", state)
-	args := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
-	if err != nil || code != 0 || out.Len() == 0 {
-		r.log.Printf("warning: %s sampleargs failed: no memory/CPU samples", p)
+	entry, ok := r.lookup(p)
+	if !ok {
+		r.log.Printf("warning: %s has no registry entry: no memory/CPU samples", p)
 		return
+	}
+	args, warning, err := entry.SampleArgs(state)
+	if err != nil || len(args) == 0 {
+		r.log.Printf("warning: %s: the sampler's arguments: %v: no memory/CPU samples", p, err)
+		return
+	}
+	if warning != "" {
+		r.log.Printf("warning: %s: %s", p, warning)
 	}
 	args = append(args, "--host-probe=false", "--every", "1s", "--pss-every", "2s", "-o",
 		filepath.Join(r.runDir, p, "samples-"+r.env.Now().UTC().Format("20060102T150405Z")+".jsonl"))

@@ -32,7 +32,7 @@ func (r *runner) runProduct(ctx context.Context, p string, scenarios []string, l
 		return err // N/A here, or failed: nothing more to run
 	}
 	start := r.start[p]
-	r.startSampler(ctx, p, state)
+	r.startSampler(p, state)
 	for _, s := range scenarios {
 		r.phase("ladder", p, p+" ladder "+s)
 		t0 := r.env.Now()
@@ -57,7 +57,7 @@ func (r *runner) runProduct(ctx context.Context, p string, scenarios []string, l
 func (r *runner) closeProduct(ctx context.Context, p string) error {
 	state, start := filepath.Join(r.work, p), r.start[p]
 	if r.samplers[p] == nil {
-		r.startSampler(ctx, p, state)
+		r.startSampler(p, state)
 	}
 	if a, code, what := r.shares(ctx, p, state); a != actNext {
 		return r.afterLadder(ctx, p, state, start, a, code, what)
@@ -100,7 +100,7 @@ func (r *runner) afterLadder(ctx context.Context, p, state, start string, a acti
 // ladder runs one scenario's ladder in-process: round 1 (the level
 // search), or in an interleaved round the window of the scenario's best
 // level (its A/A twin's with twin). It returns the ladder's exit code and
-// how many windows it went through. The adapter's answers for the
+// how many windows it went through. The entry's answers for the
 // scenario are asked once a session.
 func (r *runner) ladder(ctx context.Context, p, s, state string, round int, twin bool) (code, windows int) {
 	o := ladder.Options{Product: p, Scenario: s, Quick: r.Quick, Round: strconv.Itoa(round), Repeats: strconv.Itoa(r.MaxRounds()), Where: r.where(state)}
@@ -111,9 +111,20 @@ func (r *runner) ladder(ctx context.Context, p, s, state string, round int, twin
 			r.answers[key] = &ladder.Answers{}
 		}
 		c.Answers, c.BestOnly, c.Twin = r.answers[key], round > 1, twin
-		windows, err = ladder.Run(ctx, c, ladder.Env{Stdout: r.env.Stdout, Stderr: r.env.Stderr})
+		windows, err = ladder.Run(ctx, c, r.ladderEnv(p))
 	}
 	return exitOf(err, "ladder", r), windows
+}
+
+// ladderEnv is the ladder's and the GC-jitter run's surroundings: the run's
+// output and p's answers from its registry entry (none without one: the
+// ladder then fails saying so).
+func (r *runner) ladderEnv(p string) ladder.Env {
+	e := ladder.Env{Stdout: r.env.Stdout, Stderr: r.env.Stderr}
+	if entry, ok := r.lookup(p); ok {
+		e.Ask = entry.Answer
+	}
+	return e
 }
 
 // where is what the ladder and the GC-jitter run are told of the run: its
@@ -127,7 +138,7 @@ func (r *runner) gcjitter(ctx context.Context, p, state string) int {
 	o := gcjitter.Options{Product: p, Quick: r.Quick, Where: r.where(state)}
 	c, err := gcjitter.NewConfig(o, r.env.Getenv)
 	if err == nil {
-		err = gcjitter.Run(ctx, c, gcjitter.Env{Stdout: r.env.Stdout, Stderr: r.env.Stderr})
+		err = gcjitter.Run(ctx, c, r.ladderEnv(p))
 	}
 	return exitOf(err, "gcjitter", r)
 }

@@ -38,7 +38,7 @@ func (c cell) String() string {
 func (r *runner) interleave(ctx context.Context) error {
 	for _, p := range r.Products {
 		if !r.out[p] && !r.closed[p] {
-			r.startSampler(ctx, p, filepath.Join(r.work, p))
+			r.startSampler(p, filepath.Join(r.work, p))
 		}
 	}
 	done, why := 1, fmt.Sprintf("--repeats %d", r.MaxRounds())

@@ -86,7 +86,7 @@ func (r *runner) shares(ctx context.Context, p, state string) (action, int, stri
 		windows := 0
 		if err == nil {
 			deadline := r.searchDeadline(ctx, p, len(targets)-i-1)
-			windows, err = ladder.RunShares(ctx, c, ladder.Env{Stdout: r.env.Stdout, Stderr: r.env.Stderr}, t.CapacityQPS, t.Connections, deadline)
+			windows, err = ladder.RunShares(ctx, c, r.ladderEnv(p), t.CapacityQPS, t.Connections, deadline)
 		}
 		r.step += windows
 		code := exitOf(err, "ladder", r)

@@ -13,7 +13,8 @@ import (
 // Its product name is the file's NAME, its N/A reasons depend on the file
 // and the discovery document (OIDCConfig.NA; the adapter passes them to
 // provision meta as --scenario-na, with its --endpoint URLs:
-// MetaScenarioArgs, so its entry has no NA and no answers), and the file's NOTE,
+// MetaScenarioArgs, so its entry has no NA and no scenario table: Ask reads
+// the file the run recorded and its discovery document), and the file's NOTE,
 // DEVIATION, CONFIG_SOURCE and SETTING lines come in as Inputs.Config.
 func Product() product.Product {
 	return product.Product{
@@ -41,7 +42,9 @@ func Product() product.Product {
 			{Name: "client_userinfo", Doc: "CLIENT_USERINFO (S2l: userinfo answers a client's token)"},
 			{Name: "jwt_bearer", Doc: "S2j's assertions in words (JWT_BEARER_*); none: no key"},
 		},
-		Part: oidcPart,
+		Part:    oidcPart,
+		Ask:     ask,
+		Samples: samples,
 	}
 }
 

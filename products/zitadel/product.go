@@ -41,8 +41,8 @@ const (
 // S2j signs its key's assertions into a pool before the step (Zitadel's own
 // benchmark signs one per iteration: the same grant). S3 is the API app
 // with private_key_jwt: its client assertions are an own pool
-// (client-assertions, 1000 valid for 1 h), which the adapter mints before
-// it answers S3's arguments. User tokens (S3, S5, S6) and S4 go through the
+// (client-assertions, 1000 valid for 1 h), which the ladder mints before
+// S3's windows when missing or 30 minutes old (Scenario.Before). User tokens (S3, S5, S6) and S4 go through the
 // Session API, authorised by the login client's PAT. Lifetimes are
 // Zitadel's default OIDC settings: access tokens 12 h, refresh tokens idle
 // 30 d; assertions are minted with --ttl 1h.
@@ -70,7 +70,8 @@ func zitadelTable(st *product.State) product.Table {
 				Pool: &product.Pool{Kind: "assertion", Mode: "reuse", Flow: "jwt-bearer", Args: []string{"--flow", "jwt-bearer",
 					"--key-file", sum.M2M.KeyFile, "--aud", issuer, "--ttl", "1h", "-P", "8", "--product", "zitadel"}}},
 			"introspect": {Endpoint: issuer + "/oauth/v2/introspect", TTL: 43200, Pool: login("access_token", "reuse"),
-				Load: slices.Concat([]string{"--client-auth", "assertion", "--client-assertion-pool", st.Path("pools", "client-assertions.pool")}, product.Reuse)},
+				Load:   slices.Concat([]string{"--client-auth", "assertion", "--client-assertion-pool", st.Path("pools", "client-assertions.pool")}, product.Reuse),
+				Before: []string{"client-assertions"}},
 			"auth_code": {Endpoint: issuer + sessionapi.AuthorizePath, Load: slices.Concat([]string{"--login", "session-api",
 				"--token-url", token, "--admin-url", issuer, "--redirect-uri", zitadelRedirect}, web,
 				[]string{"--scope", "openid offline_access"}, users, loginClient)},
@@ -79,7 +80,7 @@ func zitadelTable(st *product.State) product.Table {
 		},
 		Pools: map[string]product.Pool{"client-assertions": {Kind: "assertion", Mode: "reuse", Flow: "client-assertion",
 			Args: []string{"--flow", "client-assertion", "--key-file", sum.APIApp.KeyFile, "--aud", issuer, "--ttl", "1h",
-				"-n", "1000", "-P", "4", "--product", "zitadel"}}},
+				"-n", "1000", "-P", "4", "--product", "zitadel"}, MaxAgeS: 1800}},
 	}
 }
 

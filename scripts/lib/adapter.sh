@@ -2,14 +2,18 @@
 # adapter.sh: the shared plumbing of products/<name>/adapter. An adapter sources
 # it, sets PRODUCT and PRODUCT_VERSION, defines product_install, product_up,
 # product_start and product_stop (and any default product_* hook it replaces),
-# and ends with `adapter_main "$@"`, which answers:
+# and ends with `adapter_main "$@"`, which answers the lifecycle:
 #
 #   install | version
-#   up | restart | setup | meta | sampleargs | health | down   STATE_DIR
-#   endpoint | loadargs | metricsargs | ttl | fresh   STATE_DIR SCENARIO
+#   up | restart | setup | meta | health | down   STATE_DIR
+#   fresh   STATE_DIR SCENARIO
 #   pools STATE_DIR SCENARIO N OUT
 #
-# Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario N/A (endpoint, loadargs, pools).
+# What a scenario measures (endpoint, loadstep and metrics arguments, the
+# pool's lifetime) and the sampler's arguments are not asked here: the Go
+# tools read them in-process from the product's registry entry
+# (product.Product.Answer, SampleArgs).
+# Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario N/A (pools).
 # The entry points, the hooks, the state directory and the modes:
 # docs/design.md#the-adapter-interface.
 
@@ -144,10 +148,10 @@ adapter_pg_down() {
 adapter_usage() {
 	cat >&2 <<-EOF
 		usage: $(basename "$0") install | version
-		       $(basename "$0") up|restart|setup|meta|sampleargs|health|down STATE_DIR
-		       $(basename "$0") endpoint|loadargs|metricsargs|ttl|fresh STATE_DIR SCENARIO
+		       $(basename "$0") up|restart|setup|meta|health|down STATE_DIR
+		       $(basename "$0") fresh STATE_DIR SCENARIO
 		       $(basename "$0") pools STATE_DIR SCENARIO N OUT
-		Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario N/A (endpoint, loadargs, pools).
+		Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario N/A (pools).
 	EOF
 	exit 2
 }
@@ -171,8 +175,8 @@ adapter_main() {
 	local cmd="${1:-}" want before
 	case "$cmd" in
 	install | version) want=0 ;;
-	up | restart | setup | meta | sampleargs | health | down) want=1 ;;
-	endpoint | loadargs | metricsargs | ttl | fresh) want=2 ;;
+	up | restart | setup | meta | health | down) want=1 ;;
+	fresh) want=2 ;;
 	pools) want=4 ;;
 	-h | --help | help | "") adapter_usage ;;
 	*)
@@ -214,18 +218,12 @@ adapter_main() {
 		product_setup "$1"
 		adapter_readback "$1"
 		;;
-	endpoint | loadargs)
-		adapter_na "$2"
-		"product_$cmd" "$1" "$2"
-		;;
 	pools)
 		adapter_na "$2"
 		[[ "$3" =~ ^[1-9][0-9]*$ ]] || adapter_usage
 		product_pools "$1" "$2" "$3" "$4"
 		;;
-	metricsargs | ttl) "product_$cmd" "$1" "$2" ;;
 	meta) adapter_meta "$1" ;;
-	sampleargs) product_sampleargs "$1" ;;
 	health) adapter_health "$1" ;;
 	down) adapter_down "$1" ;;
 	esac
@@ -286,12 +284,10 @@ adapter_argv() {
 }
 
 product_na_reason() { "$(tool provision)" na "$PRODUCT" "$1"; }
+# product_endpoint STATE SCENARIO: the URL, for health and the adapters' own
+# checks (the ladder reads it in-process).
 product_endpoint() { adapter_args "$1" endpoint "$2"; }
-product_loadargs() { adapter_args "$1" loadargs "$2"; }
-product_metricsargs() { adapter_args "$1" metricsargs "$2"; }
-product_ttl() { adapter_args "$1" ttl "$2"; }
 product_setup() { adapter_setup "$1"; }
-product_sampleargs() { adapter_args "$1" sampleargs; }
 
 # product_down STATE: compose_down, or product_stop and drop what up created.
 product_down() {

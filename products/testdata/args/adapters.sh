@@ -2,8 +2,9 @@
 # adapters.sh: runs the adapters of the tree ROOT (products/{refop,
 # hydra,keycloak,zitadel}/adapter) on the fabricated states under testdata/args
 # ("PRODUCT state/", "pg shared/") and writes, per product, OUT/PRODUCT.golden:
-# each entry point's stdout and exit status (endpoint, loadargs, ttl,
-# metricsargs for every scenario; pools; setup) and what it called, with the
+# each entry point's stdout and exit status (pools; setup; the goldens here
+# also hold endpoint, loadargs, ttl and metricsargs for every scenario, which
+# the adapters answered until the ladder read them in-process) and what it called, with the
 # tools it calls replaced by recorders (mintpool, provision
 # pool/hydra/keycloak/zitadel, readback, coldstart, loadstep; every other
 # provision subcommand is BIN's, runstate is RUNSTATE); then what three of the adapters' own
@@ -12,8 +13,9 @@
 #
 # The goldens here were made by the adapters as they were before `provision
 # args` took their answers into Go (commit 14c8a5c, with its provision); the
-# tests hold products/*' answers to them (TestAnswersMatchTheAdapters)
-# and run this again on today's adapters (TestAdaptersPrintTheGoldens).
+# tests hold products/*' answers to them (TestAnswersMatchTheAdapters: the
+# entries' Answer for the four moved verbs) and run this again on today's
+# adapters (TestAdaptersPrintTheGoldens: the lifecycle entry points).
 #
 #   ROOT=/path/to/checkout BIN=/path/to/its/provision RUNSTATE=/path/to/its/runstate [OUT=DIR] \
 #     testdata/args/adapters.sh            (from products/; writes into the states)
@@ -52,8 +54,6 @@ EOS
 chmod +x "$fakes/provision"
 ln -s "$RUNSTATE" "$fakes/runstate"
 
-scenarios=(discovery client_credentials client_credentials_login jwt_bearer introspect auth_code refresh userinfo)
-
 # answer PRODUCT ARGS...: one golden section, the entry point's stdout, then
 # what the recorders saw.
 answer() {
@@ -90,9 +90,6 @@ unset IDPBENCH_KEYCLOAK_USERS REFOP_LOGIN_PARALLEL JAVA_HOME IDPBENCH_PG_DIR IDP
 for p in refop hydra keycloak zitadel; do
 	st="$here/$p state"
 	{
-		for verb in endpoint loadargs ttl metricsargs; do
-			for s in "${scenarios[@]}"; do answer "$p" "$verb" "$st" "$s"; done
-		done
 		for s in introspect refresh userinfo jwt_bearer; do answer "$p" pools "$st" "$s" 7 "$st/pools/$s.pool"; done
 		if [[ "$p" != refop ]]; then
 			[[ "$p" != zitadel ]] || cp "$st/zitadel-setup.json" "$fakes/summary"

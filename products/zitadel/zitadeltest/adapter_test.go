@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idpbench/idpbench/internal/nginxtest"
+	"github.com/idpbench/idpbench/products/zitadel"
 	"github.com/idpbench/idpbench/products/zitadel/zitadeldefs"
 )
 
@@ -99,9 +100,13 @@ func TestAdapterAgainstFake(t *testing.T) {
 		t.Fatalf("userinfo pool: %v\n%s", err, p)
 	}
 
-	url := strings.TrimSpace(run("endpoint", state, "auth_code"))
-	args := append([]string{"--url", url, "--scenario", "auth_code", "-c", "2", "--warmup", "0s",
-		"--duration", "1s", "--product", "zitadel"}, strings.Split(strings.TrimSpace(run("loadargs", state, "auth_code")), "\n")...)
+	// The ladder's answer for S4, read in-process from the entry and the state.
+	ans, err := zitadel.Product().Answer(state, "auth_code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"--url", ans.Endpoint, "--scenario", "auth_code", "-c", "2", "--warmup", "0s",
+		"--duration", "1s", "--product", "zitadel"}, ans.Load...)
 	step := exec.CommandContext(ctx, filepath.Join(bin, "loadstep"), args...)
 	step.Env = env
 	out, err := step.Output()

@@ -1,0 +1,92 @@
+package product
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrNA is a scenario the product cannot run; the error wrapping it says why.
+var ErrNA = errors.New("N/A")
+
+// Answer is what a ladder measures of one scenario in one run, read
+// in-process from the product's entry and the run's state directory (no
+// adapter is asked): the tools that drive a running product (ladder,
+// gcjitter) take it through an Asker.
+type Answer struct {
+	Endpoint string   // the URL measured
+	Load     []string // loadstep's arguments beyond the ladder's; a pool-fed scenario's --pool-mode
+	Metrics  []string // loadstep's --server-metrics arguments; nil: none
+	TTL      int      // how long the pool's credentials stay valid, s; 0: unknown or unbounded
+	// Before are the product's own pools Load names, each minted (mintpool)
+	// before a window when it is missing or older than its MaxAgeS.
+	Before []OwnPool
+}
+
+// OwnPool is one of a product's own pools (Table.Pools) as a run needs it.
+type OwnPool struct {
+	Name    string
+	Path    string   // STATE/pools/NAME.pool, where Load names it
+	Args    []string // mintpool's arguments but -o (its size is the product's)
+	MaxAgeS int      // minted again when at least this old
+}
+
+// Asker answers a scenario of a run from the run's state directory; an
+// error wrapping ErrNA when the product cannot run it.
+type Asker func(stateDir, scenario string) (Answer, error)
+
+// Answer answers scenario of the run whose state is stateDir: from the
+// entry's Ask when it has one (the generic adapter's configuration file),
+// else from its scenario table (Answers) on the state, which must hold
+// what up and setup recorded. A scenario the entry declares N/A (NA), or
+// has no row for, is ErrNA with the reason.
+func (p Product) Answer(stateDir, scenario string) (Answer, error) {
+	if why := p.NA[scenario]; why != "" {
+		return Answer{}, fmt.Errorf("%s %s: %w: %s", p.Name, scenario, ErrNA, why)
+	}
+	if p.Ask != nil {
+		return p.Ask(stateDir, scenario)
+	}
+	if p.Answers == nil {
+		return Answer{}, fmt.Errorf("%s has no answers in its entry (Answers or Ask)", p.Name)
+	}
+	st, err := ReadState(stateDir, p.Name)
+	if err != nil {
+		return Answer{}, err
+	}
+	t := p.Answers.Table(st)
+	if err := st.SetupErr(); err != nil {
+		return Answer{}, err
+	}
+	r, ok := t.Scenarios[scenario]
+	if !ok {
+		return Answer{}, fmt.Errorf("%s %s: %w: no row in its scenario table", p.Name, scenario, ErrNA)
+	}
+	a := Answer{Endpoint: r.Endpoint, Load: r.Load, Metrics: t.Metrics, TTL: r.TTL}
+	for _, name := range r.Before {
+		own, ok := t.Pools[name]
+		if !ok {
+			return Answer{}, fmt.Errorf("%s %s: its table names no pool %q", p.Name, scenario, name)
+		}
+		a.Before = append(a.Before, OwnPool{Name: name, Path: st.Path("pools", name+".pool"), Args: own.Args, MaxAgeS: own.MaxAgeS})
+	}
+	return a, nil
+}
+
+// Asker is p's Answer as an Asker.
+func (p Product) Asker() Asker { return p.Answer }
+
+// SampleArgs are the sampler's arguments for the product of the run whose
+// state is stateDir, and a warning for the log ("" for none): the entry's
+// Samples when it has them (the generic adapter's configuration), else
+// the state's (State.SampleArgs).
+func (p Product) SampleArgs(stateDir string) (args []string, warning string, err error) {
+	if p.Samples != nil {
+		return p.Samples(stateDir)
+	}
+	st, err := ReadState(stateDir, p.Name)
+	if err != nil {
+		return nil, "", err
+	}
+	args = st.SampleArgs()
+	return args, "", st.Err()
+}
