@@ -55,34 +55,39 @@ func cmpOrW(w, def io.Writer) io.Writer {
 	return def
 }
 
-// pgLib runs a function of scripts/lib/postgres.sh with args, with env added.
-func (r *runner) pgLib(ctx context.Context, stdout io.Writer, env []string, fn string, args ...string) (int, error) {
-	script := `source "$IDPBENCH_ROOT/scripts/lib/common.sh"; source "$IDPBENCH_ROOT/scripts/lib/postgres.sh"; ` + fn + ` "$@"`
-	return r.child(ctx, stdout, env, "bash", append([]string{"-c", script, "_"}, args...)...)
+// postgres runs scripts/postgres.sh (up, down DIR), the shared cluster's
+// lifecycle as a product's adapter has its own, with env added.
+func (r *runner) postgres(ctx context.Context, stdout io.Writer, env []string, args ...string) (int, error) {
+	return r.child(ctx, stdout, env, filepath.Join(r.root, "scripts", "postgres.sh"), args...)
 }
 
 // pgUp starts the run's shared PostgreSQL in a directory outside the run
 // state (0700, this user's: the server runs as its own OS user), made under
-// tmp, and records its directory and pid.
+// tmp, and records its directory (for cleanup, also when the start
+// failed) and pid.
 func (r *runner) pgUp(ctx context.Context, tmp string) error {
 	var out strings.Builder
-	if code, err := r.pgLib(ctx, &out, []string{"IDPBENCH_TMP=" + tmp}, "pg_make_dir"); err != nil || code != 0 {
+	code, err := r.postgres(ctx, &out, []string{"IDPBENCH_TMP=" + tmp}, "up")
+	dir, _, _ := strings.Cut(out.String(), "\n")
+	if dir = strings.TrimSpace(dir); dir == "" {
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
 		return cmpErr(err, fmt.Errorf("making PostgreSQL's directory failed (exit %d)", code))
 	}
-	dir := strings.TrimSpace(out.String())
-	f, err := os.OpenFile(filepath.Join(r.work, "tmpdirs"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
+	f, ferr := os.OpenFile(filepath.Join(r.work, "tmpdirs"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if ferr != nil {
+		return ferr
 	}
-	_, err = fmt.Fprintln(f, dir)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	_, ferr = fmt.Fprintln(f, dir)
+	if cerr := f.Close(); ferr == nil {
+		ferr = cerr
 	}
-	if err != nil {
-		return err
+	if ferr != nil {
+		return ferr
 	}
 	r.pgDir = dir
-	if code, err := r.pgLib(ctx, nil, nil, "pg_up", dir); err != nil || code != 0 {
+	if err != nil || code != 0 {
 		if ctx.Err() != nil {
 			return errInterrupted
 		}
@@ -101,12 +106,12 @@ func (r *runner) pgUp(ctx context.Context, tmp string) error {
 	return runstate.WritePidfile(filepath.Join(r.work, "pids", "postgres.pid"), pid)
 }
 
-// pgDown stops the run's shared PostgreSQL (pg_down).
+// pgDown stops the run's shared PostgreSQL (scripts/postgres.sh down).
 func (r *runner) pgDown(ctx context.Context) error {
 	if r.pgDir == "" {
 		return nil
 	}
-	code, err := r.pgLib(ctx, nil, []string{"IDPBENCH_PG_DIR=" + r.pgDir}, "pg_down")
+	code, err := r.postgres(ctx, nil, nil, "down", r.pgDir)
 	if err == nil && code == 0 {
 		r.pgDir = ""
 		r.env.Unsetenv("IDPBENCH_PG_DIR")
