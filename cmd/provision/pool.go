@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/idpbench/idpbench/internal/cli"
+	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/schema"
 )
 
@@ -63,19 +61,5 @@ func runPool(_ context.Context, args []string, e env) error {
 	if fi, err := os.Stat(state); err != nil || !fi.IsDir() {
 		return cli.Usagef("--state %s: not a directory", state)
 	}
-	line, err := json.Marshal(p)
-	if err != nil {
-		return err
-	}
-	name := filepath.Join(state, "pools.jsonl")
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	// One write of a whole line: a reader never sees half a record.
-	if _, err := f.Write(append(line, '\n')); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return f.Close()
+	return product.RecordPool(state, p)
 }

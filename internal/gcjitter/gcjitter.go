@@ -170,14 +170,14 @@ func run(ctx context.Context, c Config, e Env, lg cli.Logger, ad adapter.Adapter
 	if err := ad.Fresh(ctx, c.StateDir, scenario); err != nil {
 		return fmt.Errorf("%s did not start again before the GC-jitter run: %w", c.Product, err)
 	}
-	if err := ladder.MintOwn(ctx, filepath.Join(filepath.Dir(c.Loadstep), "mintpool"), c.DriverCPUs, ans.Before, now(e), lg, e); err != nil {
+	if err := ladder.MintOwn(ctx, mintpool(c), c.DriverCPUs, ans.Before, now(e), lg, e); err != nil {
 		return err
 	}
 	var poolargs []string
 	switch mode := ladder.PoolMode(ans.Load); mode {
 	case "":
 	case ladder.PoolReuse:
-		pool, err := reusePool(ctx, c, lg, ad, scenario, runS, ans.TTL, now(e))
+		pool, err := reusePool(ctx, c, e, lg, ad, scenario, ans.Pool, runS, ans.TTL, now(e))
 		if err != nil {
 			return err
 		}
@@ -240,7 +240,7 @@ func Summary(s *schema.Step) string {
 
 // reusePool is the path of a reuse pool for the run: the ladder's
 // STATE/pools/SCENARIO.pool when ReuseFresh, else one minted in its place.
-func reusePool(ctx context.Context, c Config, lg cli.Logger, ad adapter.Adapter, scenario string, runS, ttl int, now time.Time) (string, error) {
+func reusePool(ctx context.Context, c Config, e Env, lg cli.Logger, ad adapter.Adapter, scenario string, plan *product.Pool, runS, ttl int, now time.Time) (string, error) {
 	pool, age := filepath.Join(c.StateDir, "pools", scenario+".pool"), -1
 	if fi, err := os.Stat(pool); err == nil && fi.Size() > 0 {
 		age = ladder.AgeS(fi, now)
@@ -250,7 +250,7 @@ func reusePool(ctx context.Context, c Config, lg cli.Logger, ad adapter.Adapter,
 		return pool, nil
 	}
 	lg.Printf("minting a reuse pool of %d for %s", c.ReusePool, scenario)
-	return pool, ad.Pools(ctx, c.StateDir, scenario, c.ReusePool, pool)
+	return pool, ladder.MintPool(ctx, e, ad, mintpool(c), c.StateDir, scenario, plan, c.ReusePool, pool)
 }
 
 // now is e's clock's time (time.Now without one).
@@ -260,3 +260,6 @@ func now(e Env) time.Time {
 	}
 	return time.Now()
 }
+
+// mintpool is the mintpool executable, loadstep's neighbour.
+func mintpool(c Config) string { return filepath.Join(filepath.Dir(c.Loadstep), "mintpool") }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idpbench/idpbench/internal/adapter"
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/product"
 	"github.com/idpbench/idpbench/internal/schema"
@@ -97,5 +98,48 @@ func TestMintOwn(t *testing.T) {
 	err := MintOwn(context.Background(), mintpool, "", []product.OwnPool{bad}, now, lg, Env{Stderr: &log})
 	if err == nil || err.Error() != "minting the client-assertions pool failed (mintpool exit 1)" {
 		t.Errorf("a failing mintpool: %v", err)
+	}
+}
+
+// TestMintPool: with a plan, mintpool runs with the plan's arguments, -n
+// and -o, and the pool is recorded in STATE/pools.jsonl; a failing mintpool
+// records nothing; without a plan the adapter's pools mints it.
+func TestMintPool(t *testing.T) {
+	state := t.TempDir()
+	mintpool := filepath.Join(state, "mintpool")
+	script := "#!/bin/sh\necho \"$*\" >>\"" + filepath.Join(state, "mintpool.calls") + "\"\n[ \"$1\" != --fail ] || exit 1\nfor a; do out=\"$a\"; done\necho minted >\"$out\"\n"
+	if err := os.WriteFile(mintpool, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fake, err := filepath.Abs("../adapter/testdata/fakeadapter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	env, ad := Env{Stderr: &log}, adapter.Adapter{Path: fake, Stderr: &log}
+	plan := &product.Pool{Kind: "refresh_token", Mode: "chain", Flow: "admin-accept", Args: []string{"--flow", "admin-accept"}}
+	out := filepath.Join(state, "refresh-c8.pool")
+	if err := MintPool(context.Background(), env, ad, mintpool, state, "refresh", plan, 16, out); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	calls, _ := os.ReadFile(filepath.Join(state, "mintpool.calls"))
+	rec, _ := os.ReadFile(filepath.Join(state, "pools.jsonl"))
+	if string(calls) != "--flow admin-accept -n 16 -o "+out+"\n" ||
+		string(rec) != `{"scenario":"refresh","kind":"refresh_token","mode":"chain","size":16,"flow":"admin-accept"}`+"\n" {
+		t.Errorf("mintpool ran %q, recorded %q", calls, rec)
+	}
+	bad := &product.Pool{Kind: "access_token", Mode: "reuse", Flow: "password", Args: []string{"--fail"}}
+	if err := MintPool(context.Background(), env, ad, mintpool, state, "userinfo", bad, 4, out); err == nil ||
+		err.Error() != "minting the userinfo pool failed (mintpool exit 1)" {
+		t.Errorf("a failing mintpool: %v", err)
+	}
+	if rec2, _ := os.ReadFile(filepath.Join(state, "pools.jsonl")); string(rec2) != string(rec) {
+		t.Errorf("a failed mint was recorded: %q", rec2)
+	}
+	if err := MintPool(context.Background(), env, ad, mintpool, state, "userinfo", nil, 4, out); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(state, "calls")); string(b) != "pools userinfo 4\n" {
+		t.Errorf("without a plan: adapter calls %q, want its pools", b)
 	}
 }

@@ -521,7 +521,7 @@ func (r *runner) measure(ctx context.Context, w win) error {
 	if err := r.ad.Fresh(ctx, r.StateDir, r.Scenario); err != nil {
 		return fmt.Errorf("%s did not start again before %s %s: %w", r.Product, r.Scenario, w.name, err)
 	}
-	if err := MintOwn(ctx, filepath.Join(filepath.Dir(r.Loadstep), "mintpool"), r.DriverCPUs, r.ans.Before, r.now(), r.log, r.env); err != nil {
+	if err := MintOwn(ctx, r.mintpool(), r.DriverCPUs, r.ans.Before, r.now(), r.log, r.env); err != nil {
 		return err
 	}
 	var pool string
@@ -656,7 +656,29 @@ func (r *runner) stepPool(ctx context.Context, w win) (string, error) {
 		}
 	}
 	r.log.Printf("minting a %s pool of %d for %s %s", r.mode, size, r.Scenario, w.name)
-	return pool, r.ad.Pools(ctx, r.StateDir, r.Scenario, size, pool)
+	return pool, MintPool(ctx, r.env, r.ad, r.mintpool(), r.StateDir, r.Scenario, r.ans.Pool, size, pool)
+}
+
+// mintpool is the mintpool executable, loadstep's neighbour.
+func (r *runner) mintpool() string { return filepath.Join(filepath.Dir(r.Loadstep), "mintpool") }
+
+// MintPool mints n credentials of scenario's pool into out: by its plan
+// (mintpool with the plan's arguments, -n and -o, on ad's driver CPUs, its
+// output to env's Stderr), then its record (product.RecordPool); without a
+// plan, by the adapter's pools (the generic adapter's TOKEN_COMMAND).
+func MintPool(ctx context.Context, env Env, ad adapter.Adapter, mintpool, state, scenario string, plan *product.Pool, n int, out string) error {
+	if plan == nil {
+		return ad.Pools(ctx, state, scenario, n, out)
+	}
+	argv := slices.Concat([]string{mintpool}, plan.Args, []string{"-n", strconv.Itoa(n), "-o", out})
+	code, err := RunChild(ctx, env.Interrupt, placement.Pinned(ad.DriverCPUs, argv...), env.Stderr, env.Stderr)
+	switch {
+	case err != nil:
+		return err
+	case code != 0:
+		return fmt.Errorf("minting the %s pool failed (mintpool exit %d)", scenario, code)
+	}
+	return product.RecordPool(state, schema.PoolInfo{Scenario: scenario, Kind: plan.Kind, Mode: plan.Mode, Size: n, Flow: plan.Flow})
 }
 
 // reuseFresh reports whether the reuse pool is there and still serves a window.

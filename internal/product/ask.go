@@ -17,6 +17,11 @@ type Answer struct {
 	Load     []string // loadstep's arguments beyond the ladder's; a pool-fed scenario's --pool-mode
 	Metrics  []string // loadstep's --server-metrics arguments; nil: none
 	TTL      int      // how long the pool's credentials stay valid, s; 0: unknown or unbounded
+	// Pool is how a pool-fed scenario's pool is minted (mintpool with its
+	// Args, -n and -o) and recorded (RecordPool); nil: no pool, or one only
+	// the adapter can mint (its pools entry point: the generic adapter's
+	// TOKEN_COMMAND).
+	Pool *Pool
 	// Before are the product's own pools Load names, each minted (mintpool)
 	// before a window when it is missing or older than its MaxAgeS.
 	Before []OwnPool
@@ -61,7 +66,7 @@ func (p Product) Answer(stateDir, scenario string) (Answer, error) {
 	if !ok {
 		return Answer{}, fmt.Errorf("%s %s: %w: no row in its scenario table", p.Name, scenario, ErrNA)
 	}
-	a := Answer{Endpoint: r.Endpoint, Load: r.Load, Metrics: t.Metrics, TTL: r.TTL}
+	a := Answer{Endpoint: r.Endpoint, Load: r.Load, Metrics: t.Metrics, TTL: r.TTL, Pool: r.Pool}
 	for _, name := range r.Before {
 		own, ok := t.Pools[name]
 		if !ok {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/idpbench/idpbench/internal/product"
@@ -16,8 +17,8 @@ import (
 const StateConfig = "OIDC_CONFIG"
 
 // ask is the entry's Ask: a scenario's answer from the run's configuration
-// file and discovery document (what provision oidc na, endpoint, loadargs,
-// metricsargs and ttl print).
+// file and discovery document (what provision oidc na, endpoint, loadargs
+// and pool print), its metrics arguments and its pool's lifetime.
 func ask(stateDir, scenario string) (product.Answer, error) {
 	c, d, err := ReadRun(stateDir)
 	if err != nil {
@@ -31,6 +32,15 @@ func ask(stateDir, scenario string) (product.Answer, error) {
 		return product.Answer{}, err
 	}
 	a := product.Answer{Endpoint: url, Load: c.LoadArgs(scenario, d), Metrics: c.MetricsArgs(scenario)}
+	if slices.Contains(a.Load, "--pool-mode") {
+		p, err := c.Pool(scenario, d)
+		if err != nil {
+			return product.Answer{}, err
+		}
+		if p.Flow != "command" { // TOKEN_COMMAND runs in the adapter's shell (its pools)
+			a.Pool = &product.Pool{Kind: p.Kind, Mode: p.Mode, Flow: p.Flow, Args: p.Args}
+		}
+	}
 	if s := c.TTL(scenario); s != "" {
 		if a.TTL, err = strconv.Atoi(s); err != nil || a.TTL < 1 {
 			return product.Answer{}, fmt.Errorf("%s: the %s lifetime %q is not a number of seconds", c.Abs, scenario, s)
