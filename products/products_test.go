@@ -1,6 +1,9 @@
 package products
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -33,5 +36,28 @@ func TestAdapterMetaAndRun(t *testing.T) {
 	if m.ScenarioNA["refresh"] != "no" || m.ScenarioNA["userinfo"] != product.UnrunReason || !m.Start.IsZero() || m.End != end ||
 		m.Notes[len(m.Notes)-1] != "profile: quick" || m.Placement.Mode != "shared" {
 		t.Errorf("after Run.Apply: %+v", m)
+	}
+}
+
+// TestFreshIsTheAdapters: an entry says Fresh exactly when its adapter (or
+// the one it builds on) defines product_fresh, so that the ladder asks the
+// fresh entry point of those products only.
+func TestFreshIsTheAdapters(t *testing.T) {
+	for _, p := range All() {
+		b, err := os.ReadFile(filepath.Join(p.Name, "adapter"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := string(b)
+		if m := regexp.MustCompile(`source "\$IDPBENCH_ROOT/products/(\w+)/adapter"`).FindStringSubmatch(src); m != nil {
+			base, err := os.ReadFile(filepath.Join(m[1], "adapter"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			src += string(base)
+		}
+		if defines := strings.Contains(src, "\nproduct_fresh() {"); defines != p.Fresh {
+			t.Errorf("%s: Fresh %v, its adapter defines product_fresh: %v", p.Name, p.Fresh, defines)
+		}
 	}
 }

@@ -1,7 +1,7 @@
 // Package adapter runs a product's adapter, products/<name>/adapter
 // (docs/design.md#the-adapter-interface), for the tools that drive a
 // running product (cmd/ladder, cmd/gcjitter): one method per lifecycle
-// entry point they use (version, fresh, pools, health), what the adapter
+// entry point they use (version, fresh, pools), what the adapter
 // prints on stdout as lines, its stderr passed through, exit 3 (scenario
 // N/A) as ErrNA. What a scenario measures is not asked here: the product's
 // registry entry answers it in-process (product.Product.Answer).
@@ -69,18 +69,6 @@ func (a Adapter) Pools(ctx context.Context, state, scenario string, n int, out s
 	return err
 }
 
-// Health reports whether the product runs and answers; when it does not,
-// why (what the adapter printed, "" when nothing). err is for an adapter
-// that could not be run.
-func (a Adapter) Health(ctx context.Context, state string) (ok bool, why string, err error) {
-	out, err := a.lines(ctx, nil, "health", state)
-	var e *Error
-	if errors.As(err, &e) {
-		return false, strings.Join(out, "\n"), nil
-	}
-	return err == nil, "", err
-}
-
 // line is the output of an entry point that prints one line ("" for none).
 func (a Adapter) line(ctx context.Context, args ...string) (string, error) {
 	out, err := a.lines(ctx, nil, args...)
@@ -111,7 +99,7 @@ func (a Adapter) lines(ctx context.Context, pin []string, args ...string) ([]str
 	switch {
 	case err == nil:
 		return lines, nil
-	case errors.As(err, &ee) && ee.ExitCode() == ExitNA && args[0] != "health":
+	case errors.As(err, &ee) && ee.ExitCode() == ExitNA:
 		return lines, fmt.Errorf("%s %s: %w: %s", a.Name(), what(args), ErrNA, lastLine(stderr.String()))
 	case errors.As(err, &ee):
 		return lines, &Error{What: a.Name() + " " + what(args), Code: ee.ExitCode()}

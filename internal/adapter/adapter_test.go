@@ -55,22 +55,6 @@ func TestFailure(t *testing.T) {
 	}
 }
 
-func TestHealth(t *testing.T) {
-	a, st, _ := fake(t)
-	ctx := context.Background()
-	if ok, why, err := a.Health(ctx, st); !ok || why != "" || err != nil {
-		t.Errorf("healthy: %v %q %v", ok, why, err)
-	}
-	write(t, st, "unhealthy", "its discovery endpoint answers 502\n")
-	if ok, why, err := a.Health(ctx, st); ok || why != "its discovery endpoint answers 502" || err != nil {
-		t.Errorf("unhealthy: %v %q %v", ok, why, err)
-	}
-	gone := Adapter{Path: filepath.Join(st, "missing")}
-	if ok, _, err := gone.Health(ctx, st); ok || err == nil {
-		t.Errorf("a missing adapter: %v %v; want an error", ok, err)
-	}
-}
-
 func TestPools(t *testing.T) {
 	a, st, stderr := fake(t)
 	out := filepath.Join(st, "userinfo.pool")

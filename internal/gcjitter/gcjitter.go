@@ -167,8 +167,10 @@ func run(ctx context.Context, c Config, e Env, lg cli.Logger, ad adapter.Adapter
 		}
 	}
 	// As before every ladder window: the adapter's fresh start (refop only).
-	if err := ad.Fresh(ctx, c.StateDir, scenario); err != nil {
-		return fmt.Errorf("%s did not start again before the GC-jitter run: %w", c.Product, err)
+	if ans.Fresh {
+		if err := ad.Fresh(ctx, c.StateDir, scenario); err != nil {
+			return fmt.Errorf("%s did not start again before the GC-jitter run: %w", c.Product, err)
+		}
 	}
 	if err := ladder.MintOwn(ctx, mintpool(c), c.DriverCPUs, ans.Before, now(e), lg, e); err != nil {
 		return err

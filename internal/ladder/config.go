@@ -80,6 +80,7 @@ const (
 type Answers struct {
 	product.Answer
 	Version      string
+	Health       string // the discovery endpoint, which the health check asks
 	filled, isNA bool
 }
 

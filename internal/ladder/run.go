@@ -18,6 +18,7 @@ import (
 	"github.com/idpbench/idpbench/internal/cli"
 	"github.com/idpbench/idpbench/internal/placement"
 	"github.com/idpbench/idpbench/internal/product"
+	"github.com/idpbench/idpbench/internal/runstate"
 	"github.com/idpbench/idpbench/internal/schema"
 	"github.com/idpbench/idpbench/internal/steps"
 )
@@ -53,6 +54,7 @@ type runner struct {
 	ad      adapter.Adapter
 	dir     string         // RUN_DIR/PRODUCT
 	ans     product.Answer // what the ladder measures (Env.Ask)
+	health  string         // the discovery endpoint the health check asks
 	mode    string         // its loadstep arguments' --pool-mode; "" for none
 	version string
 	bound   int // at most this many windows
@@ -348,7 +350,7 @@ func (r *runner) ask(ctx context.Context) error {
 		if a.isNA {
 			return Exit(ExitNA)
 		}
-		r.ans, r.version = a.Answer, a.Version
+		r.ans, r.version, r.health = a.Answer, a.Version, a.Health
 		return nil
 	}
 	if r.env.Ask == nil {
@@ -365,11 +367,19 @@ func (r *runner) ask(ctx context.Context) error {
 		}
 		return err
 	}
+	r.health = r.ans.Endpoint
+	if r.Scenario != schema.ScenarioDiscovery {
+		disc, err := r.env.Ask(r.StateDir, schema.ScenarioDiscovery)
+		if err != nil {
+			return fmt.Errorf("the health check's discovery endpoint: %w", err)
+		}
+		r.health = disc.Endpoint
+	}
 	if r.version, err = r.ad.Version(ctx); err != nil {
 		return err
 	}
 	if r.Answers != nil {
-		*r.Answers = Answers{Answer: r.ans, Version: r.version, filled: true}
+		*r.Answers = Answers{Answer: r.ans, Version: r.version, Health: r.health, filled: true}
 	}
 	return nil
 }
@@ -518,8 +528,10 @@ func (r *runner) measure(ctx context.Context, w win) error {
 	r.step("%s %s %s (warmup %s + %ds; at most %d more windows in this ladder)", r.Product, r.Scenario, w.name, wtext, w.durationS, r.bound-r.n)
 	// A product that keeps what it issues in memory starts again empty (the
 	// adapter's fresh: a no-op for the others), before its pools are minted.
-	if err := r.ad.Fresh(ctx, r.StateDir, r.Scenario); err != nil {
-		return fmt.Errorf("%s did not start again before %s %s: %w", r.Product, r.Scenario, w.name, err)
+	if r.ans.Fresh {
+		if err := r.ad.Fresh(ctx, r.StateDir, r.Scenario); err != nil {
+			return fmt.Errorf("%s did not start again before %s %s: %w", r.Product, r.Scenario, w.name, err)
+		}
 	}
 	if err := MintOwn(ctx, r.mintpool(), r.DriverCPUs, r.ans.Before, r.now(), r.log, r.env); err != nil {
 		return err
@@ -613,20 +625,20 @@ func RunChild(ctx context.Context, interrupt func(*os.Process) error, argv []str
 }
 
 // checkHealth ends the ladder with ExitLost, the reason logged and in
-// STATE/lost, when the product no longer runs or answers.
+// STATE/lost, when the product no longer runs or answers: its process
+// group (STATE/pids/PRODUCT.pid, when it has one) has a live member and its
+// discovery endpoint (the entry's answer, asked with the scenario's) answers 200 within 10 s
+// (runstate.Health, what the adapter's health checks).
 func (r *runner) checkHealth(ctx context.Context, when string) error {
-	ok, why, err := r.ad.Health(ctx, r.StateDir)
-	if ok || err != nil {
-		return err
-	}
-	if why == "" {
-		why = "the health check of its adapter failed without a reason"
+	why := runstate.Health(ctx, runstate.Prober{}, r.StateDir, r.Product, r.health)
+	if why == "" || ctx.Err() != nil {
+		return nil
 	}
 	msg := fmt.Sprintf("stopped answering %s: %s", when, why)
 	if err := os.WriteFile(filepath.Join(r.StateDir, "lost"), []byte(msg+"\n"), 0o644); err != nil {
 		return err
 	}
-	r.log.Printf("%s: %s", r.ad.Name(), msg)
+	r.log.Printf("%s: %s", r.Product, msg)
 	return Exit(ExitLost)
 }
 

@@ -27,6 +27,7 @@ func newFixture(t *testing.T, o Options, env map[string]string) *fixture {
 	t.Helper()
 	bin, argsLog := fakeBin(t)
 	f := &fixture{t: t, runDir: t.TempDir(), state: t.TempDir(), argsLog: argsLog}
+	adaptertest.Serve(t, f.state) // the fake product's discovery, which the health check asks
 	adapter, err := filepath.Abs("../adapter/testdata/fakeadapter")
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +106,7 @@ func TestRunStopsAtKneeAndResumes(t *testing.T) {
 	if got := levelsRun(runs); !slices.Equal(got, []string{"2", "4", "8", "16"}) {
 		t.Errorf("measured c=%v, want 2 4 8 16 (the knee after 16)", got)
 	}
-	want := []string{"--url", "http://127.0.0.1:9/discovery", "--scenario", "discovery", "-c", "2",
+	want := []string{"--url", strings.TrimSpace(f.file("base")) + "/discovery", "--scenario", "discovery", "-c", "2",
 		"--warmup", "1s", "--jit-pidfile", filepath.Join(f.state, "pids", "fake.pid"),
 		"--warmup-max", "5s", "--warmup-stable", "2", "--warmup-tolerance", "10", "--warmup-jit-max", "0",
 		"--duration", "3s", "--interval", "1s", "--timeout", "10s", "--product", "fake", "--product-version", "1.2.3",
@@ -294,12 +295,13 @@ func TestRunNAAndLost(t *testing.T) {
 	}
 
 	g := newFixture(t, Options{Quick: true}, nil)
-	g.touch("unhealthy", "its discovery endpoint answers 502\n")
+	g.touch("unhealthy", "")
 	err, log := g.run(context.Background())
-	if !errors.Is(err, Exit(ExitLost)) || g.file("lost") != "stopped answering before the discovery ladder: its discovery endpoint answers 502\n" {
+	why := "stopped answering before the discovery ladder: its discovery endpoint " + strings.TrimSpace(g.file("base")) + "/discovery answers 502"
+	if !errors.Is(err, Exit(ExitLost)) || g.file("lost") != why+"\n" {
 		t.Errorf("unhealthy: %v, lost %q", err, g.file("lost"))
 	}
-	mustContain(t, log, "ladder: fakeadapter: stopped answering before the discovery ladder: its discovery endpoint answers 502")
+	mustContain(t, log, "ladder: fake: "+why)
 
 	h := newFixture(t, Options{Quick: true}, nil)
 	t.Setenv("FAKE_LOST_AT", "8")

@@ -22,6 +22,8 @@ type Answer struct {
 	// the adapter can mint (its pools entry point: the generic adapter's
 	// TOKEN_COMMAND).
 	Pool *Pool
+	// Fresh: the adapter's fresh runs before every window (Product.Fresh).
+	Fresh bool
 	// Before are the product's own pools Load names, each minted (mintpool)
 	// before a window when it is missing or older than its MaxAgeS.
 	Before []OwnPool
@@ -66,7 +68,7 @@ func (p Product) Answer(stateDir, scenario string) (Answer, error) {
 	if !ok {
 		return Answer{}, fmt.Errorf("%s %s: %w: no row in its scenario table", p.Name, scenario, ErrNA)
 	}
-	a := Answer{Endpoint: r.Endpoint, Load: r.Load, Metrics: t.Metrics, TTL: r.TTL, Pool: r.Pool}
+	a := Answer{Endpoint: r.Endpoint, Load: r.Load, Metrics: t.Metrics, TTL: r.TTL, Pool: r.Pool, Fresh: p.Fresh}
 	for _, name := range r.Before {
 		own, ok := t.Pools[name]
 		if !ok {

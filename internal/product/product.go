@@ -48,6 +48,10 @@ type Product struct {
 	// cannot (the generic adapter's, from its configuration file and
 	// discovery document); nil: Answers' table answers (Product.Answer).
 	Ask Asker
+	// Fresh: the adapter starts the product again before a load step
+	// (its product_fresh: the reference OP, which keeps what it issues in
+	// memory); the ladder asks its fresh entry point only then.
+	Fresh bool
 	// Samples are the sampler's arguments for a run and a warning, when
 	// the state's (State.SampleArgs) are not (the generic adapter's).
 	Samples func(stateDir string) (args []string, warning string, err error)

@@ -22,6 +22,7 @@ func Product() product.Product {
 		},
 		Part:          refopPart,
 		Answers:       &product.Answers{Table: refopTable, Readback: refopReadback},
+		Fresh:         true, // its adapter's product_fresh
 		ReadFacts:     readFacts,
 		ReadFactsFrom: readFrom,
 		ServerMetrics: servermetrics.Product{NA: "the reference OP (zitadel/oidc's example server) exposes no metrics endpoint"},
