@@ -61,11 +61,7 @@ func TestPoolSizeRate(t *testing.T) {
 // younger; a failing mintpool is an error naming the pool.
 func TestMintOwn(t *testing.T) {
 	dir := t.TempDir()
-	mintpool := filepath.Join(dir, "mintpool")
-	script := "#!/bin/sh\necho \"$*\" >>\"" + filepath.Join(dir, "calls") + "\"\n[ \"$1\" != --fail ] || exit 1\nfor a; do out=\"$a\"; done\necho minted >\"$out\"\n"
-	if err := os.WriteFile(mintpool, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	mintpool := fakeMintpool(t, dir, "calls")
 	now := time.Now()
 	own := func(name string, ageS int) product.OwnPool {
 		p := product.OwnPool{Name: name, Path: filepath.Join(dir, name+".pool"), Args: []string{"--flow", name}, MaxAgeS: 1800}
@@ -106,11 +102,7 @@ func TestMintOwn(t *testing.T) {
 // records nothing; without a plan the adapter's pools mints it.
 func TestMintPool(t *testing.T) {
 	state := t.TempDir()
-	mintpool := filepath.Join(state, "mintpool")
-	script := "#!/bin/sh\necho \"$*\" >>\"" + filepath.Join(state, "mintpool.calls") + "\"\n[ \"$1\" != --fail ] || exit 1\nfor a; do out=\"$a\"; done\necho minted >\"$out\"\n"
-	if err := os.WriteFile(mintpool, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	mintpool := fakeMintpool(t, state, "mintpool.calls")
 	fake, err := filepath.Abs("../adapter/testdata/fakeadapter")
 	if err != nil {
 		t.Fatal(err)
@@ -142,4 +134,17 @@ func TestMintPool(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(state, "calls")); string(b) != "pools userinfo 4\n" {
 		t.Errorf("without a plan: adapter calls %q, want its pools", b)
 	}
+}
+
+// fakeMintpool writes dir/mintpool, which appends its arguments to
+// dir/calls, fails when the first is --fail, and else writes "minted" to
+// the file its last argument names (-o's).
+func fakeMintpool(t *testing.T, dir, calls string) string {
+	t.Helper()
+	mintpool := filepath.Join(dir, "mintpool")
+	script := "#!/bin/sh\necho \"$*\" >>\"" + filepath.Join(dir, calls) + "\"\n[ \"$1\" != --fail ] || exit 1\nfor a; do out=\"$a\"; done\necho minted >\"$out\"\n"
+	if err := os.WriteFile(mintpool, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return mintpool
 }
