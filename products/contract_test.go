@@ -19,7 +19,7 @@ import (
 )
 
 // contract holds one product's declarations to what every product owes
-// the benchmark (docs/design.md, "Products"), from the repository root:
+// the benchmark (docs/design-reference.md, "Products"), from the repository root:
 // its folder with its adapter, every scenario either run or N/A with a
 // reason, its part complete in both modes with every source an https URL,
 // its answers on loopback, its readback and server-metric series or why

@@ -9,7 +9,7 @@ import (
 
 const module = "github.com/idpbench/idpbench"
 
-// TestEngineImportsNoProduct holds docs/design.md's rule (Products): the
+// TestEngineImportsNoProduct holds docs/design.md's rule (Layout): the
 // engine (internal/load, internal/mint) and the login protocols below it
 // (internal/login/...) depend on no package under products/, not even in
 // their tests, and choose a login by the protocol's name.

@@ -3,7 +3,7 @@
 // data (NAME/product.go, an internal/product.Product), its adapter, its
 // readback, its server-metric series, its docs page and, with a compose
 // mode, its compose file and image recipe (NAME/compose.yml;
-// docs/design.md, "Products"). Shared machinery knows products only through
+// docs/design-reference.md, "Products"). Shared machinery knows products only through
 // internal/product and this list.
 package products
 

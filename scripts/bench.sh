@@ -11,7 +11,7 @@
 #   scripts/bench.sh -c 16,128 --duration 5s --rounds 3 \
 #     --raw results/bench/bench.jsonl >results/bench/bench.md
 #
-# Rules and records: docs/design.md#command-lines (bench), results/bench/.
+# Rules and records: docs/design-reference.md#command-lines (bench), results/bench/.
 set -o errexit -o nounset -o pipefail
 # shellcheck source=SCRIPTDIR/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"

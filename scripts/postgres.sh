@@ -13,8 +13,8 @@
 #
 #   dir="$(scripts/postgres.sh up)" && IDPBENCH_PG_DIR="$dir" products/hydra/adapter up "$state"
 #
-# Its settings, users and state: docs/design.md#the-adapter-interface (The
-# shared PostgreSQL).
+# Its settings, users and state:
+# docs/design-reference.md#the-shared-postgresql.
 #
 # Exit codes: 0 ok, 1 a failure (the reason logged), 2 usage error.
 set -o errexit -o nounset -o pipefail

@@ -18,7 +18,7 @@
 # In compose mode it also makes sure of a Compose command
 # (compose_cli_install) and of the images (images_prepare: the official ones
 # where the engine pulls them, else local equivalents,
-# scripts/lib/images.sh). docs/design.md#the-scripts.
+# scripts/lib/images.sh). docs/design-reference.md#the-scripts.
 set -o errexit -o nounset -o pipefail
 
 for arg in "$@"; do

@@ -33,7 +33,7 @@
 #   scripts/test.sh --unit     # no servers
 #   scripts/test.sh --keep
 #
-# Rules and records: docs/design.md#the-scripts (test.sh, the loopback tests).
+# Rules and records: docs/design-reference.md#the-scripts (test.sh, the loopback tests).
 set -o errexit -o nounset -o pipefail
 
 # shellcheck source=SCRIPTDIR/lib/common.sh

@@ -16,7 +16,7 @@ import (
 const sustainedUsage = `Usage: aggregate sustained [FLAGS] DIR...
 
 Judges every rate-mode window under DIR again by the sustain rule
-(docs/design.md, "Sustained or not": not sustained when the corrected P50 of
+(docs/design-methodology.md, "Sustained or not": not sustained when the corrected P50 of
 its intervals grew by more than 10 ms a second, Theil-Sen, and the window
 ended more than 1% of its length above its lowest interval), from the
 window's own intervals -- never from the verdict the run wrote -- and prints

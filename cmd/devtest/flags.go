@@ -35,7 +35,7 @@ Flags:
 
 const fuzzTail = `
 Exit status: 0 every target passed, 1 one failed (named at the end), 2 a bad
-argument, 130 interrupted. Rules and records: docs/design.md#the-scripts.
+argument, 130 interrupted. Rules and records: docs/design-reference.md#the-scripts.
 
 Examples:
   scripts/fuzz.sh --time 5m              # the long run: about 5 minutes a target
@@ -61,7 +61,7 @@ Flags:
 
 const busyTail = `
 Exit status: 0 every run passed, 1 a run failed (it stops there), 2 a bad
-argument, 130 interrupted. Rules and records: docs/design.md#the-scripts.
+argument, 130 interrupted. Rules and records: docs/design-reference.md#the-scripts.
 
 Example:
   scripts/test-busy.sh --runs 5 2>&1 | tee results/test-busy/"$(git rev-parse --short HEAD)".log
@@ -134,7 +134,7 @@ Flags:
 
 const staticTail = `
 Exit status: 0 every check passed, 1 one failed (named at the end), 2 a bad
-argument, 130 interrupted. Rules and records: docs/design.md#the-scripts.
+argument, 130 interrupted. Rules and records: docs/design-reference.md#the-scripts.
 
 Examples:
   go run ./cmd/devtest static    # the static checks alone, from anywhere in the repository

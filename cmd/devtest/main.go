@@ -36,7 +36,7 @@ func tool() cli.Tool {
 		About: "Runs the developer's test runs that are neither unit tests nor benchmarks,\n" +
 			"from the repository's root (found from the working directory up, or --root).\n" +
 			"Their scripts (scripts/fuzz.sh, scripts/test-busy.sh; scripts/test.sh for\n" +
-			"static) build the tools and run it. docs/design.md#the-scripts.\n",
+			"static) build the tools and run it. docs/design-reference.md#the-scripts.\n",
 		Exits: "Exit status: 0 passed, 1 a target, a run or a check failed, 2 usage error, 130 interrupted.",
 		Examples: []string{
 			"scripts/fuzz.sh --time 5m",

@@ -29,7 +29,7 @@ Environment: IDPBENCH_LADDER (default "2 8 32"), IDPBENCH_DURATION_S
 (default 10), IDPBENCH_GCJITTER_S (default 5), the rule's IDPBENCH_WARMUP_S
 / IDPBENCH_WARMUP_MAX_S (the ladder's defaults). The runs go to DIR/runs
 (IDPBENCH_RESULTS), their logs to DIR/runs/ARM.log. Rerunning resumes both
-runs. Rules and records: docs/design.md#methodology-as-implemented (Warmup).
+runs. Rules and records: docs/design-methodology.md#warmup.
 
 Flags:
 `
@@ -60,7 +60,7 @@ failed, never as a comparison.
 Environment: IDPBENCH_SCENARIOS (default "discovery client_credentials
 introspect userinfo"), IDPBENCH_LADDER (default "8"), IDPBENCH_OIDC_CONFIG
 (default: the reference OP), IDPBENCH_GCJITTER_S (default 5), the ladder's
-variables. Rules and records: docs/design.md#the-scripts; docs/ci.md (how
+variables. Rules and records: docs/design-reference.md#the-scripts; docs/ci.md (how
 often it cries wolf).
 
 Flags:
@@ -94,7 +94,7 @@ DIR/PILOT.md (printed on stdout) with every window in DIR/windows.tsv.
 The runs go to DIR/runs/inv-<i> (one whose every product has a meta.json
 finished before and is kept), their logs to DIR/runs/inv-<i>.log.
 Environment: IDPBENCH_GCJITTER_S (default 5), the ladder's variables.
-Rules and records: docs/design.md#methodology-as-implemented (Invocations).
+Rules and records: docs/design-methodology.md#invocations.
 
 Flags:
 `

@@ -39,7 +39,7 @@ func tool(e experiment.Env) cli.Tool {
 			"($IDPBENCH_BIN/run, each logging to DIR/runs/NAME.log), then their\n" +
 			"comparison (internal/compare) and a summary in DIR. Rerunning resumes.\n" +
 			"Its scripts (scripts/warmup-check.sh, scripts/false-alarms.sh) build the\n" +
-			"tools and set IDPBENCH_ROOT and IDPBENCH_BIN. docs/design.md#the-scripts.\n",
+			"tools and set IDPBENCH_ROOT and IDPBENCH_BIN. docs/design-reference.md#the-scripts.\n",
 		Exits: "Exit status: 0 done, 1 a run failed, 2 usage error, 130 interrupted.",
 		Examples: []string{
 			"scripts/warmup-check.sh --product keycloak --fixed 60 --repeats 4",

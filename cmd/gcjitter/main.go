@@ -31,14 +31,15 @@ const usageHead = `Usage: gcjitter PRODUCT [--quick] [--run-dir DIR] [--state-di
 
 The GC-jitter run of one running product (scripts/gcjitter.sh runs it): one
 loadstep at c=32 on userinfo (S6), else client_credentials (labels fallback,
-fallback_reason: userinfo N/A, or its access tokens -- the adapter's ttl --
+fallback_reason: userinfo N/A, or its access tokens -- the entry's lifetime --
 expire within the run plus 30 s), 5 s fixed warmup, 60 s of 10 s
 intervals, label phase=gcjitter, on the driver CPUs, into
 DIR/PRODUCT/gcjitter.json; a complete one is skipped. The userinfo pool is the
 ladder's reuse pool while it is young enough and outlives the run, else minted
-again; the adapter's fresh runs first; the product's metrics (the adapter's
-metricsargs) are scraped every 5 s. The product must be up and set up. Rules
-and records: docs/design.md#methodology-as-implemented (GC jitter).
+again; the reference OP's adapter starts it again first (fresh); the
+product's metrics (its entry's metrics arguments) are scraped every 5 s. The
+product must be up and set up. Rules and records:
+docs/design-methodology.md#gc-jitter.
 
 Flags:
 `

@@ -1,6 +1,6 @@
 // Command ladder measures one scenario's connection ladder on a running
-// product: a loadstep window per level, through the product's adapter
-// (internal/ladder); scripts/ladder.sh runs it.
+// product: a loadstep window per level, what it measures read from the
+// product's registry entry (internal/ladder); scripts/ladder.sh runs it.
 package main
 
 import (
@@ -31,12 +31,15 @@ The connection ladder of one scenario on one running product (scripts/ladder.sh
 runs it; positionals may come before or after the flags). The product must be
 up and set up (products/PRODUCT/adapter up, setup). Each window is one loadstep,
 on the driver CPUs, into DIR/PRODUCT/SCENARIO-c<N>.json (repeat K >= 2:
--c<N>-r<K>.json); a complete one is skipped, so a rerun resumes. Before each
-window the adapter's fresh runs and the window's pool is minted (or the reuse
-pool kept while its tokens outlive the window); after each, the adapter's
-health. Round 1 stops at its knee (DIR/PRODUCT/SCENARIO.knee.json says where
+-c<N>-r<K>.json); a complete one is skipped, so a rerun resumes. What a
+scenario measures (its URL, loadstep's and the metrics' arguments, its pool)
+is the product's registry entry's answer on the state directory. Before each
+window the reference OP's adapter starts it again (fresh) and the window's
+pool is minted (or the reuse pool kept while its tokens outlive the window);
+after each, the product's health (its process group, its discovery
+endpoint). Round 1 stops at its knee (DIR/PRODUCT/SCENARIO.knee.json says where
 and why); later rounds repeat its candidate levels. Rules and records:
-docs/design.md#methodology-as-implemented (Ladder, Warmup, Knee, Repeats).
+docs/design-methodology.md (Ladder, Warmup, Knee, The schedule).
 
 Flags:
 `

@@ -24,6 +24,7 @@ func TestUsage(t *testing.T) {
 		{"three positionals", []string{"refop", "userinfo", "more"}, nil, "want PRODUCT SCENARIO, got 3 arguments"},
 		{"an unknown flag", []string{"refop", "userinfo", "--fast"}, nil, "unknown flag: --fast"},
 		{"no state dir", []string{"refop", "userinfo", "--run-dir", "r"}, nil, "RUN_DIR and STATE_DIR"},
+		{"an unknown product", []string{"nosuch", "userinfo", "--run-dir", "r", "--state-dir", "s"}, nil, `unknown product "nosuch" (want example, hydra, `},
 		{"a bad round", []string{"--round", "2", "refop", "userinfo", "--run-dir", "r", "--state-dir", "s"}, nil,
 			"IDPBENCH_ROUND (--round) 2: want a whole number from 1 to the repeats (1)"},
 	} {

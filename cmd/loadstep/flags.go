@@ -217,7 +217,7 @@ when the corrected P50 of the intervals grew by more than 10 ms a second
 (Theil-Sen slope) and the window ended more than 1% of its length above its
 lowest interval: the product fell behind the schedule, and the corrected
 latency is the length of a queue, not a latency at that rate. Fewer than 5
-intervals: "not_judged". docs/design.md, "Sustained or not".
+intervals: "not_judged". docs/design-methodology.md, "Sustained or not".
 
 Several agents (--start-at, --segment): N loadstep processes, on one machine
 or several, can run one step together and be merged exactly by aggregate

@@ -43,7 +43,7 @@ func tool() cli.Tool {
 			"only while its start time and boot id match. A Docker engine of\n" +
 			"scripts/lib/dockerd.sh (STATE/engine, or DIR/engine in it) is known by its\n" +
 			"processes naming a path under it. What it does is said on stderr, one\n" +
-			"\"cleaned: ...\" line each. docs/design.md#the-scripts (resumable runs).\n\n" +
+			"\"cleaned: ...\" line each. docs/design-reference.md#the-scripts (resumable runs).\n\n" +
 			"The scripts' process, port and HTTP helpers (scripts/lib/common.sh,\n" +
 			"adapter.sh) are subcommands too: stop-group, alive, free-port, port-free,\n" +
 			"wait-http, health. A question's answer is its exit status (alive,\n" +

@@ -18,7 +18,7 @@ import (
 const (
 	repoRoot = "../.."
 	// postgresMajor is the PostgreSQL major of native mode (the OS package
-	// scripts/lib/postgres.sh finds; docs/products/*.md, docs/design.md).
+	// scripts/lib/postgres.sh finds; docs/products/*.md, docs/design-reference.md).
 	postgresMajor = "15"
 	// keycloakMemory is Keycloak's official limit for a small production
 	// instance (https://www.keycloak.org/high-availability/concepts-memory-and-cpu-sizing).

@@ -10,7 +10,7 @@ import (
 )
 
 // PairAgreement is how two runs of one revision agree on their verdicts
-// (docs/design.md, "Verdicts"): every pair of products of the comparison
+// (docs/design-methodology.md, "Verdicts"): every pair of products of the comparison
 // (the reference products left out) that both runs measured round by
 // round, its ratio in each, and the A/A pairs of each run.
 type PairAgreement struct {

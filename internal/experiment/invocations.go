@@ -20,7 +20,7 @@ import (
 	"github.com/idpbench/idpbench/internal/steps"
 )
 
-// Invocations is the invocation pilot (docs/design.md, "Invocations"): K
+// Invocations is the invocation pilot (docs/design-methodology.md, "Invocations"): K
 // fresh runs of the run tool, each its own PostgreSQL and a fresh start of
 // every product (so every invocation starts alike), measuring one scenario
 // at one connection count in N windows per product (the full profile's

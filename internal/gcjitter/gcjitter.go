@@ -1,8 +1,10 @@
 // Package gcjitter is the GC-jitter run of one running product (cmd/gcjitter,
 // scripts/gcjitter.sh): one continuous loadstep, long enough for garbage
 // collectors and background jobs to show up in the P99 of its intervals, on
-// userinfo, else client_credentials (docs/design.md#methodology-as-implemented,
-// GC jitter). It drives the product through its adapter (internal/adapter).
+// userinfo, else client_credentials (docs/design-methodology.md#gc-jitter).
+// What it measures is the product's entry's answer (ladder.Env.Ask); its
+// adapter (internal/adapter) is asked for the version, fresh and a pool
+// without a plan.
 package gcjitter
 
 import (

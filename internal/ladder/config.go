@@ -67,7 +67,7 @@ type Config struct {
 // connections (at c=2 no product of the 2026-12-05 full run had its best
 // level); its level search (round 1) measures 2 s windows and stops one
 // flat level after the knee, and its interleaved rounds 3 s windows
-// (docs/design.md, "The schedule").
+// (docs/design-methodology.md, "The schedule").
 const (
 	FullLadder          = "4 8 16 32 64 128"
 	QuickLadder         = "2 8 32"
@@ -123,7 +123,7 @@ func NewConfig(o Options, getenv func(string) string) (Config, error) {
 	}
 	// The JIT is recorded, not waited for: the rounds measure each cell
 	// again and again over the run, and what a JVM still compiles shows as
-	// its own drift across them (docs/design.md, "The schedule").
+	// its own drift across them (docs/design-methodology.md, "The schedule").
 	jit := env("IDPBENCH_WARMUP_JIT_MAX_PCT", "0")
 	var ok bool
 	if c.JITMaxPct, ok = Whole(jit); !ok {
@@ -215,7 +215,7 @@ func (c *Config) pools(env func(name, def string) string) error {
 }
 
 // ShareSettings are a cell's rate-mode windows at fixed shares of its
-// capacity (RunShares; docs/design.md, "Latency at shares of capacity").
+// capacity (RunShares; docs/design-methodology.md, "Latency at shares of capacity").
 type ShareSettings struct {
 	// Shares are the percentages of the capacity (IDPBENCH_SHARES, "50 80";
 	// "none": no windows at shares).

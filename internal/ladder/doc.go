@@ -3,7 +3,9 @@
 // (Candidates), from the step records measured so far. The decisions are
 // arithmetic on step records, so they live here and not in the scripts. Run
 // is the ladder itself (cmd/ladder, which scripts/ladder.sh execs): each
-// window a loadstep through the product's adapter, the knee decided after
+// window a loadstep, what it measures the product's entry's answer
+// (Env.Ask), the adapter asked only for its lifecycle (version, fresh,
+// pools without a plan), the knee decided after
 // every window of round 1 and the candidates before a later round
 // (`aggregate ladder knee|candidates` answer the same questions by hand).
 package ladder

@@ -193,7 +193,7 @@ func verdictText(j shareJudged) string {
 // at or below the highest share already sustained (lo: then lo is the
 // answer), and only while a window still ends before deadline. The report
 // shows, for every share not sustained, the highest sustained share below
-// it (docs/design.md, "Latency at shares of capacity").
+// it (docs/design-methodology.md, "Latency at shares of capacity").
 func (r *runner) searchShares(ctx context.Context, capacityQPS float64, conns int, deadline time.Time, judged []shareJudged) error {
 	hi := -1 // index into judged of the lowest share not sustained
 	for i, j := range judged {

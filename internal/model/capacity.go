@@ -16,7 +16,7 @@ import (
 const CapacityConfidence = 0.95
 
 // Capacity is a cell's throughput read as the product's capacity
-// (docs/design.md, "Capacity"): estimated from the windows of every level on
+// (docs/design-methodology.md, "Capacity"): estimated from the windows of every level on
 // the plateau (Plateau), not from one level, as their median with a
 // distribution-free 95% interval. Raw is the windows' qps as measured;
 // Adjusted is each window's qps at the run's reference host speed

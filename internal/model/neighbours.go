@@ -9,7 +9,7 @@ import (
 )
 
 // Neighbour is what running the products side by side costs in fairness
-// (docs/design.md, "The schedule"): one product's own process tree while
+// (docs/design-methodology.md, "The schedule"): one product's own process tree while
 // the others' windows of the interleaved rounds ran, idle but up, from its
 // sampler.
 type Neighbour struct {

@@ -14,7 +14,7 @@ import (
 )
 
 // Pair is two products' capacity in one scenario compared round by round
-// (docs/design.md, "Verdicts"): in every interleaved round each product
+// (docs/design-methodology.md, "Verdicts"): in every interleaved round each product
 // measured one window at its level, seconds apart from the other's, so the
 // ratio of the two windows holds little of the machine's drift; the pair's
 // figure is the geometric mean of those ratios, with a t interval of the

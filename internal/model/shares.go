@@ -15,7 +15,7 @@ import (
 )
 
 // ShareLatency is a cell's latency in rate mode at one share of its
-// capacity (docs/design.md, "Latency at shares of capacity"): the windows
+// capacity (docs/design-methodology.md, "Latency at shares of capacity"): the windows
 // loadstep ran at Share percent of the capacity, open loop, latency from
 // each request's intended send time.
 type ShareLatency struct {

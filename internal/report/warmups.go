@@ -13,7 +13,7 @@ import (
 
 // warmups states, per product, the warmup rule its ladder steps ran by and
 // what each scenario's steps spent: every product is warmed by one rule
-// (docs/design.md, Warmup; scripts/ladder.sh runs it), so the spent
+// (docs/design-methodology.md, Warmup; scripts/ladder.sh runs it), so the spent
 // warmups are where they differ.
 func (m *md) warmups(product string) {
 	var rules []string

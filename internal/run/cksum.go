@@ -39,7 +39,7 @@ func Cksum(data []byte) uint32 {
 
 // StateDir is the state directory of the run runID whose results are
 // runDir: TMP/idpbench-run-ID-<cksum of runDir>, where tmp is
-// IDPBENCH_TMP (docs/design.md#the-scripts, resumable runs).
+// IDPBENCH_TMP (docs/design-reference.md#the-scripts, resumable runs).
 func StateDir(tmp, runID, runDir string) string {
 	return filepath.Join(tmp, fmt.Sprintf("idpbench-run-%s-%d", runID, Cksum([]byte(runDir))))
 }

@@ -118,7 +118,7 @@ Examples:
   scripts/run-comparison.sh --quick --only refop,hydra
   IDPBENCH_BUDGET_S=0 scripts/run-comparison.sh --repeats 8 --run-id base
 
-Rules and records: docs/design.md#the-scripts and #methodology-as-implemented.
+Rules and records: docs/design-reference.md#the-scripts and docs/design-methodology.md.
 `
 
 // DefaultScenarios are the scenarios of a run without IDPBENCH_SCENARIOS.

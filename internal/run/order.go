@@ -8,7 +8,7 @@ import (
 	"strconv"
 )
 
-// Order is how a run orders the windows after round 1 (docs/design.md,
+// Order is how a run orders the windows after round 1 (docs/design-methodology.md,
 // "Randomized order"): round 1 keeps the products' and scenarios' order, so
 // every ladder is traced from the same start (a JVM's JIT warms up on
 // discovery at c=2 first); every later round draws a new order of the

@@ -130,7 +130,7 @@ type sampler struct {
 }
 
 // startSampler samples the product and its database, and the host's
-// CPU, until stopSampler (docs/design.md#the-scripts, sampler). Never
+// CPU, until stopSampler (docs/design-reference.md#the-scripts, sampler). Never
 // fatal. The host probe is the host sampler's alone (startHostSampler).
 func (r *runner) startSampler(p, state string) {
 	if !r.samplerBuilt() {

@@ -27,7 +27,7 @@ func (c cell) String() string {
 	return c.product
 }
 
-// interleave runs the interleaved rounds (docs/design.md, "The
+// interleave runs the interleaved rounds (docs/design-methodology.md, "The
 // schedule"): every open product up with its sampler; round after round
 // every cell one window at its best level, scenario by scenario in the
 // round's drawn order, the products of a scenario (and its twin) side by
@@ -277,7 +277,7 @@ func (r *runner) gcjitterS() int {
 // product's closing, p's remaining cells at their shares' windows, its
 // GC-jitter run); zero without a budget. So a search never takes time the
 // closing of another product needs; it is the first thing the budget
-// drops, and the record says so (docs/design.md, "Latency at shares of
+// drops, and the record says so (docs/design-methodology.md, "Latency at shares of
 // capacity").
 func (r *runner) searchDeadline(ctx context.Context, p string, cellsLeft int) time.Time {
 	b := r.BudgetS

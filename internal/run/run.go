@@ -6,7 +6,7 @@
 // results/latest. It orders, resumes, isolates failures and writes the
 // records; the adapters (products/<name>/adapter) and the PostgreSQL
 // library (scripts/lib/postgres.sh) start and stop the processes.
-// docs/design.md#the-scripts and #methodology-as-implemented.
+// docs/design-reference.md#the-scripts and docs/design-methodology.md.
 package run
 
 import (
@@ -325,7 +325,7 @@ func (r *runner) run(ctx context.Context) error {
 	// cell one window at its level, scenario by scenario, the products of
 	// a scenario side by side in a drawn order, as many rounds as the
 	// budget holds (interleave). Then each product's closing: its windows
-	// at shares of capacity, GC-jitter run, meta and down (docs/design.md,
+	// at shares of capacity, GC-jitter run, meta and down (docs/design-methodology.md,
 	// "The schedule"). With one round (--repeats 1) each product closes
 	// right after its search.
 	last := r.MaxRounds() == 1

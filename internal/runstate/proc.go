@@ -16,7 +16,7 @@ import (
 
 // A pidfile holds the pid on its first line and, on its second, the
 // process's identity: "START BOOT_ID", its start time (field 22 of
-// /proc/PID/stat) and the boot id (docs/design.md#the-scripts). the run tool
+// /proc/PID/stat) and the boot id (docs/design-reference.md#environment). the run tool
 // and coldstart write both lines; a process is stopped only while both match.
 
 // Identity is a running process's "START BOOT_ID"; false when pid does not

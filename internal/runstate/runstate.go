@@ -9,7 +9,7 @@
 // made outside it, one a line), owner (the holding session's pidfile) and
 // lock (flock, held only around a claim or a release: a lock held for the
 // run would be inherited by every process it starts).
-// docs/design.md#the-scripts, resumable runs.
+// docs/design-reference.md#the-scripts, resumable runs.
 //
 // A Docker engine of scripts/lib/dockerd.sh has a state directory of its
 // own, claimed, cleaned, stopped and released the same way (engine.go).

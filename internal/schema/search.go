@@ -21,7 +21,7 @@ const (
 // Search records how the run looked for the highest share of a cell's
 // capacity the product sustained, below the lowest share it did not
 // (the ladder writes it as RUN_DIR/PRODUCT/SCENARIO.search.json after the
-// cell's windows at shares; docs/design.md, "Latency at shares of
+// cell's windows at shares; docs/design-methodology.md, "Latency at shares of
 // capacity"). Absent when every share was sustained.
 type Search struct {
 	Schema   string `json:"schema"`   // SearchV1

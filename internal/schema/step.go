@@ -498,7 +498,7 @@ const (
 )
 
 // Sustain is the sustain rule's verdict on a rate-mode window
-// (docs/design.md, "Sustained or not"; steps.Sustain) and its figures.
+// (docs/design-methodology.md, "Sustained or not"; steps.Sustain) and its figures.
 type Sustain struct {
 	Verdict string `json:"verdict"` // SustainYes | SustainNo | SustainNotJudged
 	Rule    string `json:"rule"`    // the rule and its thresholds, in words

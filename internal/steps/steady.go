@@ -10,7 +10,7 @@ import (
 	"github.com/idpbench/idpbench/internal/stats"
 )
 
-// SelectSteady picks a ladder's steady-state step (docs/design.md): among the
+// SelectSteady picks a ladder's steady-state step (docs/design-methodology.md, Steady level): among the
 // complete steps judged by rule (schema.Step.Check; "" = any rule) with
 // error_rate below schema.SteadyMaxErrorRate that were not driver-limited,
 // the one with the highest qps (the fewer connections on a tie, as steps

@@ -8,7 +8,7 @@ import (
 	"github.com/idpbench/idpbench/internal/stats"
 )
 
-// The sustain rule (docs/design.md, "Sustained or not"): whether a product
+// The sustain rule (docs/design-methodology.md, "Sustained or not"): whether a product
 // kept up with a rate-mode window's schedule. A product that serves less
 // than the offered rate queues what it cannot serve, so the latency from
 // each request's intended send time (the corrected latency) grows through

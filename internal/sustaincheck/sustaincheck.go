@@ -3,8 +3,8 @@
 // its own intervals, never from the verdict the run wrote, and checks a
 // rendered COMPARISON.md against those verdicts: no latency in its main
 // table's "P99 at P%" columns, nor in its shares table, from a window the
-// rule calls not sustained (`aggregate sustained`; docs/design.md,
-// "Sustained or not").
+// rule calls not sustained (`aggregate sustained`;
+// docs/design-methodology.md, "Sustained or not").
 package sustaincheck
 
 import (

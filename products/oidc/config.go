@@ -337,7 +337,7 @@ func (c *OIDCConfig) line(n int, line string) error {
 		c.LoginFields = append(c.LoginFields, kv)
 		c.lines[key] = n
 	case "WARMUP_S":
-		return errors.New("WARMUP_S is no longer a setting: every product is warmed by one rule, until its throughput is stable (docs/design.md, Warmup)")
+		return errors.New("WARMUP_S is no longer a setting: every product is warmed by one rule, until its throughput is stable (docs/design-methodology.md, Warmup)")
 	default:
 		if oidcKey(key) == nil {
 			return fmt.Errorf("unknown key %s (the keys: examples/oidc/myidp.env, provision oidc --help)", key)

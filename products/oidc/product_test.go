@@ -228,7 +228,7 @@ func discoveryDoc(t *testing.T, s string) OIDCDiscovery {
 }
 
 // TestOIDCNA: the reasons follow the configuration and the discovery
-// document, as the adapter's table in docs/design.md says.
+// document, as docs/design-reference.md says (Generic oidc adapter).
 func TestOIDCNA(t *testing.T) {
 	full := `{"issuer":"i","token_endpoint":"http://127.0.0.1:9/t","introspection_endpoint":"http://127.0.0.1:9/i",` +
 		`"userinfo_endpoint":"http://127.0.0.1:9/u","authorization_endpoint":"http://127.0.0.1:9/a",` +

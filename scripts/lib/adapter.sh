@@ -84,7 +84,7 @@ record_pool() {
 # adapter_coldstart STATE MODE READY_URL TIMEOUT_S CMD...: starts CMD under
 # coldstart into STATE/coldstart-MODE.json and leaves it running; fails when it
 # exits or is not ready in time. The record keeps CMD: secrets go as VAR=value
-# adapter_coldstart ... (docs/design.md#the-adapter-interface, the hooks).
+# adapter_coldstart ... (docs/design-reference.md#the-hooks).
 # COLDSTART_CONTAINERS=NAMES in its environment (compose_start): the peak is
 # those containers' memory, not the process tree's (coldstart --containers).
 adapter_coldstart() {

@@ -4,7 +4,7 @@
 #
 # IDPBENCH_ROOT is the repository (from this file's location); IDPBENCH_CACHE,
 # IDPBENCH_BIN and IDPBENCH_TMP come from the environment or their defaults
-# (docs/design.md#the-scripts, Environment).
+# (docs/design-reference.md#environment).
 
 IDPBENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 IDPBENCH_CACHE="${IDPBENCH_CACHE:-$HOME/.cache/idpbench}"
@@ -29,7 +29,7 @@ usage_error() {
 }
 
 # note_reason WHY: the first failure's reason into IDPBENCH_REASON_FILE when
-# it is set, as the Go tools' cli.NoteReason does (docs/design.md#the-scripts).
+# it is set, as the Go tools' cli.NoteReason does (docs/design-reference.md#environment).
 note_reason() {
 	[[ -n "${IDPBENCH_REASON_FILE:-}" ]] || return 0
 	(set -o noclobber && umask 077 && printf '%s\n' "$1" >"$IDPBENCH_REASON_FILE") 2>/dev/null || true
@@ -162,7 +162,7 @@ script_version() {
 }
 
 # --- processes and ports: the runstate tool (runstate --help) --------------
-# A pidfile: the pid, then "START BOOT_ID" (docs/design.md#the-scripts); the run
+# A pidfile: the pid, then "START BOOT_ID" (docs/design-reference.md#environment); the run
 # tool and coldstart write both lines.
 
 # runstate ARGS... runs the built runstate tool; exits when it is not built.
@@ -183,7 +183,7 @@ make_tmpdir() {
 }
 
 # --- placement: the driver and the server on disjoint CPU sets --------------
-# (docs/design.md#methodology-as-implemented, Placement)
+# (docs/design-methodology.md#placement)
 
 # pin_prefix driver|server prints the command prefix that pins to that
 # role's CPUs (taskset -c LIST), one word a line, or nothing when unpinned.

@@ -5,7 +5,7 @@
 # Source after common.sh (adapter.sh does). Tested with a stand-in compose
 # command (deploy/compose/mode_test.go) and for real by scripts/test-compose.sh
 # (Hydra and Keycloak on our engine, local equivalents of the official images).
-# The mode and its rules: docs/design.md#the-adapter-interface (Compose mode).
+# The mode and its rules: docs/design-reference.md#compose-mode.
 
 COMPOSE_DIR="$IDPBENCH_ROOT/deploy/compose"
 

@@ -5,7 +5,7 @@
 # their own data root, exec root, sockets and pid file, so a user's engine
 # (/var/run/docker.sock, /run/containerd/containerd.sock, /var/lib/docker) is
 # never touched: DOCKER_HOST points at ours. Source after common.sh.
-# docs/design.md#the-scripts.
+# docs/design-reference.md#the-scripts.
 #
 # STATE (kept short: a unix socket's path has at most 107 bytes):
 #   owner, lock          runstate claim's: one live session an engine; after a

@@ -2,7 +2,7 @@
 # images.sh: the images of compose mode when the official ones cannot be
 # pulled: local equivalents built from the registries this machine reaches,
 # by the engine DOCKER_HOST names (scripts/lib/dockerd.sh's). Source after
-# common.sh. docs/design.md#the-adapter-interface (Compose mode).
+# common.sh. docs/design-reference.md#compose-mode.
 #
 # The compose files write each image as ${IDPBENCH_IMAGE_NAME:-OFFICIAL};
 # images_prepare keeps the official image where the engine has it or can pull

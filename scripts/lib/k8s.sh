@@ -6,7 +6,7 @@
 # cached by version); certificates made on the fly (openssl); real nodes,
 # a kubelet and a containerd (Debian's, CRI on) of its own each, named
 # 127.0.0.2, 127.0.0.3, ...; and kwok's simulated nodes for pods that need
-# not run. Source after common.sh. docs/design.md#the-scripts.
+# not run. Source after common.sh. docs/design-reference.md#the-scripts.
 #
 # STATE (k8s_state_dir; claimed and cleaned by runstate like a run's state):
 #   owner, lock            runstate claim's: one live session a state; after a

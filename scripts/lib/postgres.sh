@@ -1,8 +1,7 @@
 # shellcheck shell=bash
 # postgres.sh: one throwaway PostgreSQL cluster shared by every product, with
 # identical settings for all of them. Source after common.sh. The cluster, its
-# settings, users and state: docs/design.md#the-adapter-interface (The shared
-# PostgreSQL).
+# settings, users and state: docs/design-reference.md#the-shared-postgresql.
 
 PG_DB_USER=idpbench
 
