@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,5 +60,41 @@ func TestFreshIsTheAdapters(t *testing.T) {
 		if defines := strings.Contains(src, "\nproduct_fresh() {"); defines != p.Fresh {
 			t.Errorf("%s: Fresh %v, its adapter defines product_fresh: %v", p.Name, p.Fresh, defines)
 		}
+	}
+}
+
+// TestMetaArgsGiveEveryParam: an entry's meta arguments on a run's state
+// give each of its Params once, and only those (provision meta refuses a
+// missing or unknown one); the values come from the state up recorded.
+func TestMetaArgsGiveEveryParam(t *testing.T) {
+	for _, p := range All() {
+		if p.Meta != nil { // the generic adapter's, from its configuration (cmd/provision's TestOIDCVerbs)
+			continue
+		}
+		t.Run(p.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			env := "JDK='OpenJDK 21'\nHEAP='-Xms1g -Xmx1400m'\nBUILD=--db=postgres\nBASE_URL=http://127.0.0.1:8080\nUSERS=20\nISSUER=http://127.0.0.1:9000\n"
+			if err := os.WriteFile(filepath.Join(dir, "state.env"), []byte(env), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args, err := p.MetaArgs(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, want []string
+			for i := 0; i+1 < len(args); i += 2 {
+				k, v, _ := strings.Cut(args[i+1], "=")
+				if args[i] != "--param" || v == "" {
+					t.Errorf("%q %q: want --param K=V with the state's value", args[i], args[i+1])
+				}
+				got = append(got, k)
+			}
+			for _, prm := range p.Params {
+				want = append(want, prm.Name)
+			}
+			if len(args)%2 != 0 || !slices.Equal(got, want) {
+				t.Errorf("meta arguments %q: want --param of %q", args, want)
+			}
+		})
 	}
 }

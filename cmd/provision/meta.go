@@ -41,17 +41,17 @@ Three uses, which combine:
             cluster (PG_PRIVATE_DIR, else PG_SHARED_DIR, while its pg.env
             is there), asked over loopback; status ok. --endpoint flags
             replace the table's endpoints and --scenario-na reasons go
-            over the product's (the generic adapter passes both:
-            provision oidc meta).
+            over the product's (the generic adapter's entry gives both:
+            product.Product.MetaArgs).
   not run:  --product NAME --product-version V --status na --na-reason WHY
             the bare record of a product that did not run.
   run:      [--base FILE] --profile P --status ok|na [--na-reason]
             [--start T] [--end T] [--scenarios LIST] --placement-mode M
             --driver-cpus L --server-cpus L --host-cpus N [--placement-reason]
             [--rounds N [--round-order interleaved|interleaved-random [--round-seed N]]]
-            completes a record (the adapter's, read from --base, or a bare
+            completes a record (the state's, read from --base, or a bare
             one) with how the product's run ended and where it ran
-            (run-comparison.sh).
+            (the run tool).
 
 Products with an entry: %s. Their --param names:
 %s
@@ -66,7 +66,7 @@ const metaTail = `
 Exit status: 0 ok, 1 runtime error, 2 usage error (bad input names its flag or
 file), 130 interrupted.
 
-Example (an adapter's meta, then run-comparison.sh's record):
+Example (a product's meta from its state, then the run's record):
   provision meta --product hydra --product-version v2.3.0 --state "$state" -o "$state/meta.json" &&
   provision meta --base "$state/meta.json" --profile quick --status ok --start 2026-12-02T13:02:10Z \
     --scenarios "discovery client_credentials" --placement-mode shared --driver-cpus 0-1 \
@@ -86,7 +86,7 @@ type metaFlags struct {
 
 func metaFlagSet(f *metaFlags) *pflag.FlagSet {
 	fs := cli.NewFlagSet("meta")
-	fs.StringVar(&f.base, "base", "", "an adapter's meta to complete with the run flags")
+	fs.StringVar(&f.base, "base", "", "a product's meta (from --state) to complete with the run flags")
 	fs.StringVar(&f.product, "product", "", "the product (adapter) name")
 	fs.StringVar(&f.version, "product-version", "", "the product version (may be empty for a product that did not run)")
 	fs.StringVar(&f.state, "state", "", "the adapter's state directory: builds the adapter's part")

@@ -48,14 +48,11 @@ answers. Then it answers the adapter, one value a line:
                        arguments but -n and -o (client_credentials: setup's check)
   tokens               a pool of TOKEN_COMMAND's output (stdin; '#' and blank lines
                        dropped) into --output (0600): --kind, --count
-  meta                 provision meta's arguments: --entry oidc, its params and
-                       lines, then every scenario's --scenario-na S=WHY or
-                       --endpoint S=URL (na's and endpoint's answers)
 
-na, endpoint, loadargs, pool and meta read the discovery document from --state,
+na, endpoint, loadargs and pool read the discovery document from --state,
 when it is there. What the ladder measures of a scenario and the sampler's
-arguments are read in-process from the file up recorded (products/oidc,
-Product.Answer and SampleArgs). The file: KEY=value lines, read and never evaluated: one optional pair
+arguments and the meta's are read in-process from the file up recorded
+(products/oidc: Product.Answer, SampleArgs, MetaArgs). The file: KEY=value lines, read and never evaluated: one optional pair
 of surrounding quotes, no expansion, no inline comments, # comment lines, a
 later line wins, an empty value is unset; a file may start with ~/ or be
 relative to the file's directory. Repeatable: NOTE=text, DEVIATION=what | why,
@@ -99,7 +96,6 @@ var oidcVerbs = map[string]struct {
 	"loadargs": {true, oidcLoadArgs},
 	"pool":     {true, oidcPool},
 	"tokens":   {false, oidcTokens},
-	"meta":     {false, oidcMeta},
 }
 
 func oidcKeyHelp() string {
@@ -134,7 +130,7 @@ func runOIDC(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return cli.Usagef("a verb is required: check, env, discover, na, endpoint, loadargs, pool, tokens, meta")
+		return cli.Usagef("a verb is required: check, env, discover, na, endpoint, loadargs, pool, tokens")
 	}
 	home, _ := os.UserHomeDir()
 	if fs.Arg(0) == "check" {
@@ -196,14 +192,6 @@ func oidcNA(_ context.Context, c *oidc.OIDCConfig, f oidcFlags, s string, e env)
 		return say(e, why+"\n")
 	}
 	return nil
-}
-
-func oidcMeta(_ context.Context, c *oidc.OIDCConfig, f oidcFlags, _ string, e env) error {
-	d, err := discovery(f)
-	if err != nil {
-		return err
-	}
-	return printLines(e, append(c.MetaArgs(), c.MetaScenarioArgs(d)...))
 }
 
 func oidcLoadArgs(_ context.Context, c *oidc.OIDCConfig, f oidcFlags, s string, e env) error {

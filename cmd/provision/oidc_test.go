@@ -141,16 +141,17 @@ func TestOIDCVerbs(t *testing.T) {
 	if args, warning, err := entry.SampleArgs(state); err != nil || warning != "" || !slices.Equal(args, []string{"--match", "idp serve", "--name", "oidc:x"}) {
 		t.Errorf("SampleArgs: %q %q %v", args, warning, err)
 	}
-	// meta: the part's arguments, then each scenario's N/A reason or
+	// The meta's arguments: the part's, then each scenario's N/A reason or
 	// endpoint by the discovery document, which provision meta takes as
 	// they are.
-	code, stdout, _ = oidcRun(t, "", append([]string{"meta"}, cf...)...)
-	if code != 0 || !strings.HasPrefix(stdout, "--entry\noidc\n--param\nconfig_file="+cfg+"\n") ||
+	metaArgs, err := entry.MetaArgs(state)
+	stdout = strings.Join(metaArgs, "\n") + "\n"
+	if err != nil || !strings.HasPrefix(stdout, "--entry\noidc\n--param\nconfig_file="+cfg+"\n") ||
 		!strings.Contains(stdout, "--note\nn\n--endpoint\ndiscovery="+srv.URL+"/.well-known/openid-configuration\n--endpoint\nclient_credentials="+srv.URL+"/token\n") ||
 		!strings.HasSuffix(stdout, "--scenario-na\nuserinfo=the discovery document ("+srv.URL+"/.well-known/openid-configuration) has no userinfo_endpoint, and USERINFO_ENDPOINT is not set\n") {
-		t.Errorf("meta: %d %q", code, stdout)
+		t.Errorf("MetaArgs: %v %q", err, stdout)
 	}
-	args := append([]string{"meta", "--product", "oidc:x", "--product-version", "1", "--state", state}, strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")...)
+	args := append([]string{"meta", "--product", "oidc:x", "--product-version", "1", "--state", state}, metaArgs...)
 	code, out, stderr := runArgs(t, context.Background(), args...)
 	if code != 0 {
 		t.Fatalf("provision meta on oidc meta's arguments: exit %d: %s", code, stderr)

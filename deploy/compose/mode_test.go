@@ -260,8 +260,23 @@ func TestComposeLifecycle(t *testing.T) {
 				Deviations []struct{ What string }
 				Images     []map[string]string
 			}
+			// The meta as the run writes it: provision meta on the entry's
+			// arguments and the state, compose mode's database asked with the pgpass.
 			metaErr := filepath.Join(dir, tc.product+"-meta.err")
-			if err := json.Unmarshal([]byte(run("meta "+state+" 2>"+metaErr)), &meta); err != nil {
+			metaArgs, err := entry.MetaArgs(state)
+			if err != nil {
+				t.Fatalf("the meta's arguments: %v", err)
+			}
+			provision := `PGPASSFILE=` + quote(filepath.Join(state, "secrets", "pgpass")) + ` "$(tool provision)" meta --product ` + tc.product +
+				` --product-version "$(` + adapter + `version)" --state ` + quote(state)
+			for _, a := range metaArgs {
+				provision += " " + quote(a)
+			}
+			out, err := modeBash(t, env, provision+" 2>"+quote(metaErr))
+			if err != nil {
+				t.Fatalf("provision meta: %v\n%s", err, out)
+			}
+			if err := json.Unmarshal([]byte(out), &meta); err != nil {
 				t.Fatalf("meta: %v", err)
 			}
 			// The stand-in runs no PostgreSQL: the database is missing from the record, saying why.
@@ -373,3 +388,6 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// quote is s in single quotes for bash.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -14,6 +14,7 @@ import (
 	"github.com/idpbench/idpbench/internal/readback"
 	"github.com/idpbench/idpbench/internal/sample"
 	"github.com/idpbench/idpbench/internal/schema"
+	"github.com/idpbench/idpbench/products"
 )
 
 // TestE2EPostgresLoopback: the PostgreSQL test.sh started for the
@@ -117,7 +118,15 @@ func TestE2EZitadelNative(t *testing.T) {
 			t.Errorf("zitadel native: coldstart-%s.json not complete (%v)", m, err)
 		}
 	}
-	meta, err := schema.DecodeMeta(strings.NewReader(adapter(ctx, t, env, "zitadel", "meta", st)), "zitadel meta")
+	// The meta as the run writes it: provision meta on the entry and the state.
+	version := strings.TrimSpace(adapter(ctx, t, env, "zitadel", "version"))
+	entry, _ := products.Lookup("zitadel")
+	metaArgs, err := entry.MetaArgs(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := run(ctx, t, env, tool(t, "provision"), append([]string{"meta", "--product", "zitadel", "--product-version", version, "--state", st}, metaArgs...)...)
+	meta, err := schema.DecodeMeta(strings.NewReader(out), "zitadel meta")
 	if err != nil || !strings.Contains(meta.Settings["start"], "start-from-init") {
 		t.Errorf("zitadel native: meta without the start command (%v)", err)
 	}

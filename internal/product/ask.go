@@ -97,3 +97,25 @@ func (p Product) SampleArgs(stateDir string) (args []string, warning string, err
 	args = st.SampleArgs()
 	return args, "", st.Err()
 }
+
+// MetaArgs are provision meta's arguments beyond --product,
+// --product-version and --state for the run whose state is stateDir: the
+// entry's Meta when it has one, else --param K=V of each of its MetaParams
+// (none without).
+func (p Product) MetaArgs(stateDir string) ([]string, error) {
+	if p.Meta != nil {
+		return p.Meta(stateDir)
+	}
+	if p.MetaParams == nil {
+		return nil, nil
+	}
+	st, err := ReadState(stateDir, p.Name)
+	if err != nil {
+		return nil, err
+	}
+	var args []string
+	for _, kv := range p.MetaParams(st) {
+		args = append(args, "--param", kv)
+	}
+	return args, nil
+}

@@ -48,6 +48,13 @@ type Product struct {
 	// cannot (the generic adapter's, from its configuration file and
 	// discovery document); nil: Answers' table answers (Product.Answer).
 	Ask Asker
+	// MetaParams are the run's values of Params, read from the state up
+	// recorded (provision meta's --param K=V); nil: none.
+	MetaParams func(st *State) []string
+	// Meta are provision meta's arguments for a run in place of
+	// MetaParams' (the generic adapter's: its configuration's entries and
+	// each scenario's N/A reason or endpoint); nil: MetaParams'.
+	Meta func(stateDir string) ([]string, error)
 	// Fresh: the adapter starts the product again before a load step
 	// (its product_fresh: the reference OP, which keeps what it issues in
 	// memory); the ladder asks its fresh entry point only then.

@@ -84,6 +84,15 @@ func (s *State) Get(key string) string {
 	return v
 }
 
+// Opt returns the value recorded as key, "" when there is none (state_get_opt's
+// rule: not an error).
+func (s *State) Opt(key string) string {
+	if s.any && s.env[key] == "" {
+		return anyValue(key)
+	}
+	return s.env[key]
+}
+
 // Path returns a path under the state directory.
 func (s *State) Path(elem ...string) string {
 	return filepath.Join(append([]string{s.Dir}, elem...)...)

@@ -16,6 +16,7 @@ import (
 	"github.com/idpbench/idpbench/internal/gcjitter"
 	"github.com/idpbench/idpbench/internal/ladder"
 	"github.com/idpbench/idpbench/internal/placement"
+	"github.com/idpbench/idpbench/internal/product"
 )
 
 // runProduct is round 1 of one product: it opens it (install, cold
@@ -331,22 +332,48 @@ func (r *runner) naMeta(ctx context.Context, p, version, reason string) error {
 		"--na-reason", reason, "-o", filepath.Join(r.runDir, p, "meta.json"))
 }
 
-// productMeta writes RUN_DIR/PRODUCT/meta.json: the adapter's meta (else a
-// bare one) completed with the run's part (provision meta).
+// productMeta writes RUN_DIR/PRODUCT/meta.json: the product's meta from
+// its entry and state (else a bare one) completed with the run's part
+// (provision meta, twice).
 func (r *runner) productMeta(ctx context.Context, p, state, start, status, reason string) error {
 	ctx = context.WithoutCancel(ctx)
 	file := filepath.Join(r.work, p+"-meta.json")
-	var base []string
-	var out strings.Builder
-	if code, err := r.child(ctx, &out, nil, r.adapter(p), "meta", state); err == nil && code == 0 && os.WriteFile(file, []byte(out.String()), 0o644) == nil {
-		base = []string{"--base", file}
+	var v strings.Builder
+	r.child(ctx, &v, nil, r.adapter(p), "version")
+	version := strings.TrimRight(v.String(), "\n")
+	base := []string{"--product", p, "--product-version", version}
+	if err := r.stateMeta(ctx, p, version, state, file); err != nil {
+		r.log.Printf("warning: %s: its meta from its entry and state: %v (a bare one instead)", p, err)
 	} else {
-		var v strings.Builder
-		r.child(ctx, &v, nil, r.adapter(p), "version")
-		base = []string{"--product", p, "--product-version", strings.TrimRight(v.String(), "\n")}
+		base = []string{"--base", file}
 	}
 	return r.tool(ctx, "provision", MetaArgs(base, status, r.Profile, r.Scenarios, start, reason,
 		placement.MetaArgs(r.place.Meta()), r.rounds[p], r.Order, filepath.Join(r.runDir, p, "meta.json"))...)
+}
+
+// stateMeta writes into file the meta provision meta builds from p's
+// entry and its state (endpoints, database, pools, facts, compose mode)
+// with the entry's arguments (product.Product.MetaArgs); compose mode's
+// database is asked with the run's pgpass.
+func (r *runner) stateMeta(ctx context.Context, p, version, state, file string) error {
+	entry, ok := r.lookup(p)
+	if !ok {
+		return fmt.Errorf("no registry entry")
+	}
+	args, err := entry.MetaArgs(state)
+	if err != nil {
+		return err
+	}
+	var env []string
+	if st, err := product.ReadState(state, p); err == nil && st.Compose() {
+		env = []string{"PGPASSFILE=" + filepath.Join(state, "secrets", "pgpass")}
+	}
+	argv := slices.Concat([]string{"meta", "--product", p, "--product-version", version, "--state", state}, args, []string{"-o", file})
+	code, err := r.child(ctx, nil, env, filepath.Join(r.bin, "provision"), argv...)
+	if err == nil && code != 0 {
+		err = fmt.Errorf("provision meta failed (exit %d)", code)
+	}
+	return err
 }
 
 // MetaArgs are provision's arguments for a product's meta.json: base (--base

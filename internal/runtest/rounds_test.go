@@ -90,7 +90,7 @@ func TestRounds(t *testing.T) {
 		if m.Status != "ok" || m.Rounds == nil || *m.Rounds != (schema.Rounds{Count: 2, Order: schema.RoundsRandom, Seed: order.Seed}) {
 			t.Errorf("%s meta.json: want status ok and rounds {count 2, order interleaved-random, seed %d}, got status %q (%s), rounds %+v", p, order.Seed, m.Status, m.NAReason, m.Rounds)
 		}
-		// provision meta's endpoints: refop's scenario table, the generic adapter's own (provision oidc meta).
+		// provision meta's endpoints: refop's scenario table, the generic adapter's own (its entry's MetaArgs).
 		if !strings.HasSuffix(m.Endpoints["discovery"], "/.well-known/openid-configuration") {
 			t.Errorf("%s meta.json: endpoints %v, scenario_na %v", p, m.Endpoints, m.ScenarioNA)
 		}

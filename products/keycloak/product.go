@@ -24,12 +24,16 @@ func Product() product.Product {
 		},
 		Params: []product.Param{
 			{Name: "jdk", Doc: "the JDK the adapter found and ran (state.env JDK; empty in compose mode)"},
-			{Name: "heap", Doc: "JAVA_OPTS_KC_HEAP as the adapter set it"},
-			{Name: "build", Doc: "the options of kc.sh build"},
+			{Name: "heap", Doc: "JAVA_OPTS_KC_HEAP as the adapter set it (state.env HEAP)"},
+			{Name: "build", Doc: "the options of kc.sh build (state.env BUILD)"},
 			{Name: "base_url", Doc: "the hostname Keycloak was started with (state.env BASE_URL)"},
 			{Name: "users", Doc: "the number of users provisioned (state.env USERS)"},
 		},
-		Part:          keycloakPart,
+		Part: keycloakPart,
+		MetaParams: func(st *product.State) []string {
+			return []string{"jdk=" + st.Opt("JDK"), "heap=" + st.Opt("HEAP"), "build=" + st.Opt("BUILD"),
+				"base_url=" + st.Opt("BASE_URL"), "users=" + st.Opt("USERS")}
+		},
 		ReadFacts:     readFacts,
 		ReadFactsFrom: readFrom,
 		ServerMetrics: serverMetrics,

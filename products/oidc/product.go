@@ -45,6 +45,7 @@ func Product() product.Product {
 		Part:    oidcPart,
 		Ask:     ask,
 		Samples: samples,
+		Meta:    meta,
 	}
 }
 

@@ -26,11 +26,14 @@ func Product() product.Product {
 		},
 		Params: []product.Param{
 			{Name: "jdk", Doc: "the JDK the adapter found and ran (state.env JDK)"},
-			{Name: "heap", Doc: "the heap options the adapter starts java with (SPRING_HEAP)"},
+			{Name: "heap", Doc: "the heap options the adapter starts java with (SPRING_HEAP; state.env HEAP)"},
 			{Name: "users", Doc: "the number of users configured (state.env USERS)"},
 			{Name: "issuer", Doc: "the server's base URL (state.env ISSUER)"},
 		},
-		Part:          springPart,
+		Part: springPart,
+		MetaParams: func(st *product.State) []string {
+			return []string{"jdk=" + st.Opt("JDK"), "heap=" + st.Opt("HEAP"), "users=" + st.Opt("USERS"), "issuer=" + st.Opt("ISSUER")}
+		},
 		ReadFacts:     readFacts,
 		ReadFactsFrom: readFrom,
 		ServerMetrics: serverMetrics,

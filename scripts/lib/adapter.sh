@@ -5,14 +5,14 @@
 # and ends with `adapter_main "$@"`, which answers the lifecycle:
 #
 #   install | version
-#   up | restart | setup | meta | health | down   STATE_DIR
+#   up | restart | setup | health | down   STATE_DIR
 #   fresh   STATE_DIR SCENARIO
 #   pools STATE_DIR SCENARIO N OUT
 #
 # What a scenario measures (endpoint, loadstep and metrics arguments, the
-# pool's lifetime) and the sampler's arguments are not asked here: the Go
-# tools read them in-process from the product's registry entry
-# (product.Product.Answer, SampleArgs).
+# pool's lifetime), the sampler's arguments and the meta's inputs are not
+# asked here: the Go tools read them in-process from the product's registry
+# entry (product.Product.Answer, SampleArgs, MetaArgs).
 # Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario N/A (pools).
 # The entry points, the hooks, the state directory and the modes:
 # docs/design.md#the-adapter-interface.
@@ -148,7 +148,7 @@ adapter_pg_down() {
 adapter_usage() {
 	cat >&2 <<-EOF
 		usage: $(basename "$0") install | version
-		       $(basename "$0") up|restart|setup|meta|health|down STATE_DIR
+		       $(basename "$0") up|restart|setup|health|down STATE_DIR
 		       $(basename "$0") fresh STATE_DIR SCENARIO
 		       $(basename "$0") pools STATE_DIR SCENARIO N OUT
 		Exit codes: 0 ok, 1 failure, 2 usage, 3 scenario N/A (pools).
@@ -175,7 +175,7 @@ adapter_main() {
 	local cmd="${1:-}" want before
 	case "$cmd" in
 	install | version) want=0 ;;
-	up | restart | setup | meta | health | down) want=1 ;;
+	up | restart | setup | health | down) want=1 ;;
 	fresh) want=2 ;;
 	pools) want=4 ;;
 	-h | --help | help | "") adapter_usage ;;
@@ -223,7 +223,6 @@ adapter_main() {
 		[[ "$3" =~ ^[1-9][0-9]*$ ]] || adapter_usage
 		product_pools "$1" "$2" "$3" "$4"
 		;;
-	meta) adapter_meta "$1" ;;
 	health) adapter_health "$1" ;;
 	down) adapter_down "$1" ;;
 	esac
@@ -252,17 +251,6 @@ adapter_readback() {
 	! compose_mode "$state" || export PGPASSFILE="$state/secrets/pgpass"
 	"$(tool readback)" --product "$PRODUCT" --want-version "$PRODUCT_VERSION" "${args[@]}" -o "$state/facts.json" ||
 		die "reading back the configuration in force failed (see above)"
-}
-
-# adapter_meta STATE prints the meta: provision meta builds it from
-# products and STATE (endpoints, database settings, compose mode)
-# with product_meta's arguments.
-adapter_meta() {
-	local more=() txt
-	if declare -F product_meta >/dev/null; then txt="$(product_meta "$1")"; fi
-	[[ -z "${txt:-}" ]] || mapfile -t more <<<"$txt"
-	! compose_mode "$1" || export PGPASSFILE="$1/secrets/pgpass"
-	"$(tool provision)" meta --product "$PRODUCT" --product-version "$PRODUCT_VERSION" --state "$1" "${more[@]}"
 }
 
 # --- answers from products -------------------------------------------
