@@ -131,7 +131,7 @@ func TestOIDCVerbs(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(state, "state.env"), []byte("OIDC_CONFIG="+cfg+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if a, err := entry.Answer(state, "client_credentials"); err != nil || a.Endpoint != srv.URL+"/token" || a.TTL != 0 || len(a.Metrics) != 0 ||
+	if a, err := entry.Answer(state, "client_credentials"); err != nil || a.Endpoint != srv.URL+"/token" || a.TTL != 0 || len(a.Metrics) != 0 || a.Process != "oidc:x" ||
 		!slices.Equal(a.Load, []string{"--product", "oidc:x", "--client-id", "c", "--client-secret-file", filepath.Join(dir, "c.secret"), "--client-auth", "basic"}) {
 		t.Errorf("Answer client_credentials: %+v, %v", a, err)
 	}

@@ -8,6 +8,7 @@
 package gcjitter
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -202,7 +203,7 @@ func run(ctx context.Context, c Config, e Env, lg cli.Logger, ad adapter.Adapter
 	}
 	args := []string{c.Loadstep, "--url", ans.Endpoint, "--scenario", scenario, "-c", strconv.Itoa(c.Connections),
 		"--warmup", fmt.Sprintf("%ds", c.WarmupS), "--duration", fmt.Sprintf("%ds", c.DurationS), "--interval", "10s", "--timeout", "10s",
-		"--jit-pidfile", filepath.Join(c.StateDir, "pids", c.Product+".pid"),
+		"--jit-pidfile", filepath.Join(c.StateDir, "pids", cmp.Or(ans.Process, c.Product)+".pid"),
 		"--product", c.Product, "--product-version", version,
 		"--label", "phase=gcjitter", "--label", "profile=" + c.Profile}
 	args = append(append(append(append(append(args, labels...), ans.Load...), poolargs...), metrics...), "-o", out)

@@ -597,7 +597,7 @@ func (r *runner) loadstepArgs(w win, poolargs []string) []string {
 				"--warmup-tolerance", strconv.Itoa(ShareTolerancePct))
 		}
 	}
-	args = append(args, "--warmup", fmt.Sprintf("%ds", warmup), "--jit-pidfile", filepath.Join(r.StateDir, "pids", r.Product+".pid"))
+	args = append(args, "--warmup", fmt.Sprintf("%ds", warmup), "--jit-pidfile", filepath.Join(r.StateDir, "pids", r.process()+".pid"))
 	if w.rate == 0 && r.WarmupMaxS > r.WarmupS {
 		args = append(args, "--warmup-max", fmt.Sprintf("%ds", r.WarmupMaxS), "--warmup-stable", strconv.Itoa(r.WarmupStable),
 			"--warmup-tolerance", r.TolerancePct, "--warmup-jit-max", strconv.Itoa(r.JITMaxPct))
@@ -630,7 +630,7 @@ func RunChild(ctx context.Context, interrupt func(*os.Process) error, argv []str
 // discovery endpoint (the entry's answer, asked with the scenario's) answers 200 within 10 s
 // (runstate.Health, what the adapter's health checks).
 func (r *runner) checkHealth(ctx context.Context, when string) error {
-	why := runstate.Health(ctx, runstate.Prober{}, r.StateDir, r.Product, r.health)
+	why := runstate.Health(ctx, runstate.Prober{}, r.StateDir, r.process(), r.health)
 	if why == "" || ctx.Err() != nil {
 		return nil
 	}
@@ -670,6 +670,9 @@ func (r *runner) stepPool(ctx context.Context, w win) (string, error) {
 	r.log.Printf("minting a %s pool of %d for %s %s", r.mode, size, r.Scenario, w.name)
 	return pool, MintPool(ctx, r.env, r.ad, r.mintpool(), r.StateDir, r.Scenario, r.ans.Pool, size, pool)
 }
+
+// process names the product's process group: STATE/pids/PROCESS.pid.
+func (r *runner) process() string { return cmp.Or(r.ans.Process, r.Product) }
 
 // mintpool is the mintpool executable, loadstep's neighbour.
 func (r *runner) mintpool() string { return filepath.Join(filepath.Dir(r.Loadstep), "mintpool") }

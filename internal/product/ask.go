@@ -24,6 +24,10 @@ type Answer struct {
 	Pool *Pool
 	// Fresh: the adapter's fresh runs before every window (Product.Fresh).
 	Fresh bool
+	// Process names the process group the adapter started,
+	// STATE/pids/PROCESS.pid (the adapter's PRODUCT); "": the product's
+	// name. The generic adapter's is its configuration's NAME.
+	Process string
 	// Before are the product's own pools Load names, each minted (mintpool)
 	// before a window when it is missing or older than its MaxAgeS.
 	Before []OwnPool

@@ -31,7 +31,7 @@ func ask(stateDir, scenario string) (product.Answer, error) {
 	if err != nil {
 		return product.Answer{}, err
 	}
-	a := product.Answer{Endpoint: url, Load: c.LoadArgs(scenario, d), Metrics: c.MetricsArgs(scenario)}
+	a := product.Answer{Endpoint: url, Load: c.LoadArgs(scenario, d), Metrics: c.MetricsArgs(scenario), Process: c.Get("NAME")}
 	if slices.Contains(a.Load, "--pool-mode") {
 		p, err := c.Pool(scenario, d)
 		if err != nil {
@@ -50,13 +50,14 @@ func ask(stateDir, scenario string) (product.Answer, error) {
 }
 
 // samples is the entry's Samples: the configuration's (OIDCConfig.SampleArgs),
-// the process group the adapter started in STATE/pids/oidc.pid.
+// the process group the adapter started in STATE/pids/NAME.pid (its PRODUCT
+// is the configuration's NAME).
 func samples(stateDir string) ([]string, string, error) {
 	c, _, err := ReadRun(stateDir)
 	if err != nil {
 		return nil, "", err
 	}
-	args, warning := c.SampleArgs(filepath.Join(stateDir, "pids", "oidc.pid"))
+	args, warning := c.SampleArgs(filepath.Join(stateDir, "pids", c.Get("NAME")+".pid"))
 	return args, warning, nil
 }
 
