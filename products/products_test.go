@@ -77,9 +77,9 @@ func TestMetaArgsGiveEveryParam(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "state.env"), []byte(env), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			args, err := p.MetaArgs(dir)
-			if err != nil {
-				t.Fatal(err)
+			name, args, err := p.MetaArgs(dir)
+			if err != nil || name != p.Name {
+				t.Fatalf("%q, %v: want the entry's name", name, err)
 			}
 			var got, want []string
 			for i := 0; i+1 < len(args); i += 2 {

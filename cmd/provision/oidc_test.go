@@ -144,14 +144,14 @@ func TestOIDCVerbs(t *testing.T) {
 	// The meta's arguments: the part's, then each scenario's N/A reason or
 	// endpoint by the discovery document, which provision meta takes as
 	// they are.
-	metaArgs, err := entry.MetaArgs(state)
+	name, metaArgs, err := entry.MetaArgs(state)
 	stdout = strings.Join(metaArgs, "\n") + "\n"
-	if err != nil || !strings.HasPrefix(stdout, "--entry\noidc\n--param\nconfig_file="+cfg+"\n") ||
+	if err != nil || name != "oidc:x" || !strings.HasPrefix(stdout, "--entry\noidc\n--param\nconfig_file="+cfg+"\n") ||
 		!strings.Contains(stdout, "--note\nn\n--endpoint\ndiscovery="+srv.URL+"/.well-known/openid-configuration\n--endpoint\nclient_credentials="+srv.URL+"/token\n") ||
 		!strings.HasSuffix(stdout, "--scenario-na\nuserinfo=the discovery document ("+srv.URL+"/.well-known/openid-configuration) has no userinfo_endpoint, and USERINFO_ENDPOINT is not set\n") {
-		t.Errorf("MetaArgs: %v %q", err, stdout)
+		t.Errorf("MetaArgs: %q, %v, %q; want the configuration's NAME oidc:x", name, err, stdout)
 	}
-	args := append([]string{"meta", "--product", "oidc:x", "--product-version", "1", "--state", state}, metaArgs...)
+	args := append([]string{"meta", "--product", name, "--product-version", "1", "--state", state}, metaArgs...)
 	code, out, stderr := runArgs(t, context.Background(), args...)
 	if code != 0 {
 		t.Fatalf("provision meta on oidc meta's arguments: exit %d: %s", code, stderr)

@@ -263,11 +263,11 @@ func TestComposeLifecycle(t *testing.T) {
 			// The meta as the run writes it: provision meta on the entry's
 			// arguments and the state, compose mode's database asked with the pgpass.
 			metaErr := filepath.Join(dir, tc.product+"-meta.err")
-			metaArgs, err := entry.MetaArgs(state)
+			name, metaArgs, err := entry.MetaArgs(state)
 			if err != nil {
 				t.Fatalf("the meta's arguments: %v", err)
 			}
-			provision := `PGPASSFILE=` + quote(filepath.Join(state, "secrets", "pgpass")) + ` "$(tool provision)" meta --product ` + tc.product +
+			provision := `PGPASSFILE=` + quote(filepath.Join(state, "secrets", "pgpass")) + ` "$(tool provision)" meta --product ` + quote(name) +
 				` --product-version "$(` + adapter + `version)" --state ` + quote(state)
 			for _, a := range metaArgs {
 				provision += " " + quote(a)

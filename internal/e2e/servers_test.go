@@ -121,11 +121,11 @@ func TestE2EZitadelNative(t *testing.T) {
 	// The meta as the run writes it: provision meta on the entry and the state.
 	version := strings.TrimSpace(adapter(ctx, t, env, "zitadel", "version"))
 	entry, _ := products.Lookup("zitadel")
-	metaArgs, err := entry.MetaArgs(st)
+	name, metaArgs, err := entry.MetaArgs(st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := run(ctx, t, env, tool(t, "provision"), append([]string{"meta", "--product", "zitadel", "--product-version", version, "--state", st}, metaArgs...)...)
+	out := run(ctx, t, env, tool(t, "provision"), append([]string{"meta", "--product", name, "--product-version", version, "--state", st}, metaArgs...)...)
 	meta, err := schema.DecodeMeta(strings.NewReader(out), "zitadel meta")
 	if err != nil || !strings.Contains(meta.Settings["start"], "start-from-init") {
 		t.Errorf("zitadel native: meta without the start command (%v)", err)

@@ -102,24 +102,24 @@ func (p Product) SampleArgs(stateDir string) (args []string, warning string, err
 	return args, "", st.Err()
 }
 
-// MetaArgs are provision meta's arguments beyond --product,
-// --product-version and --state for the run whose state is stateDir: the
-// entry's Meta when it has one, else --param K=V of each of its MetaParams
-// (none without).
-func (p Product) MetaArgs(stateDir string) ([]string, error) {
+// MetaArgs are, for the run whose state is stateDir, the name its meta
+// records (provision meta's --product: the entry's name, or the generic
+// adapter's configuration's NAME) and provision meta's arguments beyond
+// --product, --product-version and --state: the entry's Meta when it has
+// one, else --param K=V of each of its MetaParams (none without).
+func (p Product) MetaArgs(stateDir string) (name string, args []string, err error) {
 	if p.Meta != nil {
 		return p.Meta(stateDir)
 	}
 	if p.MetaParams == nil {
-		return nil, nil
+		return p.Name, nil, nil
 	}
 	st, err := ReadState(stateDir, p.Name)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	var args []string
 	for _, kv := range p.MetaParams(st) {
 		args = append(args, "--param", kv)
 	}
-	return args, nil
+	return p.Name, args, nil
 }

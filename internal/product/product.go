@@ -51,10 +51,11 @@ type Product struct {
 	// MetaParams are the run's values of Params, read from the state up
 	// recorded (provision meta's --param K=V); nil: none.
 	MetaParams func(st *State) []string
-	// Meta are provision meta's arguments for a run in place of
-	// MetaParams' (the generic adapter's: its configuration's entries and
-	// each scenario's N/A reason or endpoint); nil: MetaParams'.
-	Meta func(stateDir string) ([]string, error)
+	// Meta are the name a run's meta records and provision meta's
+	// arguments, in place of the entry's name and MetaParams' (the generic
+	// adapter's: its configuration's NAME, entries and each scenario's N/A
+	// reason or endpoint); nil: those.
+	Meta func(stateDir string) (name string, args []string, err error)
 	// Fresh: the adapter starts the product again before a load step
 	// (its product_fresh: the reference OP, which keeps what it issues in
 	// memory); the ladder asks its fresh entry point only then.

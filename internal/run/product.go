@@ -360,7 +360,7 @@ func (r *runner) stateMeta(ctx context.Context, p, version, state, file string) 
 	if !ok {
 		return fmt.Errorf("no registry entry")
 	}
-	args, err := entry.MetaArgs(state)
+	name, args, err := entry.MetaArgs(state)
 	if err != nil {
 		return err
 	}
@@ -368,7 +368,7 @@ func (r *runner) stateMeta(ctx context.Context, p, version, state, file string) 
 	if st, err := product.ReadState(state, p); err == nil && st.Compose() {
 		env = []string{"PGPASSFILE=" + filepath.Join(state, "secrets", "pgpass")}
 	}
-	argv := slices.Concat([]string{"meta", "--product", p, "--product-version", version, "--state", state}, args, []string{"-o", file})
+	argv := slices.Concat([]string{"meta", "--product", name, "--product-version", version, "--state", state}, args, []string{"-o", file})
 	code, err := r.child(ctx, nil, env, filepath.Join(r.bin, "provision"), argv...)
 	if err == nil && code != 0 {
 		err = fmt.Errorf("provision meta failed (exit %d)", code)

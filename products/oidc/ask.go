@@ -61,15 +61,16 @@ func samples(stateDir string) ([]string, string, error) {
 	return args, warning, nil
 }
 
-// meta is the entry's Meta: provision meta's --entry oidc, the
-// configuration's params and lines, then each scenario's --scenario-na or
-// --endpoint by the discovery document.
-func meta(stateDir string) ([]string, error) {
+// meta is the entry's Meta: the configuration's NAME (the adapter's
+// PRODUCT), then provision meta's --entry oidc, the configuration's params
+// and lines, then each scenario's --scenario-na or --endpoint by the
+// discovery document.
+func meta(stateDir string) (string, []string, error) {
 	c, d, err := ReadRun(stateDir)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	return append(c.MetaArgs(), c.MetaScenarioArgs(d)...), nil
+	return c.Get("NAME"), append(c.MetaArgs(), c.MetaScenarioArgs(d)...), nil
 }
 
 // ReadRun reads the configuration file the adapter's up recorded in the
