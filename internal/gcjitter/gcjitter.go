@@ -175,14 +175,14 @@ func run(ctx context.Context, c Config, e Env, lg cli.Logger, ad adapter.Adapter
 			return fmt.Errorf("%s did not start again before the GC-jitter run: %w", c.Product, err)
 		}
 	}
-	if err := ladder.MintOwn(ctx, mintpool(c), c.DriverCPUs, ans.Before, now(e), lg, e); err != nil {
+	if err := ladder.MintOwn(ctx, ladder.Mintpool(c.Loadstep), c.DriverCPUs, ans.Before, e.Time(), lg, e); err != nil {
 		return err
 	}
 	var poolargs []string
 	switch mode := ladder.PoolMode(ans.Load); mode {
 	case "":
 	case ladder.PoolReuse:
-		pool, err := reusePool(ctx, c, e, lg, ad, scenario, ans.Pool, runS, ans.TTL, now(e))
+		pool, err := reusePool(ctx, c, e, lg, ad, scenario, ans.Pool, runS, ans.TTL, e.Time())
 		if err != nil {
 			return err
 		}
@@ -255,16 +255,5 @@ func reusePool(ctx context.Context, c Config, e Env, lg cli.Logger, ad adapter.A
 		return pool, nil
 	}
 	lg.Printf("minting a reuse pool of %d for %s", c.ReusePool, scenario)
-	return pool, ladder.MintPool(ctx, e, ad, mintpool(c), c.StateDir, scenario, plan, c.ReusePool, pool)
+	return pool, ladder.MintPool(ctx, e, ad, ladder.Mintpool(c.Loadstep), c.StateDir, scenario, plan, c.ReusePool, pool)
 }
-
-// now is e's clock's time (time.Now without one).
-func now(e Env) time.Time {
-	if e.Now != nil {
-		return e.Now()
-	}
-	return time.Now()
-}
-
-// mintpool is the mintpool executable, loadstep's neighbour.
-func mintpool(c Config) string { return filepath.Join(filepath.Dir(c.Loadstep), "mintpool") }

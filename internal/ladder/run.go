@@ -674,8 +674,12 @@ func (r *runner) stepPool(ctx context.Context, w win) (string, error) {
 // process names the product's process group: STATE/pids/PROCESS.pid.
 func (r *runner) process() string { return cmp.Or(r.ans.Process, r.Product) }
 
-// mintpool is the mintpool executable, loadstep's neighbour.
-func (r *runner) mintpool() string { return filepath.Join(filepath.Dir(r.Loadstep), "mintpool") }
+// mintpool is the mintpool executable.
+func (r *runner) mintpool() string { return Mintpool(r.Loadstep) }
+
+// Mintpool is the mintpool executable beside the loadstep executable
+// loadstep (the built tools).
+func Mintpool(loadstep string) string { return filepath.Join(filepath.Dir(loadstep), "mintpool") }
 
 // MintPool mints n credentials of scenario's pool into out: by its plan
 // (mintpool with the plan's arguments, -n and -o, on ad's driver CPUs, its
@@ -726,9 +730,12 @@ func MintOwn(ctx context.Context, mintpool, driverCPUs string, own []product.Own
 	return nil
 }
 
-func (r *runner) now() time.Time {
-	if r.env.Now != nil {
-		return r.env.Now()
+func (r *runner) now() time.Time { return r.env.Time() }
+
+// Time is the env's clock's time (time.Now without a clock).
+func (e Env) Time() time.Time {
+	if e.Now != nil {
+		return e.Now()
 	}
 	return time.Now()
 }
